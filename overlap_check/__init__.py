@@ -1,0 +1,37 @@
+"""overlap-check: is an Ascend multi-stream plan really parallel? The profiler timeline says.
+
+Library entry points (imported lazily so that ``overlap-check --help`` stays instant):
+
+- :func:`load` — read profiler output into :class:`~overlap_check.model.Capture` objects.
+- :func:`check` — analyse captures into a :class:`~overlap_check.model.Report`.
+- :func:`profile` — narrow the capture window of ``overlap-check run`` (no-op otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from overlap_check.pipeline import check
+    from overlap_check.readers import load
+    from overlap_check.runner.api import profile
+
+__all__ = ["__version__", "check", "load", "profile"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "load":
+        from overlap_check.readers import load
+
+        return load
+    if name == "check":
+        from overlap_check.pipeline import check
+
+        return check
+    if name == "profile":
+        from overlap_check.runner.api import profile
+
+        return profile
+    raise AttributeError(f"module 'overlap_check' has no attribute {name!r}")

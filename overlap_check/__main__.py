@@ -1,0 +1,3 @@
+from overlap_check.cli import main
+
+main()

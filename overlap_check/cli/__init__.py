@@ -1,0 +1,78 @@
+"""The command line: a thin click layer over the library.
+
+Each command lives in its own module and is imported only when invoked, so
+``overlap-check --help`` does not import polars, numpy or matplotlib.
+Library errors carry their exit code; they are turned into one line on stderr
+here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from overlap_check import __version__
+
+# command name -> (module, attribute, one-line help shown by `overlap-check --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "analyze": ("overlap_check.cli.analyze", "analyze", "Judge existing profiler output."),
+    "run": ("overlap_check.cli.run", "run", "Profile a workload N times, then judge it."),
+    "compare": ("overlap_check.cli.compare", "compare", "Compare two JSON reports (baseline vs head)."),
+    "plot": ("overlap_check.cli.plot", "plot", "Draw the timeline, runs and block-demand charts."),
+    "lint": ("overlap_check.cli.lint", "lint", "Check model source for multi-stream API mistakes."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # The one place where library errors become a message and an exit code,
+        # so that CliRunner tests and the console script behave the same.
+        from overlap_check.errors import OverlapCheckError
+
+        try:
+            return super().invoke(ctx)
+        except OverlapCheckError as err:
+            click.echo(f"overlap-check: error: {err}", err=True)
+            ctx.exit(err.exit_code)
+        except KeyboardInterrupt:
+            click.echo("overlap-check: interrupted", err=True)
+            ctx.exit(130)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help without importing every command module.
+        rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="overlap-check")
+def cli() -> None:
+    """Tell whether an Ascend NPU multi-stream plan really runs in parallel.
+
+    \b
+    Examples:
+      overlap-check analyze fixtures/fake-dual-stream
+      overlap-check run --runs 5 -- python infer.py
+      overlap-check analyze ./prof_dir --format junit --output report.xml
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    cli.main(args=argv, prog_name="overlap-check")

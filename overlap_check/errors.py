@@ -1,0 +1,78 @@
+"""Errors that carry their exit code.
+
+The library raises these; only the CLI turns them into a one-line message on
+stderr and an exit code (CONTRACT.md: 2 input/usage/config, 3 workload failed,
+130 interrupted). A gate failure (exit 1) is not an error: it is a result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class OverlapCheckError(Exception):
+    """Base class. ``str(err)`` is the one-line message a user sees."""
+
+    exit_code: int = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.key = key
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        what = self.message
+        if self.key is not None:
+            what += f" (key {self.key!r})"
+        if self.hint:
+            what += f"; {self.hint}"
+        return where + what
+
+
+class InputError(OverlapCheckError):
+    """Profiler output that is missing, unreadable or malformed."""
+
+
+class SchemaError(InputError):
+    """A file whose header or structure is not one the readers know."""
+
+
+class NoStreamDataError(InputError):
+    """A capture with no per-stream data in any source (Level0 without trace/db)."""
+
+
+class ConfigError(OverlapCheckError):
+    """A config file or option value that is wrong; names the file and key."""
+
+
+class UsageError(OverlapCheckError):
+    """Options that do not fit together."""
+
+
+class WorkloadError(OverlapCheckError):
+    """`run`: the profiled command failed."""
+
+    exit_code = 3
+
+
+class Interrupted(OverlapCheckError):
+    """Ctrl-C; the runs completed so far are kept."""
+
+    exit_code = 130

@@ -1,0 +1,326 @@
+"""Plain, frozen data objects shared by every stage.
+
+Inputs (Capture, Options, Plan ...) and the one portable result object
+(Report) that every renderer consumes. Internally times are integer
+nanoseconds (``*_ns``); renderers turn them into microseconds. Nothing here
+imports polars at run time, so the CLI can import this module cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+SCHEMA_VERSION = 1
+
+Verdict = Literal["real", "partial", "fake", "not-split", "no-evidence"]
+PlanMode = Literal["ge", "npugraph_ex"]
+CoresSource = Literal["info.json", "config", "soc", "soc-ini", "observed"]
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class DeviceCores:
+    """Physical cores of the device: AI Core (cube, "aic") and AI Vector ("aiv")."""
+
+    aicore: int
+    vectorcore: int
+    source: CoresSource
+    detail: str | None = None  # the file, SoC name or note the figure came from
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One profiler capture of one rank (one run), read into the kernel table.
+
+    ``kernels`` has the schema of :data:`overlap_check.table.KERNEL_SCHEMA`.
+    """
+
+    path: str  # the result directory (or bare file) it was read from
+    source: str  # "kernel_details.csv" | "trace_view.json" | "db" | "op_summary" | "task_time"
+    rank: int | None
+    device: int | None
+    level: str | None  # "Level0" | "Level1" | "Level2" | None when unknown
+    capture_time_ns: int | None  # end of collection, wall clock ns; orders runs
+    kernels: pl.DataFrame
+    skipped_rows: int = 0
+    skipped_lines: tuple[int, ...] = ()  # 1-based line numbers of skipped rows
+    skipped_file: str | None = None  # the file the skipped lines belong to
+    device_cores: DeviceCores | None = None  # from PROF_*/device_N/info.json.N
+    stream_source: str | None = None  # where Stream IDs came from when not the kernel file
+    notes: tuple[str, ...] = ()
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The kernel table as a pandas DataFrame (needs the `pandas` extra)."""
+        return self.kernels.to_pandas()
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    real: float = 0.5
+    fake: float = 0.05
+
+
+@dataclass(frozen=True)
+class CoreLimit:
+    """`limit_core_num` applied to a plan's side operators."""
+
+    aicore: int | None = None
+    vectorcore: int | None = None
+    mode: PlanMode = "ge"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A multi-stream plan: which operators were moved aside, and what should hide them.
+
+    ``side`` and ``dominator`` are regular expressions searched in the kernel name.
+    ``side`` omitted: every kernel on ``side_stream``. ``dominator`` omitted: the
+    longest main-stream kernel of each occurrence.
+    """
+
+    name: str
+    side: str | None = None
+    dominator: str | None = None
+    side_stream: int | None = None
+    main_stream: int | None = None
+    limit_core: CoreLimit | None = None
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    soc: str | None = None
+    aicore: int | None = None
+    vectorcore: int | None = None
+    ge_aicore_num: str | None = None  # GE's global "aic|aiv" string
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything that changes an analysis. Every default lives here and in config.py."""
+
+    plans: tuple[Plan, ...] = ()
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    warmup: int = 2
+    min_runs: int = 5
+    strict: bool = False
+    per: Literal["run", "step"] = "run"
+    fail_on: Literal["fake", "partial", "never"] = "fake"
+    main_stream: int | None = None  # stream level: force the main stream
+    order: Literal["given", "time"] = "given"  # several PATHs: as given, or by capture time
+    device: DeviceConfig = field(default_factory=DeviceConfig)
+    soc_ini: str | None = None
+    graph_dump: str | None = None
+    fail_on_contention: bool = False
+    baseline: str | None = None
+    tolerance: float = 0.1
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class StreamStat:
+    stream_id: int
+    kernels: int
+    busy_ns: int  # length of the union of this stream's kernel intervals
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One capture as the report lists it (a run of one rank)."""
+
+    index: int  # 1-based position among the runs of its rank, in run order
+    path: str
+    rank: int | None
+    warm: bool
+    source: str
+    streams: tuple[StreamStat, ...]
+    skipped_rows: int = 0
+    skipped_lines: tuple[int, ...] = ()
+    capture_time_ns: int | None = None
+    device: int | None = None
+    level: str | None = None
+    communication: int = 0  # communication rows (kept apart from streams)
+    stream_source: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StreamPairRun:
+    run: int
+    warm: bool
+    overlap_ns: int
+    overlap_pct: float
+    main_busy_ns: int
+    side_busy_ns: int
+
+
+@dataclass(frozen=True)
+class StreamPair:
+    """Interval-set overlap of one stream with the main stream (warm-run median)."""
+
+    rank: int | None
+    main: int
+    side: int
+    overlap_ns: float
+    overlap_pct: float
+    verdict: Verdict
+    provisional: bool
+    per_run: tuple[StreamPairRun, ...] = ()
+
+
+@dataclass(frozen=True)
+class RankStreamSummary:
+    """Whole-timeline figures per rank (warm-run medians)."""
+
+    rank: int | None
+    main_stream: int | None
+    parallelism: float  # sum of kernel time / wall span
+    concurrent_ns: float  # time with >= 2 compute streams busy
+    wall_ns: float
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One side window paired with its own dominator instance."""
+
+    index: int  # 1-based within the run
+    side_ops: int
+    side_start_ns: int | None
+    side_end_ns: int | None
+    dominator: str | None
+    dom_start_ns: int | None
+    dom_end_ns: int | None
+    overlap_ns: int
+    overlap_pct: float | None  # None: not judged (no side ops or no dominator)
+    busy_overlap_pct: float | None
+    status: Literal["ok", "no-side", "no-dominator"] = "ok"
+
+
+@dataclass(frozen=True)
+class BarrierCandidate:
+    name: str
+    stream_id: int
+    start_ns: int
+    gap_ns: int  # idle time on the main stream just before it
+    run: int
+    occurrence: int
+    after_side_end_ns: int  # how long after the side window's end it started
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    run: int
+    warm: bool
+    overlap_pct: float | None  # median over this run's judged occurrences
+    occurrences: int
+    busy_overlap_pct: float | None
+    judged: int = 0  # occurrences with side ops and a dominator
+    worst: tuple[Occurrence, ...] = ()
+    sample: str | None = None  # with --per step: the step this sample is
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    name: str
+    rank: int | None
+    verdict: Verdict
+    overlap_pct: float | None  # median over warm samples of the per-sample figure
+    provisional: bool
+    side_stream: int | None
+    main_stream: int | None
+    method: str = "window"
+    busy_overlap_pct: float | None = None  # interval-set figure, labelled as such
+    per_run: tuple[PlanRun, ...] = ()
+    runs_used: int = 0
+    overlap_min: float | None = None
+    overlap_max: float | None = None
+    barrier_candidates: tuple[BarrierCandidate, ...] = ()
+    placement: tuple[str, ...] = ()  # evidence for not-split
+    diagnosis: str = ""
+
+
+@dataclass(frozen=True)
+class CoreViolation:
+    run: int
+    rank: int | None
+    stream_id: int | None
+    name: str
+    accelerator_core: str | None
+    block_num: int | None
+    mix_block_num: int | None
+    limit: int
+    kind: Literal["aicore", "vectorcore"]
+    start_ns: int
+    plan: str | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ContentionInterval:
+    run: int
+    rank: int | None
+    start_ns: int
+    duration_ns: int
+    kind: Literal["aicore", "vectorcore"]
+    demand: int
+    maximum: int
+    kernels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CoresResult:
+    device: DeviceCores | None
+    violations: tuple[CoreViolation, ...] = ()
+    warnings: tuple[CoreViolation, ...] = ()  # npugraph_ex non-Ascend C, MIX_AIV reports
+    contention: tuple[ContentionInterval, ...] = ()
+    over_limit_ns: int = 0  # total time with demand above the device maximum
+    checked_kernels: int = 0
+    exempt_kernels: int = 0
+
+
+@dataclass(frozen=True)
+class BaselineDelta:
+    plan: str
+    rank: int | None
+    base: float | None
+    head: float | None
+    delta: float | None
+    status: Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The portable result of one analysis; every renderer reads only this."""
+
+    tool_version: str
+    verdict: Literal["pass", "fail"]
+    exit_code: int
+    thresholds: Thresholds
+    runs: tuple[RunInfo, ...]
+    stream_pairs: tuple[StreamPair, ...] = ()
+    ranks: tuple[RankStreamSummary, ...] = ()
+    plans: tuple[PlanResult, ...] = ()
+    cores: CoresResult | None = None
+    baseline: tuple[BaselineDelta, ...] | None = None
+    gate_reasons: tuple[str, ...] = ()  # why the gate failed (empty on pass)
+    notes: tuple[str, ...] = ()  # warnings a reader must see (provisional, skipped rows)
+    warmup: int = 2
+    min_runs: int = 5
+    per: str = "run"
+    schema_version: int = SCHEMA_VERSION
+
+    def failing(self, *reasons: str) -> Report:
+        """A copy whose gate fails for these extra reasons (baselines, contention)."""
+        if not reasons:
+            return self
+        return replace(
+            self, verdict="fail", exit_code=1, gate_reasons=self.gate_reasons + tuple(reasons)
+        )

@@ -1,0 +1,73 @@
+"""The one normalised kernel table every stage works on.
+
+Readers are the only code that knows Ascend column names; they all produce a
+polars DataFrame with exactly these columns, in this order, sorted by
+(device, start_ns). Times are integer nanoseconds on the capture's own clock
+(local Unix epoch); they are only comparable inside one capture.
+
+| column            | type    | meaning                                                     |
+|-------------------|---------|-------------------------------------------------------------|
+| rank              | Int32   | rank of the capture (null when unknown)                     |
+| device            | Int32   | device id (null when unknown)                               |
+| step              | Int64   | profiler step (`Step Id`, `ProfilerStep#N`); null if none    |
+| stream_id         | Int64   | Stream ID; null for communication rows                      |
+| task_id           | Int64   | Task ID; null when N/A                                      |
+| name              | String  | operator / kernel name                                      |
+| op_type           | String  | operator type (`Type` / `OP Type`); null when N/A           |
+| accelerator_core  | String  | AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU, DSA_SQE, |
+|                   |         | HCCL, COMMUNICATION ...; null when N/A (Level0)              |
+| is_communication  | Boolean | HCCL / COMMUNICATION rows: never a compute stream           |
+| start_ns          | Int64   | start, exact integer ns parsed from the decimal text        |
+| end_ns            | Int64   | start_ns + duration                                         |
+| block_num         | Int64   | `Block Num` / `Block Dim`; null when N/A                    |
+| mix_block_num     | Int64   | `Mix Block Num` / `Mix Block Dim`; null when N/A or absent  |
+
+Non-kernel tasks (event record/wait, notify, memcpy/SDMA, placeholders ...)
+are never in this table: their duration is waiting, not work.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+KERNEL_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32(),
+    "device": pl.Int32(),
+    "step": pl.Int64(),
+    "stream_id": pl.Int64(),
+    "task_id": pl.Int64(),
+    "name": pl.String(),
+    "op_type": pl.String(),
+    "accelerator_core": pl.String(),
+    "is_communication": pl.Boolean(),
+    "start_ns": pl.Int64(),
+    "end_ns": pl.Int64(),
+    "block_num": pl.Int64(),
+    "mix_block_num": pl.Int64(),
+}
+
+KERNEL_COLUMNS: tuple[str, ...] = tuple(KERNEL_SCHEMA)
+
+
+def empty_kernel_table() -> pl.DataFrame:
+    """A kernel table with no rows and the canonical schema."""
+    return pl.DataFrame(schema=KERNEL_SCHEMA)
+
+
+def conform(frame: pl.DataFrame) -> pl.DataFrame:
+    """Select, cast and order columns to the canonical schema; add missing ones as null.
+
+    Sorting by (device, start_ns) happens here so every reader returns the same order.
+    """
+    exprs = []
+    for column, dtype in KERNEL_SCHEMA.items():
+        if column in frame.columns:
+            exprs.append(pl.col(column).cast(dtype))
+        else:
+            exprs.append(pl.lit(None, dtype=dtype).alias(column))
+    return frame.select(exprs).sort(["device", "start_ns"], nulls_last=True, maintain_order=True)
+
+
+def compute_kernels(kernels: pl.DataFrame) -> pl.DataFrame:
+    """Rows that count as compute on a stream: not communication, with a Stream ID."""
+    return kernels.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null())

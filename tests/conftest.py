@@ -1,0 +1,23 @@
+"""Shared test fixtures.
+
+Real Ascend captures live beside the repository in ../shared/real-profiles
+(third-party data, never copied here); tests that need them are skipped when
+the folder is absent, so a plain clone still passes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REAL_PROFILES = REPO_ROOT.parent / "shared" / "real-profiles"
+
+
+@pytest.fixture(scope="session")
+def real_profiles() -> Path:
+    """Path of ../shared/real-profiles; skips the test when it is absent."""
+    if not REAL_PROFILES.is_dir():
+        pytest.skip("../shared/real-profiles is not present")
+    return REAL_PROFILES
