@@ -17,15 +17,22 @@ def _as_i64(values: npt.ArrayLike) -> I64:
     return np.asarray(values, dtype=np.int64)
 
 
+def _is_sorted(values: I64) -> bool:
+    return bool(np.all(values[1:] >= values[:-1]))
+
+
 def merge(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[I64, I64]:
     """Union of intervals as sorted disjoint intervals."""
     s = _as_i64(starts)
     e = _as_i64(ends)
     if s.size == 0:
         return s.copy(), e.copy()
-    order = np.argsort(s, kind="stable")
-    s = s[order]
-    e = e[order]
+    if not _is_sorted(s):  # kernel tables usually come in time order already
+        order = np.argsort(s, kind="stable")
+        s = s[order]
+        e = e[order]
+    elif bool(np.all(e[:-1] < s[1:])):  # already disjoint and apart: nothing to merge
+        return s.copy(), e.copy()
     running_end = np.maximum.accumulate(e)
     new_group = np.empty(s.size, dtype=bool)
     new_group[0] = True
@@ -85,17 +92,26 @@ def time_at_concurrency(stream_sets: list[tuple[I64, I64]]) -> dict[int, int]:
 
     Each set is first merged, so overlapping kernels of one stream count once.
     """
-    merged = [merge(s, e) for s, e in stream_sets]
+    merged = [m for m in (merge(s, e) for s, e in stream_sets) if m[0].size]
     if not merged:
         return {}
-    seg_s, seg_e, level = sweep(
-        np.concatenate([m[0] for m in merged]), np.concatenate([m[1] for m in merged])
-    )
-    lengths = seg_e - seg_s
+    # A merged set's events s0 <= e0 < s1 <= e1 ... are already in order, so the
+    # concatenation is one sorted run per set and the stable sort only merges runs.
+    # Every set adds an even number of events, so even positions are starts (+1).
+    events = np.empty(2 * sum(m[0].size for m in merged), dtype=np.int64)
+    events[0::2] = np.concatenate([m[0] for m in merged])
+    events[1::2] = np.concatenate([m[1] for m in merged])
+    order = np.argsort(events, kind="stable")
+    level = np.cumsum(1 - 2 * (order & 1))[:-1]
+    times = events[order]
+    lengths = times[1:] - times[:-1]
+    # Each level's total is at most the span of the sets, far below 2**53 ns: the
+    # float64 sums of bincount are exact.
+    totals = np.bincount(level, weights=lengths, minlength=len(merged) + 1)
     result: dict[int, int] = {}
-    for k in np.unique(level):
-        if k > 0:
-            result[int(k)] = int(lengths[level == k].sum())
+    for k in range(1, len(merged) + 1):  # one entry per possible level (one per set)
+        if totals[k] > 0:
+            result[k] = round(float(totals[k]))
     return result
 
 
@@ -111,3 +127,56 @@ def hull(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[int, int] | None:
 def window_overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
     """Overlap of two closed windows, never negative."""
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def grouped_union_length(
+    starts: npt.ArrayLike, ends: npt.ArrayLike, groups: npt.ArrayLike, n_groups: int
+) -> I64:
+    """Per group, the time covered by at least one of its intervals (exact int64).
+
+    ``groups`` holds a group index in ``[0, n_groups)`` for each interval; the
+    result has one entry per group (0 for a group with no interval). One merge
+    over all groups at once: each group is shifted onto its own stretch of a
+    common axis, so merged intervals never join across groups.
+    """
+    s = _as_i64(starts)
+    e = _as_i64(ends)
+    g = _as_i64(groups)
+    out = np.zeros(n_groups, dtype=np.int64)
+    if s.size == 0:
+        return out
+    in_order = bool(np.all(g[1:] >= g[:-1])) and bool(np.all((g[1:] != g[:-1]) | (s[1:] >= s[:-1])))
+    if not in_order:
+        order = np.lexsort((s, g))
+        s, e, g = s[order], e[order], g[order]
+    new_group = np.concatenate([[True], g[1:] != g[:-1]])
+    first = np.flatnonzero(new_group)
+    if bool(np.all(new_group[1:] | (e[:-1] <= s[1:]))):
+        # Already disjoint within every group (one stream's kernels): just add lengths.
+        out[g[first]] = np.add.reduceat(e - s, first)
+        return out
+    base = s[first]
+    span = np.maximum.reduceat(e, first) - base
+    # Shifted stretches are [offset, offset + span]; consecutive stretches are
+    # separated by one ns so that touching groups stay apart.
+    if (int(span.max()) + 1) * first.size >= 2**62:
+        raise ValueError("interval groups span too much time to be merged together")
+    offset = np.concatenate([[0], np.cumsum(span + 1)[:-1]]).astype(np.int64)
+    sizes = np.diff(np.concatenate([first, [s.size]]))
+    shift_base = np.repeat(base, sizes)
+    shift_off = np.repeat(offset, sizes)
+    ms, me = merge((s - shift_base) + shift_off, (e - shift_base) + shift_off)
+    # Merged intervals come in axis order, so their owning groups never decrease.
+    owner = np.searchsorted(offset, ms, side="right") - 1
+    cut = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
+    out[g[first][owner[cut]]] = np.add.reduceat(me - ms, cut)
+    return out
+
+
+def clip(
+    starts: npt.ArrayLike, ends: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike
+) -> tuple[I64, I64]:
+    """Each interval clipped to its own window ``[lo, hi]``; empty results have length 0."""
+    s = np.maximum(_as_i64(starts), _as_i64(lo))
+    e = np.minimum(_as_i64(ends), _as_i64(hi))
+    return s, np.maximum(s, e)

@@ -150,6 +150,7 @@ class RunInfo:
     communication: int = 0  # communication rows (kept apart from streams)
     stream_source: str | None = None
     notes: tuple[str, ...] = ()
+    origin_ns: int | None = None  # first compute kernel start: reports give times relative to it
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class StreamPairRun:
     overlap_pct: float
     main_busy_ns: int
     side_busy_ns: int
+    sample: str | None = None  # with --per step: the step this sample is
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,9 @@ class Occurrence:
     overlap_ns: int
     overlap_pct: float | None  # None: not judged (no side ops or no dominator)
     busy_overlap_pct: float | None
-    status: Literal["ok", "no-side", "no-dominator"] = "ok"
+    # no-side: a dominator instance with no side op; no-dominator: side ops after the
+    # last dominator; zero-length: a window of length 0 (nothing to divide by)
+    status: Literal["ok", "no-side", "no-dominator", "zero-length"] = "ok"
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,8 @@ class BarrierCandidate:
     run: int
     occurrence: int
     after_side_end_ns: int  # how long after the side window's end it started
+    occurrences: int = 1  # fake occurrences in which it is the first candidate
+    covers_side_window: bool = False  # the idle gap before it began before the side window
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,12 @@ class PlanRun:
     judged: int = 0  # occurrences with side ops and a dominator
     worst: tuple[Occurrence, ...] = ()
     sample: str | None = None  # with --per step: the step this sample is
+    side_ops: int = 0
+    no_side: int = 0  # dominator instances with no side op (reported, not judged)
+    no_dominator: int = 0  # occurrences of side ops after the last dominator (not judged)
+    zero_length: int = 0  # occurrences with a zero-length window (not judged)
+    fake: int = 0  # judged occurrences at or below the fake threshold
+    unpaired: tuple[Occurrence, ...] = ()  # the first few unjudged occurrences
 
 
 @dataclass(frozen=True)
@@ -245,6 +257,9 @@ class PlanResult:
     barrier_candidates: tuple[BarrierCandidate, ...] = ()
     placement: tuple[str, ...] = ()  # evidence for not-split
     diagnosis: str = ""
+    fake_occurrences: int = 0  # fake occurrences in the warm samples (barrier search input)
+    dominator: str | None = None  # the plan's dominator regex (None: longest main-stream kernel)
+    side: str | None = None  # the plan's side regex
 
 
 @dataclass(frozen=True)
@@ -261,6 +276,8 @@ class CoreViolation:
     start_ns: int
     plan: str | None = None
     message: str = ""
+    limit_source: str | None = None  # "plan:<name>" | "graph-dump" | "ge-global"
+    blocks_field: Literal["block_num", "mix_block_num"] = "block_num"  # the count compared
 
 
 @dataclass(frozen=True)
@@ -273,6 +290,21 @@ class ContentionInterval:
     demand: int
     maximum: int
     kernels: tuple[str, ...] = ()
+    streams: tuple[int, ...] = ()
+    excess_block_ns: int = 0  # sum over the interval of (demand - maximum) x time: the ranking key
+
+
+@dataclass(frozen=True)
+class AppliedLimit:
+    """A configured core limit and how many kernels it governed (all runs)."""
+
+    source: Literal["plan", "graph-dump", "ge-global"]
+    aicore: int | None
+    vectorcore: int | None
+    mode: PlanMode = "ge"
+    plan: str | None = None
+    detail: str | None = None  # the aicore_num string, or the dump file(s)
+    kernels: int = 0
 
 
 @dataclass(frozen=True)
@@ -284,6 +316,16 @@ class CoresResult:
     over_limit_ns: int = 0  # total time with demand above the device maximum
     checked_kernels: int = 0
     exempt_kernels: int = 0
+    limits: tuple[AppliedLimit, ...] = ()
+    unchecked_kernels: int = 0  # governed by a limit but without core type / block count
+    violation_count: int = 0  # all violations; `violations` lists at most a capped number
+    warning_count: int = 0
+    contention_count: int = 0  # all over-limit intervals; `contention` lists the worst
+    aicore_over_limit_ns: int = 0
+    vectorcore_over_limit_ns: int = 0
+    contention_runs: int = 0  # warm runs swept for contention
+    over_limit_by_rank: tuple[tuple[int | None, int], ...] = ()  # (rank, over_limit_ns)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,6 +358,12 @@ class Report:
     min_runs: int = 5
     per: str = "run"
     schema_version: int = SCHEMA_VERSION
+    worst_rank: int | None = None  # the rank with the lowest figure, when several ranks
+    # The gate settings the report was judged with, so that CI renderers can mark each
+    # plan / stream pair as failing or not (added for report/cases.py).
+    fail_on: Literal["fake", "partial", "never"] = "fake"
+    strict: bool = False
+    baseline_tolerance: float | None = None  # set by baseline.apply_baseline
 
     def failing(self, *reasons: str) -> Report:
         """A copy whose gate fails for these extra reasons (baselines, contention)."""

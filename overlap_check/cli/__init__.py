@@ -19,7 +19,11 @@ from overlap_check import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "analyze": ("overlap_check.cli.analyze", "analyze", "Judge existing profiler output."),
     "run": ("overlap_check.cli.run", "run", "Profile a workload N times, then judge it."),
-    "compare": ("overlap_check.cli.compare", "compare", "Compare two JSON reports (baseline vs head)."),
+    "compare": (
+        "overlap_check.cli.compare",
+        "compare",
+        "Compare two JSON reports (baseline vs head).",
+    ),
     "plot": ("overlap_check.cli.plot", "plot", "Draw the timeline, runs and block-demand charts."),
     "lint": ("overlap_check.cli.lint", "lint", "Check model source for multi-stream API mistakes."),
 }

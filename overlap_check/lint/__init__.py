@@ -1,0 +1,135 @@
+"""`overlap-check lint`: a static checker of multi-stream API routing in model source.
+
+It parses Python with ``ast`` (never imports or runs it), resolves the
+torch / torch_npu / torchair import aliases, works out each module's execution
+path from its compile calls and reports the mistakes of METHOD.md's "API
+routing" as findings (rule, file, line, column, message, fix hint).
+
+    result = lint_paths(["models/"], ignore=["OC105"])
+    for finding in result.findings: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from overlap_check.errors import InputError, UsageError
+from overlap_check.lint.findings import Finding, LintResult
+from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
+from overlap_check.lint.rules import RULES, Context
+from overlap_check.lint.source import SourceModule, read_module
+
+__all__ = [
+    "RULES",
+    "ExecPath",
+    "Finding",
+    "LintResult",
+    "PathInfo",
+    "discover",
+    "lint_paths",
+    "parse_rule_list",
+]
+
+# Directories never searched when a folder is given (virtualenvs, caches, VCS).
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"})
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, directories searched for ``*.py`` (sorted, without duplicates)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*.py")):
+                relative = candidate.relative_to(path).parts[:-1]
+                if any(part.startswith(".") or part in _SKIP_DIRS for part in relative):
+                    continue
+                if candidate.is_file():
+                    found.append(candidate)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise InputError("no such file or directory", path=path)
+    unique: dict[Path, None] = dict.fromkeys(found)
+    return list(unique)
+
+
+def parse_rule_list(
+    rules: Iterable[str] | str | None, *, option: str = "select"
+) -> frozenset[str] | None:
+    """``"OC101,OC103"`` or ``["OC1"]`` -> upper-cased codes or prefixes.
+
+    A code that is not a rule nor a prefix of one is a UsageError (exit 2).
+    """
+    if rules is None:
+        return None
+    items = (
+        rules.split(",")
+        if isinstance(rules, str)
+        else [r for part in rules for r in part.split(",")]
+    )
+    codes = frozenset(item.strip().upper() for item in items if item.strip())
+    unknown = sorted(code for code in codes if not any(rule.startswith(code) for rule in RULES))
+    if unknown:
+        raise UsageError(
+            f"unknown rule {', '.join(unknown)} in {option}",
+            hint=f"known rules: {', '.join(RULES)}",
+        )
+    return codes
+
+
+def _wanted(rule: str, select: frozenset[str] | None, ignore: frozenset[str] | None) -> bool:
+    if select is not None and not any(rule.startswith(code) for code in select):
+        return False
+    return not (ignore is not None and any(rule.startswith(code) for code in ignore))
+
+
+def lint_modules(
+    modules: Sequence[SourceModule],
+    select: Iterable[str] | str | None = None,
+    ignore: Iterable[str] | str | None = None,
+) -> LintResult:
+    """Run the rules over parsed modules (the execution path is resolved across all of them)."""
+    selected = parse_rule_list(select, option="select")
+    ignored = parse_rule_list(ignore, option="ignore")
+    paths = resolve_paths(list(modules))
+    findings: set[Finding] = set()
+    suppressed = 0
+    for module in modules:
+        ctx = Context(module, paths[module.path])
+        for rule, (check, _) in RULES.items():
+            if not _wanted(rule, selected, ignored):
+                continue
+            try:
+                produced = list(check(ctx))
+            except RecursionError as err:
+                raise InputError("source nested too deeply to analyse", path=module.path) from err
+            for finding in produced:
+                if module.suppressed(finding.line, finding.rule):
+                    suppressed += 1
+                else:
+                    findings.add(finding)
+    return LintResult(
+        findings=tuple(sorted(findings)),
+        files=tuple(module.path for module in modules),
+        paths=paths,
+        suppressed=suppressed,
+    )
+
+
+def lint_paths(
+    paths: Iterable[str | Path],
+    select: Iterable[str] | str | None = None,
+    ignore: Iterable[str] | str | None = None,
+) -> LintResult:
+    """Lint files and directories (recursing ``*.py``).
+
+    ``select`` / ``ignore``: rule codes or prefixes (``"OC1"``), as a comma-separated
+    string or a list. Raises InputError (exit 2) for a missing or unreadable file
+    or a syntax error (with the line), UsageError for an unknown rule code.
+    """
+    selected = parse_rule_list(select, option="select")  # bad codes fail before any parsing
+    ignored = parse_rule_list(ignore, option="ignore")
+    modules = [read_module(path) for path in discover(paths)]
+    return lint_modules(modules, select=selected, ignore=ignored)

@@ -1,0 +1,48 @@
+# overlap-check developer tasks. `make help` lists them.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint format typecheck bench fixtures demo docs-images check clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+install: $(PY) ## Create .venv and install overlap-check with its dev tools
+	$(PY) -m pip install -q -e '.[dev]'
+
+test: ## Run the test suite (real captures in ../shared/real-profiles are used when present)
+	$(PY) -m pytest
+
+lint: ## ruff: lint and format check
+	$(PY) -m ruff check overlap_check tests bench scripts
+	$(PY) -m ruff format --check overlap_check tests bench scripts
+
+format: ## ruff: apply formatting and safe fixes
+	$(PY) -m ruff check --fix overlap_check tests bench scripts
+	$(PY) -m ruff format overlap_check tests bench scripts
+
+typecheck: ## mypy --strict on the package
+	$(PY) -m mypy overlap_check
+
+check: lint typecheck test ## lint + typecheck + test
+
+bench: ## Benchmarks; writes docs/benchmarks.md (inputs cached in bench/.cache)
+	$(PY) bench/run.py
+
+fixtures: ## Regenerate fixtures/ with the project's own generator
+	$(PY) -m overlap_check.synth fixtures
+
+demo: ## Judge the bundled fake dual-stream example
+	$(VENV)/bin/overlap-check analyze fixtures/fake-dual-stream; test $$? -le 1
+
+docs-images: ## Regenerate the README pictures from fixtures/
+	$(PY) scripts/make_docs_images.py
+
+clean: ## Remove caches and build output
+	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis bench/.cache

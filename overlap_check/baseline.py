@@ -1,0 +1,221 @@
+"""Baselines: compare this analysis with a previous JSON report (schema_version 1).
+
+A figure is a plan's warm-run median ``overlap_pct`` per rank or, when neither
+report has plans, a stream pair's (named ``stream 3 vs 2``). Rules:
+
+- ``regressed``: the figure dropped by MORE than the tolerance (absolute; a drop
+  of exactly the tolerance passes), or it had a figure and now has none;
+- ``improved``: it rose by more than the tolerance, or it had none and now has one;
+- ``missing-in-head``: in the baseline, not in this report. This FAILS the gate: a
+  plan (or rank, or stream) that silently disappears is a hole in the gate.
+  Renaming or removing a plan means refreshing the baseline;
+- ``missing-in-base``: new in this report; reported, never fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+from overlap_check.errors import InputError, UsageError
+from overlap_check.model import SCHEMA_VERSION, BaselineDelta, Report
+
+# Reports round their figures; a drop of exactly the tolerance must not fail.
+_EPSILON = 1e-9
+FAILING_STATUSES = frozenset({"regressed", "missing-in-head"})
+
+Status = Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
+Key = tuple[str, int | None]  # (plan or "stream S vs M", rank)
+Figures = dict[Key, float | None]
+
+
+def stream_pair_name(side: int, main: int) -> str:
+    return f"stream {side} vs {main}"
+
+
+def load_baseline(path: str | Path) -> dict[str, Any]:
+    """Read a JSON report; InputError naming the file if it is not a schema_version 1 report."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the baseline report: {err}", path=path) from err
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", path=path, line=err.lineno) from err
+    _figures_of_dict(document, path)  # validates
+    assert isinstance(document, dict)
+    return document
+
+
+def _figures_of_dict(document: Any, path: str | Path | None) -> tuple[Figures, Figures]:
+    """(plan figures, stream-pair figures) of a JSON report, validated on the way."""
+    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(
+            f"not an overlap-check JSON report (schema_version {SCHEMA_VERSION})",
+            path=path,
+            hint="write one with --format json or --output FILE.json",
+        )
+
+    def entries(section: str) -> list[dict[str, Any]]:
+        raw = document.get(section, [])
+        if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+            raise InputError("expected a list of objects", path=path, key=section)
+        return raw
+
+    def field(entry: dict[str, Any], where: str, name: str, kind: str) -> Any:
+        value = entry.get(name)
+        ok = {
+            "name": isinstance(value, str),
+            "rank": value is None or (isinstance(value, int) and not isinstance(value, bool)),
+            "stream": isinstance(value, int) and not isinstance(value, bool),
+            "pct": value is None
+            or (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and 0.0 <= value <= 1.0
+            ),
+        }[kind]
+        if not ok:
+            raise InputError(f"unexpected value {value!r}", path=path, key=f"{where}.{name}")
+        return value
+
+    def add(figures: Figures, key: Key, value: float | None, where: str) -> None:
+        if key in figures:
+            raise InputError(f"{key[0]!r} rank {key[1]} appears twice", path=path, key=where)
+        figures[key] = None if value is None else float(value)
+
+    plans: Figures = {}
+    for number, entry in enumerate(entries("plans")):
+        where = f"plans[{number}]"
+        key = (field(entry, where, "name", "name"), field(entry, where, "rank", "rank"))
+        add(plans, key, field(entry, where, "overlap_pct", "pct"), where)
+    streams: Figures = {}
+    for number, entry in enumerate(entries("stream_pairs")):
+        where = f"stream_pairs[{number}]"
+        name = stream_pair_name(
+            field(entry, where, "side", "stream"), field(entry, where, "main", "stream")
+        )
+        key = (name, field(entry, where, "rank", "rank"))
+        add(streams, key, field(entry, where, "overlap_pct", "pct"), where)
+    return plans, streams
+
+
+def _figures_of_report(report: Report) -> tuple[Figures, Figures]:
+    plans: Figures = {(plan.name, plan.rank): plan.overlap_pct for plan in report.plans}
+    streams: Figures = {
+        (stream_pair_name(pair.side, pair.main), pair.rank): pair.overlap_pct
+        for pair in report.stream_pairs
+    }
+    return plans, streams
+
+
+def _check_tolerance(tolerance: float) -> None:
+    if not (math.isfinite(tolerance) and 0.0 <= tolerance <= 1.0):
+        raise UsageError(f"tolerance must be between 0 and 1, got {tolerance}")
+
+
+def _delta(key: Key, base: Figures, head: Figures, tolerance: float) -> BaselineDelta:
+    name, rank = key
+    if key not in head:
+        return BaselineDelta(name, rank, base[key], None, None, "missing-in-head")
+    if key not in base:
+        return BaselineDelta(name, rank, None, head[key], None, "missing-in-base")
+    before, after = base[key], head[key]
+    status: Status
+    if before is None or after is None:
+        status = "ok" if before is after else ("improved" if before is None else "regressed")
+        return BaselineDelta(name, rank, before, after, None, status)
+    change = after - before
+    if change < -(tolerance + _EPSILON):
+        status = "regressed"
+    elif change > tolerance + _EPSILON:
+        status = "improved"
+    else:
+        status = "ok"
+    return BaselineDelta(name, rank, before, after, change, status)
+
+
+def _compare(
+    base: tuple[Figures, Figures], head: tuple[Figures, Figures], tolerance: float
+) -> tuple[BaselineDelta, ...]:
+    _check_tolerance(tolerance)
+    use_plans = bool(base[0] or head[0])
+    before, after = (base[0], head[0]) if use_plans else (base[1], head[1])
+    # head order first (what the report shows), then what only the baseline has
+    keys = list(after) + [key for key in before if key not in after]
+    return tuple(_delta(key, before, after, tolerance) for key in keys)
+
+
+def compare_reports(
+    base: Mapping[str, Any], head: Mapping[str, Any], tolerance: float
+) -> tuple[BaselineDelta, ...]:
+    """Per plan and rank (stream pairs when neither report has plans): base vs head."""
+    return _compare(_figures_of_dict(base, None), _figures_of_dict(head, None), tolerance)
+
+
+def describe(delta: BaselineDelta, tolerance: float) -> str:
+    """One line a person reads: what changed and what that means for the gate."""
+    where = delta.plan if delta.rank is None else f"{delta.plan} rank {delta.rank}"
+    if delta.status == "missing-in-head":
+        return (
+            f"{where}: in the baseline (overlap_pct {_pct(delta.base)}) but not in this report; "
+            "refresh the baseline if it was renamed or removed"
+        )
+    if delta.status == "missing-in-base":
+        return f"{where}: new (overlap_pct {_pct(delta.head)}), not in the baseline"
+    change = f" ({delta.delta:+.3f})" if delta.delta is not None else ""
+    text = f"{where}: overlap_pct {_pct(delta.base)} -> {_pct(delta.head)}{change}"
+    if delta.status == "regressed":
+        text += f", dropped by more than the tolerance {tolerance:.3f}"
+    elif delta.status == "improved":
+        text += ", improved"
+    return text
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:
+    return tuple(delta for delta in deltas if delta.status in FAILING_STATUSES)
+
+
+def apply_baseline(report: Report, base: Mapping[str, Any], tolerance: float) -> Report:
+    """The report with ``baseline`` set; the gate fails on regressions and missing figures."""
+    deltas = _compare(_figures_of_dict(base, None), _figures_of_report(report), tolerance)
+    judged = replace(report, baseline=deltas, baseline_tolerance=tolerance)
+    reasons = [f"baseline: {describe(delta, tolerance)}" for delta in failing(deltas)]
+    return judged.failing(*reasons)
+
+
+def comparison_to_dict(
+    deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: str
+) -> dict[str, Any]:
+    """The JSON document of ``overlap-check compare --format json``."""
+    failed = bool(failing(deltas))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "baseline-comparison",
+        "base": base,
+        "head": head,
+        "tolerance": tolerance,
+        "verdict": "fail" if failed else "pass",
+        "exit_code": 1 if failed else 0,
+        "deltas": [
+            {
+                "plan": delta.plan,
+                "rank": delta.rank,
+                "base": delta.base,
+                "head": delta.head,
+                "delta": delta.delta,
+                "status": delta.status,
+            }
+            for delta in deltas
+        ],
+    }

@@ -1,0 +1,46 @@
+"""`overlap-check analyze PATH... [options]`: judge existing profiler output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from overlap_check.cli.options import analysis_options, emit, options_from_params
+
+
+@click.command("analyze")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@analysis_options
+@click.pass_context
+def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> None:
+    """Judge existing profiler output: is each multi-stream plan really parallel?
+
+    PATH is a torch_npu result directory (*_ascend_pt), a folder holding several
+    of them (runs and/or ranks), an msprof PROF_* directory, or a bare
+    kernel_details.csv / op_summary_*.csv / trace_view.json / profiler .db file.
+    Several PATHs are several runs, in the order given (--order time: by capture time).
+    Without a plan, each compute stream is judged against the main stream.
+
+    \b
+    Examples:
+      overlap-check analyze runs/                       # stream-level overlap
+      overlap-check analyze runs/ --side SharedExpert --dominator GroupedMatmul
+      overlap-check analyze run1/ run2/ run3/ run4/ run5/ --config overlap-check.toml
+      overlap-check analyze runs/ --format json --output report.json
+      overlap-check analyze runs/ --baseline main.json --tolerance 0.1 --format junit
+
+    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input.
+    """
+    from overlap_check.pipeline import analyze_captures
+    from overlap_check.readers import load_paths
+
+    options = options_from_params(params)
+    captures = load_paths(list(paths), options.order)
+    if not params.get("quiet"):
+        ranks = sorted({str(c.rank) for c in captures})
+        click.echo(
+            f"overlap-check: read {len(captures)} capture(s), rank(s) {', '.join(ranks)}", err=True
+        )
+    report = analyze_captures(captures, options)
+    ctx.exit(emit(report, params, captures))

@@ -1,0 +1,93 @@
+"""``overlap-check compare BASE.json HEAD.json``: the baseline check without new captures.
+
+Exit 1 when a figure regressed by more than the tolerance or is missing from
+HEAD, 0 otherwise, 2 on bad input. The tolerance comes from ``--tolerance``,
+else OVERLAP_CHECK_TOLERANCE, else the config's ``[gate] tolerance``, else 0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from overlap_check.baseline import (
+    compare_reports,
+    comparison_to_dict,
+    describe,
+    failing,
+    load_baseline,
+)
+from overlap_check.config import load_config, merge_options
+from overlap_check.model import BaselineDelta
+from overlap_check.report.markdown import append_markdown, render_comparison, step_summary_target
+
+
+def _text(deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: str) -> str:
+    lines = [f"overlap-check compare: {base} vs {head} (tolerance {tolerance:.3f})"]
+    marks = {"regressed": "REGRESSED", "missing-in-head": "MISSING"}
+    for delta in deltas:
+        mark = marks.get(delta.status)
+        lines.append(f"  {describe(delta, tolerance)}" + (f"  [{mark}]" if mark else ""))
+    bad = failing(deltas)
+    lines.append(f"result: {'fail' if bad else 'pass'} ({len(bad)} failing of {len(deltas)})")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("compare")
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("head", type=click.Path(dir_okay=False))
+@click.option(
+    "--tolerance",
+    type=float,
+    default=None,
+    help="Allowed absolute drop of overlap_pct  [default: 0.1, or the config's]",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Comparison format on stdout.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Config file (for [gate] tolerance).",
+)
+@click.pass_context
+def compare(
+    ctx: click.Context,
+    base: str,
+    head: str,
+    tolerance: float | None,
+    output_format: str,
+    config_path: str | None,
+) -> None:
+    """Compare two JSON reports: BASE (e.g. the main branch's) and HEAD.
+
+    \b
+    Examples:
+      overlap-check compare main.json pr.json
+      overlap-check compare main.json pr.json --tolerance 0.05 --format markdown
+    """
+    config = load_config(config_path, Path.cwd())
+    tolerance = merge_options(config, {"tolerance": tolerance}, os.environ).tolerance
+    deltas = compare_reports(load_baseline(base), load_baseline(head), tolerance)
+    if output_format == "json":
+        document = comparison_to_dict(deltas, tolerance, base, head)
+        click.echo(json.dumps(document, indent=2))
+    elif output_format == "markdown":
+        click.echo(render_comparison(deltas, tolerance, base, head), nl=False)
+    else:
+        click.echo(_text(deltas, tolerance, base, head), nl=False)
+    summary = step_summary_target(os.environ)
+    if summary is not None:
+        append_markdown(render_comparison(deltas, tolerance, base, head), summary)
+    if failing(deltas):
+        ctx.exit(1)

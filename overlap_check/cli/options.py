@@ -1,0 +1,271 @@
+"""Options shared by ``analyze`` and ``run``, turning them into Options, and emitting the report.
+
+Values left unset on the command line are None so that the config file and the
+environment can fill them (config.merge_options decides the precedence).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import click
+
+from overlap_check.errors import InputError, UsageError
+from overlap_check.model import Capture, Options, Report
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("text", "json", "markdown", "junit", "github")
+
+_OPTIONS: list[Callable[[F], F]] = [
+    click.option(
+        "--config",
+        "config",
+        metavar="FILE",
+        help="Plan/threshold config (default: ./overlap-check.toml, "
+        "else [tool.overlap-check] in ./pyproject.toml).",
+    ),
+    click.option(
+        "--plan",
+        "plan_names",
+        metavar="NAME",
+        multiple=True,
+        help="Analyse only this plan from the config (repeatable).",
+    ),
+    click.option(
+        "--side", metavar="REGEX", help="One-off plan: regex of the ops moved to the side stream."
+    ),
+    click.option(
+        "--dominator",
+        metavar="REGEX",
+        help="One-off plan: regex of the main-stream op(s) meant to hide them.",
+    ),
+    click.option(
+        "--name", metavar="NAME", help="Name of the one-off plan (default: the side regex)."
+    ),
+    click.option(
+        "--main-stream",
+        type=int,
+        metavar="N",
+        help="Expected main Stream ID (also the stream-level main stream).",
+    ),
+    click.option(
+        "--side-stream", type=int, metavar="N", help="Expected side Stream ID of the one-off plan."
+    ),
+    click.option(
+        "--warmup",
+        type=int,
+        metavar="K",
+        help="Runs (or steps with --per step) discarded as cold starts [2].",
+    ),
+    click.option(
+        "--min-runs",
+        type=int,
+        metavar="N",
+        help="Runs the method asks for; fewer gives a provisional result [5].",
+    ),
+    click.option(
+        "--strict", is_flag=True, default=None, help="A provisional result fails the gate."
+    ),
+    click.option(
+        "--per", type=click.Choice(["run", "step"]), help="Unit the median is taken over [run]."
+    ),
+    click.option(
+        "--real",
+        type=float,
+        metavar="X",
+        help="overlap_pct at or above which a plan is real [0.5].",
+    ),
+    click.option(
+        "--fake",
+        type=float,
+        metavar="Y",
+        help="overlap_pct at or below which a plan is fake [0.05].",
+    ),
+    click.option(
+        "--format",
+        "format_",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
+        help="Report format on stdout.",
+    ),
+    click.option(
+        "--output",
+        metavar="FILE",
+        help="Also write the report there (format from the suffix: .json/.md/.xml/.txt).",
+    ),
+    click.option(
+        "--fail-on",
+        type=click.Choice(["fake", "partial", "never"]),
+        help="Which plan verdicts fail the gate [fake].",
+    ),
+    click.option(
+        "--baseline",
+        metavar="FILE",
+        help="A previous JSON report; fail when overlap_pct drops by more than --tolerance.",
+    ),
+    click.option(
+        "--tolerance",
+        type=float,
+        metavar="X",
+        help="Allowed absolute drop of overlap_pct against the baseline [0.1].",
+    ),
+    click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
+    click.option(
+        "--order",
+        type=click.Choice(["given", "time"]),
+        help="Run order of several PATHs: as given, or by capture time [given].",
+    ),
+    click.option(
+        "--soc",
+        metavar="NAME",
+        help="SoC name for the device cores when the capture lacks info.json (e.g. Ascend910B2).",
+    ),
+    click.option(
+        "--soc-ini", metavar="FILE", help="CANN platform config <SoC>.ini giving the device cores."
+    ),
+    click.option(
+        "--graph-dump",
+        metavar="PATH",
+        help="GE graph dump (file or folder) with _op_aicore_num / _op_vectorcore_num.",
+    ),
+    click.option(
+        "--fail-on-contention",
+        is_flag=True,
+        default=None,
+        help="Block demand above the device cores fails the gate.",
+    ),
+    click.option(
+        "-q", "--quiet", is_flag=True, help="Only the report; nothing on stderr but errors."
+    ),
+    click.option(
+        "-v", "--verbose", count=True, help="More detail on stderr (skipped row line numbers)."
+    ),
+]
+
+
+def analysis_options(command: F) -> F:
+    """Add the options shared by `analyze` and `run` (CONTRACT.md) to a click command."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+def options_from_params(params: Mapping[str, Any]) -> Options:
+    """Options from the click parameters, merged with the config file and the environment."""
+    from overlap_check.config import load_config, merge_options, plan_from_cli
+
+    config = load_config(params.get("config"), Path.cwd())
+    describes_plan = any(
+        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name")
+    )
+    plan = plan_from_cli(
+        side=params.get("side"),
+        dominator=params.get("dominator"),
+        name=params.get("name"),
+        side_stream=params.get("side_stream"),
+        main_stream=params.get("main_stream") if describes_plan else None,
+    )
+    overrides: dict[str, Any] = {
+        key: params.get(key)
+        for key in (
+            "real",
+            "fake",
+            "warmup",
+            "min_runs",
+            "per",
+            "order",
+            "fail_on",
+            "tolerance",
+            "strict",
+            "fail_on_contention",
+            "soc_ini",
+            "graph_dump",
+            "soc",
+            "main_stream",
+            "baseline",
+        )
+    }
+    overrides["plans"] = (plan,) if plan is not None else ()
+    overrides["plan_names"] = tuple(params.get("plan_names") or ())
+    return merge_options(config, overrides, os.environ)
+
+
+def _module(package: str, name: str, what: str) -> ModuleType:
+    """Import ``package.name``; a missing module is a clean usage error, not a traceback."""
+    full = f"{package}.{name}"
+    try:
+        return importlib.import_module(full)
+    except ModuleNotFoundError as err:
+        if err.name != full:
+            raise
+        raise UsageError(f"{what} is not available yet in this build") from None
+
+
+def render(report: Report, fmt: str) -> str:
+    """The report in one of FORMATS, by the renderer module of that name."""
+    module = _module("overlap_check.report", fmt if fmt in FORMATS else "?", f"--format {fmt}")
+    text: str = module.render(report)
+    return text
+
+
+def _warn(message: str) -> None:
+    click.echo(f"overlap-check: {message}", err=True)
+
+
+def _stderr_details(report: Report, captures: Sequence[Capture], verbose: int, fmt: str) -> None:
+    if fmt != "text":  # the text report lists its notes itself
+        for note in report.notes:
+            _warn(f"note: {note}")
+    if verbose < 1:
+        return
+    for capture in captures:
+        if capture.skipped_lines:
+            lines = ", ".join(str(n) for n in capture.skipped_lines)
+            _warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
+
+
+def _step_summary(report: Report) -> None:
+    """On GitHub Actions ($GITHUB_STEP_SUMMARY set) append the Markdown summary, any format."""
+    try:
+        markdown = importlib.import_module("overlap_check.report.markdown")
+    except ModuleNotFoundError as err:
+        if err.name != "overlap_check.report.markdown":
+            raise
+        return
+    markdown.append_step_summary(report, os.environ)
+
+
+def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture]) -> int:
+    """Print the chosen format to stdout, write --output and --plot; return the exit code."""
+    from overlap_check.config import format_for_path
+
+    fmt = str(params.get("format_") or params.get("format") or "text")
+    text = render(report, fmt)
+    output = params.get("output")
+    written = None
+    if output:
+        target_format = format_for_path(output)
+        written = text if target_format == fmt else render(report, target_format)
+    click.echo(text, nl=False)
+    if output and written is not None:
+        try:
+            Path(output).write_text(written, encoding="utf-8")
+        except OSError as err:
+            raise InputError(f"cannot write the report: {err.strerror}", path=output) from None
+    _step_summary(report)
+    plot = params.get("plot")
+    if plot:
+        plots = _module("overlap_check.report", "plots", "--plot")
+        for path in plots.write_plots(report, captures, plot):
+            if not params.get("quiet"):
+                _warn(f"wrote {path}")
+    if not params.get("quiet"):
+        _stderr_details(report, captures, int(params.get("verbose") or 0), fmt)
+    return report.exit_code

@@ -1,0 +1,111 @@
+"""`overlap-check plot PATH... [options]`: draw the timeline, runs and block-demand charts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from overlap_check.cli.options import analysis_options, options_from_params
+
+# Options of `analyze` that choose the analysis; the ones about the report and the
+# gate (format, output, baseline, fail-on ...) mean nothing for a picture.
+_NOT_FOR_PLOTS = frozenset(
+    {
+        "format_",
+        "output",
+        "plot",
+        "fail_on",
+        "baseline",
+        "tolerance",
+        "strict",
+        "fail_on_contention",
+    }
+)
+DEFAULT_FILE = "overlap-check.png"
+
+
+@click.command("plot")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option(
+    "-o",
+    "--output",
+    "out_file",
+    metavar="FILE",
+    default=DEFAULT_FILE,
+    show_default=True,
+    help="The first picture (.png or .svg); the others are written beside it.",
+)
+@click.option("--rank", type=int, metavar="R", help="Draw only this rank.")
+@click.option(
+    "--run",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Timeline of run K (1-based within its rank) [the run of the worst warm occurrence].",
+)
+@click.option(
+    "--occurrence",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Timeline of occurrence N (1-based within the run) [the worst warm one].",
+)
+@click.option(
+    "--chart",
+    "charts",
+    type=click.Choice(["timeline", "runs", "demand"]),
+    multiple=True,
+    help="Only these charts (repeatable) [all three].",
+)
+@analysis_options
+def plot(paths: tuple[str, ...], **params: Any) -> None:
+    """Draw the timeline of a plan occurrence, the runs chart and the block demand.
+
+    PATH is what `analyze` takes. The analysis is the one `analyze` runs (same
+    --config, --plan, --side/--dominator, --warmup ...); without a plan, the
+    timeline shows each rank's streams around their busiest overlap region.
+
+    \b
+    Files: the first chart goes to FILE; every other chart is written beside it
+    as <stem>-<chart>[-<plan>][-rank<R>].png (or .svg), e.g. for -o out.png:
+      out.png                          timeline of the first plan (worst warm occurrence)
+      out-timeline-<plan>.png          timeline of each further plan
+      out-runs.png                     overlap_pct per run and rank, with the verdict bands
+      out-demand-<plan>.png            AI Core / AI Vector blocks demanded vs device cores
+    The rank part appears only when the capture holds several ranks. The written
+    paths are listed on stderr.
+
+    \b
+    Examples:
+      overlap-check plot fixtures/fake-dual-stream --side SharedExpert --dominator GroupedMatmul
+      overlap-check plot runs/ -o streams.svg          # no plan: stream-level timeline
+      overlap-check plot runs/ --config overlap-check.toml --plan moe-shared-expert --rank 1
+      overlap-check plot runs/ --side SharedExpert --dominator GroupedMatmul \\
+          --run 4 --occurrence 17 --chart timeline -o layer17.svg
+
+    Exit codes: 0 the pictures were written, 2 bad usage or input.
+    """
+    from overlap_check.pipeline import analyze_captures
+    from overlap_check.readers import load_paths
+    from overlap_check.report.plots import CHART_KINDS, picture_format, write_plots
+
+    out_file = Path(params.pop("out_file"))
+    picture_format(out_file)  # a bad suffix fails before the analysis, not after
+    options = options_from_params(params)
+    captures = load_paths(list(paths), options.order)
+    report = analyze_captures(captures, options)
+    written = write_plots(
+        report,
+        captures,
+        out_file,
+        rank=params.get("rank"),
+        run=params.get("run"),
+        occurrence=params.get("occurrence"),
+        kinds=tuple(params.get("charts") or CHART_KINDS),
+    )
+    if not params.get("quiet"):
+        for path in written:
+            click.echo(f"overlap-check: wrote {path}", err=True)
+
+
+plot.params = [p for p in plot.params if p.name not in _NOT_FOR_PLOTS]

@@ -1,0 +1,229 @@
+"""``overlap-check run [options] -- COMMAND ARGS...``: profile a workload N times, then judge it.
+
+Everything after ``--`` is the workload, passed through untouched. Each run
+writes into ``<out>/run-<i>/``; ``<out>/manifest.json`` records every run as
+it ends. The analysis is the one ``analyze`` does, on the runs that finished
+and left a profile, and the exit code is the gate's (3: the workload failed,
+130: interrupted, 2: no profile / bad options).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from overlap_check import __version__
+from overlap_check.cli.options import analysis_options, emit, options_from_params
+from overlap_check.errors import UsageError
+
+# Parameters of `run` that `analyze` does not have.
+RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
+DEFAULT_RUNS = 5
+DEFAULT_LEVEL = "Level1"
+
+
+@click.command(
+    "run",
+    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"How many times to run the workload  [default: [run] runs, else {DEFAULT_RUNS}]",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for the runs (must be new or empty)  [default: ./overlap-check-runs/<timestamp>]",
+)
+@click.option(
+    "--profiler",
+    type=click.Choice(["auto", "torch_npu", "msprof"]),
+    default=None,
+    help="torch_npu: inject torch_npu.profiler into the Python workload (no code change); "
+    "msprof: wrap the command with the msprof CLI; auto: torch_npu for Python commands, "
+    "msprof otherwise  [default: [run] profiler, else auto]",
+)
+@click.option(
+    "--level",
+    type=click.Choice(["Level1", "Level2"]),
+    default=None,
+    help=f"Profiler level (Level1 and up record Stream IDs)  [default: {DEFAULT_LEVEL}]",
+)
+@click.option(
+    "--window",
+    type=click.Choice(["auto", "explicit", "process"]),
+    default="auto",
+    show_default=True,
+    help="torch_npu: what is captured when the workload uses overlap_check.profile(): "
+    "auto: the block if there is one, else the whole process; explicit: only the block; "
+    "process: the whole process",
+)
+@click.option("--keep-going", is_flag=True, help="Continue after a failing run; judge the rest.")
+@analysis_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+@click.pass_context
+def run(ctx: click.Context, /, **params: Any) -> None:
+    """Profile COMMAND N times, then judge the runs as `analyze` does.
+
+    \b
+    Examples:
+      overlap-check run -- python infer.py --batch 8
+      overlap-check run --runs 7 --plan moe-shared-expert -- torchrun --nproc-per-node 2 infer.py
+      overlap-check run --profiler msprof --out runs/ -- ./serve.sh
+    """
+    from dataclasses import replace
+
+    from overlap_check.config import load_config
+    from overlap_check.pipeline import analyze_captures
+    from overlap_check.readers import load_paths
+    from overlap_check.runner.manifest import Manifest, now_iso, write_manifest
+    from overlap_check.runner.msprof import choose_profiler, find_msprof
+    from overlap_check.runner.session import RunPlan, analyze_paths, execute
+    from overlap_check.runner.torch_npu_injection import check_output_path
+
+    command = tuple(params["command"])
+    if not command:
+        raise UsageError("no command to run", hint="usage: overlap-check run [options] -- COMMAND")
+    quiet = bool(params.get("quiet"))
+    cwd = Path.cwd()
+    # Options first: a config error must not wait for an hour of runs.
+    options = options_from_params(params)
+    config = load_config(params.get("config"), cwd)
+    env = dict(os.environ)
+    profiler, reason = choose_profiler(
+        params["profiler"] or "auto", command, env, configured=config.profiler
+    )
+    msprof_path = "msprof"
+    if profiler == "msprof":
+        found = find_msprof(env)
+        if found is None:
+            raise UsageError(
+                "msprof not found on PATH",
+                hint="source the CANN set_env.sh, or use --profiler torch_npu",
+            )
+        msprof_path = found
+    runs = params["runs"] or config.runs or DEFAULT_RUNS
+    out = _out_dir(params["out"], cwd)
+    if profiler == "torch_npu":
+        check_output_path(out)
+    level = params["level"] or config.level or DEFAULT_LEVEL
+
+    def progress(message: str) -> None:
+        if not quiet:
+            click.echo(f"overlap-check: {message}", err=True)
+
+    progress(f"profiler: {profiler} ({reason}); {runs} run(s) into {out}")
+    manifest = Manifest(
+        tool_version=__version__,
+        command=command,
+        cwd=str(cwd),
+        profiler=profiler,
+        profiler_reason=reason,
+        level=level,
+        window=params["window"],
+        runs_requested=runs,
+        created=now_iso(),
+        options=_jsonable(ctx.params),
+        analyze_args=("overlap-check", "analyze", str(out), *_analyze_args(ctx)),
+    )
+    option_args = manifest.analyze_args[3:]
+    plan = RunPlan(
+        command=command,
+        out_dir=out,
+        runs=runs,
+        profiler=profiler,
+        level=level,
+        window=params["window"],
+        keep_going=params["keep_going"],
+        msprof_path=msprof_path,
+        cwd=cwd,
+    )
+    manifest = execute(
+        plan, manifest, base_env=env, output=None if quiet else sys.stderr, progress=progress
+    )
+    usable = manifest.usable_runs()
+    skipped = [r for r in manifest.runs if r not in usable]
+    paths = [str(p) for p in analyze_paths(out, manifest)]
+    if skipped:  # `analyze <out>` would also read what the failed runs left
+        manifest = replace(
+            manifest, analyze_args=("overlap-check", "analyze", *paths, *option_args)
+        )
+        write_manifest(out, manifest)
+    progress(f"judging {len(usable)} run(s) from {out}")
+    # The very paths a later `analyze` is told to read, so that it gives the same result.
+    captures = load_paths(paths, options.order)
+    report = analyze_captures(captures, options)
+    if skipped:
+        notes = tuple(
+            f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
+            for r in skipped
+        )
+        report = replace(report, notes=report.notes + notes)
+    code = emit(report, params, captures)
+    progress(f"runs kept in {out}; judge them again with: overlap-check analyze {' '.join(paths)}")
+    ctx.exit(code)
+
+
+def _out_dir(given: Path | None, cwd: Path) -> Path:
+    """The --out folder: new or empty; by default a fresh timestamped one."""
+    if given is not None:
+        out = given if given.is_absolute() else cwd / given
+        if out.exists() and any(out.iterdir()):
+            raise UsageError(
+                f"--out {given} is not empty",
+                hint="runs are never overwritten; choose a new folder",
+            )
+        return out
+    base = cwd / "overlap-check-runs" / time.strftime("%Y%m%d-%H%M%S")
+    out, suffix = base, 1
+    while out.exists():
+        suffix += 1
+        out = base.with_name(f"{base.name}-{suffix}")
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _analyze_args(ctx: click.Context) -> list[str]:
+    """The shared options the user set, as `analyze` arguments (for the manifest)."""
+    args: list[str] = []
+    for param in ctx.command.params:
+        name = param.name
+        if not isinstance(param, click.Option) or name is None or name in RUN_ONLY:
+            continue
+        source = ctx.get_parameter_source(name)
+        if source in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        value = ctx.params.get(name)
+        flag = max(param.opts, key=len)
+        if param.is_flag and not param.count:
+            if param.secondary_opts and not value:
+                args.append(max(param.secondary_opts, key=len))
+            elif value:
+                args.append(flag)
+        elif param.count:
+            args.extend([flag] * int(value or 0))
+        elif param.multiple:
+            for item in value or ():
+                args.extend([flag, str(item)])
+        elif value is not None:
+            args.extend([flag, str(value)])
+    return args

@@ -1,0 +1,242 @@
+"""How many cores the device has: AI Core (cube, "aic") and AI Vector core ("aiv").
+
+Sources, in the order they are trusted (METHOD.md "Core limits and block counts"):
+
+1. ``PROF_*/device_N/info.json.N`` inside the capture (the readers put it in
+   ``Capture.device_cores``, source "info.json"): what the profiler saw.
+2. ``[device] aicore`` / ``vectorcore`` in the config (source "config"): figures the
+   user states outright. They rank above the platform ini because a virtualised
+   device (vNPU slice, ``vir_type_list`` in the ini) has fewer cores than the chip.
+3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
+   own ``<SoC>.ini``, ranked above a SoC name as METHOD.md and FORMATS.md rank it.
+4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
+5. The largest Block Num seen per core kind (source "observed"): a guess, since
+   Block Num counts logical blocks and can exceed the physical cores.
+"""
+
+from __future__ import annotations
+
+import configparser
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from overlap_check.errors import ConfigError
+from overlap_check.model import Capture, DeviceCores, Options
+
+# SoC name -> (AI Core = cube cores, AI Vector cores). Only values with a public source.
+# "mirror" = CANN 8.1.RC1 platform_config mirrored on GitHub, github.com/leideng/CANN-8.1.RC1
+#   file Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/data/platform_config/<SoC>.ini
+SOC_CORES: dict[str, tuple[int, int]] = {
+    # mirror Ascend910B1.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
+    "Ascend910B1": (24, 48),
+    # FORMATS.md §6: third-party tutorial quoting `grep SoCInfo .../Ascend910B2.ini`
+    # (ai_core_cnt=24, cube_core_cnt=24, vector_core_cnt=48)
+    "Ascend910B2": (24, 48),
+    # mirror Ascend910B3.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
+    "Ascend910B3": (20, 40),
+    # third-party tutorial quoting `grep -A 8 SoCInfo .../Ascend910B4.ini`
+    # (ai_core_cnt=20, cube_core_cnt=20, vector_core_cnt=40); FORMATS.md §6 "910B4 20/20/40"
+    "Ascend910B4": (20, 40),
+    # mirror Ascend910_9391.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
+    "Ascend910_9391": (24, 48),
+    # FORMATS.md §6 (third-party quote, per die) and a public tool printing its
+    # Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
+    "Ascend910_9392": (24, 48),
+    # mirror Ascend910_9362.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
+    "Ascend910_9362": (20, 40),
+}
+
+_AIC_KINDS = ("AI_CORE", "MIX_AIC")
+
+
+def known_socs() -> str:
+    return ", ".join(sorted(SOC_CORES))
+
+
+def _find_soc(name: str) -> tuple[str, tuple[int, int]] | None:
+    wanted = name.strip().lower().removeprefix("ascend")
+    for soc, cores in SOC_CORES.items():
+        if soc.lower().removeprefix("ascend") == wanted:
+            return soc, cores
+    return None
+
+
+def lookup_soc(name: str, *, key: str = "device.soc", path: str | None = None) -> DeviceCores:
+    """Cores of a SoC by name; case does not matter and the "Ascend" prefix may be left out."""
+    found = _find_soc(name)
+    if found is not None:
+        soc, (aicore, vectorcore) = found
+        return DeviceCores(aicore, vectorcore, "soc", detail=soc)
+    raise ConfigError(
+        f"unknown SoC {name!r}",
+        path=path,
+        key=key,
+        hint=f"known SoCs: {known_socs()}; or give [device] aicore and vectorcore, "
+        "or --soc-ini PATH to the CANN platform_config/<SoC>.ini",
+    )
+
+
+def read_soc_ini(path: str | Path, soc: str | None = None) -> DeviceCores:
+    """Cores from a CANN platform config ``<SoC>.ini`` (``[SoCInfo]`` section).
+
+    ``path`` may also be the ``platform_config`` folder, with ``soc`` naming the file.
+    AI Core = ``cube_core_cnt`` (split cube/vector chips), else ``ai_core_cnt``;
+    AI Vector = ``vector_core_cnt`` (0 when absent: older chips have no separate
+    vector cores, and the vector checks are then skipped).
+    """
+    file = Path(path)
+    if file.is_dir():
+        if soc is None:
+            raise ConfigError(
+                "--soc-ini names a folder but no SoC is given",
+                path=file,
+                hint="name the <SoC>.ini file, or give --soc / [device] soc",
+            )
+        file = file / f"{soc}.ini"
+    parser = configparser.ConfigParser(
+        interpolation=None, strict=False, inline_comment_prefixes=("#", ";")
+    )
+    try:
+        with file.open(encoding="utf-8", errors="replace") as handle:
+            parser.read_file(handle)
+    except OSError as err:
+        raise ConfigError(f"cannot read the SoC ini file: {err.strerror}", path=file) from err
+    except configparser.Error as err:
+        raise ConfigError(f"not an ini file: {err.message}", path=file) from err
+    if not parser.has_section("SoCInfo"):
+        raise ConfigError("no [SoCInfo] section", path=file, key="SoCInfo")
+    info = parser["SoCInfo"]
+
+    def count(name: str) -> int | None:
+        raw = info.get(name)
+        if raw is None or raw.strip() == "":
+            return None
+        try:
+            value = int(raw.strip())
+        except ValueError as err:
+            raise ConfigError(
+                f"not a whole number: {raw.strip()!r}", path=file, key=f"SoCInfo.{name}"
+            ) from err
+        if value < 0:
+            raise ConfigError(f"negative core count {value}", path=file, key=f"SoCInfo.{name}")
+        return value
+
+    cube = count("cube_core_cnt")
+    aicore = cube if cube else count("ai_core_cnt")
+    if not aicore:
+        raise ConfigError(
+            "no AI Core count (cube_core_cnt / ai_core_cnt)", path=file, key="SoCInfo.ai_core_cnt"
+        )
+    vectorcore = count("vector_core_cnt") or 0
+    return DeviceCores(aicore, vectorcore, "soc-ini", detail=str(file))
+
+
+def observed_cores(captures: Sequence[Capture]) -> DeviceCores:
+    """Largest Block Num per core kind over all captures (a guess: blocks are logical)."""
+    aic = 0
+    aiv = 0
+    for capture in captures:  # one polars aggregation per capture, not per kernel
+        core = pl.col("accelerator_core").str.to_uppercase()
+        row = capture.kernels.select(
+            pl.when(core.is_in(_AIC_KINDS)).then(pl.col("block_num")).max().alias("aic"),
+            pl.max_horizontal(
+                pl.when(core == "AI_VECTOR_CORE").then(pl.col("block_num")).max(),
+                pl.when(core == "MIX_AIC").then(pl.col("mix_block_num")).max(),
+            ).alias("aiv"),
+        ).row(0)
+        aic = max(aic, row[0] or 0)
+        aiv = max(aiv, row[1] or 0)
+    return DeviceCores(
+        aic,
+        aiv,
+        "observed",
+        detail="largest Block Num seen (logical blocks: may differ from the real cores)",
+    )
+
+
+def _from_captures(captures: Sequence[Capture]) -> DeviceCores | None:
+    found = [c.device_cores for c in captures if c.device_cores is not None]
+    if not found:
+        return None
+    pairs = sorted({(d.aicore, d.vectorcore) for d in found})
+    if len(pairs) == 1:
+        return found[0]
+    # Captures of different devices disagree: judge against the smallest, and say so.
+    aicore = min(p[0] for p in pairs)
+    vectorcore = min(p[1] for p in pairs)
+    seen = ", ".join(f"{a}/{v}" for a, v in pairs)
+    return DeviceCores(
+        aicore, vectorcore, found[0].source, detail=f"captures disagree ({seen}); smallest used"
+    )
+
+
+def _from_config(options: Options) -> DeviceCores | None:
+    device = options.device
+    if device.aicore is None and device.vectorcore is None:
+        return None
+    if device.aicore is None or device.vectorcore is None:
+        missing = "aicore" if device.aicore is None else "vectorcore"
+        raise ConfigError(
+            f"[device] gives one core count but not {missing}",
+            key=f"device.{missing}",
+            hint="give both aicore and vectorcore, or soc",
+        )
+    for name, value in (("aicore", device.aicore), ("vectorcore", device.vectorcore)):
+        if value < 0 or (name == "aicore" and value == 0):
+            raise ConfigError(f"core count must be positive, not {value}", key=f"device.{name}")
+    return DeviceCores(device.aicore, device.vectorcore, "config", detail="[device]")
+
+
+def resolve_device_cores(captures: Sequence[Capture], options: Options) -> DeviceCores:
+    """The device's cores from the most trusted source available (see the module doc).
+
+    A SoC name is checked even when a better source wins, so a typo never passes
+    silently (with ``--soc-ini`` a folder, the name picks the file instead).
+    """
+    soc_from_table = None
+    if options.device.soc is not None and options.soc_ini is None:
+        soc_from_table = lookup_soc(options.device.soc)
+    from_capture = _from_captures(captures)
+    if from_capture is not None:
+        return from_capture
+    from_config = _from_config(options)
+    if from_config is not None:
+        return from_config
+    if options.soc_ini is not None:
+        return read_soc_ini(options.soc_ini, options.device.soc)
+    if soc_from_table is not None:
+        return soc_from_table
+    return observed_cores(captures)
+
+
+def device_notes(device: DeviceCores, options: Options) -> list[str]:
+    """Warnings a reader must see about where the device figures came from."""
+    notes = []
+    if device.source == "observed":
+        notes.append(
+            "device cores unknown (no info.json, [device], --soc or --soc-ini): "
+            f"largest Block Num seen used ({device.aicore}/{device.vectorcore})"
+        )
+    cfg = options.device
+    if (
+        device.source == "info.json"
+        and cfg.aicore is not None
+        and (cfg.aicore, cfg.vectorcore) != (device.aicore, device.vectorcore)
+    ):
+        notes.append(
+            f"[device] says {cfg.aicore}/{cfg.vectorcore} but the capture's info.json says "
+            f"{device.aicore}/{device.vectorcore}; info.json used"
+        )
+    found = _find_soc(cfg.soc) if cfg.soc is not None and options.soc_ini is None else None
+    named = found[1] if found is not None else (device.aicore, device.vectorcore)
+    if device.source in ("info.json", "config") and named != (device.aicore, device.vectorcore):
+        notes.append(
+            f"SoC {cfg.soc} has {named[0]}/{named[1]} cores but {device.source} says "
+            f"{device.aicore}/{device.vectorcore}; {device.source} used"
+        )
+    for kind, value in (("aicore", device.aicore), ("vectorcore", device.vectorcore)):
+        if value <= 0:
+            notes.append(f"device {kind} count unknown: {kind} contention not judged")
+    return notes

@@ -1,0 +1,122 @@
+"""The catalogue of multi-stream APIs: which family each belongs to, where each lives.
+
+Two families (METHOD.md, "API routing"):
+
+* GE: the TorchAir graph (Ascend IR) APIs, string-tagged: stream switch, wait and
+  core limits in ``torchair.scope``, tagged events in ``torchair.ops``.
+* explicit: torch_npu stream objects (``torch.npu.Stream``/``stream``/``Event``)
+  and npugraph_ex's string-tag APIs in ``torch.npu.npugraph_ex.scope``.
+
+npugraph_ex's tagged events are documented under ``torch.npu.npugraph_ex.scope``
+by the inference recipes while torch_npu's own tests call them from
+``torch.npu.npugraph_ex.ops``; both spellings are accepted.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+SWITCH = "npu_stream_switch"
+WAIT_TENSOR = "npu_wait_tensor"
+LIMIT = "limit_core_num"
+TAGGED = frozenset(
+    {
+        "npu_create_tagged_event",
+        "npu_tagged_event_record",
+        "npu_tagged_event_wait",
+        "npu_record_tagged_stream",
+    }
+)
+STRING_TAG = frozenset({SWITCH, WAIT_TENSOR, LIMIT}) | TAGGED
+
+GE_SCOPE = "torchair.scope"
+GE_OPS = "torchair.ops"
+NGX = "torch.npu.npugraph_ex"
+NGX_SCOPE = f"{NGX}.scope"
+NGX_OPS = f"{NGX}.ops"
+
+# Where each string-tag API really lives (OC102).
+HOMES: dict[str, frozenset[str]] = {
+    SWITCH: frozenset({GE_SCOPE, NGX_SCOPE}),
+    WAIT_TENSOR: frozenset({GE_SCOPE}),
+    LIMIT: frozenset({GE_SCOPE, NGX_SCOPE}),
+    **{name: frozenset({GE_OPS, NGX_SCOPE, NGX_OPS}) for name in TAGGED},
+}
+
+STREAM_CTX = "torch.npu.stream"
+STREAM_CLS = "torch.npu.Stream"
+EVENT_CLS = "torch.npu.Event"
+MAIN_STREAM_GETTERS = frozenset({"torch.npu.current_stream", "torch.npu.default_stream"})
+
+_ROOTS = ("torch", "torch_npu", "torchair")
+GE_MARKERS = frozenset({"torchair.get_npu_backend", "torchair.CompilerConfig"})
+
+
+class Family(str, Enum):
+    GE = "GE"  # TorchAir torchair.scope / torchair.ops
+    EXPLICIT = "explicit-stream"  # torch.npu.Stream/stream/Event, torch.npu.npugraph_ex
+
+
+def split(qualname: str) -> tuple[str, str]:
+    """``("torchair.scope", "npu_stream_switch")`` for ``torchair.scope.npu_stream_switch``."""
+    prefix, _, leaf = qualname.rpartition(".")
+    return prefix, leaf
+
+
+def family(qualname: str) -> Family | None:
+    """The multi-stream family of an API, or None when it is not a multi-stream API.
+
+    Wrong-namespace spellings (``torchair.scope.npu_tagged_event_record``) still
+    belong to their root's family; OC102 reports the namespace itself.
+    """
+    _, leaf = split(qualname)
+    root = qualname.split(".")[0]
+    if root == "torchair":
+        if leaf in STRING_TAG or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
+            return Family.GE
+        return None
+    if root in ("torch", "torch_npu"):
+        if qualname in (STREAM_CLS, STREAM_CTX, EVENT_CLS):
+            return Family.EXPLICIT
+        if leaf in STRING_TAG:
+            return Family.EXPLICIT
+    return None
+
+
+def right_home(qualname: str) -> str | None:
+    """The correct dotted name for a string-tag API in the wrong namespace, else None."""
+    prefix, leaf = split(qualname)
+    homes = HOMES.get(leaf)
+    if homes is None or prefix in homes or qualname.split(".")[0] not in _ROOTS:
+        return None
+    if qualname.startswith("torchair"):
+        if leaf in (SWITCH, WAIT_TENSOR, LIMIT):
+            return f"{GE_SCOPE}.{leaf}"
+        return f"{GE_OPS}.{leaf}"
+    if leaf == WAIT_TENSOR:
+        # npugraph_ex has no wait_tensor: it orders streams with events.
+        return f"{NGX_SCOPE}.npu_tagged_event_wait (or torch.npu.Event / Stream.wait_stream)"
+    return f"{NGX_SCOPE}.{leaf}"
+
+
+def counterpart(qualname: str, target: Family) -> str:
+    """What to write instead of ``qualname`` in the ``target`` family (a fix hint)."""
+    _, leaf = split(qualname)
+    if target is Family.EXPLICIT:
+        if leaf == SWITCH:
+            return (
+                f"`with torch.npu.stream(s)` on a torch.npu.Stream(), or {NGX_SCOPE}.{SWITCH}(tag)"
+            )
+        if leaf == WAIT_TENSOR or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
+            return "torch.npu.Event().record() / .wait(stream), or Stream.wait_stream"
+        return f"{NGX_SCOPE}.{leaf}"
+    if qualname in (STREAM_CLS, STREAM_CTX) or leaf == SWITCH:
+        return f"{GE_SCOPE}.{SWITCH}(tag)"
+    if qualname == EVENT_CLS:
+        return (
+            f"{GE_SCOPE}.{WAIT_TENSOR}, or an event from {GE_OPS}.npu_create_tagged_event(tag) "
+            f"with {GE_OPS}.npu_tagged_event_record / _wait"
+        )
+    if leaf == LIMIT:
+        return f"{GE_SCOPE}.{LIMIT}"
+    return f"{GE_OPS}.{leaf}"

@@ -1,0 +1,223 @@
+"""Data flow across streams for OC104: side-stream results used on the main stream.
+
+Each function body (and the module body) is flattened into steps in source
+order, each step knowing which side stream it runs on (``None`` = main). For
+every ``with torch.npu.stream(s):`` block on a side stream, the names it
+assigns are followed through the steps after the block: a main-stream step
+that reads one before any main-stream synchronisation is a finding.
+
+Deliberately conservative (a reviewer must agree with every finding):
+``return`` statements are not uses (npugraph_ex joins the streams at the graph
+end), anything that looks like a wait (``wait_stream``, ``Event.wait``,
+``wait_event``, ``synchronize``, tagged-event waits, a helper named ``*wait*`` or
+``*sync*``) counts as synchronisation, a name reassigned on the main stream
+is no longer pending, and uses on another side stream are not judged.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from overlap_check.lint.apis import MAIN_STREAM_GETTERS, STREAM_CTX
+from overlap_check.lint.imports import Aliases, dotted_name
+from overlap_check.lint.source import SourceModule
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class Step:
+    nodes: tuple[ast.AST, ...]
+    side: str | None  # the side stream this step runs on, None for the main stream
+    is_return: bool = False
+
+
+@dataclass(frozen=True)
+class SideBlock:
+    node: ast.With | ast.AsyncWith
+    stream: str  # source text of the stream expression
+    end: int  # index of the first step after the block
+    assigned: frozenset[str]
+
+
+@dataclass(frozen=True)
+class UnsyncedUse:
+    use: ast.Name
+    block: SideBlock
+
+
+def unsynced_uses(module: SourceModule) -> Iterator[UnsyncedUse]:
+    main_names = _main_stream_names(module)
+    bodies: list[list[ast.stmt]] = [module.tree.body]
+    bodies += [
+        n.body
+        for n in ast.walk(module.tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    for body in bodies:
+        flat = _Flattener(module.aliases, main_names)
+        flat.block(body, None)
+        for side_block in flat.side_blocks:
+            use = _first_unsynced_use(side_block, flat.steps)
+            if use is not None:
+                yield UnsyncedUse(use, side_block)
+
+
+def _main_stream_names(module: SourceModule) -> set[str]:
+    """Names and ``self.`` attributes that hold the main stream (``current_stream()``)."""
+    names: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Assign) and _is_main_getter(node.value, module.aliases):
+            for target in node.targets:
+                dotted = dotted_name(target)
+                if dotted is not None:
+                    names.add(dotted)
+    return names
+
+
+def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
+    return isinstance(node, ast.Call) and aliases.qualify(node.func) in MAIN_STREAM_GETTERS
+
+
+class _Flattener:
+    def __init__(self, aliases: Aliases, main_names: set[str]) -> None:
+        self.aliases = aliases
+        self.main_names = main_names
+        self.steps: list[Step] = []
+        self.side_blocks: list[SideBlock] = []
+
+    def side_stream(self, node: ast.With | ast.AsyncWith) -> str | None:
+        """Source text of the side stream a ``with torch.npu.stream(s)`` switches to, else None."""
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or self.aliases.qualify(call.func) != STREAM_CTX:
+                continue
+            args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
+            if not args:
+                continue
+            stream = args[0]
+            if isinstance(stream, ast.Constant) and stream.value is None:
+                continue
+            if _is_main_getter(stream, self.aliases) or dotted_name(stream) in self.main_names:
+                continue
+            return ast.unparse(stream)
+        return None
+
+    def block(self, stmts: list[ast.stmt], side: str | None) -> None:
+        for stmt in stmts:
+            self.statement(stmt, side)
+
+    def statement(self, stmt: ast.stmt, side: str | None) -> None:
+        if isinstance(stmt, _SCOPES):
+            return  # analysed on its own
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side))
+            stream = self.side_stream(stmt)
+            self.block(stmt.body, stream or side)
+            if stream is not None:
+                assigned = frozenset(
+                    n.id
+                    for s in stmt.body
+                    for n in _walk_local(s)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                )
+                self.side_blocks.append(SideBlock(stmt, stream, len(self.steps), assigned))
+        elif isinstance(stmt, (ast.If, ast.While)):
+            self.steps.append(Step((stmt.test,), side))
+            self.block(stmt.body, side)
+            self.block(stmt.orelse, side)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.steps.append(Step((stmt.iter, stmt.target), side))
+            self.block(stmt.body, side)
+            self.block(stmt.orelse, side)
+        elif isinstance(stmt, ast.Match):
+            self.steps.append(Step((stmt.subject,), side))
+            for case in stmt.cases:
+                self.block(case.body, side)
+        elif hasattr(stmt, "handlers"):  # try / try*: every part, in source order
+            self.block(getattr(stmt, "body", []), side)
+            for handler in getattr(stmt, "handlers", []):
+                self.block(handler.body, side)
+            self.block(getattr(stmt, "orelse", []), side)
+            self.block(getattr(stmt, "finalbody", []), side)
+        else:
+            self.steps.append(Step((stmt,), side, isinstance(stmt, ast.Return)))
+
+
+def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` that does not enter nested functions, classes or lambdas.
+
+    Iterative, so that deeply nested generated code cannot exhaust the stack.
+    """
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        todo.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, _SCOPES))
+
+
+def _callee_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _is_sync(node: ast.AST, stream: str) -> bool:
+    for call in _walk_local(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = _callee_name(call).lower()
+        if name == "wait_stream":
+            # `side.wait_stream(main)` orders the side after the main stream, not the reverse.
+            func = call.func
+            if isinstance(func, ast.Attribute) and ast.unparse(func.value) == stream:
+                continue
+            return True
+        if "wait" in name or "sync" in name:
+            return True
+    return False
+
+
+def _record_stream_receivers(node: ast.AST) -> set[int]:
+    """Names that are only handed to record_stream (memory bookkeeping, not a use)."""
+    ids: set[int] = set()
+    for call in _walk_local(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = _callee_name(call)
+        if name == "record_stream" and isinstance(call.func, ast.Attribute):
+            ids.add(id(call.func.value))
+        elif name == "npu_record_tagged_stream" and call.args:
+            ids.add(id(call.args[0]))
+    return ids
+
+
+def _first_unsynced_use(block: SideBlock, steps: list[Step]) -> ast.Name | None:
+    pending = set(block.assigned)
+    for step in steps[block.end :]:
+        if not pending:
+            return None
+        if step.side is not None:
+            continue  # on a side stream: neither a main-stream use nor a main-stream wait
+        if any(_is_sync(node, block.stream) for node in step.nodes):
+            return None
+        if step.is_return:
+            continue
+        skip = set().union(*(_record_stream_receivers(node) for node in step.nodes))
+        names = [
+            n
+            for node in step.nodes
+            for n in _walk_local(node)
+            if isinstance(n, ast.Name) and id(n) not in skip
+        ]
+        names.sort(key=lambda n: (n.lineno, n.col_offset))
+        for name in names:
+            if isinstance(name.ctx, ast.Load) and name.id in pending:
+                return name
+        pending -= {n.id for n in names if isinstance(n.ctx, ast.Store)}
+    return None

@@ -1,0 +1,175 @@
+"""The execution path a module runs under, from its compile calls.
+
+* ``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph
+  (``config.mode = "reduce-overhead"``/``"npugraph_ex"`` makes it TorchAir's
+  aclgraph mode, where both API families are accepted);
+* ``torch.compile(..., backend="npugraph_ex")`` -> npugraph_ex;
+* both in one module -> ``any`` (a dispatcher; path rules are skipped);
+* neither -> the one path that the other linted files compile with (a model
+  file is usually compiled by a separate runner), else eager.
+
+``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` in a module overrides all this.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from overlap_check.errors import InputError
+from overlap_check.lint.apis import GE_MARKERS
+from overlap_check.lint.source import SourceModule
+
+
+class ExecPath(str, Enum):
+    GE = "ge"
+    NPUGRAPH_EX = "npugraph_ex"
+    ACLGRAPH = "aclgraph"  # TorchAir backend in reduce-overhead (aclgraph) mode
+    EAGER = "eager"
+    ANY = "any"  # compiled both ways, or declared a shared helper: path rules do not apply
+
+
+_LABELS = {
+    ExecPath.GE: "GE graph (TorchAir backend)",
+    ExecPath.NPUGRAPH_EX: 'npugraph_ex (backend="npugraph_ex")',
+    ExecPath.ACLGRAPH: "TorchAir aclgraph (reduce-overhead)",
+    ExecPath.EAGER: "eager",
+    ExecPath.ANY: "any (both paths)",
+}
+
+
+@dataclass(frozen=True)
+class PathInfo:
+    path: ExecPath
+    source: str  # "compile", "pragma", "project" or "default"
+    file: str = ""  # where the evidence is (compile call or pragma)
+    line: int = 0
+    dynamic_fullgraph: bool = False  # npugraph_ex compiled with fullgraph=True, dynamic=True
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else ""
+
+    def describe(self, module: str = "") -> str:
+        """``GE graph (TorchAir backend), compiled at line 40`` as seen from ``module``."""
+        label = _LABELS[self.path]
+        where = f"line {self.line}" if self.file == module else self.where
+        if self.source == "pragma":
+            return f"{label}, declared at {where}"
+        if self.source == "project":
+            return f"{label}, from the compile call at {where}"
+        if self.source == "compile":
+            return f"{label}, compiled at {where}"
+        return f"{label} (no graph compile in the linted files)"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.path.value, "source": self.source, "where": self.where}
+
+
+def _keyword_true(call: ast.Call, name: str) -> bool:
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords
+    )
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """Names assigned a string literal anywhere (``backend = "npugraph_ex"``)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node.value.value
+    return found
+
+
+def _npugraph_ex_compiles(module: SourceModule) -> list[ast.Call]:
+    constants: dict[str, str] | None = None
+    calls = []
+    for ref in module.calls("torch.compile"):
+        assert ref.call is not None
+        for keyword in ref.call.keywords:
+            if keyword.arg != "backend":
+                continue
+            value = keyword.value
+            if isinstance(value, ast.Name):
+                constants = _string_constants(module.tree) if constants is None else constants
+                backend = constants.get(value.id)
+            elif isinstance(value, ast.Constant) and isinstance(value.value, str):
+                backend = value.value
+            else:
+                backend = None
+            if backend == "npugraph_ex":
+                calls.append(ref.call)
+    return calls
+
+
+def _aclgraph_mode(tree: ast.Module) -> bool:
+    """``config.mode = "reduce-overhead"`` (or ``"npugraph_ex"``) on a TorchAir config."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value in ("reduce-overhead", "npugraph_ex")
+            and any(isinstance(t, ast.Attribute) and t.attr == "mode" for t in node.targets)
+        ):
+            return True
+    return False
+
+
+def own_path(module: SourceModule) -> PathInfo | None:
+    """The path this module's own compile calls (or pragma) give, or None when it has none."""
+    if module.path_pragma is not None:
+        declared, line = module.path_pragma
+        try:
+            path = ExecPath(declared)
+        except ValueError:
+            names = ", ".join(p.value for p in ExecPath)
+            raise InputError(
+                f"unknown path {declared!r} in '# overlap-check: path=' (expected one of {names})",
+                path=module.path,
+                line=line,
+            ) from None
+        return PathInfo(path, "pragma", module.path, line)
+    ge = module.calls(*GE_MARKERS)
+    ngx = _npugraph_ex_compiles(module)
+    if ge and ngx:
+        return PathInfo(ExecPath.ANY, "compile", module.path, ge[0].line)
+    if ge:
+        path = ExecPath.ACLGRAPH if _aclgraph_mode(module.tree) else ExecPath.GE
+        return PathInfo(path, "compile", module.path, ge[0].line)
+    if ngx:
+        dynamic_fullgraph = any(
+            _keyword_true(call, "fullgraph") and _keyword_true(call, "dynamic") for call in ngx
+        )
+        return PathInfo(
+            ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic_fullgraph
+        )
+    return None
+
+
+def resolve_paths(modules: list[SourceModule]) -> dict[str, PathInfo]:
+    """Each module's path: its own, else the linted files' single compile path, else eager."""
+    own = {module.path: own_path(module) for module in modules}
+    compiled = [info for info in own.values() if info is not None and info.source == "compile"]
+    kinds = {info.path for info in compiled}
+    fallback: PathInfo
+    if len(kinds) == 1:
+        first = compiled[0]
+        fallback = replace(
+            first,
+            source="project",
+            dynamic_fullgraph=any(info.dynamic_fullgraph for info in compiled),
+        )
+    elif kinds:
+        first = min(compiled, key=lambda info: info.where)
+        fallback = PathInfo(ExecPath.ANY, "project", first.file, first.line)
+    else:
+        fallback = PathInfo(ExecPath.EAGER, "default")
+    return {path: info if info is not None else fallback for path, info in own.items()}

@@ -1,0 +1,338 @@
+"""The rules, one function each: ``rule(ctx) -> findings``.
+
+Every rule reports only what resolves through the module's imports to a real
+torchair / torch_npu API, so local wrappers and look-alike names stay silent.
+docs/lint-rules.md explains each rule with a wrong and a right example.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from overlap_check.lint import apis
+from overlap_check.lint.apis import Family
+from overlap_check.lint.findings import Finding
+from overlap_check.lint.flow import unsynced_uses
+from overlap_check.lint.imports import dotted_name
+from overlap_check.lint.paths import ExecPath, PathInfo
+from overlap_check.lint.source import ApiRef, SourceModule
+
+
+@dataclass(frozen=True)
+class Context:
+    module: SourceModule
+    path: PathInfo
+
+    def finding(self, rule: str, node: ast.AST, message: str, hint: str) -> Finding:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + 1
+        return Finding(self.module.path, line, col, rule, message, hint)
+
+
+def _is_timing_event(ref: ApiRef) -> bool:
+    """``torch.npu.Event(enable_timing=True)`` measures time; it is not a stream-ordering tool."""
+    return ref.qualname == apis.EVENT_CLS and any(
+        k.arg == "enable_timing" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in (ref.call.keywords if ref.call else [])
+    )
+
+
+def family_calls(module: SourceModule) -> dict[Family, list[ApiRef]]:
+    """The multi-stream API calls of each family, in source order."""
+    found: dict[Family, list[ApiRef]] = {Family.GE: [], Family.EXPLICIT: []}
+    for ref in module.refs:
+        fam = apis.family(ref.qualname)
+        if ref.call is not None and fam is not None and not _is_timing_event(ref):
+            found[fam].append(ref)
+    return found
+
+
+def _other(family: Family) -> Family:
+    return Family.EXPLICIT if family is Family.GE else Family.GE
+
+
+def _path_family(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Family | None:
+    """The family that fits the module's path (None where both or neither are judged)."""
+    if ctx.path.path is ExecPath.GE:
+        return Family.GE
+    if ctx.path.path is ExecPath.NPUGRAPH_EX:
+        return Family.EXPLICIT
+    if ctx.path.path is ExecPath.ACLGRAPH and calls[Family.GE] and calls[Family.EXPLICIT]:
+        # TorchAir's aclgraph accepts both; the minority family is the odd one out.
+        return Family.GE if len(calls[Family.GE]) > len(calls[Family.EXPLICIT]) else Family.EXPLICIT
+    return None
+
+
+def oc101_mixed_families(ctx: Context) -> Iterator[Finding]:
+    calls = family_calls(ctx.module)
+    keep = _path_family(ctx, calls)
+    if keep is None or not calls[keep] or not calls[_other(keep)]:
+        return
+    first = calls[keep][0]
+    for ref in calls[_other(keep)]:
+        yield ctx.finding(
+            "OC101",
+            ref.node,
+            f"{ref.qualname} ({_other(keep).value} family) is mixed with the {keep.value} family "
+            f"({first.qualname} at line {first.line}) in one module",
+            f"one module, one family: use {apis.counterpart(ref.qualname, keep)}",
+        )
+
+
+def oc102_wrong_namespace(ctx: Context) -> Iterator[Finding]:
+    from_imported = ctx.module.aliases.from_imports
+    seen: set[tuple[int, str]] = set()
+    for imported in from_imported.values():
+        home = apis.right_home(imported.qualname)
+        if home is not None and (id(imported.node), imported.qualname) not in seen:
+            seen.add((id(imported.node), imported.qualname))
+            yield _namespace_finding(ctx, imported.node, imported.qualname, home)
+    for ref in ctx.module.refs:
+        if isinstance(ref.node, ast.Name) and ref.node.id in from_imported:
+            continue  # reported once, at its import
+        home = apis.right_home(ref.qualname)
+        if home is not None:
+            yield _namespace_finding(ctx, ref.node, ref.qualname, home)
+
+
+def _namespace_finding(ctx: Context, node: ast.AST, qualname: str, home: str) -> Finding:
+    prefix, leaf = apis.split(qualname)
+    return ctx.finding(
+        "OC102",
+        node,
+        f"{leaf} is not in {prefix}: GE tagged events live in torchair.ops, GE stream switch/wait "
+        "in torchair.scope, npugraph_ex's in torch.npu.npugraph_ex.scope",
+        f"use {home}",
+    )
+
+
+_CACHE = re.compile(r"(^|_)(kv_)?caches?($|_)|^past_key_values?$", re.IGNORECASE)
+_PARAM_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
+
+
+def _long_lived(expr: ast.expr, local: dict[str, str]) -> str | None:
+    """Why ``expr`` is a long-lived object (a module attribute, weight, cache), else None."""
+    while isinstance(expr, ast.Subscript):  # a slice of a cache is still the cache's storage
+        expr = expr.value
+    dotted = dotted_name(expr)
+    if dotted is None:
+        return None
+    parts = dotted.split(".")
+    if parts[-1] == "data" and len(parts) > 1:
+        parts = parts[:-1]
+    leaf = parts[-1]
+    if _CACHE.search(leaf):
+        return "a cache"
+    if leaf in ("weight", "bias"):
+        return "a weight"
+    if parts[0] in ("self", "cls") and len(parts) > 1:
+        return "a module attribute"
+    if len(parts) == 1:
+        return local.get(leaf)
+    return None
+
+
+def _long_lived_locals(function: ast.AST) -> dict[str, str]:
+    """Local names bound to long-lived objects: ``w = self.w13``, ``for p in m.parameters()``."""
+    local: dict[str, str] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                reason = _long_lived(node.value, local)
+                if reason is None and isinstance(node.value, ast.Call):
+                    callee = dotted_name(node.value.func) or ""
+                    reason = "a parameter" if callee.endswith("Parameter") else None
+                if reason is not None:
+                    local[target.id] = reason
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            it = node.iter
+            if (
+                isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Attribute)
+                and it.func.attr in _PARAM_ITERATORS
+            ):
+                target = node.target
+                if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                    target = target.elts[1]  # for name, param in named_parameters()
+                if isinstance(target, ast.Name):
+                    kind = it.func.attr.removeprefix("named_")[:-1]
+                    local[target.id] = f"a module's {kind}"
+    return local
+
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | None
+
+
+def _record_stream_calls(
+    tree: ast.Module,
+) -> Iterator[tuple[ast.Call, ast.expr, _Function]]:
+    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``, with their function."""
+    todo: list[tuple[ast.AST, _Function]] = [(tree, None)]
+    while todo:  # iterative: deeply nested generated code must not exhaust the stack
+        node, function = todo.pop()
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "record_stream":
+                yield node, func.value, function
+            elif (dotted_name(func) or "").endswith("npu_record_tagged_stream"):
+                keywords = (k.value for k in node.keywords if k.arg in ("input", "self"))
+                target = node.args[0] if node.args else next(keywords, None)
+                if target is not None:
+                    yield node, target, function
+        inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
+    locals_of: dict[int, dict[str, str]] = {}  # computed only for functions that record
+    for call, target, function in _record_stream_calls(ctx.module.tree):
+        if function is not None and id(function) not in locals_of:
+            locals_of[id(function)] = _long_lived_locals(function)
+        reason = _long_lived(target, locals_of.get(id(function), {}))
+        if reason is None:
+            continue
+        api = "npu_record_tagged_stream"
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "record_stream":
+            api = "record_stream"
+        yield ctx.finding(
+            "OC103",
+            call,
+            f"{api} on `{ast.unparse(target)}`, {reason}: a long-lived object is never freed "
+            "while the step runs, so recording its use on a stream is not needed",
+            "drop the call; keep record_stream for short-lived activations another stream reads",
+        )
+
+
+def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
+    if ctx.path.path is ExecPath.GE or not ctx.module.calls(apis.STREAM_CTX):
+        return  # no side stream; or under GE, where explicit streams are OC101/OC108 already
+    for unsynced in unsynced_uses(ctx.module):
+        block = unsynced.block
+        yield ctx.finding(
+            "OC104",
+            unsynced.use,
+            f"`{unsynced.use.id}` is computed on side stream `{block.stream}` "
+            f"(line {block.node.lineno}) and used on the main stream with no synchronisation "
+            "in between",
+            f"before this use call torch.npu.current_stream().wait_stream({block.stream}), "
+            "or record a torch.npu.Event on the side stream and .wait() it here",
+        )
+
+
+def _has_stream_switch(module: SourceModule) -> bool:
+    """Any ``with`` that switches stream: a known API, or a wrapper named like one."""
+    for node in ast.walk(module.tree):
+        if not isinstance(node, (ast.With, ast.AsyncWith)):
+            continue
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call):
+                continue
+            qualname = module.aliases.qualify(call.func)
+            if qualname is not None:
+                if qualname == apis.STREAM_CTX or apis.split(qualname)[1] == apis.SWITCH:
+                    return True
+                continue
+            callee = dotted_name(call.func) or ""
+            if "stream" in callee.rpartition(".")[2].lower():
+                return True
+    return False
+
+
+def oc105_limit_without_switch(ctx: Context) -> Iterator[Finding]:
+    limits = [
+        ref
+        for ref in ctx.module.refs
+        if ref.call is not None
+        and apis.split(ref.qualname)[1] == apis.LIMIT
+        and apis.family(ref.qualname)
+    ]
+    if not limits or _has_stream_switch(ctx.module):
+        return
+    for ref in limits:
+        yield ctx.finding(
+            "OC105",
+            ref.node,
+            f"{ref.qualname} in a module with no stream switch: core limits share cores between "
+            "streams that run in parallel, and here nothing runs on a side stream",
+            "remove it until a verified overlap needs it (limit cores only after overlap is real)",
+        )
+
+
+def _left_to_oc105(ctx: Context, ref: ApiRef) -> bool:
+    """A core limit with no stream switch is OC105's: "remove it" beats "use the other API"."""
+    return apis.split(ref.qualname)[1] == apis.LIMIT and not _has_stream_switch(ctx.module)
+
+
+def oc107_torchair_in_eager(ctx: Context) -> Iterator[Finding]:
+    if ctx.path.path is not ExecPath.EAGER:
+        return
+    for ref in family_calls(ctx.module)[Family.GE]:
+        if _left_to_oc105(ctx, ref):
+            continue
+        yield ctx.finding(
+            "OC107",
+            ref.node,
+            f"{ref.qualname} is TorchAir graph-mode (string-tag) style, but this module runs "
+            f"{ctx.path.describe(ctx.module.path)}",
+            f"in eager code use {apis.counterpart(ref.qualname, Family.EXPLICIT)}; if a TorchAir "
+            "runner compiles this module, lint it together or add `# overlap-check: path=ge`",
+        )
+
+
+def oc108_family_vs_path(ctx: Context) -> Iterator[Finding]:
+    calls = family_calls(ctx.module)
+    keep = _path_family(ctx, calls)
+    if keep is None or ctx.path.path is ExecPath.ACLGRAPH or calls[keep]:
+        return  # both families present: that is OC101
+    for ref in calls[_other(keep)]:
+        if _left_to_oc105(ctx, ref):
+            continue
+        yield ctx.finding(
+            "OC108",
+            ref.node,
+            f"{ref.qualname} belongs to the {_other(keep).value} family, but this module runs "
+            f"{ctx.path.describe(ctx.module.path)}",
+            f"use {apis.counterpart(ref.qualname, keep)}",
+        )
+
+
+def oc110_stream_objects_dynamic(ctx: Context) -> Iterator[Finding]:
+    if ctx.path.path is not ExecPath.NPUGRAPH_EX or not ctx.path.dynamic_fullgraph:
+        return
+    for ref in ctx.module.calls(apis.STREAM_CLS, apis.EVENT_CLS):
+        if _is_timing_event(ref):
+            continue
+        yield ctx.finding(
+            "OC110",
+            ref.node,
+            f"{ref.qualname}() object under {ctx.path.describe(ctx.module.path)} with "
+            "fullgraph=True, dynamic=True: dynamo cannot proxy stream/event objects there",
+            f"use the string-tag {apis.NGX_SCOPE}.npu_stream_switch(tag) and "
+            f"{apis.NGX_SCOPE}.npu_tagged_event_record / _wait",
+        )
+
+
+Rule = Callable[[Context], Iterator[Finding]]
+
+# rule ID -> (check, one-line summary)
+RULES: dict[str, tuple[Rule, str]] = {
+    "OC101": (oc101_mixed_families, "GE and explicit-stream APIs mixed in one module"),
+    "OC102": (oc102_wrong_namespace, "stream switch / tagged event API in the wrong namespace"),
+    "OC103": (oc103_record_stream_long_lived, "record_stream on a long-lived object"),
+    "OC104": (
+        oc104_side_result_unsynced,
+        "side-stream result used on the main stream unsynchronised",
+    ),
+    "OC105": (oc105_limit_without_switch, "limit_core_num in a module with no stream switch"),
+    "OC107": (oc107_torchair_in_eager, "TorchAir tagged-event style in an eager module"),
+    "OC108": (oc108_family_vs_path, "API family does not match the execution path"),
+    "OC110": (
+        oc110_stream_objects_dynamic,
+        "Stream/Event objects under npugraph_ex fullgraph+dynamic",
+    ),
+}

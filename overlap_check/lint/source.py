@@ -1,0 +1,142 @@
+"""One parsed module: its tree, comments, aliases and the tracked API calls in it.
+
+The source is parsed with ``ast`` and tokenised for comments; it is never
+imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from overlap_check.errors import InputError
+from overlap_check.lint.imports import Aliases, collect_aliases
+
+_IGNORE = re.compile(r"#\s*overlap-check:\s*ignore(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
+_PATH_PRAGMA = re.compile(r"#\s*overlap-check:\s*path\s*=\s*(?P<path>[\w-]+)", re.IGNORECASE)
+
+ALL_RULES = "*"
+
+
+@dataclass(frozen=True)
+class ApiRef:
+    """A reference to a tracked API: the outermost Name/Attribute chain that resolves."""
+
+    qualname: str
+    node: ast.expr
+    call: ast.Call | None  # the call made through this reference, if it is called
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    @property
+    def col(self) -> int:
+        return self.node.col_offset + 1
+
+
+@dataclass(frozen=True)
+class SourceModule:
+    path: str
+    tree: ast.Module
+    aliases: Aliases
+    refs: tuple[ApiRef, ...]
+    # line -> rule IDs suppressed there ("*" = all)
+    suppressions: dict[int, frozenset[str]]
+    # (declared path, line) from `# overlap-check: path=...`, if any
+    path_pragma: tuple[str, int] | None
+
+    def calls(self, *qualnames: str) -> list[ApiRef]:
+        wanted = set(qualnames)
+        return [ref for ref in self.refs if ref.call is not None and ref.qualname in wanted]
+
+    def suppressed(self, line: int, rule: str) -> bool:
+        rules = self.suppressions.get(line)
+        return rules is not None and (ALL_RULES in rules or rule in rules)
+
+
+def read_module(path: Path) -> SourceModule:
+    """Parse one file; unreadable input or a syntax error is an InputError naming file, line."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
+    try:
+        tree = ast.parse(data, filename=str(path))
+    except SyntaxError as err:
+        raise InputError(
+            f"syntax error: {err.msg}",
+            path=path,
+            line=err.lineno,
+            hint="lint needs valid Python source",
+        ) from err
+    except ValueError as err:  # null bytes, undecodable source
+        raise InputError(f"not Python source: {err}", path=path) from err
+    except RecursionError as err:  # generated code nested deeper than the parser goes
+        raise InputError("source nested too deeply to parse", path=path) from err
+    suppressions, pragma = _scan_comments(data, path)
+    aliases = collect_aliases(tree)
+    return SourceModule(
+        path=str(path),
+        tree=tree,
+        aliases=aliases,
+        refs=tuple(_collect_refs(tree, aliases)),
+        suppressions=suppressions,
+        path_pragma=pragma,
+    )
+
+
+def _scan_comments(
+    data: bytes, path: Path
+) -> tuple[dict[int, frozenset[str]], tuple[str, int] | None]:
+    suppressions: dict[int, frozenset[str]] = {}
+    pragma: tuple[str, int] | None = None
+    if b"overlap-check" not in data.lower():
+        return suppressions, pragma  # tokenising is the slowest step: skip it when it cannot matter
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(data).readline))
+    except (tokenize.TokenError, SyntaxError) as err:  # pragma: no cover - ast.parse saw it
+        raise InputError(f"cannot tokenize: {err}", path=path) from err
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        line = token.start[0]
+        ignore = _IGNORE.search(token.string)
+        if ignore is not None:
+            listed = ignore.group("rules")
+            if listed is None:
+                suppressions[line] = frozenset({ALL_RULES})
+            else:
+                suppressions[line] = frozenset(
+                    part.strip().upper() for part in listed.split(",") if part.strip()
+                )
+        declared = _PATH_PRAGMA.search(token.string)
+        if declared is not None and pragma is None:
+            pragma = (declared.group("path").lower(), line)
+    return suppressions, pragma
+
+
+def _collect_refs(tree: ast.Module, aliases: Aliases) -> list[ApiRef]:
+    """Every outermost Name/Attribute chain that resolves to a tracked root."""
+    inner: set[int] = set()  # chains that are the value of a longer chain
+    called: dict[int, ast.Call] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            inner.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            called[id(node.func)] = node
+    refs: list[ApiRef] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or id(node) in inner:
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            continue
+        qualname = aliases.qualify(node)
+        if qualname is not None:
+            refs.append(ApiRef(qualname, node, called.get(id(node))))
+    refs.sort(key=lambda ref: (ref.line, ref.col))
+    return refs

@@ -1,0 +1,512 @@
+"""Plans: occurrences, window and busy overlap, placement (3a) and barrier search (3b).
+
+Streams of a plan, decided once per rank so every run is judged alike:
+
+- main (the dominator's stream): ``plan.main_stream``; else, with a dominator
+  regex, the stream where matching kernels spent the most time; else the
+  rank's main stream (most busy time).
+- side: ``plan.side_stream``; else the stream other than main where the side
+  ops spent the most time.
+
+Occurrences (a model repeats its layers; one side window and one dominator per
+layer). Each side window is paired with its OWN dominator instance, never with
+every dominator and never with one global window:
+
+- With a dominator regex: dominator instances (matches on the main stream)
+  sorted by end time ``e_1 < e_2 < ...``. Occurrence k holds the side ops whose
+  start lies in ``[e_{k-1}, e_k)`` and dominator instance k, so side work that
+  ran BEFORE its dominator (fake parallelism) is still paired with it. Side ops
+  starting at or after the last dominator end form an occurrence with no
+  dominator (status ``no-dominator``); a dominator with no side op forms an
+  occurrence with no side ops (``no-side``). Both are reported, not judged.
+- Without a dominator regex: side ops (sorted by start) are cut into clusters
+  wherever a whole main-stream kernel fits in the gap between one side op's
+  start and the end of all side ops before it. Each cluster is an occurrence;
+  its dominator is the longest main-stream kernel that ends after the cluster
+  starts and no later than the next cluster starts (so a big op that runs
+  after the side work, the fake case, is still the one judged).
+
+Per occurrence (METHOD.md): ``side_window = [min start, max end]`` of its side
+ops, ``main_window`` = its dominator; ``overlap_pct = overlap /
+min(len(side_window), len(main_window))``. Beside it the busy-time figure
+``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),
+len(dominator))``. A run's figure is the median over its judged occurrences.
+
+Placement (3a): side ops on the main (dominator's) stream, or off the
+configured side stream, make the plan ``not-split``.
+
+Barrier search (3b): for each fake occurrence, the first main-stream kernel
+that starts at or after the side window's end and before the dominator starts,
+after an idle gap on the main stream. Candidates are counted by name over the
+warm samples, most frequent first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from overlap_check import intervals
+from overlap_check.intervals import I64
+from overlap_check.model import (
+    BarrierCandidate,
+    Occurrence,
+    Plan,
+    PlanResult,
+    PlanRun,
+    Thresholds,
+    Verdict,
+)
+from overlap_check.runs import Sample, spread
+from overlap_check.selection import side_expr
+from overlap_check.verdict import diagnosis, label
+
+F64 = npt.NDArray[np.float64]
+STATUS = ("ok", "no-side", "no-dominator", "zero-length")
+OK, NO_SIDE, NO_DOMINATOR, ZERO_LENGTH = range(4)
+WORST = 3
+MAX_BARRIERS = 5
+
+
+@dataclass(frozen=True)
+class PlanStreams:
+    main: int | None  # the dominator's stream
+    side: int | None  # the configured or inferred side stream
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    """Per-occurrence arrays of one sample (index k = occurrence k + 1)."""
+
+    side_count: I64
+    side_start: I64
+    side_end: I64
+    dom_start: I64
+    dom_end: I64
+    status: I64
+    overlap_ns: I64
+    pct: F64  # nan when not judged
+    busy_pct: F64  # nan when not judged
+    dom_row: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # -1: none
+    main_names: pl.Series = field(default_factory=lambda: pl.Series(dtype=pl.String))
+
+    def dominator(self, k: int) -> str | None:
+        row = int(self.dom_row[k])
+        return None if row < 0 else str(self.main_names[row])
+
+    def occurrence(self, k: int) -> Occurrence:
+        has_side = self.side_count[k] > 0
+        has_dom = bool(self.dom_row[k] >= 0)
+        return Occurrence(
+            index=k + 1,
+            side_ops=int(self.side_count[k]),
+            side_start_ns=int(self.side_start[k]) if has_side else None,
+            side_end_ns=int(self.side_end[k]) if has_side else None,
+            dominator=self.dominator(k),
+            dom_start_ns=int(self.dom_start[k]) if has_dom else None,
+            dom_end_ns=int(self.dom_end[k]) if has_dom else None,
+            overlap_ns=int(self.overlap_ns[k]),
+            overlap_pct=None if np.isnan(self.pct[k]) else float(self.pct[k]),
+            busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
+            status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
+        )
+
+
+def _i64(frame: pl.DataFrame, column: str) -> I64:
+    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
+
+
+def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+    """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
+
+    ``kernels`` holds compute kernels only, so the flags equal selection.side_expr(plan)
+    and dominator_expr(plan, None) & ~side (a test holds them equal). Kernel names repeat
+    layer after layer: the regexes run once per distinct name, each row is a hash lookup.
+    """
+    names = kernels.get_column("name").unique()
+
+    def matching(pattern: str) -> pl.Expr:
+        return pl.col("name").is_in(names.filter(names.str.contains(pattern)).implode())
+
+    is_side = matching(plan.side) if plan.side is not None else side_expr(plan)
+    is_dom = matching(plan.dominator) if plan.dominator is not None else pl.lit(False)
+    return (
+        kernels.select("stream_id", "start_ns", "end_ns", "name", "is_communication")
+        .with_columns(is_side.alias("_side"))
+        .select(
+            "stream_id",
+            "start_ns",
+            "end_ns",
+            "name",
+            "_side",
+            (is_dom & ~pl.col("_side")).alias("_dom"),
+        )
+    )
+
+
+def _most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
+    """The stream with the most kernel time in these frames (ties: lowest ID)."""
+    rows = pl.concat([f.select("stream_id", "start_ns", "end_ns") for f in frames])
+    if exclude is not None:
+        rows = rows.filter(pl.col("stream_id") != exclude)
+    if rows.is_empty():
+        return None
+    totals = (
+        rows.group_by("stream_id")
+        .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
+        .sort(["t", "stream_id"], descending=[True, False])
+    )
+    return int(totals.item(0, "stream_id"))
+
+
+def resolve_streams(
+    plan: Plan, tagged: Sequence[pl.DataFrame], rank_main: int | None
+) -> PlanStreams:
+    main: int | None
+    if plan.main_stream is not None:
+        main = plan.main_stream
+    elif plan.dominator is not None:
+        main = _most_time([t.filter(pl.col("_dom")) for t in tagged])
+    else:
+        main = rank_main
+    side = plan.side_stream
+    if side is None:
+        side = _most_time([t.filter(pl.col("_side")) for t in tagged], exclude=main)
+    return PlanStreams(main=main, side=side)
+
+
+def placement(
+    plan: Plan, streams: PlanStreams, tagged: Sequence[pl.DataFrame], unit: str = "runs"
+) -> tuple[int, tuple[str, ...]]:
+    """Total side ops over all samples, and the evidence of misplaced ones (empty: placement ok)."""
+    side = pl.concat([t.filter(pl.col("_side")).select("stream_id") for t in tagged])
+    total = side.height
+    counts = side.group_by("stream_id").len().sort("stream_id")
+    where = f" in {len(tagged)} {unit}" if len(tagged) > 1 else ""
+    evidence: list[str] = []
+    for sid, n in counts.iter_rows():  # one row per stream
+        if sid == streams.main:
+            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
+            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
+        elif plan.side_stream is not None and sid != plan.side_stream:
+            evidence.append(
+                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
+                f"side stream {plan.side_stream}{where}"
+            )
+    return total, tuple(evidence)
+
+
+def _by_start(frame: pl.DataFrame) -> pl.DataFrame:
+    # Kernel tables come in time order; sort only when they do not.
+    return frame if frame.get_column("start_ns").is_sorted() else frame.sort("start_ns")
+
+
+def main_kernels(tagged: pl.DataFrame, main: int | None) -> pl.DataFrame:
+    """Kernels on the main stream that are not side ops, by start time (none without a main)."""
+    if main is None:
+        return tagged.clear()
+    return _by_start(tagged.filter((pl.col("stream_id") == main) & ~pl.col("_side")))
+
+
+def _dominators_by_regex(main: pl.DataFrame, ss: I64) -> tuple[I64, I64]:
+    """Occurrence of each side op, and the main-kernel row of each dominator instance
+    (instances sorted by end time)."""
+    me = _i64(main, "end_ns")
+    rows = np.flatnonzero(main.get_column("_dom").to_numpy())
+    rows = rows[np.argsort(me[rows], kind="stable")]
+    occ = np.searchsorted(me[rows], ss, side="right").astype(np.int64)
+    return occ, rows
+
+
+def _dominators_by_cluster(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
+    """Clusters of side ops split by whole main-stream kernels, and the main-kernel row of
+    each cluster's longest main kernel (-1: none)."""
+    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    before_end = np.maximum.accumulate(se)[:-1]  # end of all side ops before op j
+    nxt = np.searchsorted(ms, before_end, side="left")  # first main kernel starting after them
+    fits = np.zeros(before_end.size, dtype=bool)
+    inside = nxt < ms.size
+    fits[inside] = me[nxt[inside]] <= ss[1:][inside]
+    occ = np.concatenate([[0], np.cumsum(fits)]).astype(np.int64)
+    cluster_start = ss[np.concatenate([[0], np.flatnonzero(fits) + 1])]
+    owner = np.searchsorted(cluster_start, me, side="left") - 1
+    rows = np.full(cluster_start.size, -1, dtype=np.int64)
+    kept = np.flatnonzero(owner >= 0)
+    if kept.size:
+        groups, longest = _longest_per_group(owner[kept], me[kept] - ms[kept])
+        rows[groups] = kept[longest]
+    return occ, rows
+
+
+def _longest_per_group(group: I64, length: I64) -> tuple[I64, I64]:
+    """The groups present and, for each, the position of its longest item (first on ties)."""
+    if not bool(np.all(group[1:] >= group[:-1])):  # only if main kernels overlap each other
+        order = np.lexsort((-length, group))
+        first = order[np.concatenate([[True], group[order][1:] != group[order][:-1]])]
+        return group[first], first
+    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    sizes = np.diff(np.concatenate([starts, [group.size]]))
+    is_max = length == np.repeat(np.maximum.reduceat(length, starts), sizes)
+    hits = np.flatnonzero(is_max)
+    first = hits[np.concatenate([[True], group[hits][1:] != group[hits][:-1]])]
+    return group[first], first
+
+
+def occurrences(
+    tagged: pl.DataFrame, plan: Plan, streams: PlanStreams, main: pl.DataFrame | None = None
+) -> Occurrences:
+    """Pair the side ops of one sample with their own dominator instances and measure each pair.
+
+    ``main``: the sample's main_kernels(), when the caller already has them.
+    """
+    side = _by_start(tagged.filter(pl.col("_side")))
+    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
+    if main is None:
+        main = main_kernels(tagged, streams.main)
+    if plan.dominator is not None:
+        occ, rows = _dominators_by_regex(main, ss)
+        if occ.size and occ[-1] == rows.size:  # side ops after the last dominator end
+            rows = np.concatenate([rows, [-1]])
+    elif ss.size:
+        occ, rows = _dominators_by_cluster(main, ss, se)
+    else:
+        occ, rows = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    has_dom = rows >= 0
+    ds = np.zeros(rows.size, dtype=np.int64)
+    de = np.zeros(rows.size, dtype=np.int64)
+    ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
+    de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
+    measured = _measure(ss, se, occ, rows.size, ds, de, has_dom)
+    return replace(measured, dom_row=rows, main_names=main.get_column("name"))
+
+
+def _measure(
+    ss: I64,
+    se: I64,
+    occ: I64,
+    n_occ: int,
+    ds: I64,
+    de: I64,
+    has_dom: npt.NDArray[np.bool_],
+) -> Occurrences:
+    count = np.bincount(occ, minlength=n_occ).astype(np.int64)
+    side_start = np.zeros(n_occ, dtype=np.int64)
+    side_end = np.zeros(n_occ, dtype=np.int64)
+    if occ.size:
+        # Side ops are sorted by start and their occurrence never decreases: groups are contiguous.
+        first = np.flatnonzero(np.concatenate([[True], occ[1:] != occ[:-1]]))
+        side_start[occ[first]] = ss[first]
+        side_end[occ[first]] = np.maximum.reduceat(se, first)
+    has_side = count > 0
+    status = np.full(n_occ, OK, dtype=np.int64)
+    status[~has_side] = NO_SIDE
+    status[~has_dom] = NO_DOMINATOR
+    overlap = np.maximum(0, np.minimum(side_end, de) - np.maximum(side_start, ds))
+    denom = np.minimum(side_end - side_start, de - ds)
+    status[(status == OK) & (denom <= 0)] = ZERO_LENGTH
+    ok = status == OK
+    overlap = np.where(ok, overlap, 0)
+    pct = np.full(n_occ, np.nan)
+    pct[ok] = overlap[ok] / denom[ok]
+    # Busy time: side ops merged per occurrence, and clipped to their own dominator.
+    side_busy = intervals.grouped_union_length(ss, se, occ, n_occ)
+    lo = np.where(has_dom[occ], ds[occ], 0) if occ.size else occ
+    hi = np.where(has_dom[occ], de[occ], 0) if occ.size else occ
+    cs, ce = intervals.clip(ss, se, lo, hi)
+    busy_overlap = intervals.grouped_union_length(cs, ce, occ, n_occ)
+    busy_denom = np.minimum(side_busy, de - ds)
+    busy_ok = ok & (busy_denom > 0)
+    busy_pct = np.full(n_occ, np.nan)
+    busy_pct[busy_ok] = busy_overlap[busy_ok] / busy_denom[busy_ok]
+    return Occurrences(count, side_start, side_end, ds, de, status, overlap, pct, busy_pct)
+
+
+def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRun:
+    """The per-run (per-sample) figures: medians over the judged occurrences, worst ones named."""
+    judged = np.flatnonzero(occ.status == OK)
+    pct = occ.pct[judged]
+    busy = occ.busy_pct[judged]
+    busy = busy[~np.isnan(busy)]
+    worst = judged[np.argsort(pct, kind="stable")[:WORST]]
+    unjudged = np.flatnonzero(occ.status != OK)[:WORST]
+    return PlanRun(
+        run=sample.run,
+        warm=sample.warm,
+        overlap_pct=float(np.median(pct)) if pct.size else None,
+        occurrences=int(occ.status.size),
+        busy_overlap_pct=float(np.median(busy)) if busy.size else None,
+        judged=int(judged.size),
+        worst=tuple(occ.occurrence(int(k)) for k in worst),
+        sample=sample.label,
+        side_ops=int(occ.side_count.sum()),
+        no_side=int((occ.status == NO_SIDE).sum()),
+        no_dominator=int((occ.status == NO_DOMINATOR).sum()),
+        zero_length=int((occ.status == ZERO_LENGTH).sum()),
+        fake=int((pct <= thresholds.fake).sum()),
+        unpaired=tuple(occ.occurrence(int(k)) for k in unjudged),
+    )
+
+
+def barrier_instances(
+    main: pl.DataFrame, occ: Occurrences, thresholds: Thresholds, run: int
+) -> pl.DataFrame:
+    """For each fake occurrence, the first main-stream kernel after the side window, ahead of the
+    dominator, that follows an idle gap on the main stream."""
+    fake = np.flatnonzero((occ.status == OK) & (occ.pct <= thresholds.fake))
+    fake = fake[occ.side_end[fake] < occ.dom_start[fake]]  # room for an op between them
+    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    if fake.size == 0 or ms.size == 0:
+        return _BARRIER_EMPTY
+    prev_end = np.concatenate([[ms[0]], np.maximum.accumulate(me)[:-1]])
+    gap = np.maximum(0, ms - prev_end)
+    # next_gap[i]: the first kernel at or after i that follows an idle gap (n: none).
+    marks = np.where(gap > 0, np.arange(ms.size), ms.size)
+    next_gap = np.concatenate([np.minimum.accumulate(marks[::-1])[::-1], [ms.size]])
+    cand = next_gap[np.searchsorted(ms, occ.side_end[fake], side="left")]
+    found = cand < ms.size
+    found[found] = ms[cand[found]] < occ.dom_start[fake[found]]  # still ahead of the dominator
+    idx, k = cand[found], fake[found]
+    return pl.DataFrame(
+        {
+            "name": main.get_column("name").gather(idx),
+            "start_ns": ms[idx],
+            "gap_ns": gap[idx],
+            "after_ns": ms[idx] - occ.side_end[k],
+            "covers": prev_end[idx] <= occ.side_start[k],
+            "run": np.full(idx.size, run, dtype=np.int64),
+            "occurrence": k + 1,
+        },
+        schema=_BARRIER_SCHEMA,
+    )
+
+
+_BARRIER_SCHEMA = {
+    "name": pl.String,
+    "start_ns": pl.Int64,
+    "gap_ns": pl.Int64,
+    "after_ns": pl.Int64,
+    "covers": pl.Boolean,
+    "run": pl.Int64,
+    "occurrence": pl.Int64,
+}
+_BARRIER_EMPTY = pl.DataFrame(schema=_BARRIER_SCHEMA)
+
+
+def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierCandidate, ...]:
+    """Candidates by name: most fake occurrences first, then the shortest delay after the side
+    window."""
+    if instances.is_empty() or stream is None:
+        return ()
+    ranked = (
+        instances.group_by("name", maintain_order=True)
+        .agg(
+            pl.len().alias("count"),
+            pl.col("after_ns").median().alias("delay"),
+            pl.all().first(),  # instances come in (run, occurrence) order
+        )
+        .sort(["count", "delay", "name"], descending=[True, False, False])
+        .head(MAX_BARRIERS)
+    )
+    return tuple(
+        BarrierCandidate(
+            name=row["name"],
+            stream_id=stream,
+            start_ns=row["start_ns"],
+            gap_ns=row["gap_ns"],
+            run=row["run"],
+            occurrence=row["occurrence"],
+            after_side_end_ns=row["after_ns"],
+            occurrences=row["count"],
+            covers_side_window=row["covers"],
+        )
+        for row in ranked.iter_rows(named=True)
+    )
+
+
+def _no_evidence_reason(
+    plan: Plan, streams: PlanStreams, side_total: int, runs: Sequence[PlanRun]
+) -> str:
+    if side_total == 0:
+        if plan.side is not None:
+            return f"no compute kernel matched the side regex {plan.side!r}"
+        if plan.side_stream is not None:
+            return f"no compute kernel ran on side stream {plan.side_stream}"
+        return "the plan names no side ops (give side or side_stream)"
+    if streams.main is None:
+        return f"no compute kernel matched the dominator regex {plan.dominator!r}"
+    if not any(r.judged for r in runs if r.warm):
+        where = f"on stream {streams.main}"
+        if plan.dominator is not None and not any(r.no_side or r.judged for r in runs):
+            return f"no compute kernel {where} matched the dominator regex {plan.dominator!r}"
+        return f"no occurrence in a warm run paired side ops with a dominator {where}"
+    return "nothing to judge"
+
+
+def evaluate_plan(
+    plan: Plan,
+    rank: int | None,
+    samples: Sequence[Sample],
+    rank_main: int | None,
+    thresholds: Thresholds,
+    provisional: bool,
+    contention_ns: int = 0,
+) -> PlanResult:
+    """The plan's result for one rank: per-run figures, warm median, verdict and diagnosis."""
+    tagged = [tag(s.kernels, plan) for s in samples]
+    streams = resolve_streams(plan, tagged, rank_main)
+    unit = "steps" if samples and samples[0].label is not None else "runs"
+    side_total, evidence = placement(plan, streams, tagged, unit)
+    runs: list[PlanRun] = []
+    barrier_frames = []
+    for sample, table in zip(samples, tagged, strict=True):  # one iteration per run / step
+        main = main_kernels(table, streams.main)
+        occ = occurrences(table, plan, streams, main)
+        runs.append(plan_run(sample, occ, thresholds))
+        if sample.warm:
+            barrier_frames.append(barrier_instances(main, occ, thresholds, sample.run))
+    warm = [r.warm for r in runs]
+    figure = spread([r.overlap_pct for r in runs], warm)
+    busy = spread([r.busy_overlap_pct for r in runs], warm)
+    verdict: Verdict = "not-split" if evidence else label(figure.median, thresholds)
+    if streams.main is None or side_total == 0:
+        verdict = "no-evidence"
+    fake_occurrences = sum(r.fake for r in runs if r.warm)
+    barriers = rank_barriers(
+        pl.concat(barrier_frames) if barrier_frames else _BARRIER_EMPTY, streams.main
+    )
+    if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
+        figure = replace(figure, median=None)
+        busy = replace(busy, median=None)
+    return PlanResult(
+        name=plan.name,
+        rank=rank,
+        verdict=verdict,
+        overlap_pct=figure.median,
+        provisional=provisional,
+        side_stream=streams.side,
+        main_stream=streams.main,
+        busy_overlap_pct=busy.median,
+        per_run=tuple(runs),
+        runs_used=figure.used,
+        overlap_min=figure.minimum,
+        overlap_max=figure.maximum,
+        barrier_candidates=barriers,
+        placement=evidence,
+        diagnosis=diagnosis(
+            verdict,
+            figure.median,
+            thresholds,
+            placement=evidence,
+            barriers=barriers,
+            fake_occurrences=fake_occurrences,
+            no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
+            contention_ns=contention_ns,
+        ),
+        fake_occurrences=fake_occurrences,
+        dominator=plan.dominator,
+        side=plan.side,
+    )

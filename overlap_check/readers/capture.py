@@ -1,0 +1,271 @@
+"""One discovered Source → one Capture: pick the kernel source, add streams and metadata.
+
+Kernel source, first present: the bare file given; else kernel_details.csv,
+op_summary_*.csv (slices concatenated), the .db, the trace, task_time. When the
+kernel file has no Stream IDs (Level0), they come from the capture's .db,
+task_time or trace, in that order (cheapest exact source first), and
+``Capture.stream_source`` names it; with none, NoStreamDataError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from overlap_check.discover import Source, file_kind
+from overlap_check.errors import InputError, NoStreamDataError
+from overlap_check.model import Capture
+from overlap_check.readers.csvread import read_header
+from overlap_check.readers.db import read_db
+from overlap_check.readers.kernel_csv import read_kernel_csv
+from overlap_check.readers.metadata import (
+    ProfilerInfo,
+    device_info_number,
+    dir_timestamp_ns,
+    prof_rank,
+    read_device_cores,
+    read_profiler_info,
+)
+from overlap_check.readers.streams import attach_streams
+from overlap_check.readers.task_time import looks_like_task_time, read_task_time
+from overlap_check.readers.trace import read_trace
+from overlap_check.table import conform
+
+LEVEL1_HINT = (
+    "re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
+    "msprof: --task-time=l1), or keep trace_view.json / the .db next to kernel_details.csv"
+)
+
+
+@dataclass
+class _Kernels:
+    """What the kernel source gave, before metadata."""
+
+    frame: pl.DataFrame
+    source: str
+    has_streams: bool = True
+    skipped: list[tuple[Path, tuple[int, ...]]] = field(default_factory=list)
+    rank: int | None = None
+    time_ns: int | None = None
+    devices: tuple[int, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+
+
+def _from_csvs(paths: tuple[Path, ...], source: str) -> _Kernels:
+    files = [read_kernel_csv(p) for p in paths]
+    result = _Kernels(
+        frame=_concat([f.kernels for f in files]),
+        source=source,
+        has_streams=all(f.has_streams for f in files),
+        skipped=[(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+    )
+    if len(paths) > 1:
+        result.notes.append(f"{len(paths)} {source} files concatenated")
+    return result
+
+
+def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
+    read = [(p, *read_task_time(p)) for p in paths]
+    return _Kernels(
+        frame=_concat([frame for _, frame, _ in read]),
+        source="task_time",
+        skipped=[(p, lines) for p, _, lines in read if lines],
+    )
+
+
+def _from_db(path: Path) -> _Kernels:
+    db = read_db(path)
+    return _Kernels(frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns)
+
+
+def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
+    traces = [read_trace(p) for p in paths]
+    return _Kernels(
+        frame=_concat([t.kernels for t in traces]),
+        source="trace_view.json",
+        devices=tuple(sorted({d for t in traces for d in t.devices})),
+    )
+
+
+def _primary(path: Path) -> _Kernels:
+    kind = file_kind(path)
+    if kind == "db":
+        return _from_db(path)
+    if kind == "trace":
+        return _from_traces((path,))
+    if looks_like_task_time(read_header(path)):
+        return _from_task_time((path,))
+    source = "op_summary" if path.name.lower().startswith("op_summary") else "kernel_details.csv"
+    return _from_csvs((path,), source)
+
+
+def _read_kernels(src: Source) -> _Kernels:
+    if src.primary is not None:
+        return _primary(src.primary)
+    if src.kernel_details is not None:
+        return _from_csvs((src.kernel_details,), "kernel_details.csv")
+    if src.op_summary:
+        return _from_csvs(src.op_summary, "op_summary")
+    if src.dbs:
+        return _from_db(src.dbs[0])
+    if src.traces:
+        return _from_traces(src.traces)
+    if src.task_time:
+        return _from_task_time(src.task_time)
+    raise InputError(
+        "no kernel data: no kernel_details.csv, op_summary, trace or profiler .db",
+        path=src.path,
+        hint="the profiler's offline parsing may have failed (see its logs/); "
+        "torch_npu.profiler.profiler.analyse(<dir>) re-parses it",
+    )
+
+
+def _stream_candidates(src: Source, used: str) -> list[tuple[str, Callable[[], pl.DataFrame]]]:
+    candidates: list[tuple[str, Callable[[], pl.DataFrame]]] = []
+    if src.dbs and used != "db":
+        candidates.append(("db", lambda: read_db(src.dbs[0]).kernels))
+    if src.task_time and used != "task_time":
+        candidates.append(("task_time", lambda: _from_task_time(src.task_time).frame))
+    if src.traces and used != "trace_view.json":
+        candidates.append(("trace_view.json", lambda: _from_traces(src.traces).frame))
+    return candidates
+
+
+def _needs_streams(kernels: _Kernels) -> bool:
+    """No Stream ID column, or one with no value on any compute row (N/A everywhere)."""
+    if not kernels.has_streams:
+        return True
+    compute = ~pl.col("is_communication")
+    counts = kernels.frame.select(
+        compute.sum().alias("compute"),
+        (compute & pl.col("stream_id").is_not_null()).sum().alias("with_stream"),
+    ).row(0)
+    if counts[0] and counts[1] == 0:
+        return True
+    if counts[1] < counts[0]:
+        kernels.notes.append(
+            f"{counts[0] - counts[1]} of {counts[0]} kernel rows have no Stream ID (N/A): "
+            "left out of every stream"
+        )
+    return False
+
+
+def _add_streams(src: Source, kernels: _Kernels) -> str:
+    """Fill Stream IDs from another file; returns its source name or raises."""
+    first_error: InputError | None = None
+    for name, read in _stream_candidates(src, kernels.source):
+        try:
+            tasks = read()
+        except InputError as err:  # a broken fallback: try the next, report the first
+            first_error = first_error or err
+            continue
+        frame, missing = attach_streams(kernels.frame, tasks)
+        compute = int(frame.select((~pl.col("is_communication")).sum()).item())
+        if compute and missing == compute:
+            kernels.notes.append(f"no kernel row matched a task in {name} by start time; not used")
+            continue
+        kernels.frame = frame
+        if missing:
+            kernels.notes.append(
+                f"{missing} of {compute} kernel rows matched no task in {name}: no Stream ID"
+            )
+        return name
+    detail = f" ({first_error})" if first_error else ""
+    raise NoStreamDataError(
+        f"no Stream IDs: {kernels.source} has none (profiler_level=Level0) and no trace_view.json,"
+        f" task_time.csv or .db of this capture gives them{detail}",
+        path=src.primary or src.kernel_details or src.path,
+        hint=LEVEL1_HINT,
+    )
+
+
+def _device(src: Source, kernels: _Kernels) -> int | None:
+    devices = (
+        kernels.frame["device"].drop_nulls().unique() if "device" in kernels.frame.columns else None
+    )
+    if devices is not None and devices.len() == 1:
+        return int(devices[0])
+    if devices is not None and devices.len() > 1:
+        return None
+    numbers = {device_info_number(p) for p in src.device_info} - {None}
+    if len(numbers) == 1:
+        return numbers.pop()
+    return kernels.devices[0] if len(kernels.devices) == 1 else None
+
+
+def _skipped(kernels: _Kernels) -> tuple[int, tuple[int, ...], str | None]:
+    if not kernels.skipped:
+        return 0, (), None
+    total = sum(len(lines) for _, lines in kernels.skipped)
+    first_path, first_lines = kernels.skipped[0]
+    for path, lines in kernels.skipped[1:]:
+        kernels.notes.append(
+            f"{path}: {len(lines)} malformed rows skipped (lines {list(lines)[:10]})"
+        )
+    return total, first_lines, str(first_path)
+
+
+def _capture_time(
+    src: Source, info: ProfilerInfo | None, kernels: _Kernels, frame: pl.DataFrame
+) -> int | None:
+    """collectionTimeEnd, else the dir-name stamp, the db session end, the PROF stamp,
+    else the last kernel end: the first that exists."""
+    candidates = (
+        lambda: info.end_ns if info else None,
+        lambda: dir_timestamp_ns(src.path.name) if src.kind != "file" else None,
+        lambda: kernels.time_ns,
+        lambda: dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
+        lambda: frame.select(pl.col("end_ns").max()).item() if frame.height else None,
+    )
+    for candidate in candidates:
+        value = candidate()
+        if value is not None:
+            return int(value)
+    return None
+
+
+def read_capture(src: Source) -> Capture:
+    """Read one capture: kernel table, streams, rank, level, time, device cores."""
+    kernels = _read_kernels(src)
+    stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
+    info = read_profiler_info(src.profiler_info) if src.profiler_info else None
+    kernels.notes.extend(info.notes if info else ())
+    rank = info.rank if info and info.rank is not None else kernels.rank
+    if rank is None and src.kind == "prof":
+        rank = prof_rank(src.host_info + src.device_info)
+    level = info.level if info and info.level else None
+    if level is None and not kernels.has_streams:
+        level = "Level0"
+    device = _device(src, kernels)
+    frame = kernels.frame
+    if "device" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))
+    if device is not None:  # a one-device capture: rows without Device_id are on it
+        frame = frame.with_columns(pl.col("device").fill_null(device))
+    frame = frame.with_columns(pl.lit(rank, pl.Int32).alias("rank"))
+    cores, core_notes = read_device_cores(src.device_info, device)
+    skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
+    if stream_source is not None:
+        kernels.notes.append(f"Stream IDs from {stream_source} ({kernels.source} has none)")
+    return Capture(
+        path=str(src.path),
+        source=kernels.source,
+        rank=rank,
+        device=device,
+        level=level,
+        capture_time_ns=_capture_time(src, info, kernels, frame),
+        kernels=conform(frame),
+        skipped_rows=skipped_rows,
+        skipped_lines=skipped_lines,
+        skipped_file=skipped_file,
+        device_cores=cores,
+        stream_source=stream_source,
+        notes=tuple(kernels.notes) + core_notes,
+    )

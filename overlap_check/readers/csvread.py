@@ -1,0 +1,280 @@
+"""Read the columns a reader needs from a profiler CSV, by header name, fast and exactly.
+
+Fast path: one polars query (scan, parse, finish): only the needed columns are
+materialised, integer columns typed (``N/A`` → null), time columns parsed from
+text into exact int64 ns (:mod:`overlap_check.readers.numbers`). Two cheap
+extra columns flag a suspect file: the header's last column (a row with a
+missing field leaves it empty; polars fills short rows with nulls silently)
+and a surplus column after it (a row with too many fields fills it; polars
+would drop surplus fields silently). A non-integer in an integer column makes
+polars raise, which also counts as suspect.
+
+Slow path, only for a suspect file: Python's ``csv`` module, record by record,
+which knows each record's field count and line number. Rows with a wrong field
+count or an unparseable number are skipped and their 1-based line numbers kept.
+A well-formed file with an empty last field takes the slow path and gives the
+same table. Known blind spot: a row whose only fault is one surplus *empty*
+field at its end reads as good (its values are intact).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from overlap_check.errors import InputError, SchemaError
+from overlap_check.readers.numbers import (
+    int_text,
+    int_text_invalid,
+    is_na_text,
+    us_clean_text_to_ns,
+    us_text_to_ns,
+)
+
+Kind = Literal["int", "us", "str"]
+
+_HEADER_PROBE_BYTES = 1 << 20
+_SURPLUS = "__surplus_field"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column a reader wants: its output name, the header names it goes by, its kind.
+
+    ``us`` columns are decimal microseconds turned into int64 ns; a row whose
+    ``us`` value is not a number (or is missing, when required; or is negative,
+    when ``nonnegative``) is malformed (skipped). ``tab``: msprof writes a TAB
+    after every value of this column (start/stop times).
+    """
+
+    field: str
+    aliases: tuple[str, ...]
+    kind: Kind
+    required: bool = False
+    nonnegative: bool = False
+    tab: bool = False
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    path: Path
+    frame: pl.DataFrame  # one column per field found; us columns already in ns
+    fields: frozenset[str]  # fields whose column exists in the header
+    header: tuple[str, ...]
+    skipped_lines: tuple[int, ...]  # 1-based line numbers of skipped rows
+
+
+def normalise(name: str) -> str:
+    """Header name for matching: no BOM, case, spaces or underscores."""
+    return "".join(ch for ch in name.lstrip("\ufeff").lower() if ch not in " _\t")
+
+
+def read_header(path: Path) -> list[str]:
+    """The header fields, or InputError for an empty, binary or non-UTF-8 file."""
+    try:
+        with path.open("rb") as handle:
+            probe = handle.read(_HEADER_PROBE_BYTES)
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
+    if not probe.strip():
+        raise InputError("empty file", path=path)
+    if b"\x00" in probe:
+        raise InputError("binary data, not a CSV text file", path=path, line=1)
+    first_line = probe.split(b"\n", 1)[0]
+    try:
+        text = first_line.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError("not UTF-8 text, not a CSV file", path=path, line=1) from err
+    try:
+        header = next(csv.reader(io.StringIO(text)))
+    except (csv.Error, StopIteration) as err:
+        raise SchemaError("unreadable CSV header", path=path, line=1) from err
+    return [field.strip() for field in header]
+
+
+def match_columns(
+    header: Sequence[str], columns: Sequence[Column], *, path: Path, what: str
+) -> dict[str, int]:
+    """Field → index of its column in the header; SchemaError when a required one is absent."""
+    index: dict[str, int] = {}
+    for position, name in enumerate(header):
+        index.setdefault(normalise(name), position)
+    found: dict[str, int] = {}
+    for column in columns:
+        for alias in column.aliases:
+            at = index.get(normalise(alias))
+            if at is not None:
+                found[column.field] = at
+                break
+    missing = [c.aliases[0] for c in columns if c.required and c.field not in found]
+    if missing:
+        raise SchemaError(
+            f"not a {what} file: no column {' / '.join(repr(m) for m in missing)} in its header",
+            path=path,
+            line=1,
+            hint="expected a header with "
+            + ", ".join(repr(c.aliases[0]) for c in columns if c.required),
+        )
+    return found
+
+
+Finish = Callable[[pl.LazyFrame], pl.LazyFrame]
+
+
+def read_csv_table(
+    path: Path, columns: Sequence[Column], *, what: str, finish: Finish | None = None
+) -> CsvTable:
+    """Read the wanted columns of one CSV; malformed rows are skipped and counted.
+
+    ``finish`` (lazy, row-wise, must keep unknown columns) runs in the same polars
+    query as the parsing, so the whole read is one pass polars can parallelise.
+    """
+    header = read_header(path)
+    found = match_columns(header, columns, path=path, what=what)
+    wanted = [c for c in columns if c.field in found]
+    finish = finish or (lambda frame: frame)
+    frame = _fast(path, header, wanted, found, finish)
+    skipped: tuple[int, ...] = ()
+    if frame is None:
+        frame, skipped = _slow(path, header, wanted, found, finish)
+    return CsvTable(
+        path=path,
+        frame=frame,
+        fields=frozenset(found),
+        header=tuple(header),
+        skipped_lines=skipped,
+    )
+
+
+def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
+    """µs text → ns: the fast path strips only the expected TAB; the slow path anything."""
+    if not fast:
+        return us_text_to_ns(source)
+    return us_clean_text_to_ns(source.str.strip_chars_end("\t") if column.tab else source)
+
+
+def _convert(
+    schema: pl.Schema, wanted: Sequence[Column], names: dict[str, str], *, fast: bool
+) -> tuple[list[pl.Expr], pl.Expr]:
+    """Expressions for the output columns, and one for ``bad`` (a malformed row)."""
+    values: list[pl.Expr] = []
+    bad: list[pl.Expr] = []
+    for column in wanted:
+        source = pl.col(names[column.field])
+        is_text = schema[names[column.field]] == pl.String
+        if column.kind == "int":
+            if is_text:
+                values.append(int_text(source).alias(column.field))
+                bad.append(int_text_invalid(source))
+            else:
+                values.append(source.cast(pl.Int64).alias(column.field))
+        elif column.kind == "us":
+            ns = _us(column, source, fast)
+            values.append(ns.alias(column.field))
+            bad.append(ns.is_null() if column.required else (~is_na_text(source) & ns.is_null()))
+            if column.nonnegative:
+                bad.append(ns < 0)
+        else:
+            values.append(source.alias(column.field))
+    flag = pl.any_horizontal(bad).fill_null(True) if bad else pl.lit(False)
+    return values, flag
+
+
+def _fast(
+    path: Path,
+    header: Sequence[str],
+    wanted: Sequence[Column],
+    found: dict[str, int],
+    finish: Finish,
+) -> pl.DataFrame | None:
+    """Polars read; None when the file needs the slow path (any sign of a bad row)."""
+    names = {c.field: header[found[c.field]] for c in wanted}
+    if len(set(header)) != len(header):
+        return None  # duplicate header names: polars would rename them; read by position
+    last = header[-1]
+    # Every header column, typed; plus one more: a row with too many fields puts
+    # its first surplus field there (polars maps a given schema by position and
+    # ignores surplus fields silently otherwise).
+    schema: dict[str, pl.DataType] = {name: pl.String() for name in header}
+    null_values: dict[str, str] = {}
+    for column in wanted:
+        name = names[column.field]
+        if column.kind == "int" and name != last:
+            schema[name] = pl.Int64()
+            null_values[name] = "N/A"
+    schema[_SURPLUS] = pl.String()
+    values, bad = _convert(pl.Schema(schema), wanted, names, fast=True)
+    flags = [
+        bad.alias("__bad"),
+        pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
+        pl.col(_SURPLUS).is_not_null().alias("__long"),
+    ]
+    try:
+        scan = pl.scan_csv(
+            path,
+            schema=schema,
+            missing_columns="insert",
+            null_values=null_values or None,
+            raise_if_empty=False,
+        )
+        frame = finish(scan.select(*values, *flags)).collect()
+    except (pl.exceptions.PolarsError, OSError):
+        return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
+    if frame.select(pl.any_horizontal("__bad", "__short", "__long").any()).item():
+        return None
+    return frame.drop("__bad", "__short", "__long")
+
+
+def _slow(
+    path: Path,
+    header: Sequence[str],
+    wanted: Sequence[Column],
+    found: dict[str, int],
+    finish: Finish,
+) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """Record by record with Python's csv module: exact field counts and line numbers."""
+    width = len(header)
+    positions = [found[c.field] for c in wanted]
+    cells: list[list[str]] = [[] for _ in positions]
+    lines: list[int] = []
+    short_or_long: list[int] = []
+    consumed = 1
+    try:
+        with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+            reader = csv.reader(handle)
+            next(reader, None)
+            consumed = reader.line_num
+            for record in reader:
+                first_line = consumed + 1
+                consumed = reader.line_num
+                if not record:
+                    continue  # blank line
+                if len(record) != width:
+                    short_or_long.append(first_line)
+                    continue
+                for target, position in zip(cells, positions, strict=True):
+                    target.append(record[position])
+                lines.append(first_line)
+    except csv.Error as err:
+        raise InputError(f"unreadable CSV: {err}", path=path, line=consumed + 1) from err
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
+    names = {c.field: f"__c{i}" for i, c in enumerate(wanted)}
+    raw = pl.DataFrame(
+        {
+            names[c.field]: pl.Series(values, dtype=pl.String)
+            for c, values in zip(wanted, cells, strict=True)
+        }
+        | {"__line": pl.Series(lines, dtype=pl.Int64)}
+    )
+    values, bad = _convert(raw.schema, wanted, names, fast=False)
+    converted = raw.select(*values, bad.alias("__bad"), "__line")
+    bad_values = converted.filter(pl.col("__bad"))["__line"].to_list()
+    good = finish(converted.lazy().filter(~pl.col("__bad")).drop("__bad", "__line")).collect()
+    return good, tuple(sorted(short_or_long + bad_values))

@@ -1,0 +1,105 @@
+"""kernel_details.csv (torch_npu) and op_summary_*.csv (msprof) → kernel table rows.
+
+Columns are found by header name with aliases (FORMATS.md §2.2, §3.1): every
+version's optional columns (Step Id, Device_id, Model ID, OP State, HF32
+Eligible, Context ID, shapes, metrics) are simply not read. Level0 files have
+no ``Stream ID`` column: :attr:`KernelFile.has_streams` is then False and the
+capture takes its streams from another file (see ``readers.streams``).
+
+Communication rows (Accelerator Core / Task Type ``HCCL`` or ``COMMUNICATION``;
+at Level0, a ``hcom_*`` name with an ``N/A`` core) are kept with
+``is_communication`` True and a null Stream ID: they are never a stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from overlap_check.readers.csvread import Column, read_csv_table
+
+# As written by every version (upper case); listed literally, since upper-casing a
+# million-row column costs more than the whole comparison.
+COMMUNICATION_CORES = ("HCCL", "COMMUNICATION", "hccl", "communication", "Communication")
+
+KERNEL_COLUMNS: tuple[Column, ...] = (
+    Column("step", ("Step Id",), "int"),
+    Column("device", ("Device_id", "Device Id"), "int"),
+    Column("stream_id", ("Stream ID",), "int"),
+    Column("task_id", ("Task ID",), "int"),
+    Column("name", ("Name", "Op Name"), "str", required=True),
+    Column("op_type", ("Type", "OP Type"), "str"),
+    Column("accelerator_core", ("Accelerator Core", "Task Type"), "str"),
+    Column("start_ns", ("Start Time(us)", "Task Start Time(us)"), "us", required=True, tab=True),
+    Column(
+        "duration_ns", ("Duration(us)", "Task Duration(us)"), "us", required=True, nonnegative=True
+    ),
+    Column("block_num", ("Block Num", "Block Dim"), "int"),
+    Column("mix_block_num", ("Mix Block Num", "Mix Block Dim"), "int"),
+)
+
+
+@dataclass(frozen=True)
+class KernelFile:
+    path: Path
+    kernels: pl.DataFrame  # kernel-table columns (not yet conformed: no rank)
+    has_streams: bool  # the file has a Stream ID column
+    skipped_lines: tuple[int, ...]
+
+
+def na_to_null(expr: pl.Expr) -> pl.Expr:
+    """Text ``N/A`` / blank → null, other text unchanged."""
+    return pl.when(expr.is_in(["", "N/A", "n/a"])).then(None).otherwise(expr)
+
+
+def communication_flag(core: pl.Expr, name: pl.Expr) -> pl.Expr:
+    """HCCL / COMMUNICATION rows; with no core (Level0 ``N/A``), an ``hcom_`` op name."""
+    by_core = core.is_in(COMMUNICATION_CORES)
+    by_name = core.is_null() & name.str.starts_with("hcom_")
+    return (by_core | by_name).fill_null(False)
+
+
+def finish_kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Common tail of every reader: end_ns, N/A → null, communication rows without stream.
+
+    Expects ``start_ns``, ``duration_ns``, ``name`` and any kernel-table columns;
+    other columns pass through.
+    """
+    columns = frame.collect_schema().names()
+    strings = [
+        na_to_null(pl.col(c)).alias(c) for c in ("op_type", "accelerator_core") if c in columns
+    ]
+    out = frame.with_columns(strings)
+    core = pl.col("accelerator_core") if "accelerator_core" in columns else pl.lit(None, pl.String)
+    out = out.with_columns(
+        communication_flag(core, pl.col("name")).alias("is_communication"),
+        (pl.col("start_ns") + pl.col("duration_ns")).alias("end_ns"),
+    )
+    if "stream_id" in columns:
+        out = out.with_columns(
+            pl.when(pl.col("is_communication"))
+            .then(None)
+            .otherwise(pl.col("stream_id"))
+            .alias("stream_id")
+        )
+    return out.drop("duration_ns")
+
+
+def finish_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`finish_kernels` for an eager frame."""
+    return finish_kernels(frame.lazy()).collect()
+
+
+def read_kernel_csv(path: Path) -> KernelFile:
+    """Read kernel_details.csv or an op_summary_*.csv."""
+    table = read_csv_table(
+        path, KERNEL_COLUMNS, what="kernel_details / op_summary", finish=finish_kernels
+    )
+    return KernelFile(
+        path=path,
+        kernels=table.frame,
+        has_streams="stream_id" in table.fields,
+        skipped_lines=table.skipped_lines,
+    )

@@ -1,0 +1,145 @@
+"""Capture metadata: profiler_info*.json (rank, level, capture time), device info.json, dir names.
+
+Type drift handled (FORMATS.md §1.4, quirk 15): ``rank_id`` int or string,
+``-1`` meaning "no rank"; ``_profiler_level`` under ``experimental_config``;
+``end_info.collectionTimeEnd`` (wall-clock ns) present from 2023 on.
+Metadata is auxiliary: a broken metadata file gives a note, not an error, so
+good kernel data is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from overlap_check.model import DeviceCores
+
+_RANK_IN_NAME = re.compile(r"^profiler_info_(-?\d+)\.json$")
+_DIR_TIMESTAMP = re.compile(r"(?:^|_)(\d{17})(?=_|$)")
+_DEVICE_INFO_NAME = re.compile(r"^info\.json\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class ProfilerInfo:
+    rank: int | None
+    level: str | None
+    end_ns: int | None
+    notes: tuple[str, ...] = ()
+
+
+def _as_int(value: object) -> int | None:
+    """An int from an int or integer text; None otherwise (bools are not ints here)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def rank_value(value: object) -> int | None:
+    """``rank_id`` as written (int or text); -1 and other negatives mean no rank."""
+    rank = _as_int(value)
+    return rank if rank is not None and rank >= 0 else None
+
+
+def _load_json(path: Path) -> tuple[Any, str | None]:
+    try:
+        return json.loads(path.read_bytes()), None
+    except (OSError, ValueError) as err:
+        return None, f"{path}: unreadable ({type(err).__name__}: {err}); ignored"
+
+
+def read_profiler_info(path: Path) -> ProfilerInfo:
+    """Rank, profiler level and end of collection from one profiler_info*.json."""
+    name_match = _RANK_IN_NAME.match(path.name)
+    rank_from_name = rank_value(name_match.group(1)) if name_match else None
+    data, problem = _load_json(path)
+    if not isinstance(data, dict):
+        note = problem or f"{path}: not a JSON object; ignored"
+        return ProfilerInfo(rank=rank_from_name, level=None, end_ns=None, notes=(note,))
+    rank = rank_value(data["rank_id"]) if "rank_id" in data else rank_from_name
+    config = data.get("config")
+    experimental = config.get("experimental_config") if isinstance(config, dict) else None
+    level = None
+    if isinstance(experimental, dict):
+        raw = experimental.get("_profiler_level", experimental.get("profiler_level"))
+        level = str(raw) if isinstance(raw, str) and raw else None
+    end_info = data.get("end_info")
+    end_ns = _as_int(end_info.get("collectionTimeEnd")) if isinstance(end_info, dict) else None
+    return ProfilerInfo(rank=rank, level=level, end_ns=end_ns)
+
+
+def dir_timestamp_ns(name: str) -> int | None:
+    """The ``YYYYmmddHHMMSSfff`` stamp in a result / PROF dir name, as ns.
+
+    Read as UTC: torch_npu ≤ 7.x wrote UTC, master local time, and the name
+    carries no zone. It only orders runs that lack ``collectionTimeEnd``.
+    """
+    stamps = _DIR_TIMESTAMP.findall(name)
+    if len(stamps) != 1:
+        return None
+    try:
+        moment = datetime.strptime(stamps[0], "%Y%m%d%H%M%S%f").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    whole_seconds = int(moment.replace(microsecond=0).timestamp())
+    return whole_seconds * 1_000_000_000 + moment.microsecond * 1_000
+
+
+def device_info_number(path: Path) -> int | None:
+    """N of ``device_N/info.json.N``."""
+    match = _DEVICE_INFO_NAME.match(path.name)
+    return int(match.group(1)) if match else None
+
+
+def read_device_cores(
+    paths: tuple[Path, ...], device: int | None
+) -> tuple[DeviceCores | None, tuple[str, ...]]:
+    """AI Core / AI Vector core counts from ``device_N/info.json.N`` (``DeviceInfo[]``).
+
+    Uses the file of ``device`` when known, else the first file that has counts.
+    """
+    ordered = sorted(paths, key=lambda p: (device_info_number(p) != device, str(p)))
+    notes: list[str] = []
+    for path in ordered:
+        data, problem = _load_json(path)
+        if problem:
+            notes.append(problem)
+            continue
+        infos = data.get("DeviceInfo") if isinstance(data, dict) else None
+        if not isinstance(infos, list):
+            continue
+        for info in infos:
+            if not isinstance(info, dict):
+                continue
+            aicore = _as_int(info.get("ai_core_num"))
+            vector = _as_int(info.get("aiv_num"))
+            if aicore is not None and aicore > 0:
+                cores = DeviceCores(
+                    aicore=aicore,
+                    vectorcore=vector if vector is not None and vector > 0 else 0,
+                    source="info.json",
+                    detail=str(path),
+                )
+                return cores, tuple(notes)
+    return None, tuple(notes)
+
+
+def prof_rank(paths: tuple[Path, ...]) -> int | None:
+    """``rank_id`` of an msprof PROF dir's info.json files (host/info.json, device info)."""
+    for path in paths:
+        data, _ = _load_json(path)
+        if isinstance(data, dict) and "rank_id" in data:
+            rank = rank_value(data["rank_id"])
+            if rank is not None:
+                return rank
+    return None

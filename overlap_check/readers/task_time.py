@@ -1,0 +1,54 @@
+"""task_time.csv (torch_npu ≥ 26.1) / task_time_*.csv (msprof) → kernel rows with streams.
+
+Header (FORMATS.md §3.2): ``Device_id,kernel_name,kernel_type,stream_id,task_id,
+task_time(us),task_start(us),task_stop(us)``, a TAB after both times. It lists
+every task, kernels and non-kernel tasks alike; the latter are dropped. The
+kernel name is the binary kernel name, not the op name, so a kernel_details
+row is matched to it by start time only (``readers.streams``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from overlap_check.readers.csvread import Column, read_csv_table
+from overlap_check.readers.kernel_csv import finish_frame
+from overlap_check.readers.tasktypes import is_kernel_task
+
+TASK_TIME_COLUMNS: tuple[Column, ...] = (
+    Column("device", ("Device_id", "Device Id"), "int"),
+    Column("name", ("kernel_name",), "str"),
+    Column("accelerator_core", ("kernel_type",), "str"),
+    Column("stream_id", ("stream_id",), "int", required=True),
+    Column("task_id", ("task_id",), "int"),
+    Column("duration_ns", ("task_time(us)",), "us", nonnegative=True),
+    Column("start_ns", ("task_start(us)",), "us", required=True, tab=True),
+    Column("stop_ns", ("task_stop(us)",), "us", tab=True),
+)
+
+
+def looks_like_task_time(header: list[str]) -> bool:
+    """A header with ``task_start(us)`` and ``stream_id`` is a task_time file."""
+    lowered = {h.strip().lower() for h in header}
+    return "task_start(us)" in lowered and "stream_id" in lowered
+
+
+def read_task_time(path: Path) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """Kernel tasks of a task_time file (non-kernel tasks removed) and skipped lines."""
+    table = read_csv_table(path, TASK_TIME_COLUMNS, what="task_time")
+    frame = table.frame
+    if "name" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("name"))
+    if "accelerator_core" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("accelerator_core"))
+    # Duration: task_time(us) when present, else stop - start.
+    duration = pl.col("duration_ns") if "duration_ns" in frame.columns else pl.lit(None, pl.Int64)
+    stop = pl.col("stop_ns") - pl.col("start_ns") if "stop_ns" in frame.columns else None
+    if stop is not None:
+        duration = duration.fill_null(stop)
+    frame = frame.with_columns(duration.fill_null(0).alias("duration_ns"))
+    frame = frame.filter(is_kernel_task(pl.col("accelerator_core"), pl.col("name")))
+    frame = frame.drop([c for c in ("stop_ns",) if c in frame.columns])
+    return finish_frame(frame), table.skipped_lines

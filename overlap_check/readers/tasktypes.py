@@ -1,0 +1,84 @@
+"""Which hardware tasks are kernels (work) and which are not (waiting, copies, bookkeeping).
+
+trace_view.json's Ascend Hardware threads, task_time.csv and the db's TASK
+table list every task a stream ran. Event record/wait, notifies, memcpy/SDMA,
+placeholders and profiler switches occupy the stream while it waits or copies;
+counting them as busy time would invent overlap, so they never enter the
+kernel table. Old traces label real kernels ``Other`` (they stay); a task is
+recognised as non-kernel by its task type or, for such old traces, by its name
+(``MEMCPY_ASYNC`` named tasks typed ``Other``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# Upper case, spaces as underscores (see :func:`task_key`).
+NON_KERNEL_TASKS: frozenset[str] = frozenset(
+    {
+        "EVENT_RECORD",
+        "EVENT_RECORD_SQE",
+        "EVENT_WAIT",
+        "EVENT_WAIT_SQE",
+        "EVENT_RESET",
+        "EVENT_RESET_SQE",
+        "NOTIFY_WAIT",
+        "NOTIFY_WAIT_SQE",
+        "NOTIFY_RECORD",
+        "NOTIFY_RECORD_SQE",
+        "WRITE_VALUE",
+        "WRITE_VALUE_SQE",
+        "MEMCPY",
+        "MEMCPY_ASYNC",
+        "MEMCPY_ASYNC_SQE",
+        "MEMCPY_ASYNC_WITHOUT_SDMA",
+        "PCIE_DMA",
+        "PCIE_DMA_SQE",
+        "SDMA",
+        "SDMA_SQE",
+        "PLACE_HOLDER",
+        "PLACE_HOLDER_SQE",
+        "TASK_TIMEOUT_SET",
+        "PROFILING_ENABLE",
+        "PROFILING_DISABLE",
+        "CAPTURE_RECORD",
+        "CAPTURE_WAIT",
+        "STREAM_SWITCH",
+        "STREAM_ACTIVE",
+        "LABEL_SET",
+        "LABEL_SWITCH",
+        "LABEL_GOTO",
+        "BARRIER",
+        "MODEL_EXECUTE",
+        "MODEL_END_GRAPH",
+        "MODEL_MAINTAINCE",
+        "REDUCE_INLINE",
+    }
+)
+
+# STARS_COMMON is a generic STARS task: a DSA kernel when it carries an op name
+# (db rows joined to COMPUTE_TASK_INFO), bookkeeping otherwise.
+AMBIGUOUS_TASKS: frozenset[str] = frozenset({"STARS_COMMON"})
+
+
+def task_key(expr: pl.Expr) -> pl.Expr:
+    """Normalised task type / name for set lookups."""
+    return expr.str.strip_chars().str.to_uppercase().str.replace_all(" ", "_", literal=True)
+
+
+def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
+    """True for a kernel task: neither its type nor its name is a non-kernel task.
+
+    STARS_COMMON counts as a kernel only when its name is a real op name
+    (not empty, ``N/A`` or a task-type word).
+    """
+    type_key = task_key(task_type).fill_null("")
+    name_key = task_key(name).fill_null("")
+    non_kernel = list(NON_KERNEL_TASKS)
+    ambiguous = list(AMBIGUOUS_TASKS)
+    anonymous = name_key.is_in(["", "N/A", *non_kernel, *ambiguous])
+    return ~(
+        type_key.is_in(non_kernel)
+        | name_key.is_in(non_kernel)
+        | (type_key.is_in(ambiguous) & anonymous)
+    )

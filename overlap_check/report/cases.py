@@ -1,0 +1,249 @@
+"""The checks a CI report lists, shared by the Markdown, JUnit and GitHub renderers.
+
+One case per plan and rank (per stream pair and rank when there is no plan),
+one per group of core-limit violations (or one passing core-limit case), one
+per baseline figure missing from this report, and a ``gate`` case when the
+gate failed for a reason no other case shows (contention, a rank with one
+stream, --strict). Whether a plan fails follows verdict.FAILING, so that the
+cases agree with the exit code; ``no-evidence`` fails whatever ``--fail-on``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from overlap_check.baseline import describe
+from overlap_check.model import BaselineDelta, Occurrence, PlanResult, Report, StreamPair
+from overlap_check.verdict import FAILING
+
+Status = Literal["passed", "failed", "provisional"]
+
+
+@dataclass(frozen=True)
+class Case:
+    group: Literal["plan", "streams", "cores", "baseline", "gate"]
+    name: str  # "moe-shared-expert rank 0", "stream 3 vs 2 rank 1", "core limits rank 0"
+    status: Status  # provisional: passed, but on fewer runs than min_runs
+    message: str  # one line: the verdict and its figure
+    failures: tuple[str, ...] = ()  # why it failed, one line each
+    details: tuple[str, ...] = ()  # diagnosis, worst occurrence, baseline, per-run figures
+    warning: bool = False  # passed but worth a look: partial, provisional, core warnings
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def us(ns: float) -> str:
+    return f"{ns / 1000:.3f} µs"
+
+
+def with_rank(name: str, rank: int | None) -> str:
+    return name if rank is None else f"{name} rank {rank}"
+
+
+def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | None:
+    for delta in report.baseline or ():
+        if delta.plan == name and delta.rank == rank:
+            return delta
+    return None
+
+
+def verdict_failures(verdict: str, provisional: bool, report: Report) -> list[str]:
+    """Why a verdict fails the gate; empty when it passes."""
+    reasons = []
+    if verdict == "no-evidence":
+        reasons.append("no evidence: nothing could be judged, which never passes")
+    elif verdict in FAILING[report.fail_on]:
+        reasons.append(f"verdict {verdict} fails the gate (--fail-on {report.fail_on})")
+    if provisional and report.strict:
+        reasons.append(f"provisional (fewer than {report.min_runs} runs) with --strict")
+    return reasons
+
+
+def worst_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
+    """(run, occurrence) with the lowest overlap_pct among the warm runs' worst ones."""
+    judged = [
+        (run.run, occ)
+        for run in plan.per_run
+        if run.warm
+        for occ in run.worst
+        if occ.overlap_pct is not None
+    ]
+    if not judged:
+        return None
+    return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
+
+
+def _runs_line(samples: list[tuple[int, bool, float | None]]) -> str:
+    shown = [f"{run}{'' if warm else ' (cold)'}: {pct(value)}" for run, warm, value in samples]
+    return "per run: " + ", ".join(shown)
+
+
+def _judged(
+    group: Literal["plan", "streams"],
+    name: str,
+    verdict: str,
+    provisional: bool,
+    message: str,
+    details: list[str],
+    report: Report,
+) -> Case:
+    failures = verdict_failures(verdict, provisional, report)
+    status: Status = "failed" if failures else ("provisional" if provisional else "passed")
+    warning = not failures and (provisional or verdict == "partial")
+    return Case(group, name, status, message, tuple(failures), tuple(details), warning)
+
+
+def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> Case:
+    if delta is None:
+        return case
+    line = "baseline: " + describe(delta, report.baseline_tolerance or 0.0)
+    if delta.status != "regressed":
+        return replace(case, details=(*case.details, line))
+    return replace(case, status="failed", failures=(*case.failures, line), warning=False)
+
+
+def plan_case(plan: PlanResult, report: Report) -> Case:
+    warm = sum(run.warm for run in plan.per_run)
+    message = (
+        f"{plan.verdict}: overlap_pct {pct(plan.overlap_pct)} (median of {plan.runs_used} "
+        f"warm run(s) of {len(plan.per_run)}; real >= {report.thresholds.real}, "
+        f"fake <= {report.thresholds.fake})"
+    )
+    if plan.provisional:
+        message += f" [provisional: fewer than {report.min_runs} runs]"
+    details = [plan.diagnosis] if plan.diagnosis else []
+    worst = worst_occurrence(plan)
+    if worst is not None and warm:
+        run, occ = worst
+        details.append(
+            f"worst occurrence: run {run}, #{occ.index}: overlap_pct {pct(occ.overlap_pct)}"
+        )
+    if plan.per_run:
+        details.append(_runs_line([(r.run, r.warm, r.overlap_pct) for r in plan.per_run]))
+    case = _judged(
+        "plan",
+        with_rank(plan.name, plan.rank),
+        plan.verdict,
+        plan.provisional,
+        message,
+        details,
+        report,
+    )
+    return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
+
+
+def pair_case(pair: StreamPair, report: Report) -> Case:
+    name = f"stream {pair.side} vs {pair.main}"
+    warm = sum(run.warm for run in pair.per_run)
+    message = (
+        f"{pair.verdict}: busy-time overlap_pct {pct(pair.overlap_pct)} of stream {pair.side} "
+        f"with main stream {pair.main} (median of {warm} warm run(s) of {len(pair.per_run)})"
+    )
+    if pair.provisional:
+        message += f" [provisional: fewer than {report.min_runs} runs]"
+    details = []
+    if pair.per_run:
+        details.append(_runs_line([(r.run, r.warm, r.overlap_pct) for r in pair.per_run]))
+    case = _judged(
+        "streams",
+        with_rank(name, pair.rank),
+        pair.verdict,
+        pair.provisional,
+        message,
+        details,
+        report,
+    )
+    return _with_baseline(case, baseline_of(report, name, pair.rank), report)
+
+
+def core_cases(report: Report) -> list[Case]:
+    cores = report.cores
+    if cores is None:
+        return []
+    device = (
+        [
+            f"device: {cores.device.aicore} AI cores, {cores.device.vectorcore} vector cores "
+            f"({cores.device.source})"
+        ]
+        if cores.device is not None
+        else []
+    )
+    notes = [*device, *cores.notes]
+    warnings = [w.message or f"{w.name}: {w.accelerator_core}" for w in cores.warnings]
+    if cores.contention:
+        notes.append(
+            f"contention: {max(cores.contention_count, len(cores.contention))} interval(s) where "
+            f"main + side block demand exceeds the device cores ({us(cores.over_limit_ns)} in all)"
+        )
+    groups: dict[tuple[str | None, int | None], list[str]] = {}
+    for violation in cores.violations:
+        blocks = (
+            violation.mix_block_num
+            if violation.blocks_field == "mix_block_num"
+            else violation.block_num
+        )
+        line = violation.message or (
+            f"run {violation.run}: {violation.name} on stream {violation.stream_id} "
+            f"({violation.accelerator_core}) uses {blocks} blocks, "
+            f"{violation.kind} limit {violation.limit}"
+        )
+        groups.setdefault((violation.plan, violation.rank), []).append(line)
+    unlisted = max(cores.violation_count - len(cores.violations), 0)
+    cases = []
+    for (plan, rank), lines in groups.items():
+        name = with_rank("core limits" + (f": {plan}" if plan else ""), rank)
+        more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
+        cases.append(
+            Case(
+                "cores",
+                name,
+                "failed",
+                f"{len(lines)} side-stream kernel(s) over limit_core_num",
+                tuple(lines),
+                tuple(more + notes + warnings),
+            )
+        )
+    if not groups and (cores.checked_kernels or cores.limits):
+        message = (
+            f"{cores.checked_kernels} kernel(s) within limit_core_num "
+            f"({cores.exempt_kernels} exempt)"
+        )
+        cases.append(
+            Case(
+                "cores",
+                "core limits",
+                "passed",
+                message,
+                (),
+                tuple(notes + warnings),
+                bool(warnings),
+            )
+        )
+    return cases
+
+
+def ci_cases(report: Report) -> tuple[Case, ...]:
+    """Every case of the report, in the order a CI page shows them."""
+    cases = [plan_case(plan, report) for plan in report.plans]
+    if not report.plans:
+        cases += [pair_case(pair, report) for pair in report.stream_pairs]
+    cases += core_cases(report)
+    tolerance = report.baseline_tolerance or 0.0
+    for delta in report.baseline or ():
+        if delta.status == "missing-in-head":
+            cases.append(
+                Case(
+                    "baseline",
+                    "baseline: " + with_rank(delta.plan, delta.rank),
+                    "failed",
+                    "in the baseline, not in this report",
+                    (describe(delta, tolerance),),
+                )
+            )
+    if report.verdict == "fail" and not any(case.status == "failed" for case in cases):
+        reasons = report.gate_reasons or ("the gate failed",)
+        cases.append(Case("gate", "gate", "failed", reasons[0], tuple(reasons)))
+    return tuple(cases)

@@ -1,0 +1,307 @@
+"""The JSON report (CONTRACT.md, schema_version 1), and extra keys that help.
+
+Times are microseconds as numbers, rounded to 3 decimals from exact integer
+nanoseconds. Points in time (``*_start_us``, ``*_end_us``) are relative to the
+run's first compute kernel (``runs[].origin_ns``): an epoch in µs with 3
+decimals does not fit in a JSON (float64) number. Each such point also comes
+as ``*_ns``, the exact absolute local-epoch integer, to find the kernel in the
+profiler's own files.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from overlap_check.model import (
+    BarrierCandidate,
+    CoresResult,
+    Occurrence,
+    PlanResult,
+    PlanRun,
+    RankStreamSummary,
+    Report,
+    RunInfo,
+    StreamPair,
+)
+
+JSON = dict[str, Any]
+Origins = dict[tuple[int | None, int], int | None]
+
+
+def us(ns: float | None) -> float | None:
+    """Microseconds rounded to 3 decimals (ns resolution)."""
+    return None if ns is None else round(ns / 1000, 3)
+
+
+def _rel(ns: int | None, origin: int | None) -> float | None:
+    if ns is None or origin is None:
+        return None
+    return us(ns - origin)
+
+
+def _run(run: RunInfo) -> JSON:
+    return {
+        "index": run.index,
+        "path": run.path,
+        "rank": run.rank,
+        "warm": run.warm,
+        "source": run.source,
+        "streams": [
+            {"stream_id": s.stream_id, "kernels": s.kernels, "busy_us": us(s.busy_ns)}
+            for s in run.streams
+        ],
+        "skipped_rows": run.skipped_rows,
+        "skipped_lines": list(run.skipped_lines),
+        "device": run.device,
+        "level": run.level,
+        "capture_time_ns": run.capture_time_ns,
+        "communication_rows": run.communication,
+        "stream_source": run.stream_source,
+        "origin_ns": run.origin_ns,
+        "notes": list(run.notes),
+    }
+
+
+def _pair(pair: StreamPair) -> JSON:
+    return {
+        "rank": pair.rank,
+        "main": pair.main,
+        "side": pair.side,
+        "method": "busy",
+        "overlap_us": us(pair.overlap_ns),
+        "overlap_pct": pair.overlap_pct,
+        "verdict": pair.verdict,
+        "provisional": pair.provisional,
+        "per_run": [
+            {
+                "run": r.run,
+                "sample": r.sample,
+                "warm": r.warm,
+                "overlap_us": us(r.overlap_ns),
+                "overlap_pct": r.overlap_pct,
+                "main_busy_us": us(r.main_busy_ns),
+                "side_busy_us": us(r.side_busy_ns),
+            }
+            for r in pair.per_run
+        ],
+    }
+
+
+def _rank(summary: RankStreamSummary) -> JSON:
+    return {
+        "rank": summary.rank,
+        "main_stream": summary.main_stream,
+        "parallelism": summary.parallelism,
+        "concurrent_us": us(summary.concurrent_ns),
+        "wall_us": us(summary.wall_ns),
+    }
+
+
+def _occurrence(occ: Occurrence, origin: int | None) -> JSON:
+    return {
+        "index": occ.index,
+        "status": occ.status,
+        "side_ops": occ.side_ops,
+        "side_start_us": _rel(occ.side_start_ns, origin),
+        "side_end_us": _rel(occ.side_end_ns, origin),
+        "dominator": occ.dominator,
+        "dom_start_us": _rel(occ.dom_start_ns, origin),
+        "dom_end_us": _rel(occ.dom_end_ns, origin),
+        "overlap_us": us(occ.overlap_ns),
+        "overlap_pct": occ.overlap_pct,
+        "busy_overlap_pct": occ.busy_overlap_pct,
+        "side_start_ns": occ.side_start_ns,
+        "dom_start_ns": occ.dom_start_ns,
+    }
+
+
+def _plan_run(run: PlanRun, origin: int | None) -> JSON:
+    return {
+        "run": run.run,
+        "sample": run.sample,
+        "warm": run.warm,
+        "overlap_pct": run.overlap_pct,
+        "busy_overlap_pct": run.busy_overlap_pct,
+        "occurrences": run.occurrences,
+        "judged": run.judged,
+        "side_ops": run.side_ops,
+        "no_side": run.no_side,
+        "no_dominator": run.no_dominator,
+        "zero_length": run.zero_length,
+        "fake_occurrences": run.fake,
+        "worst": [_occurrence(o, origin) for o in run.worst],
+        "unpaired": [_occurrence(o, origin) for o in run.unpaired],
+    }
+
+
+def _barrier(candidate: BarrierCandidate, origin: int | None) -> JSON:
+    return {
+        "name": candidate.name,
+        "stream_id": candidate.stream_id,
+        "start_us": _rel(candidate.start_ns, origin),
+        "gap_us": us(candidate.gap_ns),
+        "after_side_end_us": us(candidate.after_side_end_ns),
+        "run": candidate.run,
+        "occurrence": candidate.occurrence,
+        "occurrences": candidate.occurrences,
+        "covers_side_window": candidate.covers_side_window,
+        "start_ns": candidate.start_ns,
+    }
+
+
+def _plan(plan: PlanResult, origins: Origins) -> JSON:
+    return {
+        "name": plan.name,
+        "rank": plan.rank,
+        "method": plan.method,
+        "overlap_pct": plan.overlap_pct,
+        "busy_overlap_pct": plan.busy_overlap_pct,
+        "provisional": plan.provisional,
+        "verdict": plan.verdict,
+        "side_stream": plan.side_stream,
+        "main_stream": plan.main_stream,
+        "side": plan.side,
+        "dominator": plan.dominator,
+        "runs_used": plan.runs_used,
+        "overlap_min": plan.overlap_min,
+        "overlap_max": plan.overlap_max,
+        "per_run": [_plan_run(r, origins.get((plan.rank, r.run))) for r in plan.per_run],
+        "barrier_candidates": [
+            _barrier(b, origins.get((plan.rank, b.run))) for b in plan.barrier_candidates
+        ],
+        "fake_occurrences": plan.fake_occurrences,
+        "placement": list(plan.placement),
+        "diagnosis": plan.diagnosis,
+    }
+
+
+def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]) -> JSON:
+    device = cores.device
+    return {
+        "device": None
+        if device is None
+        else {
+            "aicore": device.aicore,
+            "vectorcore": device.vectorcore,
+            "source": device.source,
+            "detail": device.detail,
+        },
+        "violations": [
+            {
+                "run": v.run,
+                "rank": v.rank,
+                "stream_id": v.stream_id,
+                "name": v.name,
+                "accelerator_core": v.accelerator_core,
+                "block_num": v.block_num,
+                "mix_block_num": v.mix_block_num,
+                "limit": v.limit,
+                "kind": v.kind,
+                "plan": v.plan,
+                "limit_source": v.limit_source,
+                "blocks_field": v.blocks_field,
+                "start_us": _rel(v.start_ns, origins.get((v.rank, v.run))),
+                "start_ns": v.start_ns,
+                "message": v.message,
+            }
+            for v in cores.violations
+        ],
+        "warnings": [
+            {
+                "run": w.run,
+                "rank": w.rank,
+                "stream_id": w.stream_id,
+                "name": w.name,
+                "accelerator_core": w.accelerator_core,
+                "block_num": w.block_num,
+                "mix_block_num": w.mix_block_num,
+                "limit": w.limit,
+                "kind": w.kind,
+                "plan": w.plan,
+                "limit_source": w.limit_source,
+                "start_us": _rel(w.start_ns, origins.get((w.rank, w.run))),
+                "message": w.message,
+            }
+            for w in cores.warnings
+        ],
+        "contention": [
+            {
+                "run": c.run,
+                "rank": c.rank,
+                "kind": c.kind,
+                "start_us": _rel(c.start_ns, origins.get((c.rank, c.run))),
+                "duration_us": us(c.duration_ns),
+                f"{c.kind}_demand": c.demand,
+                f"{c.kind}_max": c.maximum,
+                "kernels": list(c.kernels),
+                "streams": list(c.streams),
+                "excess_block_us": us(c.excess_block_ns),
+                "start_ns": c.start_ns,
+            }
+            for c in cores.contention
+        ],
+        "limits": [
+            {
+                "source": lim.source,
+                "aicore": lim.aicore,
+                "vectorcore": lim.vectorcore,
+                "mode": lim.mode,
+                "plan": lim.plan,
+                "detail": lim.detail,
+                "kernels": lim.kernels,
+            }
+            for lim in cores.limits
+        ],
+        "over_limit_us": us(cores.over_limit_ns),
+        "aicore_over_limit_us": us(cores.aicore_over_limit_ns),
+        "vectorcore_over_limit_us": us(cores.vectorcore_over_limit_ns),
+        "violation_count": max(cores.violation_count, len(cores.violations)),
+        "warning_count": max(cores.warning_count, len(cores.warnings)),
+        "contention_count": max(cores.contention_count, len(cores.contention)),
+        "checked_kernels": cores.checked_kernels,
+        "exempt_kernels": cores.exempt_kernels,
+        "unchecked_kernels": cores.unchecked_kernels,
+        "notes": list(cores.notes),
+    }
+
+
+def to_dict(report: Report) -> JSON:
+    """The report as plain JSON-ready data (schema_version 1)."""
+    origins: Origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
+    return {
+        "schema_version": report.schema_version,
+        "tool_version": report.tool_version,
+        "verdict": report.verdict,
+        "exit_code": report.exit_code,
+        "thresholds": {"real": report.thresholds.real, "fake": report.thresholds.fake},
+        "warmup": report.warmup,
+        "min_runs": report.min_runs,
+        "per": report.per,
+        "gate_reasons": list(report.gate_reasons),
+        "notes": list(report.notes),
+        "worst_rank": report.worst_rank,
+        "runs": [_run(r) for r in report.runs],
+        "stream_pairs": [_pair(p) for p in report.stream_pairs],
+        "ranks": [_rank(r) for r in report.ranks],
+        "plans": [_plan(p, origins) for p in report.plans],
+        "cores": None if report.cores is None else _cores(report.cores, origins),
+        "baseline": None
+        if report.baseline is None
+        else [
+            {
+                "plan": d.plan,
+                "rank": d.rank,
+                "base": d.base,
+                "head": d.head,
+                "delta": d.delta,
+                "status": d.status,
+            }
+            for d in report.baseline
+        ],
+    }
+
+
+def render(report: Report) -> str:
+    """The JSON text, indented, ending with a newline."""
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"

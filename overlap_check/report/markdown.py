@@ -1,0 +1,275 @@
+"""``--format markdown``: a compact summary for a pull request or $GITHUB_STEP_SUMMARY.
+
+One table per rank (plans, or stream pairs when there is no plan), the core
+limits, the diagnosis lines, the gate's verdict and reasons. Figures are
+fractions (overlap_pct), as in the JSON report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from overlap_check.baseline import describe
+from overlap_check.errors import InputError
+from overlap_check.model import BaselineDelta, Report
+from overlap_check.report.cases import (
+    Case,
+    baseline_of,
+    ci_cases,
+    pair_case,
+    pct,
+    plan_case,
+    worst_occurrence,
+)
+
+STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+STEP_SUMMARY_SWITCH = "OVERLAP_CHECK_STEP_SUMMARY"  # "0": do not write the step summary
+MAX_ROWS = 20  # core-limit violations listed; the JSON report has them all
+_ICON = {"failed": "❌", "warning": "⚠️", "passed": "✅"}
+
+
+def cell(text: object) -> str:
+    """Text safe inside a table cell: no pipes, newlines or HTML tags."""
+    return (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace("\r", " ")
+        .replace("\n", " ")
+    )
+
+
+def _icon(case: Case) -> str:
+    if case.status == "failed":
+        return _ICON["failed"]
+    return _ICON["warning"] if case.warning else _ICON["passed"]
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in rows]
+    return lines
+
+
+def _change(delta: BaselineDelta | None) -> str:
+    if delta is None:
+        return "—"
+    if delta.status == "missing-in-base":
+        return "new"
+    change = f"{delta.delta:+.3f} " if delta.delta is not None else ""
+    mark = {"regressed": " ❌", "improved": " ⬆️"}.get(delta.status, "")
+    return f"{change}({pct(delta.base)} → {pct(delta.head)}){mark}"
+
+
+def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
+    return f"{_icon(case)} {verdict}" + (" (provisional)" if provisional else "")
+
+
+def _rank_title(rank: int | None) -> str:
+    return "all ranks" if rank is None else f"rank {rank}"
+
+
+def _plan_sections(report: Report) -> list[str]:
+    lines: list[str] = []
+    with_baseline = report.baseline is not None
+    ranks = list(dict.fromkeys(plan.rank for plan in report.plans))
+    for rank in ranks:
+        plans = [plan for plan in report.plans if plan.rank == rank]
+        header = ["plan", "overlap_pct", "verdict", "runs used"]
+        header += ["vs baseline"] * with_baseline + ["worst occurrence"]
+        rows = []
+        notes = []
+        for plan in plans:
+            case = plan_case(plan, report)
+            worst = worst_occurrence(plan)
+            worst_text = (
+                f"{pct(worst[1].overlap_pct)} (run {worst[0]}, #{worst[1].index})" if worst else "—"
+            )
+            row: list[object] = [
+                plan.name,
+                pct(plan.overlap_pct),
+                _verdict_cell(case, plan.verdict, plan.provisional),
+                f"{plan.runs_used} of {len(plan.per_run)}",
+            ]
+            if with_baseline:
+                row.append(_change(baseline_of(report, plan.name, plan.rank)))
+            rows.append([*row, worst_text])
+            if plan.diagnosis:
+                notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
+        lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
+        lines += ["", *notes] if notes else []
+    return lines
+
+
+def _pair_sections(report: Report) -> list[str]:
+    lines: list[str] = []
+    with_baseline = report.baseline is not None
+    for rank in dict.fromkeys(pair.rank for pair in report.stream_pairs):
+        header = ["streams", "overlap_pct (busy time)", "verdict", "runs used"]
+        header += ["vs baseline"] * with_baseline
+        rows = []
+        for pair in (p for p in report.stream_pairs if p.rank == rank):
+            name = f"stream {pair.side} vs {pair.main}"
+            warm = sum(run.warm for run in pair.per_run)
+            row: list[object] = [
+                f"{name} (main)",
+                pct(pair.overlap_pct),
+                _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
+                f"{warm} of {len(pair.per_run)}",
+            ]
+            if with_baseline:
+                row.append(_change(baseline_of(report, name, pair.rank)))
+            rows.append(row)
+        lines += ["", f"### Stream pairs, {_rank_title(rank)}", "", *_table(header, rows)]
+    return lines
+
+
+def _core_section(report: Report) -> list[str]:
+    cores = report.cores
+    if cores is None:
+        return []
+    lines = ["", "### Core limits", ""]
+    if cores.device is not None:
+        device = cores.device
+        lines.append(
+            f"Device: {device.aicore} AI cores, {device.vectorcore} vector cores ({device.source})."
+        )
+    total = max(cores.violation_count, len(cores.violations))
+    if not total and not (cores.checked_kernels or cores.limits):
+        lines.append("No core limits configured (limit_core_num, ge_aicore_num or a graph dump).")
+    elif not total:
+        lines.append(
+            f"✅ {cores.checked_kernels} kernel(s) within limit_core_num "
+            f"({cores.exempt_kernels} exempt)."
+        )
+    else:
+        lines += [f"❌ {total} side-stream kernel(s) over limit_core_num.", ""]
+        rows = [
+            (
+                v.run,
+                "—" if v.rank is None else v.rank,
+                v.plan or "—",
+                v.name,
+                v.stream_id,
+                v.accelerator_core,
+                v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num,
+                f"{v.kind} {v.limit}",
+            )
+            for v in cores.violations[:MAX_ROWS]
+        ]
+        header = ["run", "rank", "plan", "kernel", "stream", "core", "blocks", "limit"]
+        lines += _table(header, rows)
+        if total > MAX_ROWS:
+            lines.append(f"\n… and {total - MAX_ROWS} more (see the JSON report).")
+    warnings = max(cores.warning_count, len(cores.warnings))
+    if warnings:
+        lines.append(f"\n⚠️ {warnings} kernel(s) reported, not judged (MIX_AIV or non-Ascend C).")
+    if cores.contention:
+        count = max(cores.contention_count, len(cores.contention))
+        lines.append(
+            f"\n{count} interval(s) where main + side block demand exceeds the device cores "
+            f"({cores.over_limit_ns / 1000:.3f} µs in all)."
+        )
+    return lines
+
+
+def _baseline_section(report: Report) -> list[str]:
+    """Baseline figures the tables do not show: missing from this report."""
+    tolerance = report.baseline_tolerance or 0.0
+    missing = [d for d in report.baseline or () if d.status == "missing-in-head"]
+    if not missing:
+        return []
+    lines = ["", f"### Baseline (tolerance {tolerance:.3f})", ""]
+    return lines + [f"- ❌ {cell(describe(delta, tolerance))}" for delta in missing]
+
+
+def render(report: Report) -> str:
+    """The Markdown summary of a report."""
+    passed = report.verdict == "pass"
+    lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
+    provisional = [p.name for p in report.plans if p.provisional] or [
+        f"stream {p.side}" for p in report.stream_pairs if p.provisional
+    ]
+    if provisional:
+        lines += [
+            "",
+            f"> ⚠️ **Provisional**: fewer than {report.min_runs} runs were available; "
+            "the result may change with more runs.",
+        ]
+    if report.gate_reasons:
+        lines += ["", "**Why the gate failed:**", ""]
+        lines += [f"- {cell(reason)}" for reason in report.gate_reasons]
+    lines += _plan_sections(report) if report.plans else _pair_sections(report)
+    lines += _core_section(report)
+    lines += _baseline_section(report)
+    gate_cases = [case for case in ci_cases(report) if case.group == "gate"]
+    if gate_cases and not report.gate_reasons:
+        lines += ["", f"❌ {cell(gate_cases[0].message)}"]
+    if report.notes:
+        lines += ["", "**Notes:**", ""] + [f"- {cell(note)}" for note in report.notes]
+    lines += [
+        "",
+        f"<sub>overlap-check {cell(report.tool_version)}: median over warm {report.per}s "
+        f"(first {report.warmup} discarded, {report.min_runs} asked for); "
+        f"real ≥ {report.thresholds.real}, fake ≤ {report.thresholds.fake}; "
+        f"fail on: {report.fail_on}{', strict' if report.strict else ''}.</sub>",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
+    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set.
+
+    Written whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off
+    (for a step whose summary another step writes).
+    """
+    target = step_summary_target(environ)
+    if target is not None:
+        append_markdown(render(report), target)
+
+
+def step_summary_target(environ: Mapping[str, str]) -> str | None:
+    """The file GITHUB_STEP_SUMMARY names, unless OVERLAP_CHECK_STEP_SUMMARY=0."""
+    target = environ.get(STEP_SUMMARY_VARIABLE, "").strip()
+    switch = environ.get(STEP_SUMMARY_SWITCH, "").strip().lower()
+    return target if target and switch not in {"0", "false", "no", "off"} else None
+
+
+def append_markdown(text: str, target: str) -> None:
+    """Append ``text`` to the step summary file (InputError naming it if that fails)."""
+    try:
+        with open(target, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as err:
+        raise InputError(
+            f"cannot write the step summary named by {STEP_SUMMARY_VARIABLE}: {err.strerror}",
+            path=target,
+        ) from err
+
+
+def render_comparison(
+    deltas: Sequence[BaselineDelta], tolerance: float, base: str, head: str
+) -> str:
+    """The Markdown of ``overlap-check compare``."""
+    failed = [d for d in deltas if d.status in ("regressed", "missing-in-head")]
+    lines = [
+        f"## overlap-check compare: {'❌ fail' if failed else '✅ pass'}",
+        "",
+        f"Baseline `{cell(base)}` vs `{cell(head)}`, tolerance {tolerance:.3f} "
+        "(absolute drop of overlap_pct).",
+        "",
+    ]
+    rows = [
+        (
+            d.plan,
+            "—" if d.rank is None else d.rank,
+            pct(d.base),
+            pct(d.head),
+            "—" if d.delta is None else f"{d.delta:+.3f}",
+            ("❌ " if d in failed else "") + d.status,
+        )
+        for d in deltas
+    ]
+    lines += _table(["plan", "rank", "base", "head", "change", "status"], rows)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,76 @@
+"""Pictures of an analysis: timeline, runs chart and block demand (PNG or SVG).
+
+Imported only when a picture is asked for; matplotlib itself is imported
+only inside :func:`write_plots`, so importing this package stays cheap and
+the analysis never loads matplotlib.
+
+File names: the first chart (a timeline) is written to ``path`` itself; every
+other chart goes beside it as ``<stem>-<chart>[-<plan>][-rank<R>]<suffix>``,
+e.g. ``out.png``, ``out-timeline-attn-prolog.png``, ``out-runs.png``,
+``out-demand-moe-shared-expert.png``. The rank part appears only when the
+analysis holds several ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from overlap_check.model import Capture, Report
+from overlap_check.report.plots.files import output_paths, picture_format
+from overlap_check.report.plots.select import CHART_KINDS, Chart, ChartKind, Selection, charts
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["CHART_KINDS", "ChartKind", "output_paths", "picture_format", "write_plots"]
+
+
+def write_plots(
+    report: Report,
+    captures: Sequence[Capture],
+    path: str | Path,
+    *,
+    plan: str | None = None,
+    rank: int | None = None,
+    run: int | None = None,
+    occurrence: int | None = None,
+    kinds: Sequence[ChartKind] = CHART_KINDS,
+) -> list[Path]:
+    """Draw the charts of ``report`` (its kernels from ``captures``); return the files written.
+
+    ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default: the
+    worst warm occurrence of each plan, or without plans the busiest overlap region
+    of a warm run); ``kinds`` chooses among timeline, runs and demand charts.
+    Raises UsageError for a bad suffix or a choice the report does not hold.
+    """
+    from overlap_check.report.plots import canvas
+
+    target = Path(path)
+    picture_format(target)
+    unknown = [k for k in kinds if k not in CHART_KINDS]
+    if unknown:
+        from overlap_check.errors import UsageError
+
+        raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
+    chosen = charts(report, captures, Selection(plan, rank, run, occurrence, tuple(kinds)))
+    written: list[Path] = []
+    for chart, file in zip(chosen, output_paths(target, [c.slug for c in chosen]), strict=True):
+        figure = _draw(chart)
+        written.append(canvas.save(figure, file))
+    return written
+
+
+def _draw(chart: Chart) -> Figure:
+    from overlap_check.report.plots.demand import draw_demand
+    from overlap_check.report.plots.runs import draw_runs
+    from overlap_check.report.plots.timeline import draw_timeline
+    from overlap_check.report.plots.views import DemandView, RunsView, TimelineView
+
+    if isinstance(chart.view, TimelineView):
+        return draw_timeline(chart.view)
+    if isinstance(chart.view, RunsView):
+        return draw_runs(chart.view)
+    assert isinstance(chart.view, DemandView)
+    return draw_demand(chart.view)

@@ -1,0 +1,133 @@
+"""Figures without pyplot: the object-oriented API on the Agg / SVG canvases.
+
+No global state, no GUI backend, nothing imported until a picture is asked for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from overlap_check.report.plots.files import picture_format
+
+DPI = 100
+
+# One palette for every chart (colour-blind safe Tableau 10 tones).
+SIDE = "#f28e2b"
+DOMINATOR = "#4e79a7"
+OVERLAP = "#59a14f"
+BARRIER = "#e15759"
+OTHER = "#bab0ac"
+COMMUNICATION = "#b07aa1"
+COLD = "#9d9d9d"
+REAL_BAND = "#59a14f"
+PARTIAL_BAND = "#edc948"
+FAKE_BAND = "#e15759"
+STREAM_COLOURS = ("#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac")
+
+
+VERDICT_COLOURS = {
+    "real": REAL_BAND,
+    "partial": "#d4a017",
+    "fake": FAKE_BAND,
+    "not-split": FAKE_BAND,
+    "no-evidence": COLD,
+}
+
+
+def title(
+    figure: Figure, text: str, verdict: str | None, height_in: float, *, x: float = 0.11
+) -> None:
+    """A bold left-aligned title, and the verdict as a coloured badge at the right."""
+    y = 1 - 0.22 / height_in
+    figure.text(x, y, text, fontsize=12, fontweight="bold", ha="left", va="center")
+    if verdict is not None:
+        figure.text(
+            0.985,
+            y,
+            verdict.upper(),
+            fontsize=12,
+            fontweight="bold",
+            color="white",
+            ha="right",
+            va="center",
+            bbox={
+                "facecolor": VERDICT_COLOURS.get(verdict, COLD),
+                "edgecolor": "none",
+                "boxstyle": "round,pad=0.35",
+            },
+        )
+
+
+class TimeScale:
+    """Capture-clock ns -> float time from the view start, in a unit that suits the span.
+
+    Differences are taken in int64 first, so the floats stay small and exact enough.
+    """
+
+    def __init__(self, start_ns: int, end_ns: int) -> None:
+        self.start_ns = start_ns
+        width = max(end_ns - start_ns, 1)
+        self.unit, self.divisor = (
+            ("µs", 1_000)
+            if width < 20_000_000
+            else ("ms", 1_000_000)
+            if width < 20_000_000_000
+            else ("s", 1_000_000_000)
+        )
+        self.span = width / self.divisor
+
+    def __call__(self, ns: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        return (np.asarray(ns, dtype=np.int64) - self.start_ns) / self.divisor
+
+    def label_axis(self, ax: Axes) -> None:
+        """Plain tick numbers (no offset, no 1e6) and where the view starts."""
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+        ax.set_xlabel(
+            f"{self.unit} from the start of this view"
+            f"  (capture clock: {exact_us(self.start_ns)} µs)",
+            fontsize=9,
+        )
+
+
+def exact_us(ns: int) -> str:
+    """Integer ns as decimal µs, exactly: a 16-digit µs epoch with 3 decimals is no float64."""
+    sign = "-" if ns < 0 else ""
+    whole, frac = divmod(abs(ns), 1_000)
+    return f"{sign}{whole}.{frac:03d}"
+
+
+def new_figure(width_in: float, height_in: float) -> Figure:
+    return Figure(figsize=(width_in, height_in), dpi=DPI)
+
+
+def save(figure: Figure, path: Path) -> Path:
+    """Write the figure as PNG or SVG (from the suffix); returns the path."""
+    fmt = picture_format(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
+    # A fixed hash salt keeps SVG element ids stable between runs.
+    with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
+        figure.savefig(path, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+    return path
+
+
+def format_duration(ns: float) -> str:
+    """A duration for a label: ``850 ns``, ``167.5 µs``, ``1.107 ms`` (4 significant digits)."""
+    if abs(ns) < 1_000:
+        return f"{ns:.0f} ns"
+    if abs(ns) < 1_000_000:
+        return f"{ns / 1_000:.4g} µs"
+    return f"{ns / 1_000_000:.4g} ms"
+
+
+def _metadata(fmt: str) -> dict[str, str | None]:
+    # Reproducible files: no creation date, so regenerated docs images do not churn.
+    if fmt == "svg":
+        return {"Date": None, "Creator": "overlap-check"}
+    return {"Software": "overlap-check"}

@@ -1,0 +1,544 @@
+"""Which charts a Report asks for, and the views they draw (no matplotlib here).
+
+Defaults: for each plan result (plan x rank), the timeline of its worst warm
+occurrence and the block demand over the same range; one runs chart for all
+plans. Without plans: per rank, the stream-level timeline of one warm run
+around its busiest overlap region, its block demand, and a runs chart of the
+stream pairs. ``plan``, ``rank``, ``run`` and ``occurrence`` narrow the choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import polars as pl
+
+from overlap_check.errors import UsageError
+from overlap_check.model import (
+    BarrierCandidate,
+    Capture,
+    DeviceCores,
+    Occurrence,
+    Plan,
+    PlanResult,
+    PlanRun,
+    Report,
+    RunInfo,
+    StreamPair,
+    StreamPairRun,
+    Verdict,
+)
+from overlap_check.report.plots.views import (
+    DemandView,
+    RunPoint,
+    RunSeries,
+    RunsPanel,
+    RunsView,
+    TimelineView,
+    busiest_window,
+    occurrence_range,
+    stream_view_width,
+    verdict_of,
+)
+from overlap_check.table import compute_kernels
+
+ChartKind = Literal["timeline", "runs", "demand"]
+CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
+_VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "real": 4}
+
+
+@dataclass(frozen=True)
+class Chart:
+    kind: ChartKind
+    slug: str  # file-name part: "timeline-moe-shared-expert-rank0"
+    view: TimelineView | RunsView | DemandView
+
+
+@dataclass(frozen=True)
+class Selection:
+    plan: str | None = None
+    rank: int | None = None
+    run: int | None = None
+    occurrence: int | None = None
+    kinds: tuple[ChartKind, ...] = CHART_KINDS
+
+
+def charts(report: Report, captures: Sequence[Capture], selection: Selection) -> list[Chart]:
+    """The charts to draw, timelines first, in report order."""
+    if not report.runs:
+        raise UsageError("the report lists no run to draw")
+    plans = _chosen_plans(report, selection)
+    by_run = _captures_by_run(report, captures)
+    multi_rank = len({r.rank for r in report.runs}) > 1
+    out: list[Chart] = []
+    windows: list[Chart] = []
+    if plans:
+        for result in plans:
+            timeline = plan_timeline(report, result, by_run, selection)
+            windows.append(
+                Chart("timeline", _slug("timeline", result.name, result.rank, multi_rank), timeline)
+            )
+    else:
+        for rank in _chosen_ranks(report, selection):
+            timeline = stream_timeline(report, rank, by_run, selection)
+            windows.append(
+                Chart("timeline", _slug("timeline", "streams", rank, multi_rank), timeline)
+            )
+    if "timeline" in selection.kinds:
+        out.extend(windows)
+    if "runs" in selection.kinds:
+        out.append(Chart("runs", "runs", runs_view(report, plans, selection)))
+    if "demand" in selection.kinds:
+        device = report.cores.device if report.cores is not None else None
+        for chart in windows:
+            assert isinstance(chart.view, TimelineView)
+            out.append(
+                Chart(
+                    "demand",
+                    chart.slug.replace("timeline", "demand", 1),
+                    demand_view(chart.view, device or chart.view.device),
+                )
+            )
+    return out
+
+
+def _slug(kind: str, name: str, rank: int | None, multi_rank: bool) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "plan"
+    suffix = f"-rank{rank}" if multi_rank and rank is not None else ""
+    return f"{kind}-{safe}{suffix}"
+
+
+# --------------------------------------------------------------------------- choice
+
+
+def _chosen_plans(report: Report, selection: Selection) -> list[PlanResult]:
+    plans = list(report.plans)
+    if selection.plan is not None:
+        plans = [p for p in plans if p.name == selection.plan]
+        if not plans:
+            known = ", ".join(sorted({p.name for p in report.plans})) or "none"
+            raise UsageError(
+                f"no plan named {selection.plan!r} in this analysis", hint=f"plans: {known}"
+            )
+    if selection.rank is not None and report.plans:
+        plans = [p for p in plans if p.rank == selection.rank]
+        if not plans:
+            raise UsageError(
+                f"no plan result for rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
+            )
+    return plans
+
+
+def _chosen_ranks(report: Report, selection: Selection) -> list[int | None]:
+    ranks = list(dict.fromkeys(r.rank for r in report.runs))
+    if selection.rank is not None:
+        if selection.rank not in ranks:
+            raise UsageError(
+                f"no run of rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
+            )
+        return [selection.rank]
+    return ranks
+
+
+def _known_ranks(report: Report) -> str:
+    return ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
+
+
+def _captures_by_run(
+    report: Report, captures: Sequence[Capture]
+) -> dict[tuple[int | None, int], tuple[RunInfo, Capture]]:
+    """(rank, run index) -> the run and its capture.
+
+    Matched by path and rank; captures whose path the report does not list are
+    taken in order within their rank, as the pipeline numbers runs.
+    """
+    by_path: dict[tuple[int | None, str], list[Capture]] = {}
+    for capture in captures:
+        by_path.setdefault((capture.rank, capture.path), []).append(capture)
+    by_rank: dict[int | None, list[Capture]] = {}
+    for capture in captures:
+        by_rank.setdefault(capture.rank, []).append(capture)
+    found: dict[tuple[int | None, int], tuple[RunInfo, Capture]] = {}
+    for info in report.runs:
+        same_path = by_path.get((info.rank, info.path))
+        if same_path:
+            found[(info.rank, info.index)] = (info, same_path.pop(0))
+            continue
+        in_rank = by_rank.get(info.rank, [])
+        if 0 < info.index <= len(in_rank):
+            found[(info.rank, info.index)] = (info, in_rank[info.index - 1])
+    return found
+
+
+def _run_of(plan_run: PlanRun) -> int:
+    """The capture a sample comes from: ``run 3 step 50`` -> 3 (with --per step)."""
+    if plan_run.sample:
+        match = re.match(r"run (\d+)", plan_run.sample)
+        if match:
+            return int(match.group(1))
+    return plan_run.run
+
+
+def _lookup(
+    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]], rank: int | None, run: int
+) -> tuple[RunInfo, Capture]:
+    try:
+        return by_run[(rank, run)]
+    except KeyError:
+        runs = ", ".join(str(k[1]) for k in by_run if k[0] == rank) or "none"
+        where = f" of rank {rank}" if rank is not None else ""
+        raise UsageError(f"no capture for run {run}{where}", hint=f"runs: {runs}") from None
+
+
+# --------------------------------------------------------------------------- timelines
+
+
+def pick_occurrence(
+    result: PlanResult, run: int | None, occurrence: int | None
+) -> tuple[PlanRun, Occurrence | None] | None:
+    """The plan run and occurrence to draw: the chosen one, or the worst warm one.
+
+    Worst: the lowest judged overlap_pct among the warm runs' recorded worst
+    occurrences (cold runs only when no warm run has one); None when no run
+    recorded any occurrence. A chosen occurrence the report did not record comes
+    back as ``(plan_run, None)``: the caller measures it from the capture.
+    """
+    runs = list(result.per_run)
+    if run is not None:
+        runs = [r for r in runs if _run_of(r) == run]  # with --per step: every step of it
+        if not runs:
+            known = ", ".join(str(r.run) for r in result.per_run) or "none"
+            raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
+    if occurrence is not None:
+        for plan_run in runs:
+            for occ in (*plan_run.worst, *plan_run.unpaired):
+                if occ.index == occurrence:
+                    return plan_run, occ
+        in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
+        if not in_range:
+            most = max((r.occurrences for r in runs), default=0)
+            raise UsageError(
+                f"plan {result.name!r} has no occurrence {occurrence}",
+                hint=f"occurrences per run: at most {most}",
+            )
+        warm = [r for r in in_range if r.warm]
+        return (warm or in_range)[0], None
+    pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
+    candidates = [(r, o) for r in pool for o in r.worst]
+    if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first
+        ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
+        candidates = [(r, o) for r in ordered for o in r.unpaired]
+    if not candidates:
+        return None
+    judged = [(r, o, o.overlap_pct) for r, o in candidates if o.overlap_pct is not None]
+    if judged:
+        worst = min(judged, key=lambda c: (c[2], c[0].run, c[1].index))
+        return worst[0], worst[1]
+    return candidates[0]
+
+
+def measure_occurrence(
+    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
+) -> Occurrence:
+    """Occurrence ``index`` of one run, measured by the engine as the report was."""
+    from overlap_check.plans import PlanStreams, occurrences, tag
+
+    kernels = compute_kernels(capture.kernels)
+    step = re.search(r"step (-?\d+)", plan_run.sample or "")
+    if step is not None:  # --per step: occurrences are numbered within the step
+        kernels = kernels.filter(pl.col("step") == int(step.group(1)))
+    plan = Plan(
+        name=result.name,
+        side=result.side,
+        dominator=result.dominator,
+        side_stream=result.side_stream,
+        main_stream=result.main_stream,
+    )
+    found = occurrences(
+        tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
+    )
+    if not 0 < index <= found.status.size:
+        raise UsageError(
+            f"run {plan_run.run} of plan {result.name!r} has no occurrence {index}",
+            hint=f"it has {found.status.size}",
+        )
+    return found.occurrence(index - 1)
+
+
+def _window(start: int | None, end: int | None) -> tuple[int, int] | None:
+    return (start, end) if start is not None and end is not None else None
+
+
+def plan_timeline(
+    report: Report,
+    result: PlanResult,
+    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
+    selection: Selection,
+) -> TimelineView:
+    chosen = pick_occurrence(result, selection.run, selection.occurrence)
+    plan_line = _plan_line(result)
+    if chosen is None:  # nothing recorded (not split, no evidence): show the streams instead
+        run = selection.run or _default_run(report, result.rank)
+        view = stream_timeline(report, result.rank, by_run, Selection(run=run))
+        rank = _rank_text(result.rank)
+        return _replace_titles(
+            view,
+            f"{result.name}{rank} · run {run}: no occurrence to show",
+            f"{plan_line}. {result.diagnosis}".strip(),
+            result.verdict,
+        )
+    plan_run, recorded = chosen
+    info, capture = _lookup(by_run, result.rank, _run_of(plan_run))
+    occ = recorded
+    if occ is None:
+        assert selection.occurrence is not None
+        occ = measure_occurrence(result, plan_run, capture, selection.occurrence)
+    side = _window(occ.side_start_ns, occ.side_end_ns)
+    dom = _window(occ.dom_start_ns, occ.dom_end_ns)
+    barriers = barrier_marks(
+        capture.kernels, result.barrier_candidates, side, dom, _run_of(plan_run), occ.index
+    )
+    view_range = occurrence_range([side, dom], [b.start_ns for b in barriers])
+    if view_range is None:  # an occurrence without windows: fall back to the whole run
+        view_range = busiest_window(capture.kernels, stream_view_width(capture.kernels))
+    thresholds = report.thresholds
+    occ_verdict = verdict_of(occ.overlap_pct, thresholds)
+    pct = "not judged" if occ.overlap_pct is None else f"{occ.overlap_pct:.2f}"
+    sample = plan_run.sample or f"run {info.index}"  # "run 3 step 50" with --per step
+    title = (
+        f"{result.name}{_rank_text(result.rank)} · {sample}"
+        f" ({'warm' if plan_run.warm else 'cold'}) · occurrence {occ.index} of "
+        f"{plan_run.occurrences} · overlap_pct {pct}"
+    )
+    if selection.occurrence is not None:
+        which = "chosen"
+    elif occ.overlap_pct is None:
+        which = "first unjudged"  # no run has a judged occurrence
+    else:
+        which = "worst warm" if plan_run.warm else "worst"
+    status = f" ({occ.status})" if occ.status != "ok" else ""
+    subtitle = (
+        f"{which} occurrence{status}: overlap_pct {pct}"
+        f"{f' ({occ_verdict})' if occ_verdict else ''}, window definition · {plan_line}"
+    )
+    return TimelineView(
+        kernels=capture.kernels,
+        start_ns=view_range[0],
+        end_ns=view_range[1],
+        title=title,
+        subtitle=subtitle,
+        main_stream=result.main_stream,
+        side_stream=result.side_stream,
+        side_window=side,
+        dom_window=dom,
+        side_pattern=result.side,
+        dominator_pattern=result.dominator,
+        dominator_name=occ.dominator,
+        barriers=barriers,
+        overlap_pct=occ.overlap_pct,
+        verdict=result.verdict,
+        device=capture.device_cores,
+    )
+
+
+def barrier_marks(
+    kernels: pl.DataFrame,
+    candidates: Sequence[BarrierCandidate],
+    side: tuple[int, int] | None,
+    dom: tuple[int, int] | None,
+    run: int,
+    occurrence: int,
+) -> tuple[BarrierCandidate, ...]:
+    """This occurrence's instances of the report's barrier candidates.
+
+    The report names each candidate once (its first instance); here every kernel
+    of that name and stream that starts between this side window's end and this
+    dominator's start is marked, with the idle gap before it on its stream, so
+    whichever occurrence is drawn shows its own barrier.
+    """
+    if not candidates or side is None or dom is None or side[1] > dom[0]:
+        return ()
+    keys = pl.DataFrame(
+        {"name": [c.name for c in candidates], "stream_id": [c.stream_id for c in candidates]},
+        schema={"name": pl.String, "stream_id": pl.Int64},
+    ).unique()
+    rows = (
+        compute_kernels(kernels)
+        .filter(pl.col("start_ns").is_between(side[1], dom[0]))
+        .join(keys, on=["name", "stream_id"])
+        .sort("start_ns")
+    )
+    marks = []
+    for row in rows.iter_rows(named=True):  # a handful: barriers between two windows
+        stream = compute_kernels(kernels).filter(pl.col("stream_id") == row["stream_id"])
+        before = stream.filter(pl.col("start_ns") < row["start_ns"])["end_ns"].max()
+        gap = row["start_ns"] - before if isinstance(before, int) else 0
+        first = next(c for c in candidates if c.name == row["name"])
+        marks.append(
+            replace(
+                first,
+                start_ns=row["start_ns"],
+                gap_ns=max(gap, 0),
+                after_side_end_ns=row["start_ns"] - side[1],
+                run=run,
+                occurrence=occurrence,
+            )
+        )
+    return tuple(marks)
+
+
+def _plan_line(result: PlanResult) -> str:
+    provisional = ", provisional" if result.provisional else ""
+    if result.placement:  # 3a: say where the side ops went, it is what the picture shows
+        return f"plan: {result.verdict}{provisional} ({result.placement[0]})"
+    if result.overlap_pct is None:
+        return f"plan: {result.verdict}{provisional}"
+    return (
+        f"plan median {result.overlap_pct:.2f} over {result.runs_used} warm run"
+        f"{'s' if result.runs_used != 1 else ''}: {result.verdict}{provisional}"
+    )
+
+
+def _rank_text(rank: int | None) -> str:
+    return f" · rank {rank}" if rank is not None else ""
+
+
+def _default_run(report: Report, rank: int | None) -> int:
+    runs = [r for r in report.runs if r.rank == rank]
+    warm = [r for r in runs if r.warm]
+    if warm:
+        return warm[0].index
+    if runs:
+        return runs[0].index
+    raise UsageError("the report lists no run to draw")
+
+
+def _replace_titles(
+    view: TimelineView, title: str, subtitle: str, verdict: Verdict | None
+) -> TimelineView:
+    return replace(view, title=title, subtitle=subtitle, verdict=verdict)
+
+
+def stream_timeline(
+    report: Report,
+    rank: int | None,
+    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
+    selection: Selection,
+) -> TimelineView:
+    """A window of one run's streams around its busiest overlap region (no plan)."""
+    run = selection.run if selection.run is not None else _default_run(report, rank)
+    info, capture = _lookup(by_run, rank, run)
+    start, end = busiest_window(capture.kernels, stream_view_width(capture.kernels))
+    pairs = [p for p in report.stream_pairs if p.rank == rank]
+    main = next((r.main_stream for r in report.ranks if r.rank == rank), None)
+    if main is None and pairs:
+        main = pairs[0].main
+    side = pairs[0].side if pairs else None
+    figures = [_pair_text(p, info.index) for p in pairs]
+    verdict = min((p.verdict for p in pairs), key=lambda v: _VERDICT_RANK[v], default=None)
+    return TimelineView(
+        kernels=capture.kernels,
+        start_ns=start,
+        end_ns=end,
+        title=(
+            f"streams{_rank_text(rank)} · run {info.index} ({'warm' if info.warm else 'cold'})"
+            " · busiest overlap region"
+        ),
+        subtitle=(
+            "stream-level (interval-set) overlap_pct, this run: "
+            + ("; ".join(figures) if figures else "no pair of compute streams")
+        ),
+        main_stream=main,
+        side_stream=side,
+        verdict=verdict,
+        device=capture.device_cores,
+    )
+
+
+def _pair_text(pair: StreamPair, run: int) -> str:
+    this = next((r for r in pair.per_run if r.run == run), None)
+    figure = f"{this.overlap_pct:.2f}" if this is not None else "n/a"
+    return (
+        f"stream {pair.side} vs {pair.main}: {figure} (warm median {pair.overlap_pct:.2f}, "
+        f"{pair.verdict})"
+    )
+
+
+# --------------------------------------------------------------------------- runs, demand
+
+
+def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
+    panels: list[RunsPanel] = []
+    if plans:
+        for name in dict.fromkeys(p.name for p in plans):
+            series = tuple(
+                RunSeries(
+                    label=_series_label(p.rank),
+                    points=_points(p.per_run),
+                    median=p.overlap_pct,
+                    verdict=p.verdict,
+                )
+                for p in plans
+                if p.name == name
+            )
+            panels.append(RunsPanel(f"plan {name} (window definition)", series))
+        title = "overlap_pct per run, by plan and rank"
+    else:
+        ranks = set(_chosen_ranks(report, selection))
+        pairs = [p for p in report.stream_pairs if p.rank in ranks]
+        for key in dict.fromkeys((p.main, p.side) for p in pairs):
+            series = tuple(
+                RunSeries(
+                    label=_series_label(p.rank),
+                    points=_points(p.per_run),
+                    median=p.overlap_pct,
+                    verdict=p.verdict,
+                )
+                for p in pairs
+                if (p.main, p.side) == key
+            )
+            panels.append(
+                RunsPanel(
+                    f"stream {key[1]} vs main stream {key[0]} (interval-set definition)", series
+                )
+            )
+        title = "stream-level overlap_pct per run, by rank"
+    unit = "sample (run·step)" if report.per == "step" else "run"
+    return RunsView(title=title, panels=tuple(panels), thresholds=report.thresholds, unit=unit)
+
+
+def _points(per_run: Sequence[PlanRun | StreamPairRun]) -> tuple[RunPoint, ...]:
+    """One point per sample: at its run, or with --per step at its position among the samples."""
+    if not any(r.sample for r in per_run):
+        return tuple(RunPoint(r.run, r.warm, r.overlap_pct) for r in per_run)
+    return tuple(
+        RunPoint(i, r.warm, r.overlap_pct, _sample_tick(r.sample))
+        for i, r in enumerate(per_run, start=1)
+    )
+
+
+def _sample_tick(sample: str | None) -> str | None:
+    match = re.fullmatch(r"run (\d+) step (-?\d+)", sample or "")
+    return f"{match.group(1)}·{match.group(2)}" if match else sample
+
+
+def _series_label(rank: int | None) -> str:
+    return f"rank {rank}" if rank is not None else "all runs"
+
+
+def demand_view(timeline: TimelineView, device: DeviceCores | None) -> DemandView:
+    title = timeline.title.split(" · overlap_pct")[0].split(" · busiest")[0]
+    return DemandView(
+        kernels=timeline.kernels,
+        start_ns=timeline.start_ns,
+        end_ns=timeline.end_ns,
+        title=f"{title} · block demand",
+        device=device,
+        main_stream=timeline.main_stream,
+        side_stream=timeline.side_stream,
+        side_window=timeline.side_window,
+        dom_window=timeline.dom_window,
+    )

@@ -1,0 +1,493 @@
+"""The timeline chart: one lane per stream, the plan's windows and their overlap.
+
+All kernels in view go into one PolyCollection (one artist, colours per bar),
+so hundreds of kernels draw as fast as ten; labels are added only to bars wide
+enough to hold them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from overlap_check import intervals
+from overlap_check.report.plots import canvas
+from overlap_check.report.plots.views import (
+    COMMUNICATION_LANE,
+    TimelineView,
+    clip,
+    concurrent_segments,
+    idle_gaps,
+    lane_order,
+    short_name,
+    short_names,
+)
+
+LANE_HEIGHT = 0.72
+WINDOW_HEIGHT = 0.5
+LABEL_FONT_PT = 7.0
+CHAR_WIDTH_PT = 0.6 * LABEL_FONT_PT  # average glyph width of the label font
+MIN_GAP_FRACTION = 0.01  # idle gaps shorter than this share of the view are not marked
+
+
+def bar_vertices(
+    x0: npt.NDArray[np.float64],
+    x1: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    height: float,
+) -> Any:
+    """Rectangle corners for PolyCollection: an (n, 4, 2) array built in one numpy step.
+
+    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path.
+    """
+    top = y - height / 2
+    bottom = y + height / 2
+    return np.stack(
+        [
+            np.stack([x0, top], 1),
+            np.stack([x1, top], 1),
+            np.stack([x1, bottom], 1),
+            np.stack([x0, bottom], 1),
+        ],
+        axis=1,
+    )
+
+
+def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
+    """Each kernel's role in the picture: side, dominator, barrier, communication, other."""
+    side: pl.Expr = pl.lit(False)
+    if view.side_pattern is not None:
+        side = pl.col("name").str.contains(view.side_pattern)
+    elif view.side_stream is not None and view.side_window is not None:
+        lo, hi = view.side_window
+        side = (
+            (pl.col("stream_id") == view.side_stream)
+            & (pl.col("start_ns") >= lo)
+            & (pl.col("end_ns") <= hi)
+        )
+    on_main = (
+        pl.col("stream_id") == view.main_stream if view.main_stream is not None else pl.lit(True)
+    )
+    dominator: pl.Expr = pl.lit(False)
+    if view.dominator_pattern is not None:
+        dominator = on_main & pl.col("name").str.contains(view.dominator_pattern)
+    elif view.dominator_name is not None:
+        dominator = on_main & (pl.col("name") == view.dominator_name)
+    barrier: pl.Expr = pl.lit(False)
+    if view.barriers:
+        keys = pl.DataFrame(
+            {
+                "start_ns": [b.start_ns for b in view.barriers],
+                "stream_id": [b.stream_id for b in view.barriers],
+            },
+            schema={"start_ns": pl.Int64, "stream_id": pl.Int64},
+        )
+        barrier = pl.struct("start_ns", "stream_id").is_in(keys.to_struct().implode())
+    role = (
+        pl.when(pl.col("is_communication") | pl.col("stream_id").is_null())
+        .then(pl.lit("communication"))
+        .when(barrier)
+        .then(pl.lit("barrier"))
+        .when(side)
+        .then(pl.lit("side"))
+        .when(dominator)
+        .then(pl.lit("dominator"))
+        .otherwise(pl.lit("other"))
+    )
+    return rows.select(role.alias("role"))["role"]
+
+
+ROLE_COLOURS = {
+    "side": canvas.SIDE,
+    "dominator": canvas.DOMINATOR,
+    "barrier": canvas.BARRIER,
+    "communication": canvas.COMMUNICATION,
+    "other": canvas.OTHER,
+}
+
+
+def draw_timeline(view: TimelineView) -> Figure:
+    rows = clip(view.kernels, view.start_ns, view.end_ns)
+    lane_key = rows["stream_id"].fill_null(COMMUNICATION_LANE).to_numpy()
+    streams = [int(s) for s in np.unique(lane_key) if s != COMMUNICATION_LANE]
+    # The plan's own streams keep their lanes even when empty: an empty side lane
+    # is the evidence when the side ops stayed on the main stream (not split).
+    streams += [s for s in (view.main_stream, view.side_stream) if s is not None]
+    lanes = lane_order(list(dict.fromkeys(streams)), view.main_stream, view.side_stream)
+    if (lane_key == COMMUNICATION_LANE).any():
+        lanes.append(COMMUNICATION_LANE)
+    has_windows = view.side_window is not None or view.dom_window is not None
+    concurrent_ns = 0
+    # Plan view: side / dominator / overlap rows. Stream view: one "concurrent" row.
+    top_rows = ["side window", "dominator window", "overlap"] if has_windows else ["concurrent"]
+    window_rows = len(top_rows)
+    n_rows = window_rows + max(len(lanes), 1)
+
+    height_in = 1.9 + 0.5 * n_rows
+    figure = canvas.new_figure(14.0, height_in)
+    figure.subplots_adjust(left=0.11, right=0.985, top=1 - 0.8 / height_in, bottom=1.05 / height_in)
+    ax = figure.add_subplot()
+    to_x = canvas.TimeScale(view.start_ns, view.end_ns)
+    span = to_x.span
+    ax.set_xlim(0, span)
+    ax.set_ylim(n_rows - 0.5, -0.5)  # first row on top
+    lane_y = {lane: window_rows + i for i, lane in enumerate(lanes)}
+
+    if has_windows:
+        _shade_windows(ax, view, to_x)
+        _window_rows(ax, view, to_x)
+    else:
+        concurrent_ns = _concurrent_row(ax, view, to_x)
+
+    # Kernels: one collection. Zero-length kernels get a hairline so they show.
+    x0 = to_x(rows["start_ns"].to_numpy())
+    x1 = np.maximum(to_x(rows["end_ns"].to_numpy()), x0 + span * 4e-4)
+    y = window_rows + lane_index(np.asarray(lanes, dtype=np.int64), lane_key).astype(float)
+    if has_windows or view.side_pattern is not None:
+        roles = kernel_roles(view, rows).to_list() if rows.height else []
+        colours = [ROLE_COLOURS[r] for r in roles]
+    else:  # no plan: colour by stream, as the demand chart does
+        roles = ["communication"] if (lane_key == COMMUNICATION_LANE).any() else []
+        palette = np.array([_stream_colour(i, lane) for i, lane in enumerate(lanes)], dtype=object)
+        colours = palette[lane_index(np.asarray(lanes, dtype=np.int64), lane_key)].tolist()
+    bars = PolyCollection(
+        bar_vertices(x0, x1, y, LANE_HEIGHT),
+        facecolors=colours,
+        edgecolors="white",
+        linewidths=0.3,
+        zorder=3,
+    )
+    ax.add_collection(bars)
+    _label_bars(ax, rows, x0, x1, y, span)
+    idle_shown = False
+    if view.main_stream is not None and view.main_stream in lane_y:
+        idle_shown = _mark_idle_gaps(ax, view, lane_y[view.main_stream], to_x, span)
+    _mark_barriers(ax, view, lane_y, to_x)
+
+    labels = top_rows + [_lane_label(lane, view) for lane in lanes]
+    ax.set_yticks(range(len(labels)), labels, fontsize=9)
+    ax.tick_params(axis="y", length=0)
+    for tick in ax.get_yticklabels()[:window_rows]:
+        tick.set_fontstyle("italic")
+        tick.set_color("#555555")
+    to_x.label_axis(ax)
+    ax.grid(axis="x", color="#e6e6e6", linewidth=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    for spine in ("top", "right", "left"):
+        ax.spines[spine].set_visible(False)
+    canvas.title(figure, view.title, view.verdict, height_in)
+    if view.subtitle:
+        ax.set_title(view.subtitle, fontsize=9, loc="left", color="#444444")
+    span_ns = max(view.end_ns - view.start_ns, 1)
+    _legend(figure, view, set(roles), lanes, idle_shown, concurrent_summary(concurrent_ns, span_ns))
+    if rows.height == 0:
+        ax.text(
+            span / 2,
+            n_rows / 2 - 0.5,
+            "no kernels in this range",
+            ha="center",
+            va="center",
+            color="#777777",
+        )
+    return figure
+
+
+def _lane_label(lane: int, view: TimelineView) -> str:
+    if lane == COMMUNICATION_LANE:
+        return "communication"
+    role = " (main)" if lane == view.main_stream else " (side)" if lane == view.side_stream else ""
+    return f"stream {lane}{role}"
+
+
+def lane_index(lanes: npt.NDArray[np.int64], keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Position in ``lanes`` of each kernel's lane key (every key is a lane), vectorised."""
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    sorter = np.argsort(lanes)
+    return sorter[np.searchsorted(lanes, keys, sorter=sorter)].astype(np.int64)
+
+
+def _stream_colour(index: int, lane: int) -> str:
+    if lane == COMMUNICATION_LANE:
+        return canvas.COMMUNICATION
+    return canvas.STREAM_COLOURS[index % len(canvas.STREAM_COLOURS)]
+
+
+def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int:
+    """Stream view: the time with >= 2 compute streams busy, as bars and shading; its total."""
+    seg_s, seg_e = concurrent_segments(view.kernels, view.start_ns, view.end_ns)
+    lo, hi = to_x(seg_s), to_x(seg_e)
+    ax.add_collection(
+        PolyCollection(
+            bar_vertices(lo, hi, np.zeros(lo.size), WINDOW_HEIGHT),
+            facecolors=canvas.OVERLAP,
+            linewidths=0,
+            zorder=3,
+        )
+    )
+    bottom, top = ax.get_ylim()
+    ax.add_collection(  # the same stretches shaded down through every lane
+        PolyCollection(
+            bar_vertices(lo, hi, np.full(lo.size, (bottom + top) / 2), abs(bottom - top)),
+            facecolors=canvas.OVERLAP,
+            alpha=0.12,
+            linewidths=0,
+            zorder=1,
+        )
+    )
+    return int((seg_e - seg_s).sum())
+
+
+def concurrent_summary(total_ns: int, span_ns: int) -> str:
+    if total_ns == 0:
+        return "no time with ≥ 2 streams busy"
+    return f"≥ 2 streams busy: {canvas.format_duration(total_ns)} ({total_ns / span_ns:.0%})"
+
+
+def _shade_windows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
+    for window, colour in ((view.side_window, canvas.SIDE), (view.dom_window, canvas.DOMINATOR)):
+        if window is not None:
+            lo, hi = to_x(np.array(window))
+            ax.axvspan(lo, hi, color=colour, alpha=0.09, zorder=1, linewidth=0)
+    if view.side_window is not None and view.dom_window is not None:
+        both = intervals.window_overlap(view.side_window, view.dom_window)
+        if both > 0:
+            start = max(view.side_window[0], view.dom_window[0])
+            lo, hi = to_x(np.array([start, start + both]))
+            ax.axvspan(lo, hi, color=canvas.OVERLAP, alpha=0.16, zorder=1, linewidth=0)
+
+
+def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
+    for row, window, colour, name in (
+        (0, view.side_window, canvas.SIDE, "side"),
+        (1, view.dom_window, canvas.DOMINATOR, "dominator"),
+    ):
+        if window is None:
+            ax.text(
+                0.005,
+                row,
+                f"no {name} operators in this occurrence",
+                va="center",
+                fontsize=8,
+                color="#777777",
+                transform=ax.get_yaxis_transform(),
+            )
+            continue
+        lo, hi = to_x(np.array(window))
+        ax.barh(row, hi - lo, left=lo, height=WINDOW_HEIGHT, color=colour, zorder=3)
+        ax.text(
+            hi,
+            row,
+            f"  {canvas.format_duration(window[1] - window[0])}",
+            va="center",
+            fontsize=8,
+            color="#333333",
+            zorder=4,
+        )
+    if view.side_window is None or view.dom_window is None:
+        return
+    both = intervals.window_overlap(view.side_window, view.dom_window)
+    pct = "" if view.overlap_pct is None else f" = overlap_pct {view.overlap_pct:.2f}"
+    if both > 0:
+        start = max(view.side_window[0], view.dom_window[0])
+        lo, hi = to_x(np.array([start, start + both]))
+        ax.barh(2, hi - lo, left=lo, height=WINDOW_HEIGHT, color=canvas.OVERLAP, zorder=3)
+        ax.text(
+            hi,
+            2,
+            f"  {canvas.format_duration(both)}{pct}",
+            va="center",
+            fontsize=8,
+            color="#333333",
+            zorder=4,
+        )
+    else:
+        gap = max(view.side_window[0], view.dom_window[0]) - min(
+            view.side_window[1], view.dom_window[1]
+        )
+        lo, hi = to_x(
+            np.array(
+                [
+                    min(view.side_window[1], view.dom_window[1]),
+                    max(view.side_window[0], view.dom_window[0]),
+                ]
+            )
+        )
+        ax.plot(
+            [lo, hi], [2, 2], color=canvas.BARRIER, linewidth=2, zorder=3, solid_capstyle="butt"
+        )
+        # Right-aligned to the gap: a barrier annotation, if any, extends to the right.
+        ax.text(
+            lo,
+            2,
+            f"no overlap: windows {canvas.format_duration(gap)} apart{pct}  ",
+            ha="right",
+            va="center",
+            fontsize=8,
+            color=canvas.BARRIER,
+            zorder=4,
+        )
+
+
+def _label_bars(
+    ax: Axes, rows: pl.DataFrame, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, span: float
+) -> None:
+    """Short names inside bars wide enough for them.
+
+    A label needs about 20 pt, so a 14-inch axes holds a few dozen at most,
+    however many kernels are in view: the loop below is bounded by the width.
+    """
+    if rows.height == 0:
+        return
+    width_pt = ax.get_position().width * ax.figure.get_figwidth() * 72  # type: ignore[union-attr]
+    bar_pt = (x1 - x0) / span * width_pt
+    names = short_names(rows["name"])
+    room = np.floor((bar_pt - 4) / CHAR_WIDTH_PT).astype(np.int64)  # characters that fit
+    fits = np.flatnonzero(room >= np.minimum(names.str.len_chars().to_numpy(), 4))
+    for i in fits:  # bounded by the axes width, not by the number of kernels
+        text = fit_label(str(names[int(i)]), int(room[i]))
+        ax.text(
+            (x0[i] + x1[i]) / 2,
+            y[i],
+            text,
+            ha="center",
+            va="center",
+            fontsize=LABEL_FONT_PT,
+            color="white",
+            zorder=5,
+            clip_on=True,
+        )
+
+
+def fit_label(text: str, room: int) -> str:
+    """The label cut to ``room`` characters, with an ellipsis when cut."""
+    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
+
+
+def _mark_idle_gaps(
+    ax: Axes, view: TimelineView, lane: int, to_x: canvas.TimeScale, span: float
+) -> bool:
+    """Hatch the main stream's idle gaps in view; True when any was drawn."""
+    assert view.main_stream is not None
+    min_gap = max(int((view.end_ns - view.start_ns) * MIN_GAP_FRACTION), 1)
+    gap_s, gap_e = idle_gaps(view.kernels, view.main_stream, view.start_ns, view.end_ns, min_gap)
+    if gap_s.size == 0:
+        return False
+    lo = to_x(gap_s)
+    hi = to_x(gap_e)
+    holes = PolyCollection(
+        bar_vertices(lo, hi, np.full(lo.size, float(lane)), LANE_HEIGHT * 0.8),
+        facecolors="none",
+        edgecolors=canvas.BARRIER,
+        hatch="////",
+        linewidths=0.6,
+        alpha=0.55,
+        zorder=2,
+    )
+    ax.add_collection(holes)
+    width_pt = ax.get_position().width * ax.figure.get_figwidth() * 72  # type: ignore[union-attr]
+    for a, b, ns in zip(lo, hi, gap_e - gap_s, strict=True):
+        text = f"idle {canvas.format_duration(int(ns))}"
+        if (b - a) / span * width_pt >= len(text) * CHAR_WIDTH_PT + 4:
+            ax.text(
+                (a + b) / 2,
+                lane + LANE_HEIGHT / 2 + 0.02,
+                text,
+                ha="center",
+                va="top",
+                fontsize=LABEL_FONT_PT,
+                color=canvas.BARRIER,
+                zorder=5,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            )
+    return True
+
+
+def _mark_barriers(
+    ax: Axes, view: TimelineView, lane_y: dict[int, int], to_x: canvas.TimeScale
+) -> None:
+    shown = [b for b in view.barriers if view.start_ns <= b.start_ns <= view.end_ns][:5]
+    for barrier in shown:
+        y = lane_y.get(barrier.stream_id)
+        if y is None:
+            continue
+        x = float(to_x(barrier.start_ns))
+        ax.annotate(
+            f"barrier? {short_name(barrier.name)}\n"
+            f"idle {canvas.format_duration(barrier.gap_ns)} before",
+            xy=(x, y - LANE_HEIGHT / 2),
+            xytext=(6, 14),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            fontsize=8,
+            color=canvas.BARRIER,
+            fontweight="bold",
+            arrowprops={"arrowstyle": "-|>", "color": canvas.BARRIER, "linewidth": 1.2},
+            zorder=6,
+            bbox={
+                "facecolor": "white",
+                "edgecolor": canvas.BARRIER,
+                "boxstyle": "round,pad=0.2",
+                "linewidth": 0.6,
+            },
+        )
+
+
+def _legend(
+    figure: Figure,
+    view: TimelineView,
+    roles: set[str],
+    lanes: list[int],
+    idle_shown: bool,
+    concurrent: str,
+) -> None:
+    names = {
+        "side": "side operators",
+        "dominator": "dominator",
+        "barrier": "barrier candidate",
+        "communication": "communication",
+        "other": "other kernels",
+    }
+    handles = [Patch(color=ROLE_COLOURS[r], label=names[r]) for r in names if r in roles]
+    if view.side_window is not None:
+        handles.append(Patch(color=canvas.SIDE, alpha=0.25, label="side window"))
+    if view.dom_window is not None:
+        handles.append(Patch(color=canvas.DOMINATOR, alpha=0.25, label="dominator window"))
+    if (
+        view.side_window is not None
+        and view.dom_window is not None
+        and intervals.window_overlap(view.side_window, view.dom_window) > 0
+    ):
+        handles.append(Patch(color=canvas.OVERLAP, alpha=0.4, label="overlap"))
+    if view.side_window is None and view.dom_window is None and view.side_pattern is None:
+        handles = [
+            Patch(color=_stream_colour(i, lane), label=f"stream {lane}")
+            for i, lane in enumerate(lanes)
+            if lane != COMMUNICATION_LANE
+        ] + handles
+        handles.append(Patch(color=canvas.OVERLAP, label=concurrent))
+    if idle_shown:
+        handles.append(
+            Patch(
+                facecolor="none",
+                edgecolor=canvas.BARRIER,
+                hatch="////",
+                label="idle on main stream",
+            )
+        )
+    figure.legend(
+        handles=handles,
+        loc="lower center",
+        ncol=len(handles),
+        fontsize=8,
+        frameon=False,
+        bbox_to_anchor=(0.5, 0.0),
+    )

@@ -1,0 +1,328 @@
+"""What each chart shows, decided without matplotlib.
+
+A *view* is a small frozen object naming the kernels, the time range and the
+marks of one chart. Building views is pure data work (polars, numpy) and is
+tested on its own; the drawing modules only turn views into artists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from overlap_check import intervals
+from overlap_check.model import BarrierCandidate, DeviceCores, Thresholds, Verdict
+from overlap_check.table import compute_kernels
+
+# Margin around an occurrence's windows, as a fraction of their hull, so that the
+# idle gap before a barrier and the kernels around the windows stay in view.
+WINDOW_MARGIN = 0.15
+# Without a plan the stream-level view aims at about this many kernels.
+STREAM_VIEW_KERNELS = 400
+
+COMMUNICATION_LANE = -1  # lane key of communication rows (they have no Stream ID)
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """One window of one capture's timeline, with the plan's marks.
+
+    ``kernels`` is the capture's whole kernel table; drawing clips it to
+    ``[start_ns, end_ns]``. Windows are ``(start_ns, end_ns)`` on the capture clock.
+    """
+
+    kernels: pl.DataFrame
+    start_ns: int
+    end_ns: int
+    title: str
+    subtitle: str = ""
+    main_stream: int | None = None
+    side_stream: int | None = None
+    side_window: tuple[int, int] | None = None
+    dom_window: tuple[int, int] | None = None
+    side_pattern: str | None = None  # regex of the side ops (colours them)
+    dominator_pattern: str | None = None  # regex of the dominator (colours it)
+    dominator_name: str | None = None  # exact name, when the regex is not known
+    barriers: tuple[BarrierCandidate, ...] = ()
+    overlap_pct: float | None = None
+    verdict: Verdict | None = None
+    device: DeviceCores | None = None  # the capture's own cores (info.json), if read
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    run: int  # x position: the run, or with --per step the sample's position
+    warm: bool
+    overlap_pct: float | None
+    label: str | None = None  # tick label of a sample ("1·50": run 1, step 50)
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """overlap_pct per run of one rank (one line of the runs chart)."""
+
+    label: str  # "rank 0"
+    points: tuple[RunPoint, ...]
+    median: float | None
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True)
+class RunsPanel:
+    title: str  # plan name or "stream 3 vs 2"
+    series: tuple[RunSeries, ...]
+
+
+@dataclass(frozen=True)
+class RunsView:
+    title: str
+    panels: tuple[RunsPanel, ...]
+    thresholds: Thresholds
+    unit: str = "run"  # the x axis: "run", or "sample (a step of a run)" with --per step
+
+
+@dataclass(frozen=True)
+class DemandView:
+    """Blocks demanded per core kind over a time range, stacked by stream."""
+
+    kernels: pl.DataFrame
+    start_ns: int
+    end_ns: int
+    title: str
+    device: DeviceCores | None
+    main_stream: int | None = None
+    side_stream: int | None = None
+    side_window: tuple[int, int] | None = None
+    dom_window: tuple[int, int] | None = None
+
+
+# --------------------------------------------------------------------------- names
+
+
+def short_names(names: pl.Series) -> pl.Series:
+    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` -> ``GroupedMatmul``.
+
+    Drops a path prefix, the aclnn prefix with its kernel/op-type suffixes, and
+    trailing numeric ids (``hcom_allReduce__868_0_1`` -> ``hcom_allReduce``).
+    """
+    return (
+        names.cast(pl.String)
+        .str.replace(r"^.*/", "")
+        .str.replace(r"^aclnn([A-Za-z0-9]+)_.*$", "$1")
+        .str.replace(r"^aclnn", "")
+        .str.replace(r"(_+\d+)+$", "")
+        .str.replace(r"^(.{28}).+$", "$1…")
+    )
+
+
+def short_name(name: str) -> str:
+    label = short_names(pl.Series([name]))[0]
+    return str(label) if label else name
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def occurrence_range(
+    windows: Sequence[tuple[int, int] | None],
+    marks: Sequence[int] = (),
+    margin: float = WINDOW_MARGIN,
+) -> tuple[int, int] | None:
+    """The time range showing these windows and marks, widened by ``margin`` on each side."""
+    edges = [v for w in windows if w is not None for v in w] + list(marks)
+    if not edges:
+        return None
+    lo, hi = min(edges), max(edges)
+    pad = max(int((hi - lo) * margin), 1_000)  # at least 1 us, so a zero-length window shows
+    return lo - pad, hi + pad
+
+
+def lane_order(streams: list[int], main: int | None, side: int | None) -> list[int]:
+    """Main stream first, then the side stream, then the others by Stream ID."""
+    first = [s for s in (main, side) if s is not None and s in streams]
+    return first + sorted(s for s in set(streams) if s not in first)
+
+
+def clip(kernels: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
+    """Kernels that intersect ``[start_ns, end_ns]`` (zero-length kernels inside count)."""
+    return kernels.filter((pl.col("end_ns") >= start_ns) & (pl.col("start_ns") <= end_ns))
+
+
+def idle_gaps(
+    kernels: pl.DataFrame, stream: int, start_ns: int, end_ns: int, min_gap_ns: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gaps of at least ``min_gap_ns`` between the busy intervals of one stream in a range.
+
+    Only gaps between two kernels count: before the stream's first kernel in view
+    there is no evidence that the stream was idle rather than simply out of view.
+    """
+    rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
+    busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
+    if busy_s.size < 2:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy()
+    gap_s, gap_e = busy_e[:-1], busy_s[1:]
+    keep = (gap_e - gap_s) >= min_gap_ns
+    return gap_s[keep], gap_e[keep]
+
+
+def concurrent_segments(
+    kernels: pl.DataFrame, start_ns: int, end_ns: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Merged stretches of ``[start_ns, end_ns]`` with at least two compute streams busy."""
+    rows = clip(compute_kernels(kernels), start_ns, end_ns)
+    if rows.height == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy()
+    seg_s, seg_e, level = _stream_levels(rows)
+    keep = level >= 2
+    cs, ce = intervals.clip(seg_s[keep], seg_e[keep], start_ns, end_ns)
+    nonempty = ce > cs
+    return intervals.merge(cs[nonempty], ce[nonempty])
+
+
+def _stream_levels(
+    rows: pl.DataFrame,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """How many compute streams are busy on each segment (each stream merged first)."""
+    per_stream = rows.group_by("stream_id").agg("start_ns", "end_ns")
+    merged = [
+        intervals.merge(np.asarray(s, dtype=np.int64), np.asarray(e, dtype=np.int64))
+        for s, e in zip(
+            per_stream["start_ns"].to_list(), per_stream["end_ns"].to_list(), strict=True
+        )
+    ]
+    return intervals.sweep(
+        np.concatenate([m[0] for m in merged]), np.concatenate([m[1] for m in merged])
+    )
+
+
+def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
+    """The range of ``width_ns`` holding the most time with >= 2 compute streams busy.
+
+    Candidate ranges start where a concurrent stretch starts; the concurrent time
+    inside each is read from a prefix sum, so there is no loop over kernels.
+    Without any concurrency: the range holding the most kernel starts.
+    """
+    rows = compute_kernels(kernels)
+    if rows.height == 0:
+        return 0, max(width_ns, 1)
+    first = int(rows["start_ns"].min())  # type: ignore[arg-type]
+    last = int(rows["end_ns"].max())  # type: ignore[arg-type]
+    if last - first <= width_ns:
+        return first, last
+    seg_s, seg_e, level = _stream_levels(rows)
+    concurrent = level >= 2
+    if not concurrent.any():
+        starts = np.sort(rows["start_ns"].to_numpy())
+        counts = np.searchsorted(starts, starts + width_ns, side="right") - np.arange(starts.size)
+        begin = int(starts[int(np.argmax(counts))])
+        return begin, begin + width_ns
+    cs, ce = seg_s[concurrent], seg_e[concurrent]
+    before_end = np.concatenate([[0], np.cumsum(ce - cs)])  # concurrent time before segment i
+
+    def covered_until(t: np.ndarray) -> np.ndarray:
+        done = np.searchsorted(ce, t, side="right")  # segments finished by t
+        current = np.minimum(done, cs.size - 1)
+        partial = np.where(done < cs.size, np.clip(t - cs[current], 0, None), 0)
+        return before_end[done] + partial
+
+    # Centre each candidate on a concurrent stretch's start, a little before it.
+    begins = np.clip(cs - width_ns // 10, first, last - width_ns)
+    inside = covered_until(begins + width_ns) - covered_until(begins)
+    begin = int(begins[int(np.argmax(inside))])
+    return begin, begin + width_ns
+
+
+def stream_view_width(kernels: pl.DataFrame) -> int:
+    """A range width that holds about STREAM_VIEW_KERNELS kernels on average."""
+    rows = compute_kernels(kernels)
+    if rows.height == 0:
+        return 1_000
+    span = int(rows["end_ns"].max()) - int(rows["start_ns"].min())  # type: ignore[arg-type]
+    if rows.height <= STREAM_VIEW_KERNELS:
+        return max(span, 1)
+    return max(span * STREAM_VIEW_KERNELS // rows.height, 1)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
+    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs.
+
+    The contention rule of overlap_check.cores, so the chart shows what the
+    report judged: aicore = AI_CORE and MIX_AIC ``Block Num``; vectorcore =
+    AI_VECTOR_CORE and MIX_AIV ``Block Num`` plus MIX_AIC ``Mix Block Num``
+    (MIX_AIV's Mix Block Num is undocumented and left out). With the device
+    known, each kernel's demand is capped at its cores: ``Block Num`` is a
+    logical count and 256 blocks on 48 cores run in waves.
+    """
+    core = pl.col("accelerator_core")
+    aic: pl.Expr = (
+        pl.when(core.is_in(["AI_CORE", "MIX_AIC"])).then(pl.col("block_num")).fill_null(0)
+    )
+    aiv: pl.Expr = (
+        pl.when(core.is_in(["AI_VECTOR_CORE", "MIX_AIV"]))
+        .then(pl.col("block_num"))
+        .when(core == "MIX_AIC")
+        .then(pl.col("mix_block_num"))
+        .fill_null(0)
+    )
+    if device is not None:
+        aic = pl.min_horizontal(aic, pl.lit(max(device.aicore, 0)))
+        aiv = pl.min_horizontal(aiv, pl.lit(max(device.vectorcore, 0)))
+    return compute_kernels(kernels).select(
+        "stream_id",
+        "start_ns",
+        "end_ns",
+        aic.cast(pl.Int64).alias("aicore"),
+        aiv.cast(pl.Int64).alias("vectorcore"),
+    )
+
+
+def demand_steps(
+    demand: pl.DataFrame, kind: str, streams: list[int], start_ns: int, end_ns: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``.
+
+    Returns ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one
+    row per stream (in ``streams`` order) and n columns, the blocks that stream
+    demands on each segment. Computed with intervals.sweep, no per-kernel loop.
+    """
+    rows = clip(demand, start_ns, end_ns).with_columns(
+        pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
+    )
+    edges = np.unique(
+        np.concatenate(
+            [[start_ns, end_ns], rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy()]
+        ).astype(np.int64)
+    )
+    levels = np.zeros((len(streams), max(edges.size - 1, 0)), dtype=np.int64)
+    for row, stream in enumerate(streams):  # one sweep per stream (a handful), not per kernel
+        part = rows.filter(pl.col("stream_id") == stream)
+        seg_s, _seg_e, value = intervals.sweep(
+            part["start_ns"].to_numpy(), part["end_ns"].to_numpy(), part[kind].to_numpy()
+        )
+        if seg_s.size == 0:
+            continue
+        # Each grid segment lies inside exactly one sweep segment (or none).
+        index = np.searchsorted(seg_s, edges[:-1], side="right") - 1
+        inside = (index >= 0) & (edges[:-1] < _seg_e[np.maximum(index, 0)])
+        levels[row] = np.where(inside, value[np.maximum(index, 0)], 0)
+    return edges, levels
+
+
+def verdict_of(pct: float | None, thresholds: Thresholds) -> Verdict | None:
+    """The band of one figure (METHOD.md: >= real, <= fake, partial between)."""
+    if pct is None:
+        return None
+    if pct >= thresholds.real:
+        return "real"
+    if pct <= thresholds.fake:
+        return "fake"
+    return "partial"

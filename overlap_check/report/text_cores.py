@@ -1,0 +1,172 @@
+"""The "Cores" section of the text report: device cores, limits, violations, contention."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from overlap_check.model import AppliedLimit, CoresResult, CoreViolation
+
+MAX_ROWS = 20  # table rows shown per list; the counts always cover everything
+
+_SOURCE_WORDS = {
+    "info.json": "from the capture's info.json",
+    "config": "from the config's [device]",
+    "soc": "from the built-in SoC table",
+    "soc-ini": "from the CANN platform ini",
+    "observed": "OBSERVED maxima of Block Num (device cores unknown)",
+}
+
+
+def _us(ns: int) -> str:
+    """Exact microseconds from integer nanoseconds."""
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return f"{sign}{ns // 1000}.{ns % 1000:03d}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "    ") -> list[str]:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+    lines = []
+    for row in (header, *rows):
+        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=True)]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
+
+
+def _limit_line(limit: AppliedLimit) -> str:
+    counts = []
+    if limit.aicore is not None:
+        counts.append(f"aic {limit.aicore}")
+    if limit.vectorcore is not None:
+        counts.append(f"aiv {limit.vectorcore}")
+    if limit.source == "plan":
+        what = f"plan {limit.plan} ({limit.mode})"
+    elif limit.source == "graph-dump":
+        what = "graph dump"
+    else:
+        what = "GE global"
+    parts = [what]
+    if counts:
+        parts.append(", ".join(counts))
+    if limit.detail:
+        parts.append(limit.detail)
+    return "    " + ": ".join(parts) + f" -- governs {limit.kernels} kernel(s)"
+
+
+def _grouped(items: Sequence[CoreViolation]) -> list[str]:
+    """One row per (rank, stream, kernel, rule): the same op repeats in every layer and run."""
+    groups: dict[tuple[object, ...], list[CoreViolation]] = {}
+    for v in items:
+        blocks = v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num
+        key = (
+            v.rank,
+            v.stream_id,
+            v.name,
+            v.accelerator_core,
+            v.blocks_field,
+            blocks,
+            v.kind,
+            v.limit,
+            v.limit_source,
+        )
+        groups.setdefault(key, []).append(v)
+    rows = []
+    for group, members in list(groups.items())[:MAX_ROWS]:
+        rank, stream, name, core, field, count, kind, limit, source = group
+        runs = sorted({m.run for m in members})
+        label = "Mix Block Num" if field == "mix_block_num" else "Block Num"
+        rows.append(
+            [
+                ",".join(str(r) for r in runs),
+                "-" if rank is None else str(rank),
+                "-" if stream is None else str(stream),
+                str(name),
+                str(core),
+                f"{label} {count}",
+                f"{kind} {limit}",
+                str(source),
+                str(len(members)),
+            ]
+        )
+    header = ["runs", "rank", "stream", "kernel", "core", "blocks", "limit", "source", "times"]
+    lines = _table(header, rows)
+    if len(groups) > MAX_ROWS:
+        lines.append(f"    ... {len(groups) - MAX_ROWS} more kernel(s)")
+    return lines
+
+
+Origins = Mapping[tuple[int | None, int], int | None]  # (rank, run) -> run's first kernel start
+
+
+def render_cores(cores: CoresResult, origins: Origins | None = None) -> str:
+    """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
+    start times are microseconds from the run's first kernel; without, absolute epoch us."""
+    lines = ["Cores"]
+    device = cores.device
+    if device is None:
+        lines.append("  device: unknown")
+    else:
+        where = _SOURCE_WORDS.get(device.source, device.source)
+        detail = f" ({device.detail})" if device.detail else ""
+        lines.append(
+            f"  device: {device.aicore} AI Core (aic) / {device.vectorcore} AI Vector (aiv), "
+            f"{where}{detail}"
+        )
+    if cores.limits:
+        lines.append("  limits applied (first wins: plan, then graph dump, then GE global):")
+        lines += [_limit_line(limit) for limit in cores.limits]
+        lines.append(
+            f"  checked {cores.checked_kernels} kernel(s); {cores.exempt_kernels} exempt "
+            f"(AI_CPU, DSA_SQE, communication); {cores.unchecked_kernels} unchecked"
+        )
+    else:
+        lines.append(
+            "  limits: none configured ([plan.limit_core], [device] ge_aicore_num or --graph-dump)"
+        )
+    if cores.violation_count:
+        lines.append(f"  violations: {cores.violation_count} (these fail the gate)")
+        lines += _grouped(cores.violations)
+    elif cores.limits:
+        lines.append("  violations: none")
+    if cores.warning_count:
+        lines.append(f"  warnings: {cores.warning_count} (reported, not failed)")
+        lines += _grouped(cores.warnings)
+        reasons = sorted({w.message.split("; ", 1)[1] for w in cores.warnings if "; " in w.message})
+        lines += [f"    note: {r}" for r in reasons]
+    lines += _contention_lines(cores, origins or {})
+    if cores.notes:
+        lines.append("  notes:")
+        lines += [f"    - {note}" for note in cores.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _contention_lines(cores: CoresResult, origins: Origins) -> list[str]:
+    if cores.contention_runs == 0:
+        return ["  contention: not swept (no warm run)"]
+    head = f"  contention (warm runs: {cores.contention_runs}; blocks on >= 2 busy streams): "
+    if cores.contention_count == 0:
+        return [head + "demand never exceeds the device's cores"]
+    lines = [
+        head + f"{_us(cores.over_limit_ns)} us over the device's cores in total "
+        f"(aicore {_us(cores.aicore_over_limit_ns)} us, "
+        f"vectorcore {_us(cores.vectorcore_over_limit_ns)} us), "
+        f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
+    ]
+    rows = [
+        [
+            str(c.run),
+            "-" if c.rank is None else str(c.rank),
+            _us(c.start_ns - (origins.get((c.rank, c.run)) or 0)),
+            _us(c.duration_ns),
+            c.kind,
+            f"{c.demand}/{c.maximum}",
+            ",".join(str(s) for s in c.streams),
+            ", ".join(c.kernels[:4]) + (f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""),
+        ]
+        for c in cores.contention[:MAX_ROWS]
+    ]
+    header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]
+    lines += _table(header, rows)
+    if cores.contention_count > len(rows):
+        lines.append(f"    ... {cores.contention_count - len(rows)} more interval(s)")
+    return lines

@@ -1,0 +1,427 @@
+"""overlap-check's profiler payload, loaded by Python as ``sitecustomize``.
+
+``overlap-check run --profiler torch_npu`` puts this file's folder first on
+PYTHONPATH. Python's ``site`` module then imports it at start-up in the
+workload and in every Python process the workload starts (they inherit the
+environment). It does nothing unless ``OVERLAP_CHECK_RUN_DIR`` is set.
+
+What it does:
+
+1. Installs a meta path finder that wraps the loader of ``torch_npu``; when
+   ``torch_npu`` has *finished* importing, the process-wide capture starts:
+   ``torch_npu.profiler.profile(activities=[CPU, NPU], experimental_config=
+   _ExperimentalConfig(profiler_level=<OVERLAP_CHECK_LEVEL>, aic_metrics=
+   PipeUtilization), on_trace_ready=tensorboard_trace_handler(<run dir>))``
+   and ``start()``. It is stopped (so exported) at interpreter exit (atexit).
+   torch_npu is never imported by the payload on its own.
+2. Serves ``overlap_check.profile()`` (window mode, ``OVERLAP_CHECK_WINDOW``):
+   ``auto``: the first ``profile()`` block stops and deletes the process-wide
+   capture and captures only the block; ``explicit``: only ``profile()``
+   blocks are captured; ``process``: ``profile()`` blocks are ignored.
+3. Chains to the ``sitecustomize`` that would have run without us (the next
+   one on sys.path), so a user's or distribution's one still runs.
+
+Each process appends what happened (JSON lines) to
+``<run dir>/.overlap-check/payload-<pid>.jsonl`` so that a run without a
+profile can be explained. Nothing here may break the workload: every
+failure is logged and swallowed.
+
+Standard library only, Python 3.8+, because it runs inside the workload's
+interpreter, which need not have overlap-check installed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+# Names shared with overlap_check.runner.torch_npu_injection (kept equal by a test).
+PAYLOAD_MODULE = "_overlap_check_payload"
+ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"
+ENV_LEVEL = "OVERLAP_CHECK_LEVEL"
+ENV_WINDOW = "OVERLAP_CHECK_WINDOW"
+STATUS_DIR = ".overlap-check"
+WINDOW_MODES = ("auto", "explicit", "process")
+LEVELS = ("Level1", "Level2")
+
+# Launchers import torch (and so, through torch's backend autoload, torch_npu)
+# but run no kernels themselves; their ranks are profiled instead.
+LAUNCHER_SCRIPTS = frozenset({"torchrun", "accelerate", "deepspeed"})
+LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
+
+
+class Controller:
+    """The profiler state of one process."""
+
+    def __init__(self, run_dir: str, level: str, window: str) -> None:
+        self.run_dir = run_dir
+        self.level = level if level in LEVELS else "Level1"
+        self.window = window if window in WINDOW_MODES else "auto"
+        self.lock = threading.RLock()
+        self.process_prof: Any = None  # the process-wide capture, while it runs
+        self.process_before: set[str] = set()  # run dir entries before it started
+        self.window_prof: Any = None  # the profile() capture, while it runs
+        self.window_used = False  # a profile() block has been entered
+        self.window_done = False  # ... and captured
+        self.depth = 0  # nesting of profile() blocks
+        self.atexit_registered = False
+        self.torch_npu_imported = False
+        self.owner_pid = os.getpid()  # a fork()ed child must not stop our profilers
+
+    # ------------------------------------------------------------------ log
+
+    def log(self, event: str, **fields: Any) -> None:
+        """Append one event to this process's status file; never raises."""
+        try:
+            folder = os.path.join(self.run_dir, STATUS_DIR)
+            os.makedirs(folder, exist_ok=True)
+            record = {"event": event, "pid": os.getpid(), "time_ns": time.time_ns()}
+            record.update(fields)
+            path = os.path.join(folder, f"payload-{os.getpid()}.jsonl")
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, default=str) + "\n")
+        except Exception:  # the workload matters more than our bookkeeping
+            pass
+
+    def warn(self, message: str) -> None:
+        try:
+            sys.stderr.write(f"overlap-check: {message}\n")
+            sys.stderr.flush()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------- profiler
+
+    def start_profiler(self, torch_npu: ModuleType) -> Any:
+        """Create and start a torch_npu profiler with the documented arguments."""
+        profiler: Any = importlib.import_module(torch_npu.__name__ + ".profiler")
+        experimental = profiler._ExperimentalConfig(
+            profiler_level=getattr(profiler.ProfilerLevel, self.level),
+            aic_metrics=profiler.AiCMetrics.PipeUtilization,
+        )
+        prof = profiler.profile(
+            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+            experimental_config=experimental,
+            on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
+        )
+        prof.start()
+        if not self.atexit_registered:
+            register_exit_hook(self.at_exit)
+            self.atexit_registered = True
+        return prof
+
+    def stop_profiler(self, prof: Any, mode: str) -> None:
+        began = time.monotonic()
+        try:
+            prof.stop()
+        except Exception as err:
+            self.log("error", stage="stop", mode=mode, message=repr(err))
+            self.warn(f"torch_npu.profiler stop failed: {err!r}")
+            return
+        self.log("profiler-stopped", mode=mode, seconds=round(time.monotonic() - began, 3))
+
+    def on_torch_npu_imported(self, torch_npu: ModuleType) -> None:
+        """Called once torch_npu has finished importing in this process."""
+        with self.lock:
+            if self.torch_npu_imported:
+                return
+            self.torch_npu_imported = True
+            self.log("torch_npu-imported", file=getattr(torch_npu, "__file__", None))
+            launcher = launcher_name()
+            if launcher is not None:
+                self.log("skipped", reason="launcher", launcher=launcher)
+                return
+            if self.window == "explicit" or self.window_used:
+                self.log("deferred", reason="window", window=self.window)
+                return
+            try:
+                self.process_before = set(os.listdir(self.run_dir))
+                self.process_prof = self.start_profiler(torch_npu)
+            except Exception as err:
+                self.log("error", stage="start", mode="process", message=repr(err))
+                self.warn(f"could not start torch_npu.profiler: {err!r}")
+                return
+            self.log("profiler-started", mode="process", level=self.level)
+
+    def discard_process_capture(self) -> None:
+        """Stop the process-wide capture and delete what it wrote (window mode)."""
+        prof, self.process_prof = self.process_prof, None
+        self.stop_profiler(prof, "process")
+        marker = f"_{os.getpid()}_"
+        removed = []
+        try:
+            for name in sorted(set(os.listdir(self.run_dir)) - self.process_before):
+                if name.endswith("_ascend_pt") and marker in name:
+                    shutil.rmtree(os.path.join(self.run_dir, name), ignore_errors=True)
+                    removed.append(name)
+        except OSError as err:
+            self.log("error", stage="discard", message=repr(err))
+        self.log("discarded", mode="process", dirs=removed)
+
+    # ------------------------------------------------------ profile() blocks
+
+    def window_enter(self) -> bool:
+        """Enter an ``overlap_check.profile()`` block; True when it opened a capture."""
+        if os.getpid() != self.owner_pid:
+            return False  # a fork()ed child: the capture belongs to the parent
+        with self.lock:
+            self.depth += 1
+            if self.window == "process":
+                if self.depth == 1:
+                    self.log("window-ignored", reason="window=process")
+                return False
+            if self.depth > 1 or self.window_done:
+                if self.depth == 1:
+                    self.log("window-ignored", reason="already captured")
+                return False
+            self.window_used = True
+            if self.process_prof is not None:
+                self.discard_process_capture()
+            try:
+                # Under `run` the workload uses torch_npu anyway; importing it here
+                # fires the hook, which sees window_used and starts nothing.
+                torch_npu = importlib.import_module("torch_npu")
+                self.window_prof = self.start_profiler(torch_npu)
+            except Exception as err:
+                self.log("error", stage="start", mode="window", message=repr(err))
+                self.warn(f"could not start torch_npu.profiler: {err!r}")
+                return False
+            self.log("profiler-started", mode="window", level=self.level)
+            return True
+
+    def window_exit(self, opened: bool) -> None:
+        if os.getpid() != self.owner_pid:
+            return
+        with self.lock:
+            self.depth = max(0, self.depth - 1)
+            if not opened or self.window_prof is None:
+                return
+            prof, self.window_prof = self.window_prof, None
+            self.window_done = True
+            self.stop_profiler(prof, "window")
+
+    def at_exit(self) -> None:
+        if os.getpid() != self.owner_pid:
+            return  # a fork()ed child leaving normally; the parent owns the capture
+        with self.lock:
+            for mode in ("window", "process"):
+                prof = getattr(self, mode + "_prof")
+                if prof is not None:
+                    setattr(self, mode + "_prof", None)
+                    self.stop_profiler(prof, mode)
+
+
+def register_exit_hook(hook: Any) -> None:
+    """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down.
+
+    torch_npu parses the capture inside ``stop()``, with thread and process
+    pools. A plain ``atexit`` hook runs after ``threading._shutdown()``, when
+    concurrent.futures refuses new work (and cannot even be imported). Hooks
+    registered with ``threading._register_atexit`` run at the start of that
+    shutdown, before the pools' own exit hooks if those are registered first,
+    so concurrent.futures is imported here beforehand. ``atexit`` stays as a
+    fallback (the hook is idempotent), and runs before torch_npu's own atexit
+    hooks, registered earlier.
+    """
+    try:
+        import concurrent.futures.process
+        import concurrent.futures.thread  # noqa: F401
+
+        threading._register_atexit(hook)  # type: ignore[attr-defined]
+    except Exception:  # Python 3.8 has no _register_atexit; or already shutting down
+        pass
+    atexit.register(hook)
+
+
+def launcher_name() -> str | None:
+    """The launcher this process is (torchrun ...), or None."""
+    argv = getattr(sys, "argv", None) or [""]
+    argv0 = os.path.basename(argv[0] or "")
+    if argv0 in LAUNCHER_SCRIPTS:
+        return argv0
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name in LAUNCHER_MODULES:
+        return str(name)
+    # `python -m torch.distributed.run`: runpy imports torch (and so torch_npu) to find
+    # the module, before __main__ and sys.argv say what runs; the raw command line does.
+    module = _dash_m_module(getattr(sys, "orig_argv", None) or [])
+    return module if module in LAUNCHER_MODULES else None
+
+
+def _dash_m_module(orig_argv: list[str]) -> str | None:
+    """The module of ``python [options] -m MODULE ...``, or None."""
+    position = 1
+    while position < len(orig_argv):
+        arg = orig_argv[position]
+        if arg == "-m":
+            return orig_argv[position + 1] if position + 1 < len(orig_argv) else None
+        if arg.startswith("-m"):
+            return arg[2:]
+        if arg in ("-X", "-W", "--check-hash-based-pycs"):
+            position += 2  # an option with a separate value
+            continue
+        if not arg.startswith("-") or arg in ("-", "-c") or arg.startswith("-c"):
+            return None  # a script, stdin or -c: no -m module
+        position += 1
+    return None
+
+
+# ---------------------------------------------------------------- import hook
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    """Delegates to the real loader and calls back once the module has executed."""
+
+    def __init__(self, inner: Any, callback: Any) -> None:
+        self._inner = inner
+        self._callback = callback
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        module: ModuleType | None = self._inner.create_module(spec)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        # Give the module its real loader back before it runs (introspection, resources).
+        module.__loader__ = self._inner
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._inner
+        self._inner.exec_module(module)
+        self._callback(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class TorchNpuFinder(importlib.abc.MetaPathFinder):
+    """Finds ``torch_npu`` with the other finders and wraps its loader."""
+
+    def __init__(self, module_name: str, callback: Any) -> None:
+        self.module_name = module_name
+        self.callback = callback
+        self.busy = False
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.module_name or self.busy:
+            return None
+        self.busy = True
+        try:
+            for finder in list(sys.meta_path):
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec: importlib.machinery.ModuleSpec | None = finder.find_spec(
+                    fullname, path, target
+                )
+                if spec is not None:
+                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                        spec.loader = _NotifyingLoader(spec.loader, self.callback)
+                    return spec
+            return None
+        finally:
+            self.busy = False
+
+
+# ------------------------------------------------------------ sitecustomize chain
+
+
+def _same_dir(entry: str, folder: str) -> bool:
+    try:
+        return os.path.realpath(entry or os.getcwd()) == folder
+    except (OSError, ValueError):
+        return False
+
+
+def chain_next_sitecustomize(own_file: str) -> str | None:
+    """Run the ``sitecustomize`` that comes after ours on sys.path; returns its file."""
+    folder = os.path.realpath(os.path.dirname(own_file))
+    entries = list(sys.path)
+    positions = [i for i, entry in enumerate(entries) if _same_dir(entry, folder)]
+    rest = entries[positions[0] + 1 :] if positions else entries
+    rest = [entry for entry in rest if not _same_dir(entry, folder)]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None or spec.origin is None:
+        return None
+    if os.path.realpath(spec.origin) == os.path.realpath(own_file):
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        # What site.py does for a failing sitecustomize: report and go on.
+        sys.stderr.write(
+            "Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+            f"{type(err).__name__}: {err}\n"
+        )
+    return spec.origin
+
+
+# ---------------------------------------------------------------------- setup
+
+
+def install(environ: Any = None) -> Controller | None:
+    """Set up the controller and the import hook from the environment."""
+    env = os.environ if environ is None else environ
+    run_dir = env.get(ENV_RUN_DIR)
+    if not run_dir:
+        return None
+    controller = Controller(
+        os.path.abspath(run_dir), env.get(ENV_LEVEL, "Level1"), env.get(ENV_WINDOW, "auto")
+    )
+    controller.log(
+        "payload-loaded",
+        argv=list(sys.argv) if hasattr(sys, "argv") else None,
+        executable=sys.executable,
+        python=sys.version.split()[0],
+        window=controller.window,
+        level=controller.level,
+    )
+    existing = sys.modules.get("torch_npu")
+    if existing is not None:
+        controller.on_torch_npu_imported(existing)
+    else:
+        sys.meta_path.insert(0, TorchNpuFinder("torch_npu", controller.on_torch_npu_imported))
+    return controller
+
+
+CONTROLLER: Controller | None = None
+
+
+def window_enter() -> bool:
+    """Entry point for ``overlap_check.profile()``."""
+    return CONTROLLER.window_enter() if CONTROLLER is not None else False
+
+
+def window_exit(opened: bool) -> None:
+    if CONTROLLER is not None:
+        CONTROLLER.window_exit(opened)
+
+
+if __name__ == "sitecustomize":
+    try:
+        CONTROLLER = install()
+        if CONTROLLER is not None:
+            sys.modules[PAYLOAD_MODULE] = sys.modules[__name__]
+    except Exception as _err:  # never break the interpreter's start-up
+        sys.stderr.write(f"overlap-check: payload failed: {_err!r}\n")
+    try:
+        chain_next_sitecustomize(__file__)
+    except Exception as _err:
+        sys.stderr.write(f"overlap-check: could not chain to sitecustomize: {_err!r}\n")

@@ -1,0 +1,219 @@
+"""Labels, the diagnosis line and the gate decision.
+
+Labels: ``overlap_pct >= real`` real, ``<= fake`` fake, in between partial;
+``not-split`` when placement failed (3a) and ``no-evidence`` when nothing
+could be judged.
+
+Diagnosis follows the method's order: 3a (logical split failed: side ops not
+on a side stream) → 3b (fake or partial overlap on the timeline; barrier
+candidates named) → 3c (overlap is real; if wall time did not drop, look at
+contention, tails and core limits).
+
+Gate rules (``--fail-on``):
+
+- ``fake`` (default): plan verdicts fake, not-split and no-evidence fail;
+- ``partial``: partial fails as well;
+- ``never``: no plan label fails the gate except ``no-evidence``.
+
+``no-evidence`` always fails: an analysis that found nothing to judge (no side
+ops, no dominator, no occurrence, or without a plan no pair of compute streams)
+must never read as a pass. Without plans the stream pairs are judged by the
+same rule (a pair can only be real, partial or fake). The gate also fails on
+core-limit violations, on contention only with ``fail_on_contention``, and on a
+provisional result with ``strict``. Every rank is judged on its own; the gate
+fails when any rank fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from overlap_check.model import (
+    BarrierCandidate,
+    CoresResult,
+    Options,
+    PlanResult,
+    RankStreamSummary,
+    StreamPair,
+    Thresholds,
+    Verdict,
+)
+
+FAILING: dict[str, frozenset[str]] = {
+    "fake": frozenset({"fake", "not-split", "no-evidence"}),
+    "partial": frozenset({"fake", "partial", "not-split", "no-evidence"}),
+    "never": frozenset({"no-evidence"}),
+}
+
+BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
+
+
+def label(overlap_pct: float | None, thresholds: Thresholds) -> Verdict:
+    """The verdict band of an overlap fraction; None (nothing judged) is no-evidence."""
+    if overlap_pct is None:
+        return "no-evidence"
+    if overlap_pct >= thresholds.real:
+        return "real"
+    if overlap_pct <= thresholds.fake:
+        return "fake"
+    return "partial"
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1000:.3f} µs"
+
+
+def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int) -> str:
+    seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
+    return (
+        f"{candidate.name} on stream {candidate.stream_id} starts "
+        f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
+        f"{_us(candidate.gap_ns)} idle gap on the main stream ({seen})"
+    )
+
+
+def diagnosis(
+    verdict: Verdict,
+    overlap_pct: float | None,
+    thresholds: Thresholds,
+    *,
+    placement: Sequence[str] = (),
+    barriers: Sequence[BarrierCandidate] = (),
+    fake_occurrences: int = 0,
+    no_evidence: str | None = None,
+    contention_ns: int = 0,
+) -> str:
+    """One line saying which failure mode (3a / 3b / 3c) applies and what to do next."""
+    if verdict == "no-evidence":
+        reason = no_evidence or "nothing to judge"
+        return f"no evidence: {reason}; check the plan's regexes and streams"
+    if verdict == "not-split":
+        evidence = "; ".join(placement)
+        return (
+            f"3a logical split failed: {evidence}; put these ops inside the stream-switch block "
+            "(npu_stream_switch / torch.npu.stream) and check the graph did not fold them back"
+        )
+    pct = f"{overlap_pct:.3f}" if overlap_pct is not None else "n/a"
+    if verdict == "fake":
+        text = (
+            f"3b fake parallelism: overlap_pct {pct} <= {thresholds.fake}; "
+            "the streams ran one after the other"
+        )
+        if barriers:
+            phrase = barrier_phrase(barriers[0], fake_occurrences)
+            text += f"; barrier candidate: {phrase} - {BARRIER_HINT}"
+        else:
+            text += "; no barrier candidate found on the main stream ahead of the dominator"
+        return text
+    if verdict == "partial":
+        text = (
+            f"3b partial overlap: overlap_pct {pct} is between {thresholds.fake} and "
+            f"{thresholds.real}; the split needs redesign "
+            "(longer side work, a longer or different dominator)"
+        )
+        if barriers:
+            text += (
+                f"; barrier candidate in the fake occurrences: {barriers[0].name} - {BARRIER_HINT}"
+            )
+        return text
+    text = (
+        f"3c real overlap (overlap_pct {pct}); if wall time did not drop, look at contention "
+        "(block demand vs device cores), tails and core limits (limit_core_num)"
+    )
+    if contention_ns > 0:
+        text += (
+            f"; main + side block demand exceeded the device cores for at least "
+            f"{_us(contention_ns)} over the warm runs (see Cores)"
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    passed: bool
+    reasons: tuple[str, ...]
+    worst_rank: int | None
+
+
+def _fmt(pct: float | None) -> str:
+    return "n/a" if pct is None else f"{pct:.3f}"
+
+
+def gate(
+    plans: Sequence[PlanResult],
+    stream_pairs: Sequence[StreamPair],
+    ranks: Sequence[RankStreamSummary],
+    cores: CoresResult | None,
+    options: Options,
+    *,
+    provisional_ranks: Sequence[int | None] = (),
+    use_plans: bool,
+) -> GateDecision:
+    """Decide pass/fail and say why in words, one reason per failing item."""
+    failing = FAILING[options.fail_on]
+    reasons: list[str] = []
+    # (figure, rank) of every failing item, to name the worst rank.
+    failed: list[tuple[float, int | None]] = []
+    if use_plans:
+        for plan in plans:
+            if plan.verdict in failing:
+                reasons.append(f"plan {plan.name}, rank {plan.rank}: {_plan_reason(plan)}")
+                failed.append(
+                    (plan.overlap_pct if plan.overlap_pct is not None else -1.0, plan.rank)
+                )
+    else:
+        paired = {pair.rank for pair in stream_pairs}
+        for summary in ranks:
+            if summary.rank not in paired:
+                streams = (
+                    "no compute kernel at all"
+                    if summary.main_stream is None
+                    else f"only stream {summary.main_stream} ran compute kernels"
+                )
+                reasons.append(
+                    f"rank {summary.rank}: no evidence: {streams} and no plan was given "
+                    "(--side/--dominator or a config)"
+                )
+                failed.append((-1.0, summary.rank))
+        for pair in stream_pairs:
+            if pair.verdict in failing:
+                reasons.append(
+                    f"rank {pair.rank}: stream {pair.side} vs main stream {pair.main}: "
+                    f"{pair.verdict} (busy-time overlap_pct {_fmt(pair.overlap_pct)})"
+                )
+                failed.append((pair.overlap_pct, pair.rank))
+    violations = 0 if cores is None else max(cores.violation_count, len(cores.violations))
+    if cores is not None and violations:
+        reasons.append(f"core limits: {violations} kernel(s) over their configured core limit")
+    intervals = 0 if cores is None else max(cores.contention_count, len(cores.contention))
+    if cores is not None and intervals and options.fail_on_contention:
+        reasons.append(
+            f"contention: {intervals} interval(s) where concurrent block demand "
+            f"exceeds the device cores ({cores.over_limit_ns / 1000:.3f} µs in all)"
+        )
+    if options.strict:
+        for rank in provisional_ranks:
+            reasons.append(
+                f"rank {rank}: provisional result (fewer than {options.min_runs} runs) and --strict"
+            )
+    worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
+    return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)
+
+
+def _plan_reason(plan: PlanResult) -> str:
+    if plan.verdict == "no-evidence":
+        return plan.diagnosis.split("; check", 1)[0] or "no evidence"
+    if plan.verdict == "not-split":
+        return f"not-split ({plan.placement[0]})" if plan.placement else "not-split"
+    return f"{plan.verdict} (overlap_pct {_fmt(plan.overlap_pct)})"
+
+
+def worst_rank(plans: Sequence[PlanResult], stream_pairs: Sequence[StreamPair]) -> int | None:
+    """The rank with the lowest figure (plans first, else stream pairs); None with one rank."""
+    figures: list[tuple[float, int | None]] = [
+        (p.overlap_pct if p.overlap_pct is not None else -1.0, p.rank) for p in plans
+    ] or [(p.overlap_pct, p.rank) for p in stream_pairs]
+    if len({rank for _, rank in figures}) < 2:
+        return None
+    return min(figures, key=lambda item: item[0])[1]

@@ -1,0 +1,283 @@
+"""End to end through the readers: generator scenarios give their known answers.
+
+Each scenario is written as real torch_npu result directories (overlap_check.synth),
+read back by the readers and judged by ``pipeline.check``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from overlap_check.model import Capture, Options, Plan, Report
+from overlap_check.pipeline import analyze_captures, check
+from overlap_check.report import json as json_report
+from overlap_check.report import text as text_report
+from overlap_check.synth import scenarios, write_runs
+from overlap_check.synth.expected import Built
+from overlap_check.table import conform
+
+PLAN = Plan(
+    "moe-shared-expert",
+    side="SharedExpert",
+    dominator="GroupedMatmul",
+    side_stream=3,
+    main_stream=2,
+)
+INFERRED = Plan("moe-shared-expert", side="SharedExpert", dominator="GroupedMatmul")
+
+
+def written(built: Built, root: Path) -> list[Path]:
+    return write_runs(built.scenarios, root, built.variant)
+
+
+def judge(built: Built, root: Path, plan: Plan = PLAN, **options: object) -> Report:
+    return check(written(built, root), Options(plans=(plan,), **options))  # type: ignore[arg-type]
+
+
+def test_real_dual_stream(tmp_path: Path) -> None:
+    built = scenarios.real_dual_stream()
+    report = judge(built, tmp_path)
+    (plan,) = report.plans
+    assert plan.overlap_pct == built.expected.plan().overlap_pct == 1.0
+    assert plan.verdict == "real"
+    assert report.exit_code == 0 and report.verdict == "pass"
+    assert plan.runs_used == 5 - 2
+    assert plan.diagnosis.startswith("3c real overlap")
+
+
+def test_fake_dual_stream_names_cast_first(tmp_path: Path) -> None:
+    built = scenarios.fake_dual_stream()
+    report = judge(built, tmp_path, INFERRED)
+    (plan,) = report.plans
+    assert (plan.side_stream, plan.main_stream) == (3, 2)  # inferred from the kernels
+    assert plan.overlap_pct == 0.0 and plan.verdict == "fake"
+    assert report.exit_code == 1
+    expected = built.expected.plan()
+    assert plan.barrier_candidates[0].name == expected.barrier_name
+    assert "Cast" in plan.barrier_candidates[0].name
+    # 4 layers x 3 warm runs, the Cast is the first main op after every side window.
+    assert plan.barrier_candidates[0].occurrences == 4 * 3 == plan.fake_occurrences
+    assert "pin that pre-computation inside the stream-switch block" in plan.diagnosis
+
+
+def test_partial_exact_fraction(tmp_path: Path) -> None:
+    built = scenarios.partial_dual_stream(fraction=0.25)
+    (plan,) = judge(built, tmp_path).plans
+    # The last 41 µs of the 164 µs side window lie under the 300 µs dominator.
+    assert plan.overlap_pct == 41_000 / min(164_000, 300_000)
+    assert plan.overlap_pct == built.expected.plan().overlap_pct
+    assert plan.verdict == "partial"
+
+
+@pytest.mark.parametrize("fake", [False, True])
+def test_60_layers_pair_one_to_one(tmp_path: Path, fake: bool) -> None:
+    built = scenarios.layered_model(layers=60, fake=fake)
+    (plan,) = judge(built, tmp_path).plans
+    assert [r.occurrences for r in plan.per_run] == [60] * 5
+    assert [r.judged for r in plan.per_run] == [60] * 5
+    assert plan.verdict == ("fake" if fake else "real")
+    assert plan.overlap_pct == built.expected.plan().overlap_pct
+
+
+def test_cold_runs_are_discarded(tmp_path: Path) -> None:
+    built = scenarios.warm_cold_runs(runs=5, cold=2)
+    expected = built.expected.plan()
+    report = judge(built, tmp_path)
+    (plan,) = report.plans
+    assert [r.warm for r in plan.per_run] == [False, False, True, True, True]
+    assert [r.overlap_pct for r in plan.per_run] == pytest.approx(list(expected.per_run))
+    assert plan.overlap_pct == pytest.approx(expected.overlap_pct)
+    assert plan.verdict == expected.verdict == "real"
+    # Keeping the cold runs would flip the verdict:
+    kept = judge(built, tmp_path / "kept", warmup=0).plans[0]
+    assert kept.overlap_pct == pytest.approx(expected.all_runs_overlap_pct)
+    assert kept.verdict != "real"
+
+
+def test_run_order_is_capture_order_not_directory_names(tmp_path: Path) -> None:
+    built = scenarios.warm_cold_runs(runs=5, cold=2)
+    paths = written(built, tmp_path / "runs")
+    # Rename so that alphabetical order is the reverse of capture order.
+    for i, path in enumerate(paths):
+        path.rename(path.with_name(f"{'zyxwv'[i]}_{path.name}"))
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir())[0].startswith("v_")
+    report = check([tmp_path / "runs"], Options(plans=(PLAN,)))
+    assert [Path(r.path).name[0] for r in report.runs] == list("zyxwv")
+    (plan,) = report.plans
+    assert plan.per_run[0].overlap_pct == 0.0  # the first capture is the cold, fake one
+    assert plan.verdict == "real"
+
+
+def test_two_rank_job(tmp_path: Path) -> None:
+    built = scenarios.two_rank_job()
+    report = judge(built, tmp_path)
+    by_rank = {p.rank: p for p in report.plans}
+    assert by_rank[0].verdict == "real" and by_rank[0].overlap_pct == 1.0
+    assert by_rank[1].verdict == "fake" and by_rank[1].overlap_pct == 0.0
+    assert [len(p.per_run) for p in report.plans] == [5, 5]
+    assert sorted(r.rank for r in report.runs) == [0] * 5 + [1] * 5
+    assert report.exit_code == 1
+    assert report.worst_rank == 1
+    assert report.gate_reasons == ("plan moe-shared-expert, rank 1: fake (overlap_pct 0.000)",)
+    assert "Worst rank: 1" in text_report.render(report)
+    # Communication rows never make a stream.
+    assert all(s.stream_id in (2, 3) for r in report.runs for s in r.streams)
+    assert all(r.communication > 0 for r in report.runs)
+
+
+def test_level0_event_wait_is_not_work(tmp_path: Path) -> None:
+    built = scenarios.level0_event_wait()
+    report = judge(built, tmp_path)
+    assert report.runs[0].level == "Level0"
+    (plan,) = report.plans
+    assert plan.verdict == built.expected.plan().verdict == "fake"
+    assert plan.overlap_pct == 0.0
+    # The EVENT_WAIT spanning the dominator is not busy time of stream 3.
+    assert report.stream_pairs[0].overlap_pct == 0.0
+
+
+def test_touching_windows_do_not_overlap(tmp_path: Path) -> None:
+    built = scenarios.touching_windows()
+    (plan,) = judge(built, tmp_path).plans
+    assert plan.overlap_pct == 0.0
+    assert plan.verdict == "fake"
+
+
+def test_not_split(tmp_path: Path) -> None:
+    built = scenarios.not_split()
+    (plan,) = judge(built, tmp_path).plans
+    assert plan.verdict == "not-split"
+    assert plan.overlap_pct is None
+    assert plan.placement and "ran on stream 2" in plan.placement[0]
+    assert plan.diagnosis.startswith("3a logical split failed")
+
+
+def test_provisional_and_strict(tmp_path: Path) -> None:
+    built = scenarios.real_dual_stream(runs=3)
+    paths = written(built, tmp_path)
+    report = check(paths, Options(plans=(PLAN,)))
+    (plan,) = report.plans
+    assert plan.provisional and plan.runs_used == 1  # warm-up min(2, 3 - 1) = 2
+    assert report.exit_code == 0
+    assert any("provisional" in note for note in report.notes)
+    strict = check(paths, Options(plans=(PLAN,), strict=True))
+    assert strict.exit_code == 1
+    assert strict.gate_reasons == ("rank 0: provisional result (fewer than 5 runs) and --strict",)
+    single = check(paths[:1], Options(plans=(PLAN,)))
+    assert single.plans[0].runs_used == 1 and single.plans[0].per_run[0].warm
+
+
+def test_stream_level_without_plan(tmp_path: Path) -> None:
+    built = scenarios.fake_dual_stream()
+    report = check(written(built, tmp_path), Options())
+    assert report.plans == ()
+    assert [(p.main, p.side, p.verdict) for p in report.stream_pairs] == [(2, 3, "fake")]
+    assert report.exit_code == 1
+    (summary,) = report.ranks
+    assert summary.main_stream == 2
+    assert summary.concurrent_ns == 0.0
+    assert summary.parallelism <= 1.0
+
+
+# ----------------------------------------------------------------------------- per step
+
+T0 = 1_736_408_883_704_643_212
+
+
+def stepped_capture() -> Capture:
+    """Five steps; in steps 1-2 (cold) the side op runs under the dominator, in 3-5 before it."""
+    rows = []
+    for step in range(1, 6):
+        b = step * 1000
+        side = (b + 400, b + 500) if step <= 2 else (b + 100, b + 200)
+        rows += [
+            ("GroupedMatmul", 2, b + 300, b + 700, step),
+            ("SharedExpert", 3, side[0], side[1], step),
+        ]
+    frame = pl.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "stream_id": [r[1] for r in rows],
+            "start_ns": [T0 + r[2] for r in rows],
+            "end_ns": [T0 + r[3] for r in rows],
+            "step": [r[4] for r in rows],
+            "is_communication": [False] * len(rows),
+        }
+    )
+    return Capture("one", "kernel_details.csv", 0, 0, "Level1", None, conform(frame))
+
+
+def test_per_step_samples() -> None:
+    report = analyze_captures([stepped_capture()], Options(plans=(PLAN,), per="step"))
+    (plan,) = report.plans
+    assert [r.sample for r in plan.per_run] == [f"run 1 step {s}" for s in range(1, 6)]
+    assert [r.overlap_pct for r in plan.per_run] == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert plan.verdict == "fake" and not plan.provisional
+    assert report.runs[0].warm  # the run holds warm steps
+    per_run = analyze_captures([stepped_capture()], Options(plans=(PLAN,)))
+    # As one run (one sample): occurrence figures 1, 1, 0, 0, 0 -> median 0.0, provisional.
+    (whole,) = per_run.plans[0].per_run
+    assert (whole.occurrences, whole.judged, whole.overlap_pct) == (5, 5, 0.0)
+    assert per_run.plans[0].provisional
+
+
+# ----------------------------------------------------------------------------- reports
+
+
+def test_json_report_schema(tmp_path: Path) -> None:
+    built = scenarios.fake_dual_stream()
+    report = judge(built, tmp_path)
+    data = json.loads(json_report.render(report))
+    assert data["schema_version"] == 1
+    assert (data["verdict"], data["exit_code"]) == ("fail", 1)
+    assert data["thresholds"] == {"real": 0.5, "fake": 0.05}
+    run = data["runs"][0]
+    assert {"index", "path", "rank", "warm", "source", "streams", "skipped_rows"} <= set(run)
+    assert (run["index"], run["warm"], run["source"]) == (1, False, "kernel_details.csv")
+    stream = next(s for s in run["streams"] if s["stream_id"] == 3)
+    busy = report.runs[0].streams[1].busy_ns
+    assert stream["busy_us"] == round(busy / 1000, 3)
+    pair = data["stream_pairs"][0]
+    assert {"rank", "main", "side", "overlap_us", "overlap_pct", "verdict"} <= set(pair)
+    plan = data["plans"][0]
+    assert plan["method"] == "window" and plan["verdict"] == "fake"
+    assert {"run", "warm", "overlap_pct", "occurrences", "busy_overlap_pct"} <= set(
+        plan["per_run"][0]
+    )
+    worst = plan["per_run"][2]["worst"][0]
+    occ = report.plans[0].per_run[2].worst[0]
+    assert worst["overlap_pct"] == 0.0 and worst["status"] == "ok"
+    assert occ.side_end_ns is not None and occ.side_start_ns is not None
+    assert worst["side_end_us"] - worst["side_start_us"] == pytest.approx(
+        (occ.side_end_ns - occ.side_start_ns) / 1000
+    )
+    barrier = plan["barrier_candidates"][0]
+    assert barrier["name"] == built.expected.plan().barrier_name
+    candidate = report.plans[0].barrier_candidates[0]
+    origin = next(r.origin_ns for r in report.runs if r.index == candidate.run)
+    assert origin is not None
+    assert barrier["start_us"] == round((candidate.start_ns - origin) / 1000, 3)
+    assert barrier["start_ns"] == candidate.start_ns
+    assert barrier["gap_us"] == round(candidate.gap_ns / 1000, 3)
+    assert data["cores"]["device"] == {
+        "aicore": 24,
+        "vectorcore": 48,
+        "source": "info.json",
+        "detail": data["cores"]["device"]["detail"],
+    }
+
+
+def test_text_report(tmp_path: Path) -> None:
+    built = scenarios.warm_cold_runs()
+    report = judge(built, tmp_path)
+    text = text_report.render(report)
+    assert text.startswith("overlap-check ")
+    assert "PASS (exit 0)" in text.splitlines()[0]
+    assert "moe-shared-expert" in text and "real" in text
+    assert "run 1 (cold) 0.000, run 2 (cold) 0.000" in text
+    assert "3 of 5 runs" in text
+    assert "Stream pairs" in text and "Runs" in text

@@ -1,0 +1,333 @@
+"""Plans: occurrence pairing, window and busy figures, placement, barrier search.
+
+Captures are built by hand (times in ns after a 16-digit-µs epoch) so every
+figure can be checked with visible arithmetic.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from overlap_check import intervals
+from overlap_check.model import Capture, Options, Plan, Thresholds
+from overlap_check.pipeline import analyze_captures
+from overlap_check.plans import evaluate_plan, occurrences, resolve_streams, tag
+from overlap_check.runs import make_samples
+from overlap_check.table import conform
+
+T0 = 1_736_408_883_704_643_212  # ns; kernel times below are offsets from it
+MOE = Plan("moe-shared-expert", side="SharedExpert", dominator="GroupedMatmul")
+Row = tuple[str, int, int, int]  # name, stream, start, end (ns after T0)
+
+
+def capture(rows: list[Row], *, rank: int = 0, path: str = "run") -> Capture:
+    frame = pl.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "stream_id": [r[1] for r in rows],
+            "start_ns": [T0 + r[2] for r in rows],
+            "end_ns": [T0 + r[3] for r in rows],
+            "is_communication": [False] * len(rows),
+            "rank": [rank] * len(rows),
+        },
+        schema_overrides={"stream_id": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+    return Capture(path, "kernel_details.csv", rank, 0, "Level1", None, conform(frame))
+
+
+def fake_layer(b: int) -> list[Row]:
+    """Side ops run while the main stream idles; a Cast waits for them, then the dominator."""
+    return [
+        ("Attention", 2, b, b + 300),
+        ("SharedExpert_gate", 3, b + 310, b + 400),
+        ("SharedExpert_down", 3, b + 400, b + 500),
+        ("Cast", 2, b + 505, b + 510),
+        ("GroupedMatmul", 2, b + 510, b + 900),
+    ]
+
+
+def real_layer(b: int) -> list[Row]:
+    return [
+        ("Attention", 2, b, b + 290),
+        ("GroupedMatmul", 2, b + 300, b + 900),
+        ("SharedExpert_gate", 3, b + 400, b + 500),
+        ("SharedExpert_down", 3, b + 500, b + 600),
+    ]
+
+
+def layers(make: object, n: int) -> list[Row]:
+    assert callable(make)
+    return [row for k in range(n) for row in make(k * 1000)]
+
+
+def one_run(plan: Plan, rows: list[Row]) -> object:
+    """The plan's single run figures (no warm-up) for one capture."""
+    samples, _ = make_samples([capture(rows)], "run", warmup=0, min_runs=1)
+    return evaluate_plan(plan, 0, samples, 2, Thresholds(), provisional=True)
+
+
+def occ_of(plan: Plan, rows: list[Row]):  # type: ignore[no-untyped-def]
+    samples, _ = make_samples([capture(rows)], "run", warmup=0, min_runs=1)
+    tagged = tag(samples[0].kernels, plan)
+    return occurrences(tagged, plan, resolve_streams(plan, [tagged], 2))
+
+
+# ----------------------------------------------------------------------------- pairing
+
+
+def test_fake_60_layers_pair_one_to_one_where_a_global_window_reads_real() -> None:
+    rows = layers(fake_layer, 60)
+    result = one_run(MOE, rows)
+    run = result.per_run[0]
+    assert run.occurrences == 60 and run.judged == 60
+    # Each layer: side window [b+310, b+500], dominator [b+510, b+900]: overlap 0.
+    assert run.overlap_pct == 0.0
+    assert result.verdict == "fake"
+    # One global window per capture (the wrong rule) would call it real:
+    side_hull = (T0 + 310, T0 + 59_000 + 500)
+    dom_hull = (T0 + 510, T0 + 59_000 + 900)
+    overlap = intervals.window_overlap(side_hull, dom_hull)
+    global_pct = overlap / min(side_hull[1] - side_hull[0], dom_hull[1] - dom_hull[0])
+    assert global_pct == (59_500 - 510) / (59_500 - 310)
+    assert global_pct > 0.99
+
+
+def test_pairing_every_side_op_with_every_dominator_would_also_be_wrong() -> None:
+    rows = layers(fake_layer, 3)
+    occ = occ_of(MOE, rows)
+    # Side ops of layer k (start b+310) are paired with dominator k (ends b+900), not k-1.
+    assert occ.side_count.tolist() == [2, 2, 2]
+    assert (occ.dom_start - T0).tolist() == [510, 1510, 2510]
+    assert (occ.side_start - T0).tolist() == [310, 1310, 2310]
+    assert occ.pct.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_real_60_layers() -> None:
+    result = one_run(MOE, layers(real_layer, 60))
+    # Side window [b+400, b+600] lies inside [b+300, b+900]: 200 / min(200, 600).
+    assert result.per_run[0].overlap_pct == 200 / 200
+    assert result.per_run[0].occurrences == 60
+    assert result.verdict == "real"
+    assert result.busy_overlap_pct == 1.0
+    assert result.barrier_candidates == ()
+
+
+def test_partial_fraction() -> None:
+    rows = [
+        ("GroupedMatmul", 2, 510, 900),
+        ("SharedExpert", 3, 310, 600),
+    ]
+    result = one_run(MOE, rows)
+    # overlap = 600 - 510 = 90; min(600 - 310, 900 - 510) = 290.
+    assert result.overlap_pct == 90 / 290
+    assert result.verdict == "partial"
+
+
+def test_busy_figure_differs_from_window_figure() -> None:
+    rows = [
+        ("GroupedMatmul", 2, 150, 750),
+        ("SharedExpert_a", 3, 100, 200),
+        ("SharedExpert_b", 3, 700, 800),
+    ]
+    result = one_run(MOE, rows)
+    # Window: side [100, 800] (700), dominator [150, 750] (600): overlap 750 - 150 = 600.
+    assert result.overlap_pct == 600 / min(700, 600)
+    # Busy: side busy 100 + 100 = 200; inside the dominator (200-150) + (750-700) = 100.
+    assert result.busy_overlap_pct == 100 / min(200, 600)
+
+
+def test_overlapping_side_ops_count_once_in_busy_time() -> None:
+    rows = [
+        ("GroupedMatmul", 2, 0, 1000),
+        ("SharedExpert_a", 3, 100, 300),
+        ("SharedExpert_b", 4, 200, 400),  # a second side stream, overlapping the first
+        ("SharedExpert_c", 3, 900, 1200),
+    ]
+    result = one_run(MOE, rows)
+    # Side busy = |[100,400] ∪ [900,1200]| = 300 + 300; inside [0,1000]: 300 + 100.
+    assert result.busy_overlap_pct == (300 + 100) / min(300 + 300, 1000)
+    # Window: side [100, 1200] vs [0, 1000]: overlap 900, min(1100, 1000).
+    assert result.overlap_pct == 900 / 1000
+
+
+def test_unpaired_occurrences_are_reported_not_dropped() -> None:
+    rows = [
+        ("GroupedMatmul", 2, 100, 200),
+        ("GroupedMatmul", 2, 1100, 1200),
+        ("GroupedMatmul", 2, 2100, 2200),
+        ("SharedExpert", 3, 150, 180),  # occurrence 1
+        ("SharedExpert", 3, 2300, 2350),  # after the last dominator end
+    ]
+    occ = occ_of(MOE, rows)
+    assert [occ.occurrence(k).status for k in range(4)] == [
+        "ok",
+        "no-side",
+        "no-side",
+        "no-dominator",
+    ]
+    run = one_run(MOE, rows).per_run[0]
+    assert (run.occurrences, run.judged, run.no_side, run.no_dominator) == (4, 1, 2, 1)
+    assert run.overlap_pct == 30 / 30
+    assert [o.status for o in run.unpaired] == ["no-side", "no-side", "no-dominator"]
+
+
+def test_side_op_starting_at_a_dominator_end_belongs_to_the_next_occurrence() -> None:
+    rows = [
+        ("GroupedMatmul", 2, 0, 100),
+        ("GroupedMatmul", 2, 200, 300),
+        ("SharedExpert", 3, 100, 150),  # starts exactly at the end of dominator 1
+    ]
+    occ = occ_of(MOE, rows)
+    assert occ.side_count.tolist() == [0, 1]
+    # Occurrence 2: side [100, 150] before dominator [200, 300]: touching-free, overlap 0.
+    assert occ.pct[1] == 0.0
+
+
+def test_touching_windows_do_not_overlap() -> None:
+    rows = [("SharedExpert", 3, 100, 200), ("GroupedMatmul", 2, 200, 500)]
+    result = one_run(MOE, rows)
+    assert result.overlap_pct == 0.0
+    assert result.verdict == "fake"
+
+
+# ----------------------------------------------------------------------------- no dominator regex
+
+
+def test_without_dominator_regex_the_longest_main_kernel_of_each_cluster_is_judged() -> None:
+    plan = Plan("moe", side="SharedExpert")
+    fake = one_run(plan, layers(fake_layer, 4))
+    run = fake.per_run[0]
+    # Clusters are cut by the Cast / GroupedMatmul / Attention between layers: 4 occurrences.
+    # Cluster k's dominator: the longest main kernel ending in (b+310, b+1310]: GroupedMatmul
+    # (390 ns) beats the next layer's Attention (300 ns).
+    assert (run.occurrences, run.judged) == (4, 4)
+    assert {o.dominator for o in run.worst} == {"GroupedMatmul"}
+    assert fake.verdict == "fake"
+    real = one_run(plan, layers(real_layer, 4))
+    assert real.overlap_pct == 1.0
+    assert real.verdict == "real"
+
+
+def test_without_dominator_regex_no_main_kernel_means_no_dominator() -> None:
+    plan = Plan("side-only", side_stream=3)
+    result = one_run(plan, [("Lonely", 3, 0, 100)])
+    assert result.per_run[0].no_dominator == 1
+    assert result.verdict == "no-evidence"
+
+
+# ----------------------------------------------------------------------------- placement (3a)
+
+
+def test_side_ops_left_on_the_dominators_stream_are_not_split() -> None:
+    rows = [(name, 2, s, e) for name, _, s, e in fake_layer(0)]  # everything on stream 2
+    result = one_run(MOE, rows)
+    assert result.verdict == "not-split"
+    assert result.placement == ("2 of 2 side ops ran on stream 2, the dominator's stream",)
+    assert result.diagnosis.startswith("3a logical split failed: 2 of 2 side ops ran on stream 2")
+
+
+def test_side_ops_off_the_configured_side_stream_are_not_split() -> None:
+    plan = Plan("moe", side="SharedExpert", dominator="GroupedMatmul", side_stream=3)
+    rows = [(n, 5 if s == 3 else s, a, b) for n, s, a, b in real_layer(0)]
+    result = one_run(plan, rows)
+    assert result.verdict == "not-split"
+    assert result.placement == (
+        "2 of 2 side ops ran on stream 5, not on the configured side stream 3",
+    )
+
+
+def test_no_side_ops_and_no_dominator_are_no_evidence() -> None:
+    rows = [("Attention", 2, 0, 100)]
+    no_side = one_run(MOE, [*rows, ("GroupedMatmul", 2, 100, 200)])
+    assert no_side.verdict == "no-evidence"
+    assert "no compute kernel matched the side regex 'SharedExpert'" in no_side.diagnosis
+    no_dom = one_run(MOE, [*rows, ("SharedExpert", 3, 0, 50)])
+    assert no_dom.verdict == "no-evidence"
+    assert "dominator regex 'GroupedMatmul'" in no_dom.diagnosis
+
+
+def test_streams_are_inferred_from_the_kernels() -> None:
+    result = one_run(MOE, layers(real_layer, 2))
+    assert (result.main_stream, result.side_stream) == (2, 3)
+
+
+# ----------------------------------------------------------------------------- barrier search (3b)
+
+
+def test_barrier_cast_is_named_first() -> None:
+    result = one_run(MOE, layers(fake_layer, 60))
+    first = result.barrier_candidates[0]
+    assert first.name == "Cast"
+    assert first.stream_id == 2
+    assert first.after_side_end_ns == 505 - 500
+    assert first.gap_ns == 505 - 300  # idle since Attention ended
+    assert first.covers_side_window  # the gap began before the side window (300 <= 310)
+    assert first.occurrences == 60
+    assert first.start_ns == T0 + 505
+    assert "barrier candidate: Cast on stream 2" in result.diagnosis
+    assert "pin that pre-computation inside the stream-switch block" in result.diagnosis
+
+
+def test_barrier_candidates_ranked_by_how_often_they_are_first() -> None:
+    rows = layers(fake_layer, 3)
+    # Layer 3 waits on a Swish instead of the Cast.
+    rows = [
+        ("Swish", 2, s, e) if (n == "Cast" and s > 2000) else (n, st, s, e) for n, st, s, e in rows
+    ]
+    result = one_run(MOE, rows)
+    assert [(b.name, b.occurrences) for b in result.barrier_candidates] == [
+        ("Cast", 2),
+        ("Swish", 1),
+    ]
+
+
+def test_no_barrier_search_without_fake_occurrences() -> None:
+    result = one_run(MOE, layers(real_layer, 3))
+    assert result.barrier_candidates == ()
+
+
+@pytest.mark.parametrize("fail_on", ["fake", "partial"])
+def test_pipeline_fails_fake_plan(fail_on: str) -> None:
+    caps = [capture(layers(fake_layer, 2), path=f"r{i}") for i in range(5)]
+    report = analyze_captures(caps, Options(plans=(MOE,), fail_on=fail_on))  # type: ignore[arg-type]
+    assert report.exit_code == 1
+    assert report.plans[0].verdict == "fake"
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        MOE,
+        Plan("stream-only", side_stream=3),
+        Plan("alt", side="Shared|Cast", dominator="Matmul|Attention"),
+        Plan("none", side="NoSuchOp", dominator="NoSuchOp"),
+    ],
+)
+def test_tag_agrees_with_selection(plan: Plan) -> None:
+    from overlap_check.selection import dominator_expr, side_expr
+
+    samples, _ = make_samples([capture(layers(fake_layer, 3))], "run", warmup=0, min_runs=1)
+    kernels = samples[0].kernels
+    tagged = tag(kernels, plan)
+    side = side_expr(plan)
+    expected = kernels.select(
+        side.alias("_side"), (dominator_expr(plan, None) & ~side).alias("_dom")
+    )
+    assert tagged.select("_side", "_dom").equals(expected)
+
+
+def test_longest_per_group_in_order_and_shuffled() -> None:
+    import numpy as np
+
+    from overlap_check.plans import _longest_per_group
+
+    group = np.array([0, 0, 0, 2, 2, 5], dtype=np.int64)
+    length = np.array([3, 9, 9, 1, 4, 7], dtype=np.int64)
+    groups, first = _longest_per_group(group, length)
+    # Group 0: 9 at positions 1 and 2 (first wins); group 2: 4 at 4; group 5: 7 at 5.
+    assert groups.tolist() == [0, 2, 5] and first.tolist() == [1, 4, 5]
+    shuffle = np.array([5, 3, 0, 4, 2, 1])
+    groups, first = _longest_per_group(group[shuffle], length[shuffle])
+    assert groups.tolist() == [0, 2, 5]
+    assert length[shuffle][first].tolist() == [9, 4, 7]

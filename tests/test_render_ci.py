@@ -1,0 +1,463 @@
+"""The CI renderers (Markdown, JUnit, GitHub) and the colour switch, on hand-built Reports."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from overlap_check.errors import InputError
+from overlap_check.model import (
+    BaselineDelta,
+    ContentionInterval,
+    CoresResult,
+    CoreViolation,
+    DeviceCores,
+    Occurrence,
+    PlanResult,
+    PlanRun,
+    Report,
+    RunInfo,
+    StreamPair,
+    StreamPairRun,
+    Thresholds,
+)
+from overlap_check.report import github, junit, markdown
+from overlap_check.report.color import paint_verdict, use_color
+
+# --------------------------------------------------------------------------- builders
+
+
+def occurrence(index: int, pct: float | None) -> Occurrence:
+    return Occurrence(
+        index=index,
+        side_ops=3,
+        side_start_ns=1_000,
+        side_end_ns=2_000,
+        dominator="GroupedMatmul",
+        dom_start_ns=900,
+        dom_end_ns=2_100,
+        overlap_ns=0,
+        overlap_pct=pct,
+        busy_overlap_pct=pct,
+    )
+
+
+def plan_run(run: int, warm: bool, pct: float | None, worst: float | None = None) -> PlanRun:
+    worst_occ = (occurrence(12, worst),) if worst is not None else ()
+    return PlanRun(run=run, warm=warm, overlap_pct=pct, occurrences=60, busy_overlap_pct=pct,
+                   judged=60, worst=worst_occ)  # fmt: skip
+
+
+def plan(
+    verdict: str = "real",
+    pct: float | None = 0.87,
+    *,
+    name: str = "moe-shared-expert",
+    rank: int | None = 0,
+    provisional: bool = False,
+    diagnosis: str = "",
+) -> PlanResult:
+    runs = (
+        plan_run(1, False, 0.02),
+        plan_run(2, False, 0.03),
+        plan_run(3, True, pct, worst=0.41),
+        plan_run(4, True, pct, worst=0.35),
+        plan_run(5, True, pct, worst=0.5),
+    )
+    return PlanResult(
+        name=name,
+        rank=rank,
+        verdict=verdict,  # type: ignore[arg-type]
+        overlap_pct=pct,
+        provisional=provisional,
+        side_stream=3,
+        main_stream=2,
+        per_run=runs,
+        runs_used=3,
+        diagnosis=diagnosis,
+    )
+
+
+def report(*plans: PlanResult, **changes: object) -> Report:
+    run = RunInfo(index=1, path="run1", rank=0, warm=False, source="kernel_details.csv", streams=())
+    base = Report(
+        tool_version="0.1.0",
+        verdict="pass",
+        exit_code=0,
+        thresholds=Thresholds(),
+        runs=(run,),
+        plans=plans,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def failed(base: Report, *reasons: str) -> Report:
+    return base.failing(*reasons)
+
+
+def junit_tree(rep: Report) -> ET.Element:
+    text = junit.render(rep)
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    return ET.fromstring(text.split("\n", 1)[1])
+
+
+def counts(root: ET.Element) -> dict[str, int]:
+    suite = root.find("testsuite")
+    assert suite is not None
+    return {k: int(suite.attrib[k]) for k in ("tests", "failures", "errors", "skipped")}
+
+
+# --------------------------------------------------------------------------- pass / fail
+
+
+def test_pass_in_every_format() -> None:
+    rep = report(plan(diagnosis="3c real overlap (overlap_pct 0.870)"))
+    md = markdown.render(rep)
+    assert md.startswith("## overlap-check: ✅ pass\n")
+    assert "### Plans, rank 0" in md
+    # plan | overlap_pct | verdict | runs used | worst occurrence (lowest warm worst: run 4)
+    assert "| moe-shared-expert | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, #12) |" in md
+    assert "- **moe-shared-expert**: 3c real overlap" in md
+    assert "vs baseline" not in md
+
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 1, "failures": 0, "errors": 0, "skipped": 0}
+    assert root.attrib["tests"] == "1"
+    case = root.find("testsuite/testcase")
+    assert case is not None
+    assert case.attrib == {
+        "classname": "overlap-check.plans",
+        "name": "moe-shared-expert rank 0",
+        "time": "0",
+    }
+    assert case.find("failure") is None
+    out = case.findtext("system-out") or ""
+    assert "per run: 1 (cold): 0.020, 2 (cold): 0.030, 3: 0.870" in out
+
+    lines = github.render(rep).splitlines()
+    assert lines[0].startswith(
+        "::notice title=overlap-check%3A moe-shared-expert rank 0::real: overlap_pct 0.870"
+    )
+    assert lines[-1] == "overlap-check: pass"
+
+
+def test_fake_plan_fails_in_every_format() -> None:
+    diagnosis = "3b fake parallelism: overlap_pct 0.000 <= 0.05; barrier candidate: Cast"
+    rep = failed(
+        report(plan("fake", 0.0, diagnosis=diagnosis)),
+        "plan moe-shared-expert, rank 0: fake (overlap_pct 0.000)",
+    )
+    md = markdown.render(rep)
+    assert md.startswith("## overlap-check: ❌ fail\n")
+    assert "- plan moe-shared-expert, rank 0: fake (overlap_pct 0.000)" in md
+    assert "| moe-shared-expert | 0.000 | ❌ fake | 3 of 5 |" in md
+    assert "barrier candidate: Cast" in md
+
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on fake)"
+    assert failure.attrib["type"] == "plan"
+    assert "fake: overlap_pct 0.000" in (failure.text or "")
+    assert "barrier candidate: Cast" in (failure.text or "")
+
+    out = github.render(rep)
+    assert out.startswith("::error title=overlap-check%3A moe-shared-expert rank 0::fake:")
+    assert "%0Averdict fake fails the gate" in out
+    assert out.splitlines()[-1].startswith("overlap-check: fail (plan moe-shared-expert")
+
+
+@pytest.mark.parametrize("fail_on", ["fake", "partial", "never"])
+def test_no_evidence_never_passes(fail_on: str) -> None:
+    rep = failed(
+        report(plan("no-evidence", None), fail_on=fail_on),
+        "plan moe-shared-expert, rank 0: no-evidence (overlap_pct n/a)",
+    )
+    assert "| moe-shared-expert | n/a | ❌ no-evidence |" in markdown.render(rep)
+    root = junit_tree(rep)
+    assert counts(root)["failures"] == 1
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.attrib["message"].startswith("no evidence")
+    assert github.render(rep).startswith("::error title=overlap-check%3A moe-shared-expert")
+
+
+def test_no_evidence_shows_failure_even_in_a_report_marked_pass() -> None:
+    rep = report(plan("no-evidence", None))  # inconsistent input: the case still fails
+    assert counts(junit_tree(rep))["failures"] == 1
+    assert "❌ no-evidence" in markdown.render(rep)
+    assert github.render(rep).startswith("::error")
+
+
+def test_partial_warns_or_fails_by_fail_on() -> None:
+    lenient = report(plan("partial", 0.25))
+    assert counts(junit_tree(lenient))["failures"] == 0
+    assert github.render(lenient).startswith("::warning title=overlap-check%3A moe-shared-expert")
+    assert "⚠️ partial" in markdown.render(lenient)
+
+    strict = failed(report(plan("partial", 0.25), fail_on="partial"), "partial")
+    assert counts(junit_tree(strict))["failures"] == 1
+    assert github.render(strict).startswith("::error")
+
+
+def test_provisional_pass_is_skipped_in_junit_and_a_warning_elsewhere() -> None:
+    rep = report(plan(provisional=True))
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}
+    skipped = root.find("testsuite/testcase/skipped")
+    assert skipped is not None
+    assert "provisional" in skipped.attrib["message"]
+    assert github.render(rep).startswith("::warning")
+    md = markdown.render(rep)
+    assert "⚠️ **Provisional**: fewer than 5 runs" in md
+    assert "⚠️ real (provisional)" in md
+
+
+def test_provisional_with_strict_fails() -> None:
+    rep = failed(report(plan(provisional=True), strict=True), "rank 0: provisional")
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
+
+
+def test_one_table_per_rank() -> None:
+    rep = report(plan(rank=0), plan("fake", 0.01, rank=1))
+    md = markdown.render(rep)
+    assert md.index("### Plans, rank 0") < md.index("### Plans, rank 1")
+    names = [case.attrib["name"] for case in junit_tree(rep).iter("testcase")]
+    assert names == ["moe-shared-expert rank 0", "moe-shared-expert rank 1"]
+
+
+# --------------------------------------------------------------------------- stream pairs
+
+
+def pair(side: int, pct: float, verdict: str) -> StreamPair:
+    runs = tuple(
+        StreamPairRun(run=i, warm=i > 2, overlap_ns=0, overlap_pct=pct, main_busy_ns=1,
+                      side_busy_ns=1)
+        for i in (1, 2, 3, 4, 5)
+    )  # fmt: skip
+    return StreamPair(rank=0, main=2, side=side, overlap_ns=0.0, overlap_pct=pct,
+                      verdict=verdict, provisional=False, per_run=runs)  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_stream_pairs_when_there_is_no_plan() -> None:
+    rep = failed(
+        report(stream_pairs=(pair(3, 0.9, "real"), pair(4, 0.0, "fake"))),
+        "rank 0: stream 4 vs main stream 2: fake",
+    )
+    md = markdown.render(rep)
+    assert "### Stream pairs, rank 0" in md
+    assert "| stream 3 vs 2 (main) | 0.900 | ✅ real | 3 of 5 |" in md
+    assert "| stream 4 vs 2 (main) | 0.000 | ❌ fake | 3 of 5 |" in md
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}
+    assert [c.attrib["name"] for c in root.iter("testcase")] == [
+        "stream 3 vs 2 rank 0",
+        "stream 4 vs 2 rank 0",
+    ]
+    assert {c.attrib["classname"] for c in root.iter("testcase")} == {"overlap-check.streams"}
+
+
+def test_stream_pairs_are_not_cases_when_there_are_plans() -> None:
+    rep = report(plan(), stream_pairs=(pair(3, 0.0, "fake"),))
+    assert counts(junit_tree(rep))["tests"] == 1
+    assert "Stream pairs" not in markdown.render(rep)
+
+
+# --------------------------------------------------------------------------- core limits
+
+
+def violation(run: int, name: str) -> CoreViolation:
+    return CoreViolation(run=run, rank=0, stream_id=3, name=name, accelerator_core="AI_CORE",
+                         block_num=24, mix_block_num=0, limit=12, kind="aicore", start_ns=0,
+                         plan="moe-shared-expert")  # fmt: skip
+
+
+def test_core_violations_fail_their_own_case() -> None:
+    cores = CoresResult(
+        device=DeviceCores(aicore=24, vectorcore=48, source="info.json"),
+        violations=(violation(3, "aclnnSharedExpert_A"), violation(4, "aclnnSharedExpert|B")),
+        checked_kernels=10,
+        violation_count=2,
+    )
+    rep = failed(report(plan(), cores=cores), "core limits: 2 side-stream kernel(s) over")
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}
+    cores_case = [
+        c for c in root.iter("testcase") if c.attrib["classname"] == "overlap-check.cores"
+    ]
+    assert [c.attrib["name"] for c in cores_case] == ["core limits: moe-shared-expert rank 0"]
+    failure = cores_case[0].find("failure")
+    assert failure is not None
+    assert "run 3: aclnnSharedExpert_A on stream 3 (AI_CORE) uses 24 blocks, aicore limit 12" in (
+        failure.text or ""
+    )
+    md = markdown.render(rep)
+    assert "Device: 24 AI cores, 48 vector cores (info.json)." in md
+    assert "❌ 2 side-stream kernel(s) over limit_core_num." in md
+    assert (
+        "| 4 | 0 | moe-shared-expert | aclnnSharedExpert\\|B | 3 | AI_CORE | 24 | aicore 12 |" in md
+    )
+    assert github.render(rep).count("::error") == 1
+
+
+def test_core_limits_within_limits_pass() -> None:
+    cores = CoresResult(device=None, checked_kernels=8, exempt_kernels=2)
+    root = junit_tree(report(plan(), cores=cores))
+    assert counts(root) == {"tests": 2, "failures": 0, "errors": 0, "skipped": 0}
+    assert "✅ 8 kernel(s) within limit_core_num (2 exempt)." in markdown.render(
+        report(plan(), cores=cores)
+    )
+
+
+def test_no_limits_configured() -> None:
+    cores = CoresResult(device=DeviceCores(aicore=24, vectorcore=48, source="soc"))
+    rep = report(plan(), cores=cores)
+    assert counts(junit_tree(rep))["tests"] == 1  # no core case
+    assert "No core limits configured" in markdown.render(rep)
+
+
+def test_gate_case_when_the_failure_is_shown_nowhere_else() -> None:
+    contention = ContentionInterval(run=3, rank=0, start_ns=0, duration_ns=5_000, kind="aicore",
+                                    demand=36, maximum=24)  # fmt: skip
+    cores = CoresResult(
+        device=None, contention=(contention,), over_limit_ns=5_000, checked_kernels=4
+    )
+    reason = "contention: 1 interval(s) where main + side block demand exceeds the device cores"
+    rep = failed(report(plan(), cores=cores, fail_on="fake"), reason)
+    root = junit_tree(rep)
+    # plan (pass) + core limits (pass) + gate (fail)
+    assert counts(root) == {"tests": 3, "failures": 1, "errors": 0, "skipped": 0}
+    gate = [c for c in root.iter("testcase") if c.attrib["name"] == "gate"]
+    assert len(gate) == 1
+    failure = gate[0].find("failure")
+    assert failure is not None and failure.attrib["message"] == reason
+    assert github.render(rep).startswith("::error title=overlap-check%3A gate::contention")
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+def test_baseline_regression_fails_the_plan_case_and_shows_the_change() -> None:
+    deltas = (
+        BaselineDelta("moe-shared-expert", 0, 0.87, 0.40, 0.40 - 0.87, "regressed"),
+        BaselineDelta("indexer", 0, 0.7, None, None, "missing-in-head"),
+    )
+    rep = failed(
+        report(plan("partial", 0.40), baseline=deltas, baseline_tolerance=0.1),
+        "baseline: moe-shared-expert rank 0 dropped",
+        "baseline: indexer rank 0 missing",
+    )
+    md = markdown.render(rep)
+    assert "| vs baseline |" in md
+    assert "| -0.470 (0.870 → 0.400) ❌ |" in md
+    assert "### Baseline (tolerance 0.100)" in md
+    assert "- ❌ indexer rank 0: in the baseline (overlap_pct 0.700) but not in this report" in md
+    root = junit_tree(rep)
+    assert counts(root) == {"tests": 2, "failures": 2, "errors": 0, "skipped": 0}
+    names = [c.attrib["name"] for c in root.iter("testcase")]
+    assert names == ["moe-shared-expert rank 0", "baseline: indexer rank 0"]
+    plan_failure = root.find("testsuite/testcase/failure")
+    assert plan_failure is not None
+    # partial passes --fail-on fake; the baseline is what fails it
+    assert plan_failure.attrib["message"].startswith("baseline: moe-shared-expert rank 0")
+    assert "dropped by more than the tolerance 0.100" in plan_failure.attrib["message"]
+
+
+def test_baseline_within_tolerance_is_a_detail_not_a_failure() -> None:
+    deltas = (BaselineDelta("moe-shared-expert", 0, 0.9, 0.87, 0.87 - 0.9, "ok"),)
+    rep = report(plan(), baseline=deltas, baseline_tolerance=0.1)
+    assert "| -0.030 (0.900 → 0.870) |" in markdown.render(rep)
+    assert counts(junit_tree(rep))["failures"] == 0
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def test_github_escaping() -> None:
+    assert github.escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert github.escape_property("a: b, c%") == "a%3A b%2C c%25"
+    assert github.command("notice", "t: x", "m") == "::notice title=t%3A x::m"
+
+
+def test_names_with_markup_are_escaped() -> None:
+    rep = report(plan("fake", 0.0, name="a|b<c>&d\x01"))
+    rep = failed(rep, "fake")
+    assert "| a\\|b&lt;c>&d\x01 |" in markdown.render(rep)
+    root = junit_tree(rep)  # parses: the control character was replaced
+    assert [c.attrib["name"] for c in root.iter("testcase")] == ["a|b<c>&d? rank 0"]
+
+
+def test_notes_are_warnings_and_in_the_summary() -> None:
+    rep = report(plan(), notes=("rank 0: 3 rows skipped (line 7, 9, 12)",))
+    out = github.render(rep).splitlines()
+    # commas are escaped only in properties (the title), not in the message
+    assert out[0] == "::warning title=overlap-check::rank 0: 3 rows skipped (line 7, 9, 12)"
+    assert out[1].startswith("::notice")
+    assert "- rank 0: 3 rows skipped (line 7, 9, 12)" in markdown.render(rep)
+
+
+# --------------------------------------------------------------------------- step summary
+
+
+def test_step_summary_is_appended(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    target.write_text("earlier step\n")
+    rep = report(plan())
+    markdown.append_step_summary(rep, {"GITHUB_STEP_SUMMARY": str(target)})
+    markdown.append_step_summary(rep, {"GITHUB_STEP_SUMMARY": str(target)})
+    text = target.read_text()
+    assert text.startswith("earlier step\n## overlap-check: ✅ pass")
+    assert text.count("## overlap-check: ✅ pass") == 2
+
+
+def test_step_summary_not_written_when_unset_or_switched_off(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    markdown.append_step_summary(report(plan()), {})
+    environ = {"GITHUB_STEP_SUMMARY": str(target), "OVERLAP_CHECK_STEP_SUMMARY": "0"}
+    markdown.append_step_summary(report(plan()), environ)
+    assert not target.exists()
+
+
+def test_step_summary_that_cannot_be_written(tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "summary.md"
+    with pytest.raises(InputError) as caught:
+        markdown.append_step_summary(report(plan()), {"GITHUB_STEP_SUMMARY": str(target)})
+    assert caught.value.path == str(target)
+    assert "GITHUB_STEP_SUMMARY" in str(caught.value)
+
+
+# --------------------------------------------------------------------------- colour
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("tty", "environ", "expected"),
+    [
+        (True, {}, True),
+        (False, {}, False),
+        (True, {"NO_COLOR": "1"}, False),
+        (True, {"NO_COLOR": ""}, True),  # empty: unset
+        (False, {"FORCE_COLOR": "1"}, True),
+        (False, {"FORCE_COLOR": "0"}, False),
+        (True, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),  # NO_COLOR wins
+        (True, {"TERM": "dumb"}, False),
+    ],
+)
+def test_use_color(tty: bool, environ: dict[str, str], expected: bool) -> None:
+    stream = FakeTty() if tty else io.StringIO()
+    assert use_color(stream, environ) is expected
+
+
+def test_paint_verdict() -> None:
+    assert paint_verdict("fake", True) == "\033[31mfake\033[0m"
+    assert paint_verdict("fake", False) == "fake"

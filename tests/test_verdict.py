@@ -1,0 +1,138 @@
+"""Verdict bands, diagnosis lines and the gate rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from overlap_check.model import (
+    BarrierCandidate,
+    ContentionInterval,
+    CoresResult,
+    CoreViolation,
+    Options,
+    PlanResult,
+    RankStreamSummary,
+    StreamPair,
+    Thresholds,
+    Verdict,
+)
+from overlap_check.verdict import diagnosis, gate, label
+
+T = Thresholds()
+
+
+@pytest.mark.parametrize(
+    ("pct", "verdict"),
+    [
+        (1.0, "real"),
+        (0.5, "real"),
+        (0.4999, "partial"),
+        (0.0501, "partial"),
+        (0.05, "fake"),
+        (0.0, "fake"),
+        (None, "no-evidence"),
+    ],
+)
+def test_label_bands(pct: float | None, verdict: str) -> None:
+    assert label(pct, T) == verdict
+
+
+def plan(verdict: Verdict, pct: float | None, rank: int = 0) -> PlanResult:
+    return PlanResult("moe", rank, verdict, pct, False, 3, 2)
+
+
+def decide(plans: list[PlanResult], **kw: object):  # type: ignore[no-untyped-def]
+    options = Options(**kw)  # type: ignore[arg-type]
+    return gate(plans, [], [], None, options, use_plans=True)
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "failing"),
+    [
+        ("fake", {"fake", "not-split", "no-evidence"}),
+        ("partial", {"fake", "partial", "not-split", "no-evidence"}),
+        ("never", {"no-evidence"}),
+    ],
+)
+def test_fail_on(fail_on: str, failing: set[str]) -> None:
+    for verdict, pct in [
+        ("real", 0.9),
+        ("partial", 0.3),
+        ("fake", 0.0),
+        ("not-split", 0.0),
+        ("no-evidence", None),
+    ]:
+        decision = decide([plan(verdict, pct)], fail_on=fail_on)  # type: ignore[arg-type]
+        assert decision.passed == (verdict not in failing), (fail_on, verdict)
+
+
+def test_any_failing_rank_fails_and_the_worst_is_named() -> None:
+    decision = decide([plan("real", 0.9, 0), plan("fake", 0.01, 1), plan("fake", 0.03, 2)])
+    assert not decision.passed
+    assert decision.worst_rank == 1
+    assert decision.reasons == (
+        "plan moe, rank 1: fake (overlap_pct 0.010)",
+        "plan moe, rank 2: fake (overlap_pct 0.030)",
+    )
+
+
+def test_strict_fails_provisional_ranks() -> None:
+    ok = [plan("real", 0.9)]
+    assert gate(ok, [], [], None, Options(), provisional_ranks=[0], use_plans=True).passed
+    strict = gate(ok, [], [], None, Options(strict=True), provisional_ranks=[0], use_plans=True)
+    assert not strict.passed
+    assert strict.reasons == ("rank 0: provisional result (fewer than 5 runs) and --strict",)
+
+
+def _violation() -> CoreViolation:
+    return CoreViolation(3, 0, 3, "SharedExpert", "AI_CORE", 24, 0, 12, "aicore", 0)
+
+
+def test_core_violations_fail_and_contention_only_on_request() -> None:
+    ok = [plan("real", 0.9)]
+    violations = CoresResult(device=None, violations=(_violation(),))
+    assert not gate(ok, [], [], violations, Options(), use_plans=True).passed
+    contention = CoresResult(
+        device=None,
+        contention=(ContentionInterval(3, 0, 0, 100, "aicore", 36, 24),),
+        over_limit_ns=100,
+    )
+    assert gate(ok, [], [], contention, Options(), use_plans=True).passed
+    flagged = gate(ok, [], [], contention, Options(fail_on_contention=True), use_plans=True)
+    assert not flagged.passed
+    assert "contention" in flagged.reasons[0]
+
+
+def test_stream_level_gate() -> None:
+    ranks = [RankStreamSummary(0, 2, 1.0, 0.0, 100.0), RankStreamSummary(1, 2, 1.0, 0.0, 100.0)]
+    pairs = [StreamPair(0, 2, 3, 0.0, 0.0, "fake", False)]
+    decision = gate([], pairs, ranks, None, Options(), use_plans=False)
+    # Rank 0's pair is fake; rank 1 has a single stream: no evidence. Both fail.
+    assert len(decision.reasons) == 2
+    assert decision.reasons[0].startswith("rank 1: no evidence")
+    never = gate([], pairs, ranks, None, Options(fail_on="never"), use_plans=False)
+    assert never.reasons == decision.reasons[:1]  # no-evidence fails whatever --fail-on
+
+
+def test_diagnosis_lines() -> None:
+    assert diagnosis(
+        "not-split", 0.0, T, placement=["12 of 12 side ops ran on stream 2, the dominator's stream"]
+    ).startswith(
+        "3a logical split failed: 12 of 12 side ops ran on stream 2, the dominator's stream;"
+    )
+    cast = BarrierCandidate("Cast", 2, 0, 40_000, 3, 1, 500, occurrences=60)
+    fake = diagnosis("fake", 0.0, T, barriers=[cast], fake_occurrences=60)
+    assert fake.startswith("3b fake parallelism: overlap_pct 0.000 <= 0.05")
+    assert (
+        "Cast on stream 2 starts 0.500 µs after the side window ends, after a 40.000 µs idle gap"
+        in fake
+    )
+    assert "(in 60 of 60 fake occurrences)" in fake
+    assert fake.endswith("pin that pre-computation inside the stream-switch block")
+    assert diagnosis("partial", 0.3, T).startswith("3b partial overlap: overlap_pct 0.300")
+    real = diagnosis("real", 0.9, T, contention_ns=1_500)
+    assert real.startswith("3c real overlap (overlap_pct 0.900)")
+    assert "block demand exceeded the device cores for at least 1.500 µs" in real
+    assert diagnosis("no-evidence", None, T, no_evidence="no kernel").startswith(
+        "no evidence: no kernel"
+    )
