@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -51,7 +51,7 @@ class Source:
     profiler_info: Path | None = None
     device_info: tuple[Path, ...] = ()  # PROF_*/device_N/info.json.N
     host_info: tuple[Path, ...] = ()  # PROF_*/host/info.json (rank_id of msprof runs)
-    prof_dirs: tuple[Path, ...] = field(default=())
+    prof_dirs: tuple[Path, ...] = ()
 
 
 def file_kind(path: Path) -> FileKind | None:

@@ -65,7 +65,16 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
             exprs.append(pl.col(column).cast(dtype))
         else:
             exprs.append(pl.lit(None, dtype=dtype).alias(column))
-    return frame.select(exprs).sort(["device", "start_ns"], nulls_last=True, maintain_order=True)
+    table = frame.select(exprs)
+    # Files are usually sorted already (one device, rows by start): checking is far
+    # cheaper than sorting a million rows again.
+    if table.height < 2 or (
+        table["device"].n_unique() == 1
+        and table["start_ns"].null_count() == 0
+        and table["start_ns"].is_sorted()
+    ):
+        return table
+    return table.sort(["device", "start_ns"], nulls_last=True, maintain_order=True)
 
 
 def compute_kernels(kernels: pl.DataFrame) -> pl.DataFrame:

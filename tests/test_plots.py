@@ -33,7 +33,8 @@ from overlap_check.model import (
 )
 from overlap_check.pipeline import check
 from overlap_check.report.plots import output_paths, picture_format, write_plots
-from overlap_check.report.plots.select import Selection, charts, pick_occurrence
+from overlap_check.report.plots.picking import pick_occurrence
+from overlap_check.report.plots.select import Selection, charts
 from overlap_check.report.plots.views import (
     TimelineView,
     block_demand,
@@ -1018,7 +1019,7 @@ def test_per_step_samples_name_the_step(tmp_path: Path) -> None:
 
 
 def test_defensive_paths_raise_or_fall_back(tmp_path: Path, fake_report) -> None:  # type: ignore[no-untyped-def]
-    from overlap_check.report.plots.select import measure_occurrence
+    from overlap_check.report.plots.picking import measure_occurrence
 
     report, captures = fake_report
     result = report.plans[0]

@@ -31,8 +31,8 @@ import polars as pl
 from overlap_check.errors import InputError, SchemaError
 from overlap_check.readers.numbers import (
     int_text,
-    int_text_invalid,
     is_na_text,
+    na_to_null,
     us_clean_text_to_ns,
     us_text_to_ns,
 )
@@ -50,7 +50,8 @@ class Column:
     ``us`` columns are decimal microseconds turned into int64 ns; a row whose
     ``us`` value is not a number (or is missing, when required; or is negative,
     when ``nonnegative``) is malformed (skipped). ``tab``: msprof writes a TAB
-    after every value of this column (start/stop times).
+    after every value of this column (start/stop times). ``na``: for ``str``
+    columns, ``N/A`` / blank mean no value (null).
     """
 
     field: str
@@ -59,6 +60,7 @@ class Column:
     required: bool = False
     nonnegative: bool = False
     tab: bool = False
+    na: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,31 +161,55 @@ def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
     return us_clean_text_to_ns(source.str.strip_chars_end("\t") if column.tab else source)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A parse in two steps: ``values`` (plus kept raw text), then ``bad`` on their results.
+
+    Computing the flag from the parsed columns, not from the expressions again,
+    parses each value once.
+    """
+
+    values: list[pl.Expr]
+    bad: pl.Expr
+    scratch: list[str]  # raw text columns kept for ``bad``; dropped afterwards
+
+
 def _convert(
     schema: pl.Schema, wanted: Sequence[Column], names: dict[str, str], *, fast: bool
-) -> tuple[list[pl.Expr], pl.Expr]:
-    """Expressions for the output columns, and one for ``bad`` (a malformed row)."""
+) -> _Plan:
     values: list[pl.Expr] = []
     bad: list[pl.Expr] = []
+    scratch: list[str] = []
+
+    def raw(column: Column) -> pl.Expr:
+        """The source text, kept under a scratch name for the second step."""
+        name = f"__raw_{column.field}"
+        values.append(pl.col(names[column.field]).alias(name))
+        scratch.append(name)
+        return pl.col(name)
+
     for column in wanted:
         source = pl.col(names[column.field])
-        is_text = schema[names[column.field]] == pl.String
+        out = pl.col(column.field)
         if column.kind == "int":
-            if is_text:
+            if schema[names[column.field]] == pl.String:
                 values.append(int_text(source).alias(column.field))
-                bad.append(int_text_invalid(source))
+                bad.append(out.is_null() & ~is_na_text(raw(column)))
             else:
                 values.append(source.cast(pl.Int64).alias(column.field))
         elif column.kind == "us":
-            ns = _us(column, source, fast)
-            values.append(ns.alias(column.field))
-            bad.append(ns.is_null() if column.required else (~is_na_text(source) & ns.is_null()))
+            values.append(_us(column, source, fast).alias(column.field))
+            bad.append(
+                out.is_null() if column.required else out.is_null() & ~is_na_text(raw(column))
+            )
             if column.nonnegative:
-                bad.append(ns < 0)
+                bad.append(out < 0)
+        elif column.na and not fast:  # the fast path nulls N/A while reading
+            values.append(na_to_null(source).alias(column.field))
         else:
             values.append(source.alias(column.field))
     flag = pl.any_horizontal(bad).fill_null(True) if bad else pl.lit(False)
-    return values, flag
+    return _Plan(values=values, bad=flag, scratch=scratch)
 
 
 def _fast(
@@ -208,13 +234,10 @@ def _fast(
         if column.kind == "int" and name != last:
             schema[name] = pl.Int64()
             null_values[name] = "N/A"
+        elif column.na and name != last:
+            null_values[name] = "N/A"
     schema[_SURPLUS] = pl.String()
-    values, bad = _convert(pl.Schema(schema), wanted, names, fast=True)
-    flags = [
-        bad.alias("__bad"),
-        pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
-        pl.col(_SURPLUS).is_not_null().alias("__long"),
-    ]
+    plan = _convert(pl.Schema(schema), wanted, names, fast=True)
     try:
         scan = pl.scan_csv(
             path,
@@ -223,12 +246,19 @@ def _fast(
             null_values=null_values or None,
             raise_if_empty=False,
         )
-        frame = finish(scan.select(*values, *flags)).collect()
+        checks = [
+            pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
+            pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
+        ]
+        parsed = scan.select(*plan.values, *checks)
+        suspect = plan.bad | pl.col("__short") | pl.col("__long")
+        query = parsed.with_columns(suspect.alias("__suspect"))
+        frame = finish(query.drop("__short", "__long", *plan.scratch)).collect()
     except (pl.exceptions.PolarsError, OSError):
         return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
-    if frame.select(pl.any_horizontal("__bad", "__short", "__long").any()).item():
+    if frame["__suspect"].any():
         return None
-    return frame.drop("__bad", "__short", "__long")
+    return frame.drop("__suspect")
 
 
 def _slow(
@@ -273,8 +303,14 @@ def _slow(
         }
         | {"__line": pl.Series(lines, dtype=pl.Int64)}
     )
-    values, bad = _convert(raw.schema, wanted, names, fast=False)
-    converted = raw.select(*values, bad.alias("__bad"), "__line")
+    plan = _convert(raw.schema, wanted, names, fast=False)
+    converted = (
+        raw.lazy()
+        .select(*plan.values, "__line")
+        .with_columns(plan.bad.alias("__bad"))
+        .drop(plan.scratch)
+        .collect()
+    )
     bad_values = converted.filter(pl.col("__bad"))["__line"].to_list()
     good = finish(converted.lazy().filter(~pl.col("__bad")).drop("__bad", "__line")).collect()
     return good, tuple(sorted(short_or_long + bad_values))

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from overlap_check.readers.csvread import Column, read_csv_table
+from overlap_check.readers.numbers import na_to_null
 
 # As written by every version (upper case); listed literally, since upper-casing a
 # million-row column costs more than the whole comparison.
@@ -30,8 +31,8 @@ KERNEL_COLUMNS: tuple[Column, ...] = (
     Column("stream_id", ("Stream ID",), "int"),
     Column("task_id", ("Task ID",), "int"),
     Column("name", ("Name", "Op Name"), "str", required=True),
-    Column("op_type", ("Type", "OP Type"), "str"),
-    Column("accelerator_core", ("Accelerator Core", "Task Type"), "str"),
+    Column("op_type", ("Type", "OP Type"), "str", na=True),
+    Column("accelerator_core", ("Accelerator Core", "Task Type"), "str", na=True),
     Column("start_ns", ("Start Time(us)", "Task Start Time(us)"), "us", required=True, tab=True),
     Column(
         "duration_ns", ("Duration(us)", "Task Duration(us)"), "us", required=True, nonnegative=True
@@ -49,11 +50,6 @@ class KernelFile:
     skipped_lines: tuple[int, ...]
 
 
-def na_to_null(expr: pl.Expr) -> pl.Expr:
-    """Text ``N/A`` / blank → null, other text unchanged."""
-    return pl.when(expr.is_in(["", "N/A", "n/a"])).then(None).otherwise(expr)
-
-
 def communication_flag(core: pl.Expr, name: pl.Expr) -> pl.Expr:
     """HCCL / COMMUNICATION rows; with no core (Level0 ``N/A``), an ``hcom_`` op name."""
     by_core = core.is_in(COMMUNICATION_CORES)
@@ -62,16 +58,13 @@ def communication_flag(core: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def finish_kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Common tail of every reader: end_ns, N/A → null, communication rows without stream.
+    """Common tail of every reader: end_ns, communication rows without stream.
 
-    Expects ``start_ns``, ``duration_ns``, ``name`` and any kernel-table columns;
-    other columns pass through.
+    Expects ``start_ns``, ``duration_ns``, ``name`` and any kernel-table columns
+    (text ``N/A`` already null); other columns pass through.
     """
     columns = frame.collect_schema().names()
-    strings = [
-        na_to_null(pl.col(c)).alias(c) for c in ("op_type", "accelerator_core") if c in columns
-    ]
-    out = frame.with_columns(strings)
+    out = frame
     core = pl.col("accelerator_core") if "accelerator_core" in columns else pl.lit(None, pl.String)
     out = out.with_columns(
         communication_flag(core, pl.col("name")).alias("is_communication"),
@@ -88,8 +81,13 @@ def finish_kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def finish_frame(frame: pl.DataFrame) -> pl.DataFrame:
-    """:func:`finish_kernels` for an eager frame."""
-    return finish_kernels(frame.lazy()).collect()
+    """:func:`finish_kernels` for an eager frame, after ``N/A`` → null in its text columns."""
+    texts = [
+        na_to_null(pl.col(c)).alias(c)
+        for c in ("op_type", "accelerator_core")
+        if c in frame.columns
+    ]
+    return finish_kernels(frame.lazy().with_columns(texts)).collect()
 
 
 def read_kernel_csv(path: Path) -> KernelFile:

@@ -51,7 +51,7 @@ def us_decimal_to_ns(expr: pl.Expr) -> pl.Expr:
 def int_text(expr: pl.Expr) -> pl.Expr:
     """Integer text → Int64; ``N/A``, blank → null; anything else → null too.
 
-    Use :func:`int_text_invalid` to tell the two kinds of null apart.
+    A null result whose text is not :func:`is_na_text` marks a malformed value.
     """
     return expr.str.strip_chars(_STRIP).cast(pl.Int64, strict=False)
 
@@ -62,9 +62,9 @@ def is_na_text(expr: pl.Expr) -> pl.Expr:
     return expr.is_null() | (stripped == "") | (stripped.str.to_uppercase() == "N/A")
 
 
-def int_text_invalid(expr: pl.Expr) -> pl.Expr:
-    """True where the text is a value but not an integer (the row is malformed)."""
-    return ~is_na_text(expr) & int_text(expr).is_null()
+def na_to_null(expr: pl.Expr) -> pl.Expr:
+    """Text meaning "no value" (blank, ``N/A``) → null; other text unchanged."""
+    return pl.when(is_na_text(expr)).then(None).otherwise(expr)
 
 
 def us_float_to_ns(values: npt.ArrayLike) -> npt.NDArray[np.int64]:

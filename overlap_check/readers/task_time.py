@@ -20,7 +20,7 @@ from overlap_check.readers.tasktypes import is_kernel_task
 TASK_TIME_COLUMNS: tuple[Column, ...] = (
     Column("device", ("Device_id", "Device Id"), "int"),
     Column("name", ("kernel_name",), "str"),
-    Column("accelerator_core", ("kernel_type",), "str"),
+    Column("accelerator_core", ("kernel_type",), "str", na=True),
     Column("stream_id", ("stream_id",), "int", required=True),
     Column("task_id", ("task_id",), "int"),
     Column("duration_ns", ("task_time(us)",), "us", nonnegative=True),

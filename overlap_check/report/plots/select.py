@@ -14,15 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-import polars as pl
-
 from overlap_check.errors import UsageError
 from overlap_check.model import (
-    BarrierCandidate,
     Capture,
     DeviceCores,
-    Occurrence,
-    Plan,
     PlanResult,
     PlanRun,
     Report,
@@ -30,6 +25,12 @@ from overlap_check.model import (
     StreamPair,
     StreamPairRun,
     Verdict,
+)
+from overlap_check.report.plots.picking import (
+    barrier_marks,
+    measure_occurrence,
+    pick_occurrence,
+    run_of,
 )
 from overlap_check.report.plots.views import (
     DemandView,
@@ -43,7 +44,6 @@ from overlap_check.report.plots.views import (
     stream_view_width,
     verdict_of,
 )
-from overlap_check.table import compute_kernels
 
 ChartKind = Literal["timeline", "runs", "demand"]
 CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
@@ -71,38 +71,48 @@ def charts(report: Report, captures: Sequence[Capture], selection: Selection) ->
     if not report.runs:
         raise UsageError("the report lists no run to draw")
     plans = _chosen_plans(report, selection)
-    by_run = _captures_by_run(report, captures)
-    multi_rank = len({r.rank for r in report.runs}) > 1
+    # The demand charts share the timelines' ranges; the runs chart alone needs neither.
+    wanted = {"timeline", "demand"} & set(selection.kinds)
+    timelines = _timelines(report, captures, plans, selection) if wanted else []
     out: list[Chart] = []
-    windows: list[Chart] = []
-    if plans:
-        for result in plans:
-            timeline = plan_timeline(report, result, by_run, selection)
-            windows.append(
-                Chart("timeline", _slug("timeline", result.name, result.rank, multi_rank), timeline)
-            )
-    else:
-        for rank in _chosen_ranks(report, selection):
-            timeline = stream_timeline(report, rank, by_run, selection)
-            windows.append(
-                Chart("timeline", _slug("timeline", "streams", rank, multi_rank), timeline)
-            )
     if "timeline" in selection.kinds:
-        out.extend(windows)
+        out.extend(Chart("timeline", slug, view) for slug, view in timelines)
     if "runs" in selection.kinds:
         out.append(Chart("runs", "runs", runs_view(report, plans, selection)))
     if "demand" in selection.kinds:
         device = report.cores.device if report.cores is not None else None
-        for chart in windows:
-            assert isinstance(chart.view, TimelineView)
-            out.append(
-                Chart(
-                    "demand",
-                    chart.slug.replace("timeline", "demand", 1),
-                    demand_view(chart.view, device or chart.view.device),
-                )
+        out.extend(
+            Chart(
+                "demand",
+                slug.replace("timeline", "demand", 1),
+                demand_view(view, device or view.device),
             )
+            for slug, view in timelines
+        )
     return out
+
+
+def _timelines(
+    report: Report, captures: Sequence[Capture], plans: list[PlanResult], selection: Selection
+) -> list[tuple[str, TimelineView]]:
+    """(slug, view) of each timeline: one per plan result, or without plans one per rank."""
+    by_run = _captures_by_run(report, captures)
+    multi_rank = len({r.rank for r in report.runs}) > 1
+    if plans:
+        return [
+            (
+                _slug("timeline", p.name, p.rank, multi_rank),
+                plan_timeline(report, p, by_run, selection),
+            )
+            for p in plans
+        ]
+    return [
+        (
+            _slug("timeline", "streams", rank, multi_rank),
+            stream_timeline(report, rank, by_run, selection),
+        )
+        for rank in _chosen_ranks(report, selection)
+    ]
 
 
 def _slug(kind: str, name: str, rank: int | None, multi_rank: bool) -> str:
@@ -173,15 +183,6 @@ def _captures_by_run(
     return found
 
 
-def _run_of(plan_run: PlanRun) -> int:
-    """The capture a sample comes from: ``run 3 step 50`` -> 3 (with --per step)."""
-    if plan_run.sample:
-        match = re.match(r"run (\d+)", plan_run.sample)
-        if match:
-            return int(match.group(1))
-    return plan_run.run
-
-
 def _lookup(
     by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]], rank: int | None, run: int
 ) -> tuple[RunInfo, Capture]:
@@ -194,78 +195,6 @@ def _lookup(
 
 
 # --------------------------------------------------------------------------- timelines
-
-
-def pick_occurrence(
-    result: PlanResult, run: int | None, occurrence: int | None
-) -> tuple[PlanRun, Occurrence | None] | None:
-    """The plan run and occurrence to draw: the chosen one, or the worst warm one.
-
-    Worst: the lowest judged overlap_pct among the warm runs' recorded worst
-    occurrences (cold runs only when no warm run has one); None when no run
-    recorded any occurrence. A chosen occurrence the report did not record comes
-    back as ``(plan_run, None)``: the caller measures it from the capture.
-    """
-    runs = list(result.per_run)
-    if run is not None:
-        runs = [r for r in runs if _run_of(r) == run]  # with --per step: every step of it
-        if not runs:
-            known = ", ".join(str(r.run) for r in result.per_run) or "none"
-            raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
-    if occurrence is not None:
-        for plan_run in runs:
-            for occ in (*plan_run.worst, *plan_run.unpaired):
-                if occ.index == occurrence:
-                    return plan_run, occ
-        in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
-        if not in_range:
-            most = max((r.occurrences for r in runs), default=0)
-            raise UsageError(
-                f"plan {result.name!r} has no occurrence {occurrence}",
-                hint=f"occurrences per run: at most {most}",
-            )
-        warm = [r for r in in_range if r.warm]
-        return (warm or in_range)[0], None
-    pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
-    candidates = [(r, o) for r in pool for o in r.worst]
-    if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first
-        ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
-        candidates = [(r, o) for r in ordered for o in r.unpaired]
-    if not candidates:
-        return None
-    judged = [(r, o, o.overlap_pct) for r, o in candidates if o.overlap_pct is not None]
-    if judged:
-        worst = min(judged, key=lambda c: (c[2], c[0].run, c[1].index))
-        return worst[0], worst[1]
-    return candidates[0]
-
-
-def measure_occurrence(
-    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
-) -> Occurrence:
-    """Occurrence ``index`` of one run, measured by the engine as the report was."""
-    from overlap_check.plans import PlanStreams, occurrences, tag
-
-    kernels = compute_kernels(capture.kernels)
-    step = re.search(r"step (-?\d+)", plan_run.sample or "")
-    if step is not None:  # --per step: occurrences are numbered within the step
-        kernels = kernels.filter(pl.col("step") == int(step.group(1)))
-    plan = Plan(
-        name=result.name,
-        side=result.side,
-        dominator=result.dominator,
-        side_stream=result.side_stream,
-        main_stream=result.main_stream,
-    )
-    found = occurrences(
-        tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
-    )
-    if not 0 < index <= found.status.size:
-        raise UsageError(
-            f"run {plan_run.run} of plan {result.name!r} has no occurrence {index}",
-            hint=f"it has {found.status.size}",
-        )
-    return found.occurrence(index - 1)
 
 
 def _window(start: int | None, end: int | None) -> tuple[int, int] | None:
@@ -291,7 +220,7 @@ def plan_timeline(
             result.verdict,
         )
     plan_run, recorded = chosen
-    info, capture = _lookup(by_run, result.rank, _run_of(plan_run))
+    info, capture = _lookup(by_run, result.rank, run_of(plan_run))
     occ = recorded
     if occ is None:
         assert selection.occurrence is not None
@@ -299,7 +228,7 @@ def plan_timeline(
     side = _window(occ.side_start_ns, occ.side_end_ns)
     dom = _window(occ.dom_start_ns, occ.dom_end_ns)
     barriers = barrier_marks(
-        capture.kernels, result.barrier_candidates, side, dom, _run_of(plan_run), occ.index
+        capture.kernels, result.barrier_candidates, side, dom, run_of(plan_run), occ.index
     )
     view_range = occurrence_range([side, dom], [b.start_ns for b in barriers])
     if view_range is None:  # an occurrence without windows: fall back to the whole run
@@ -342,52 +271,6 @@ def plan_timeline(
         verdict=result.verdict,
         device=capture.device_cores,
     )
-
-
-def barrier_marks(
-    kernels: pl.DataFrame,
-    candidates: Sequence[BarrierCandidate],
-    side: tuple[int, int] | None,
-    dom: tuple[int, int] | None,
-    run: int,
-    occurrence: int,
-) -> tuple[BarrierCandidate, ...]:
-    """This occurrence's instances of the report's barrier candidates.
-
-    The report names each candidate once (its first instance); here every kernel
-    of that name and stream that starts between this side window's end and this
-    dominator's start is marked, with the idle gap before it on its stream, so
-    whichever occurrence is drawn shows its own barrier.
-    """
-    if not candidates or side is None or dom is None or side[1] > dom[0]:
-        return ()
-    keys = pl.DataFrame(
-        {"name": [c.name for c in candidates], "stream_id": [c.stream_id for c in candidates]},
-        schema={"name": pl.String, "stream_id": pl.Int64},
-    ).unique()
-    rows = (
-        compute_kernels(kernels)
-        .filter(pl.col("start_ns").is_between(side[1], dom[0]))
-        .join(keys, on=["name", "stream_id"])
-        .sort("start_ns")
-    )
-    marks = []
-    for row in rows.iter_rows(named=True):  # a handful: barriers between two windows
-        stream = compute_kernels(kernels).filter(pl.col("stream_id") == row["stream_id"])
-        before = stream.filter(pl.col("start_ns") < row["start_ns"])["end_ns"].max()
-        gap = row["start_ns"] - before if isinstance(before, int) else 0
-        first = next(c for c in candidates if c.name == row["name"])
-        marks.append(
-            replace(
-                first,
-                start_ns=row["start_ns"],
-                gap_ns=max(gap, 0),
-                after_side_end_ns=row["start_ns"] - side[1],
-                run=run,
-                occurrence=occurrence,
-            )
-        )
-    return tuple(marks)
 
 
 def _plan_line(result: PlanResult) -> str:

@@ -1,0 +1,145 @@
+"""Which occurrence a timeline shows, and the marks on it (no matplotlib here).
+
+The report records, per run, only the worst and the first unjudged occurrences;
+any other one is measured again from the capture with the engine's own
+pairing (overlap_check.plans), so a chosen occurrence reads as the report would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from overlap_check.errors import UsageError
+from overlap_check.model import BarrierCandidate, Capture, Occurrence, Plan, PlanResult, PlanRun
+from overlap_check.table import compute_kernels
+
+
+def run_of(plan_run: PlanRun) -> int:
+    """The capture a sample comes from: ``run 3 step 50`` -> 3 (with --per step)."""
+    if plan_run.sample:
+        match = re.match(r"run (\d+)", plan_run.sample)
+        if match:
+            return int(match.group(1))
+    return plan_run.run
+
+
+def pick_occurrence(
+    result: PlanResult, run: int | None, occurrence: int | None
+) -> tuple[PlanRun, Occurrence | None] | None:
+    """The plan run and occurrence to draw: the chosen one, or the worst warm one.
+
+    Worst: the lowest judged overlap_pct among the warm runs' recorded worst
+    occurrences (cold runs only when no warm run has one); None when no run
+    recorded any occurrence. A chosen occurrence the report did not record comes
+    back as ``(plan_run, None)``: the caller measures it from the capture.
+    """
+    runs = list(result.per_run)
+    if run is not None:
+        runs = [r for r in runs if run_of(r) == run]  # with --per step: every step of it
+        if not runs:
+            known = ", ".join(str(r.run) for r in result.per_run) or "none"
+            raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
+    if occurrence is not None:
+        for plan_run in runs:
+            for occ in (*plan_run.worst, *plan_run.unpaired):
+                if occ.index == occurrence:
+                    return plan_run, occ
+        in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
+        if not in_range:
+            most = max((r.occurrences for r in runs), default=0)
+            raise UsageError(
+                f"plan {result.name!r} has no occurrence {occurrence}",
+                hint=f"occurrences per run: at most {most}",
+            )
+        warm = [r for r in in_range if r.warm]
+        return (warm or in_range)[0], None
+    pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
+    candidates = [(r, o) for r in pool for o in r.worst]
+    if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first
+        ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
+        candidates = [(r, o) for r in ordered for o in r.unpaired]
+    if not candidates:
+        return None
+    judged = [(r, o, o.overlap_pct) for r, o in candidates if o.overlap_pct is not None]
+    if judged:
+        worst = min(judged, key=lambda c: (c[2], c[0].run, c[1].index))
+        return worst[0], worst[1]
+    return candidates[0]
+
+
+def measure_occurrence(
+    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
+) -> Occurrence:
+    """Occurrence ``index`` of one run, measured by the engine as the report was."""
+    from overlap_check.plans import PlanStreams, occurrences, tag
+
+    kernels = compute_kernels(capture.kernels)
+    step = re.search(r"step (-?\d+)", plan_run.sample or "")
+    if step is not None:  # --per step: occurrences are numbered within the step
+        kernels = kernels.filter(pl.col("step") == int(step.group(1)))
+    plan = Plan(
+        name=result.name,
+        side=result.side,
+        dominator=result.dominator,
+        side_stream=result.side_stream,
+        main_stream=result.main_stream,
+    )
+    found = occurrences(
+        tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
+    )
+    if not 0 < index <= found.status.size:
+        raise UsageError(
+            f"run {plan_run.run} of plan {result.name!r} has no occurrence {index}",
+            hint=f"it has {found.status.size}",
+        )
+    return found.occurrence(index - 1)
+
+
+def barrier_marks(
+    kernels: pl.DataFrame,
+    candidates: Sequence[BarrierCandidate],
+    side: tuple[int, int] | None,
+    dom: tuple[int, int] | None,
+    run: int,
+    occurrence: int,
+) -> tuple[BarrierCandidate, ...]:
+    """This occurrence's instances of the report's barrier candidates.
+
+    The report names each candidate once (its first instance); here every kernel
+    of that name and stream that starts between this side window's end and this
+    dominator's start is marked, with the idle gap before it on its stream, so
+    whichever occurrence is drawn shows its own barrier.
+    """
+    if not candidates or side is None or dom is None or side[1] > dom[0]:
+        return ()
+    keys = pl.DataFrame(
+        {"name": [c.name for c in candidates], "stream_id": [c.stream_id for c in candidates]},
+        schema={"name": pl.String, "stream_id": pl.Int64},
+    ).unique()
+    rows = (
+        compute_kernels(kernels)
+        .filter(pl.col("start_ns").is_between(side[1], dom[0]))
+        .join(keys, on=["name", "stream_id"])
+        .sort("start_ns")
+    )
+    marks = []
+    for row in rows.iter_rows(named=True):  # a handful: barriers between two windows
+        stream = compute_kernels(kernels).filter(pl.col("stream_id") == row["stream_id"])
+        before = stream.filter(pl.col("start_ns") < row["start_ns"])["end_ns"].max()
+        gap = row["start_ns"] - before if isinstance(before, int) else 0
+        first = next(c for c in candidates if c.name == row["name"])
+        marks.append(
+            replace(
+                first,
+                start_ns=row["start_ns"],
+                gap_ns=max(gap, 0),
+                after_side_end_ns=row["start_ns"] - side[1],
+                run=run,
+                occurrence=occurrence,
+            )
+        )
+    return tuple(marks)
