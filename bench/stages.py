@@ -2,17 +2,64 @@
 
 ``python bench/stages.py [--side RE --dominator RE] [--profile OUT.txt] PATH...``
 prints one JSON object: seconds spent importing, reading (``load_paths``),
-analysing (``analyze_captures``) and rendering the JSON report, through the
-same public functions the CLI calls. With ``--profile`` (and pyinstrument
-installed) the read + analyse stages are also profiled to a text file.
+analysing (``analyze_captures``) and rendering the JSON report, in one process
+through the library's public functions (the CLI may spread runs over worker
+processes; the work per run is the same), plus the time inside a few named inner
+functions (``detail``; a name that no longer exists is simply not reported).
+With ``--profile`` (and pyinstrument installed) the read + analyse stages are
+also profiled to a text file.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
+
+# (module, attribute, label): functions timed where they are looked up
+TIMED = (
+    ("overlap_check.readers.capture", "read_kernel_csv", "read kernel_details.csv"),
+    ("overlap_check.readers.capture", "read_trace", "read trace_view.json"),
+    ("overlap_check.readers.trace", "load_events", "of which decoding the JSON (load_events)"),
+    ("overlap_check.readers.capture", "attach_streams", "attach streams to kernels"),
+    ("overlap_check.readers.capture", "conform", "conform the kernel table"),
+    ("overlap_check.pipeline", "stream_sets", "stream busy sets"),
+    ("overlap_check.pipeline", "_cores", "core limits and contention"),
+    ("overlap_check.pipeline", "evaluate_plan", "plans"),
+    # the per-capture figures module (runs may be reduced in worker processes by the CLI)
+    ("overlap_check.figures", "stream_sets", "stream busy sets"),
+    ("overlap_check.figures", "run_rules", "core limit rules"),
+    ("overlap_check.figures", "run_contention", "core contention"),
+    ("overlap_check.figures", "occurrences", "plan occurrences"),
+    ("overlap_check.pipeline", "judge", "judge (medians, verdicts, gate)"),
+)
+
+
+def _instrument(spent: dict[str, float]) -> None:
+    for module_name, attribute, label in TIMED:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        original = getattr(module, attribute, None)
+        if not callable(original):
+            continue
+
+        def timed(
+            *args: Any, _f: Callable[..., Any] = original, _label: str = label, **kwargs: Any
+        ) -> Any:
+            start = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - start
+
+        setattr(module, attribute, functools.wraps(original)(timed))
 
 
 def main(argv: list[str]) -> int:
@@ -30,6 +77,8 @@ def main(argv: list[str]) -> int:
     from overlap_check.report.json import render
 
     t1 = time.perf_counter()
+    spent: dict[str, float] = {}
+    _instrument(spent)
     plans = (Plan(name="bench", side=args.side, dominator=args.dominator),) if args.side else ()
     options = Options(plans=plans)
     profiler = None
@@ -61,6 +110,7 @@ def main(argv: list[str]) -> int:
                 "report_bytes": len(text),
                 "captures": len(captures),
                 "profiled": profiler is not None,
+                "detail": {label: spent[label] for _, _, label in TIMED if label in spent},
             }
         )
     )

@@ -28,19 +28,46 @@ Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num. Each kernel's demand is
 capped at the device's cores (Block Num is a logical count; 256 blocks on 48 cores
 run in waves), so only kernels of different streams together can exceed it.
 Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
-(sum of (demand - cores) x time): how far and how long together.
+(sum of (demand - cores) x time): how far and how long together (the sweep itself
+is :mod:`overlap_check.contention`).
+
+Each run is checked on its own (:func:`run_rules`, ``run_contention``: small pieces
+that a worker process returns instead of its kernel table) and
+:func:`combine_cores` adds the runs' pieces up; :func:`check_cores` does both for
+captures in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-import numpy as np
 import polars as pl
 
-from overlap_check.devices import device_notes, resolve_device_cores
-from overlap_check.intervals import I64, merge, sweep
+from overlap_check.contention import (
+    AI_CORE,
+    AI_VECTOR_CORE,
+    AIC_BLOCKS,
+    AIV_BLOCKS,
+    EXEMPT_CORE,
+    MAX_CONTENTION,
+    MIX_AIC,
+    MIX_AIV,
+    C,
+    RunContention,
+    core_code,
+    core_label,
+    observed_maxima,
+    run_contention,
+)
+from overlap_check.devices import (
+    _from_config,
+    device_notes,
+    lookup_soc,
+    observed_cores,
+    read_soc_ini,
+    resolve_device_cores,
+)
 from overlap_check.limits import (
     GraphDumpLimits,
     operator_limits_for,
@@ -60,40 +87,34 @@ from overlap_check.model import (
 )
 from overlap_check.selection import side_expr
 
-__all__ = ["check_cores", "resolve_device_cores"]
+__all__ = [
+    "Limits",
+    "RunContention",
+    "RunRules",
+    "check_cores",
+    "combine_cores",
+    "configured_limits",
+    "observed_maxima",
+    "resolve_device",
+    "resolve_device_cores",
+    "run_contention",
+    "run_rules",
+]
 
-LIMITED = ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV")
-EXEMPT = ("AI_CPU", "DSA_SQE", "HCCL", "COMMUNICATION")
 MAX_LISTED = 10_000  # violations / warnings kept in the result (all are counted)
-MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
-MAX_NAMES = 20  # kernel names listed per contention interval
-
-# "core": the Accelerator Core, upper case, "" when unknown; computed once per table.
-_CORE = pl.col("accelerator_core").str.strip_chars().str.to_uppercase().fill_null("").alias("core")
-_C = pl.col("core")
-# Blocks compared with each kind's limit, and the column they come from.
-_AIC_BLOCKS = (
-    pl.when(_C.is_in(["AI_CORE", "MIX_AIC"]))
-    .then(pl.col("block_num"))
-    .when(_C == "MIX_AIV")
-    .then(pl.col("mix_block_num"))
-)
-_AIV_BLOCKS = (
-    pl.when(_C.is_in(["AI_VECTOR_CORE", "MIX_AIV"]))
-    .then(pl.col("block_num"))
-    .when(_C == "MIX_AIC")
-    .then(pl.col("mix_block_num"))
-)
-# Contention demand: MIX_AIV's Mix Block Num is left out (its meaning is undocumented).
-_AIC_DEMAND = pl.when(_C.is_in(["AI_CORE", "MIX_AIC"])).then(pl.col("block_num"))
-_AIV_DEMAND = _AIV_BLOCKS
 
 
 @dataclass(frozen=True)
-class _Limits:
+class Limits:
+    """The configured limits: plans with a limit_core, GE's global value, a graph dump."""
+
     plans: tuple[Plan, ...]
     ge_global: tuple[int, int | None] | None
     dump: GraphDumpLimits | None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.plans) or self.ge_global is not None or self.dump is not None
 
 
 # Where a kernel's limit comes from, as a small code (strings for 1M rows are costly):
@@ -101,11 +122,11 @@ class _Limits:
 _GLOBAL, _DUMP, _PLAN0 = 0, 1, 2
 
 
-def _source_labels(limits: _Limits) -> list[str]:
+def _source_labels(limits: Limits) -> list[str]:
     return ["ge-global", "graph-dump", *(f"plan:{p.name}" for p in limits.plans)]
 
 
-def _governed(kernels: pl.DataFrame, limits: _Limits) -> pl.DataFrame:
+def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
     """Kernels with, per core kind, the limit governing them and its source code."""
     frame = kernels
     if limits.dump is not None:
@@ -114,7 +135,7 @@ def _governed(kernels: pl.DataFrame, limits: _Limits) -> pl.DataFrame:
     hits = [
         side_expr(plan).fill_null(False).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)
     ]
-    frame = frame.with_columns(_CORE, *hits)
+    frame = frame.with_columns(core_code(frame), *hits)
     cols: list[pl.Expr] = []
     for kind, index, dump_col in (("aic", 0, "op_aicore"), ("aiv", 1, "op_vectorcore")):
         limit: pl.Expr = pl.lit(None, pl.Int64)
@@ -136,23 +157,20 @@ def _governed(kernels: pl.DataFrame, limits: _Limits) -> pl.DataFrame:
             limit = pl.when(hit).then(pl.lit(value, pl.Int64)).otherwise(limit)
             source = pl.when(hit).then(pl.lit(_PLAN0 + i, pl.Int16)).otherwise(source)
         cols += [limit.alias(f"{kind}_limit"), source.alias(f"{kind}_source")]
-    blocks = [_AIC_BLOCKS.alias("aic_blocks"), _AIV_BLOCKS.alias("aiv_blocks")]
+    blocks = [AIC_BLOCKS.alias("aic_blocks"), AIV_BLOCKS.alias("aiv_blocks")]
     return frame.with_columns(cols + blocks)
 
 
 def _counts(frame: pl.DataFrame) -> tuple[int, int, int]:
     """(checked, exempt, unchecked) among kernels governed by a limit ("core" is never null)."""
-    core = pl.col("core")
     governed = pl.col("aic_limit").is_not_null() | pl.col("aiv_limit").is_not_null()
-    exempt = governed & (pl.col("is_communication").fill_null(False) | core.is_in(EXEMPT))
-    aic_applies = pl.col("aic_limit").is_not_null() & core.is_in(["AI_CORE", "MIX_AIC", "MIX_AIV"])
-    aiv_applies = pl.col("aiv_limit").is_not_null() & core.is_in(
-        ["AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV"]
-    )
+    exempt = governed & (pl.col("is_communication").fill_null(False) | (C == EXEMPT_CORE))
+    aic_applies = pl.col("aic_limit").is_not_null() & C.is_in([AI_CORE, MIX_AIC, MIX_AIV])
+    aiv_applies = pl.col("aiv_limit").is_not_null() & C.is_in([AI_VECTOR_CORE, MIX_AIC, MIX_AIV])
     checked = (aic_applies & pl.col("aic_blocks").is_not_null()) | (
         aiv_applies & pl.col("aiv_blocks").is_not_null()
     )
-    unknown_core = governed & ~exempt & ~core.is_in(LIMITED)
+    unknown_core = governed & ~exempt & ~C.is_in([AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV])
     unchecked = unknown_core | (~checked & (aic_applies | aiv_applies))
     row = frame.select(
         checked.sum().alias("checked"),
@@ -162,7 +180,7 @@ def _counts(frame: pl.DataFrame) -> tuple[int, int, int]:
     return int(row[0]), int(row[1]), int(row[2])
 
 
-def _over(frame: pl.DataFrame, kind: str, limits: _Limits) -> pl.DataFrame:
+def _over(frame: pl.DataFrame, kind: str, limits: Limits) -> pl.DataFrame:
     """Kernels whose blocks exceed their limit of one kind (a small frame), labelled."""
     k = "aic" if kind == "aicore" else "aiv"
     over = frame.filter(pl.col(f"{k}_blocks") > pl.col(f"{k}_limit"))
@@ -170,7 +188,7 @@ def _over(frame: pl.DataFrame, kind: str, limits: _Limits) -> pl.DataFrame:
     modes = ["ge", "ge", *(p.limit_core.mode if p.limit_core else "ge" for p in limits.plans)]
     plans = [None, None, *(p.name for p in limits.plans)]
     source = pl.col(f"{k}_source")
-    mix_core = "MIX_AIV" if kind == "aicore" else "MIX_AIC"
+    mix_core = MIX_AIV if kind == "aicore" else MIX_AIC
     return over.select(
         "stream_id",
         "name",
@@ -178,7 +196,7 @@ def _over(frame: pl.DataFrame, kind: str, limits: _Limits) -> pl.DataFrame:
         "block_num",
         "mix_block_num",
         "accelerator_core",
-        "core",
+        core_label().alias("core"),
         pl.col(f"{k}_blocks").alias("blocks"),
         pl.col(f"{k}_limit").alias("limit"),
         source.replace_strict(codes, _source_labels(limits), return_dtype=pl.String).alias(
@@ -211,10 +229,13 @@ def _message(row: dict[str, object], run: RunInfo) -> str:
 
 
 def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolation]:
-    """The first ``room`` rows (by start) of the small filtered frame, as CoreViolation."""
+    """The first ``room`` rows of a frame of violations (already in start order)."""
     if room <= 0 or over.height == 0:
         return []
-    first = over.bottom_k(room, by="start_ns").sort("start_ns")
+    columns = over.head(room).to_dict(as_series=False)
+    rows = (
+        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
+    )
     return [
         CoreViolation(
             run=run.index,
@@ -232,19 +253,24 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
             limit_source=row["source"],
             blocks_field=row["field"],
         )
-        for row in first.to_dicts()
+        for row in rows
     ]
 
 
 @dataclass(frozen=True)
-class _RunRules:
+class RunRules:
+    """The limit checks of one run: counts, and the first violations / warnings by start."""
+
     counts: tuple[int, int, int]  # checked, exempt, unchecked
     governed_by: dict[str, int]  # source label -> kernels it governs
-    failing: pl.DataFrame  # over the limit: violations
-    noted: pl.DataFrame  # over the limit: warnings (MIX_AIV, npugraph_ex)
+    failing: pl.DataFrame  # over the limit: violations (the first MAX_LISTED by start)
+    noted: pl.DataFrame  # over the limit: warnings (MIX_AIV, npugraph_ex), the first MAX_LISTED
+    failing_count: int
+    noted_count: int
 
 
-def _check_rules(kernels: pl.DataFrame, limits: _Limits, run: RunInfo) -> _RunRules:
+def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
+    """Every kernel of one run against the limit that governs it."""
     frame = _governed(kernels, limits)
     labels = _source_labels(limits)
     counted = frame.select(
@@ -255,153 +281,73 @@ def _check_rules(kernels: pl.DataFrame, limits: _Limits, run: RunInfo) -> _RunRu
         for code in range(len(labels))
     ).row(0)
     over = pl.concat([_over(frame, "aicore", limits), _over(frame, "vectorcore", limits)])
-    return _RunRules(
+    # Only the first MAX_LISTED of a run can be listed: the rest is counted, not kept.
+    first = over.sort("start_ns", nulls_last=True, maintain_order=True)
+    failing = first.filter(~pl.col("warning"))
+    noted = first.filter(pl.col("warning"))
+    return RunRules(
         counts=_counts(frame),
         governed_by={label: int(n) for label, n in zip(labels, counted, strict=True)},
-        failing=over.filter(~pl.col("warning")),
-        noted=over.filter(pl.col("warning")),
+        failing=failing.head(MAX_LISTED),
+        noted=noted.head(MAX_LISTED),
+        failing_count=failing.height,
+        noted_count=noted.height,
     )
 
 
-# --------------------------------------------------------------------------- contention
+# --------------------------------------------------------------------------- device cores
 
 
-def _values_on(grid: I64, seg_s: I64, seg_e: I64, value: I64) -> I64:
-    """A piecewise-constant function (sweep output) evaluated on grid segment starts."""
-    if seg_s.size == 0:
-        return np.zeros(grid.size, dtype=np.int64)
-    idx = np.searchsorted(seg_s, grid, side="right") - 1
-    safe = np.clip(idx, 0, None)
-    inside = (idx >= 0) & (grid < seg_e[safe])
-    return np.where(inside, value[safe], 0).astype(np.int64)
-
-
-def _distinct(values: I64) -> I64:
-    """Sorted distinct values (np.unique's hashing path is slow on large int64 arrays)."""
-    ordered = np.sort(values)
-    if ordered.size == 0:
-        return ordered
-    first: I64 = ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
-    return first
-
-
-@dataclass(frozen=True)
-class _RunContention:
-    intervals: list[ContentionInterval]
-    count: int
-    over_ns: dict[str, int]
-    any_over_ns: int
-
-
-def _names_of(names: pl.Series, selections: list[I64]) -> list[tuple[str, ...]]:
-    """Distinct kernel names (first MAX_NAMES, in start order) of each selection, in one pass."""
-    if not selections:
-        return []
-    group = np.repeat(np.arange(len(selections)), [s.size for s in selections])
-    picked = pl.DataFrame({"g": group, "name": names.gather(np.concatenate(selections))})
-    listed = (
-        picked.unique(maintain_order=True)
-        .group_by("g", maintain_order=True)
-        .agg(pl.col("name").head(MAX_NAMES))
+def _agreed(found: Sequence[DeviceCores]) -> DeviceCores | None:
+    """The captures' own device cores (devices._from_captures' rule): the smallest when
+    captures of different devices disagree."""
+    if not found:
+        return None
+    pairs = sorted({(d.aicore, d.vectorcore) for d in found})
+    if len(pairs) == 1:
+        return found[0]
+    seen = ", ".join(f"{a}/{v}" for a, v in pairs)
+    return DeviceCores(
+        min(p[0] for p in pairs),
+        min(p[1] for p in pairs),
+        found[0].source,
+        detail=f"captures disagree ({seen}); smallest used",
     )
-    found = dict(
-        zip(listed.get_column("g").to_list(), listed.get_column("name").to_list(), strict=True)
-    )
-    return [tuple(found.get(i, ())) for i in range(len(selections))]
 
 
-def _contention(kernels: pl.DataFrame, device: DeviceCores, run: RunInfo) -> _RunContention:
-    maxima = {"aicore": device.aicore, "vectorcore": device.vectorcore}
-    k = (
-        kernels.filter(
-            ~pl.col("is_communication").fill_null(False)
-            & pl.col("stream_id").is_not_null()
-            & pl.col("start_ns").is_not_null()
-            & pl.col("end_ns").is_not_null()
-        )
-        .with_columns(_CORE)
-        .select(
-            "name",
-            "stream_id",
-            "start_ns",
-            "end_ns",
-            pl.min_horizontal(_AIC_DEMAND.fill_null(0), pl.lit(max(device.aicore, 0))).alias(
-                "aicore"
-            ),
-            pl.min_horizontal(_AIV_DEMAND.fill_null(0), pl.lit(max(device.vectorcore, 0))).alias(
-                "vectorcore"
-            ),
-        )
-        .sort("start_ns")
+def resolve_device(
+    found: Sequence[DeviceCores | None],
+    observed: Callable[[], Sequence[tuple[int, int]]],
+    options: Options,
+) -> DeviceCores:
+    """devices.resolve_device_cores from per-capture pieces: each capture's info.json cores,
+    and (asked only when nothing better exists) each capture's observed_maxima."""
+    soc_from_table = None
+    if options.device.soc is not None and options.soc_ini is None:
+        soc_from_table = lookup_soc(options.device.soc)
+    from_capture = _agreed([d for d in found if d is not None])
+    if from_capture is not None:
+        return from_capture
+    from_config = _from_config(options)
+    if from_config is not None:
+        return from_config
+    if options.soc_ini is not None:
+        return read_soc_ini(options.soc_ini, options.device.soc)
+    if soc_from_table is not None:
+        return soc_from_table
+    maxima = list(observed())
+    return replace(
+        observed_cores(()),
+        aicore=max([0, *(m[0] for m in maxima)]),
+        vectorcore=max([0, *(m[1] for m in maxima)]),
     )
-    empty = _RunContention([], 0, {"aicore": 0, "vectorcore": 0}, 0)
-    if k.height == 0:
-        return empty
-    starts = k.get_column("start_ns").to_numpy().astype(np.int64)
-    ends = k.get_column("end_ns").to_numpy().astype(np.int64)
-    streams = k.get_column("stream_id").to_numpy().astype(np.int64)
-    weights = {kind: k.get_column(kind).to_numpy().astype(np.int64) for kind in maxima}
-    # Busy streams: each stream's kernels merged first, so one stream counts once.
-    merged = [merge(starts[streams == s], ends[streams == s]) for s in _distinct(streams)]
-    if len(merged) < 2:
-        return empty
-    busy = sweep(np.concatenate([m[0] for m in merged]), np.concatenate([m[1] for m in merged]))
-    # The demand sweeps' segments (between consecutive kernel starts / ends) are the
-    # grid: merged stream bounds are kernel bounds, so the busy count is constant on each.
-    sweeps = {kind: sweep(starts, ends, weights[kind]) for kind in maxima}
-    seg_s, seg_e, _ = sweeps["aicore"]  # same times, so the same segments for both kinds
-    length = seg_e - seg_s
-    two_busy = _values_on(seg_s, *busy) >= 2
-    over_any = np.zeros(seg_s.size, dtype=bool)
-    intervals: list[ContentionInterval] = []
-    count = 0
-    over_ns: dict[str, int] = {}
-    max_dur = int((ends - starts).max())
-    for kind, maximum in maxima.items():
-        demand = sweeps[kind][2]
-        over = two_busy & (demand > maximum) if maximum > 0 else np.zeros(seg_s.size, dtype=bool)
-        over_any |= over
-        over_ns[kind] = int(length[over].sum())
-        idx = np.flatnonzero(over)
-        if idx.size == 0:
-            continue
-        first = np.flatnonzero(np.concatenate([[True], np.diff(idx) != 1]))
-        last = np.concatenate([first[1:], [idx.size]]) - 1
-        peak = np.maximum.reduceat(demand[idx], first)
-        excess = np.add.reduceat((demand[idx] - maximum) * length[idx], first)
-        count += first.size
-        worst = np.argsort(-excess, kind="stable")[:MAX_CONTENTION]
-        spans: list[tuple[int, int, int, int, I64]] = []
-        for g in worst:  # at most MAX_CONTENTION intervals per run and kind
-            a = int(seg_s[idx[first[g]]])
-            b = int(seg_e[idx[last[g]]])
-            lo = int(np.searchsorted(starts, a - max_dur, side="left"))
-            hi = int(np.searchsorted(starts, b, side="left"))
-            sel = lo + np.flatnonzero((ends[lo:hi] > a) & (weights[kind][lo:hi] > 0))
-            spans.append((a, b, int(peak[g]), int(excess[g]), sel))
-        names = _names_of(k.get_column("name"), [s[4] for s in spans])
-        intervals += [
-            ContentionInterval(
-                run=run.index,
-                rank=run.rank,
-                start_ns=a,
-                duration_ns=b - a,
-                kind=kind,  # type: ignore[arg-type]
-                demand=demand_peak,
-                maximum=maximum,
-                kernels=kernel_names,
-                streams=tuple(int(s) for s in _distinct(streams[sel])),
-                excess_block_ns=block_ns,
-            )
-            for (a, b, demand_peak, block_ns, sel), kernel_names in zip(spans, names, strict=True)
-        ]
-    return _RunContention(intervals, count, over_ns, int(length[over_any].sum()))
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def _configured(options: Options) -> _Limits:
+def configured_limits(options: Options) -> Limits:
+    """The limits the options configure (reads the graph dump, when one is given)."""
     plans = tuple(
         p
         for p in options.plans
@@ -412,10 +358,10 @@ def _configured(options: Options) -> _Limits:
     if options.device.ge_aicore_num is not None:
         ge_global = parse_aicore_num(options.device.ge_aicore_num, key="device.ge_aicore_num")
     dump = read_graph_dump(options.graph_dump) if options.graph_dump is not None else None
-    return _Limits(plans, ge_global, dump)
+    return Limits(plans, ge_global, dump)
 
 
-def _applied(limits: _Limits, governed_by: dict[str, int]) -> tuple[AppliedLimit, ...]:
+def _applied(limits: Limits, governed_by: dict[str, int]) -> tuple[AppliedLimit, ...]:
     out = [
         AppliedLimit(
             source="plan",
@@ -454,44 +400,45 @@ def _applied(limits: _Limits, governed_by: dict[str, int]) -> tuple[AppliedLimit
     return tuple(out)
 
 
-def check_cores(
-    captures: Sequence[Capture], runs: Sequence[RunInfo], options: Options
+def combine_cores(
+    device: DeviceCores,
+    limits: Limits,
+    runs: Sequence[RunInfo],
+    rules: Sequence[RunRules | None],
+    contention: Sequence[RunContention | None],
+    options: Options,
 ) -> CoresResult:
-    """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
-    if len(captures) != len(runs):
-        raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
-    device = resolve_device_cores(captures, options)
-    limits = _configured(options)
-    any_limit = bool(limits.plans) or limits.ge_global is not None or limits.dump is not None
+    """The CoresResult of all runs from their pieces (``rules[i]``, ``contention[i]`` belong
+    to ``runs[i]``; rules None: no limit; the contention of cold runs is left out)."""
     violations: list[CoreViolation] = []
     warnings: list[CoreViolation] = []
     n_violations = n_warnings = checked = exempt = unchecked = 0
     governed_by: dict[str, int] = {}
-    contention: list[ContentionInterval] = []
+    intervals: list[ContentionInterval] = []
     n_contention = any_over = warm_runs = 0
     over_kind = {"aicore": 0, "vectorcore": 0}
     by_rank: dict[int | None, int] = {}
-    for capture, run in zip(captures, runs, strict=True):
-        if any_limit:
-            rules = _check_rules(capture.kernels, limits, run)
-            c, e, u = rules.counts
+    for run, checks, found in zip(runs, rules, contention, strict=True):
+        if limits.any and checks is not None:
+            c, e, u = checks.counts
             checked, exempt, unchecked = checked + c, exempt + e, unchecked + u
-            for label, n in rules.governed_by.items():
+            for label, n in checks.governed_by.items():
                 governed_by[label] = governed_by.get(label, 0) + n
-            n_violations += rules.failing.height
-            n_warnings += rules.noted.height
-            violations += _violations(rules.failing, run, MAX_LISTED - len(violations))
-            warnings += _violations(rules.noted, run, MAX_LISTED - len(warnings))
+            n_violations += checks.failing_count
+            n_warnings += checks.noted_count
+            violations += _violations(checks.failing, run, MAX_LISTED - len(violations))
+            warnings += _violations(checks.noted, run, MAX_LISTED - len(warnings))
         if run.warm:
+            if found is None:
+                raise ValueError(f"run {run.index} of rank {run.rank} is warm but was not swept")
             warm_runs += 1
-            found = _contention(capture.kernels, device, run)
-            contention += found.intervals
+            intervals += [replace(i, run=run.index, rank=run.rank) for i in found.intervals]
             n_contention += found.count
             any_over += found.any_over_ns
             by_rank[run.rank] = by_rank.get(run.rank, 0) + found.any_over_ns
             for kind, ns in found.over_ns.items():
                 over_kind[kind] += ns
-    contention.sort(key=lambda c: (-c.excess_block_ns, -c.demand, c.run, c.start_ns))
+    intervals.sort(key=lambda c: (-c.excess_block_ns, -c.demand, c.run, c.start_ns))
     notes = device_notes(device, options)
     if limits.dump is not None:
         notes += limits.dump.notes
@@ -511,7 +458,7 @@ def check_cores(
         device=device,
         violations=tuple(violations),
         warnings=tuple(warnings),
-        contention=tuple(contention[:MAX_CONTENTION]),
+        contention=tuple(intervals[:MAX_CONTENTION]),
         over_limit_ns=any_over,
         checked_kernels=checked,
         exempt_kernels=exempt,
@@ -525,4 +472,30 @@ def check_cores(
         contention_runs=warm_runs,
         over_limit_by_rank=tuple(by_rank.items()),
         notes=tuple(notes),
+    )
+
+
+def check_cores(
+    captures: Sequence[Capture], runs: Sequence[RunInfo], options: Options
+) -> CoresResult:
+    """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
+    if len(captures) != len(runs):
+        raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
+    device = resolve_device(
+        [c.device_cores for c in captures],
+        lambda: [observed_maxima(c.kernels) for c in captures],
+        options,
+    )
+    limits = configured_limits(options)
+    cores = (device.aicore, device.vectorcore)
+    return combine_cores(
+        device,
+        limits,
+        runs,
+        [run_rules(c.kernels, limits) if limits.any else None for c in captures],
+        [
+            run_contention(c.kernels, cores) if r.warm else None
+            for c, r in zip(captures, runs, strict=True)
+        ],
+        options,
     )

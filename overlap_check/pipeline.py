@@ -1,222 +1,287 @@
-"""The library entry point: captures in, one Report out.
+"""The library entry point: profiler output (or captures) in, one Report out.
 
-``check(paths_or_captures, options)`` reads paths with the readers (runs in
-the order given, or by capture time with ``order="time"``) and hands the
-captures to ``analyze_captures``, which composes the stages:
+``check(paths_or_captures, options)`` reduces every capture to its figures
+(:mod:`overlap_check.figures`: read, busy sets, pair and plan figures, core
+checks) and judges the figures of all runs here: warm-up discard, medians,
+verdicts, barrier ranking, the gate. Captures given as PATHs are read and
+reduced one per worker process when there are several and enough input to pay
+for the processes (see :data:`PARALLEL_MIN_BYTES`); each worker returns only
+the figures, so no more kernel tables are in memory at once than there are
+workers. ``analyze_captures`` judges captures already in memory, in this process.
 
-samples (runs or steps, warm flags) → stream level (busy sets, main stream,
-pairs, parallelism) → core limits (when ``overlap_check.cores`` exists) →
-plans (occurrences, placement, barriers) → gate.
+Stages: samples (runs or steps, warm flags) → stream level (busy sets, main
+stream, pairs, parallelism) → core limits → plans (occurrences, placement,
+barriers) → gate.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from overlap_check import __version__
-from overlap_check.errors import InputError, UsageError
-from overlap_check.model import (
-    Capture,
-    CoresResult,
-    Options,
-    PlanResult,
-    RankStreamSummary,
-    Report,
-    RunInfo,
-    StreamPair,
-)
-from overlap_check.plans import evaluate_plan
-from overlap_check.runs import Sample, WarmupPlan, group_by_rank, make_samples
-from overlap_check.streams import (
-    StreamSets,
-    choose_main_stream,
-    rank_summary,
-    stream_pairs,
-    stream_sets,
-    stream_stats,
-)
-from overlap_check.table import compute_kernels
-from overlap_check.verdict import gate, worst_rank
+from overlap_check.cores import Limits, configured_limits
+from overlap_check.discover import Source, discover
+from overlap_check.errors import OverlapCheckError
+from overlap_check.figures import CaptureFigures, Hints, source_figures
+from overlap_check.judge import judge
+from overlap_check.model import Capture, Options, Report
+from overlap_check.readers import capture_order, time_order
 
 if TYPE_CHECKING:
     from os import PathLike
 
+# Below this much kernel input (bytes of the files read, all captures together) the
+# captures are reduced in this process: starting worker processes (each imports
+# polars and numpy, ~0.5 s on 2 cores) costs more than the reading they share out.
+# Measured on 2 cores with 5 kernel_details.csv captures: see bench/ and the report.
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+
+Job = Source | Capture  # a capture to read in a worker, or one already in memory
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A Report and the captures it judged (in reading order, kernel tables dropped)."""
+
+    report: Report
+    captures: tuple[Capture, ...]
+
 
 def check(
-    paths_or_captures: Iterable[str | PathLike[str] | Capture], options: Options | None = None
+    paths_or_captures: Iterable[str | PathLike[str] | Capture],
+    options: Options | None = None,
+    *,
+    workers: int | None = None,
 ) -> Report:
-    """Analyse profiler output (paths) or already-read captures into a Report."""
-    options = options or Options()
-    items = list(paths_or_captures)
-    captures = [i for i in items if isinstance(i, Capture)]
-    paths = [str(i) for i in items if not isinstance(i, Capture)]
-    if paths:
-        from overlap_check.readers import load_paths
+    """Analyse profiler output (paths) or already-read captures into a Report.
 
-        captures += load_paths([Path(p) for p in paths], options.order)
-    return analyze_captures(captures, options)
-
-
-def _run_info(capture: Capture, index: int, warm: bool, sets: StreamSets) -> RunInfo:
-    kernels = capture.kernels
-    return RunInfo(
-        index=index,
-        path=capture.path,
-        rank=capture.rank,
-        warm=warm,
-        source=capture.source,
-        streams=stream_stats(sets),
-        skipped_rows=capture.skipped_rows,
-        skipped_lines=capture.skipped_lines,
-        capture_time_ns=capture.capture_time_ns,
-        device=capture.device,
-        level=capture.level,
-        communication=int(kernels.get_column("is_communication").sum() or 0),
-        stream_source=capture.stream_source,
-        notes=capture.notes,
-        origin_ns=sets.origin_ns,
-    )
-
-
-def _cores(
-    captures: Sequence[Capture], runs: Sequence[RunInfo], options: Options
-) -> CoresResult | None:
-    try:
-        from overlap_check.cores import check_cores
-    except ModuleNotFoundError as err:
-        if err.name != "overlap_check.cores":
-            raise
-        return None
-    return check_cores(captures, runs, options)
-
-
-def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
-    if not plan.provisional:
-        return None
-    unit = "steps" if options.per == "step" else "runs"
-    reduced = f" (reduced from {options.warmup})" if plan.warmup < options.warmup else ""
-    return (
-        f"rank {rank}: provisional: {plan.samples} {unit} (the method asks for at least "
-        f"{options.min_runs}); {plan.warmup} discarded as warm-up{reduced}, "
-        f"{plan.samples - plan.warmup} judged"
-    )
+    ``workers``: processes reading PATHs (None: one per core, capped by the captures,
+    and none for one capture or small input; 1: all in this process). Like every
+    multiprocessing user, a script calling this at top level needs an
+    ``if __name__ == "__main__":`` guard.
+    """
+    return check_paths(paths_or_captures, options, workers=workers).report
 
 
 def analyze_captures(captures: Sequence[Capture], options: Options | None = None) -> Report:
-    """Judge captures (runs of one workload, possibly several ranks) into a Report."""
+    """Judge captures already in memory (runs of one workload, possibly several ranks)."""
+    return check_paths(captures, options, workers=1).report
+
+
+def check_paths(
+    paths_or_captures: Iterable[str | PathLike[str] | Capture],
+    options: Options | None = None,
+    *,
+    workers: int | None = None,
+) -> Checked:
+    """:func:`check`, also returning the captures' metadata (for stderr details)."""
     options = options or Options()
-    if not captures:
-        raise InputError("no profiler capture to analyse")
-    runs: list[RunInfo] = []
-    ordered: list[Capture] = []
-    notes: list[str] = []
-    ranks: list[RankStreamSummary] = []
-    pairs: list[StreamPair] = []
-    provisional_ranks: list[int | None] = []
-    per_rank: list[tuple[int | None, list[Sample], int | None, bool]] = []
-    for rank, rank_runs in group_by_rank(captures).items():
-        samples, warmup = make_samples(rank_runs, options.per, options.warmup, options.min_runs)
-        sets = [stream_sets(s.kernels) for s in samples]
-        main = choose_main_stream(sets, options.main_stream)
-        for index, capture in enumerate(rank_runs, start=1):
-            mine = [i for i, s in enumerate(samples) if s.run == index]
-            warm = any(samples[i].warm for i in mine)
-            capture_sets = (
-                sets[mine[0]]
-                if options.per == "run"
-                else stream_sets(compute_kernels(capture.kernels))
-            )
-            runs.append(_run_info(capture, index, warm, capture_sets))
-            ordered.append(capture)
-            if capture.skipped_rows:
-                notes.append(
-                    f"rank {rank} run {index}: {capture.skipped_rows} malformed row(s) skipped in "
-                    f"{capture.skipped_file or capture.path}"
-                )
-        note = _warmup_note(rank, warmup, options)
-        if note:
-            notes.append(note)
-            provisional_ranks.append(rank)
-        if main is not None and all(main not in s.busy for s in sets):
-            notes.append(f"rank {rank}: main stream {main} has no compute kernel")
-        pairs.extend(
-            stream_pairs(rank, samples, sets, main, options.thresholds, warmup.provisional)
-        )
-        ranks.append(rank_summary(rank, samples, sets, main))
-        per_rank.append((rank, samples, main, warmup.provisional))
-    cores = _cores(ordered, runs, options)
-    plans: list[PlanResult] = []
-    for plan in options.plans:
-        for rank, samples, main, provisional in per_rank:
-            plans.append(
-                evaluate_plan(
-                    plan,
-                    rank,
-                    samples,
-                    main,
-                    options.thresholds,
-                    provisional,
-                    _contention_ns(cores, rank),
-                )
-            )
-    decision = gate(
-        plans,
-        pairs,
-        ranks,
-        cores,
-        options,
-        provisional_ranks=provisional_ranks,
-        use_plans=bool(options.plans),
-    )
-    report = Report(
-        tool_version=__version__,
-        verdict="pass" if decision.passed else "fail",
-        exit_code=0 if decision.passed else 1,
-        thresholds=options.thresholds,
-        runs=tuple(runs),
-        stream_pairs=tuple(pairs),
-        ranks=tuple(ranks),
-        plans=tuple(plans),
-        cores=cores,
-        gate_reasons=decision.reasons,
-        notes=tuple(notes),
-        warmup=options.warmup,
-        min_runs=options.min_runs,
-        per=options.per,
-        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(per_rank)),
-        fail_on=options.fail_on,
-        strict=options.strict,
-    )
-    return _with_baseline(report, options)
+    items = list(paths_or_captures)
+    held: list[Job] = [i for i in items if isinstance(i, Capture)]
+    paths = [Path(i) for i in items if not isinstance(i, Capture)]
+    # Errors are raised in the order a serial read-then-judge would meet them.
+    per_path, discover_error = _discover(paths)
+    limits, limits_error = _limits(options)
+    sources = [s for found in per_path for s in found]
+    with _Reducer(_worker_count(sources, workers), options, limits) as reducer:
+        figures = reducer.figures([(job, None) for job in [*held, *sources]])
+        if discover_error is not None:
+            raise discover_error
+        jobs: list[Job] = [*held, *sources]
+        pairs = list(zip(figures, jobs, strict=True))
+        loaded = _path_order(pairs[len(held) :], [len(f) for f in per_path], options)
+        pairs = pairs[: len(held)] + loaded
+
+        def redo(wrong: Sequence[tuple[int, Hints]]) -> list[CaptureFigures]:
+            return reducer.figures([(pairs[i][1], hints) for i, hints in wrong])
+
+        report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
+    return Checked(report, tuple(f.capture for f, _ in pairs))
 
 
-def _with_baseline(report: Report, options: Options) -> Report:
-    """Compare with ``options.baseline`` (a previous JSON report) when one is given."""
-    if options.baseline is None:
-        return report
+def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckError | None]:
+    """Sources per PATH; a PATH that fails stops the list (its error comes after the reads
+    of the PATHs before it, as readers.load_paths would raise it)."""
+    found: list[list[Source]] = []
+    for path in paths:
+        try:
+            found.append(discover(path))
+        except OverlapCheckError as err:
+            return found, err
+    return found, None
+
+
+def _limits(options: Options) -> tuple[Limits | None, OverlapCheckError | None]:
     try:
-        from overlap_check.baseline import apply_baseline, load_baseline
-    except ModuleNotFoundError as err:
-        if err.name != "overlap_check.baseline":
-            raise
-        raise UsageError("--baseline is not available yet in this build") from None
-    return apply_baseline(report, load_baseline(options.baseline), options.tolerance)
+        return configured_limits(options), None
+    except OverlapCheckError as err:  # raised where the core checks begin, after the reads
+        return None, err
 
 
-def _worst_rank(
-    failing: int | None, plans: Sequence[PlanResult], pairs: Sequence[StreamPair], n_ranks: int
-) -> int | None:
-    """The rank to name: the worst failing one, else the lowest figure; None with one rank."""
-    if n_ranks < 2:
-        return None
-    return failing if failing is not None else worst_rank(plans, pairs)
+def _path_order(
+    pairs: list[tuple[CaptureFigures, Job]], sizes: list[int], options: Options
+) -> list[tuple[CaptureFigures, Job]]:
+    """readers.load_paths' order: each PATH's captures by (rank, capture time), PATHs as
+    given, or everything by capture time with ``order="time"``."""
+    out: list[tuple[CaptureFigures, Job]] = []
+    start = 0
+    for size in sizes:
+        out += sorted(pairs[start : start + size], key=lambda p: capture_order(p[0].capture))
+        start += size
+    if options.order == "time":
+        out.sort(key=lambda p: time_order(p[0].capture))
+    return out
 
 
-def _contention_ns(cores: CoresResult | None, rank: int | None) -> int:
-    if cores is None:
-        return 0
-    # the per-rank total, not the listed (capped, per-kind) intervals, which would
-    # double-count time where both core kinds are over and miss unlisted intervals
-    return dict(cores.over_limit_by_rank).get(rank, 0)
+# --------------------------------------------------------------------------- workers
+
+
+def _cpu_count() -> int:
+    try:  # the cores this process may use (a CI runner may pin it to fewer)
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _input_bytes(sources: Sequence[Source]) -> int:
+    files = {
+        f
+        for s in sources
+        for f in (s.primary, s.kernel_details, *s.op_summary, *s.dbs, *s.traces, *s.task_time)
+        if f is not None
+    }
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:  # the reader names the file when it cannot read it
+            continue
+    return total
+
+
+def _worker_count(sources: Sequence[Source], requested: int | None) -> int:
+    if requested is not None:
+        return max(1, min(requested, len(sources)))
+    if len(sources) < 2 or _input_bytes(sources) < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(_cpu_count(), len(sources)))
+
+
+class _Reducer:
+    """Reduces captures to figures with ``workers`` reducers: this process and
+    ``workers - 1`` worker processes, all taking the next capture from one queue.
+
+    This process reduces too (it would only wait otherwise): on 2 cores one worker
+    process starts while this one already reads, which hides the ~0.7 s a fresh
+    interpreter takes to import polars. Workers are "spawn"ed: forking a process whose
+    polars thread pool already runs can deadlock it, and spawn behaves the same on every
+    OS. Captures already in memory are reduced here (shipping them would copy them).
+    """
+
+    def __init__(self, workers: int, options: Options, limits: Limits | None) -> None:
+        self.options = options
+        self.limits = limits
+        self.processes = workers - 1
+        self.pool = (
+            ProcessPoolExecutor(self.processes, mp_context=get_context("spawn"))
+            if self.processes > 0
+            else None
+        )
+
+    def __enter__(self) -> _Reducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _here(self, job: Job, hints: Hints | None) -> CaptureFigures:
+        return source_figures(job, self.options, self.limits, hints)
+
+    def figures(self, jobs: Sequence[tuple[Job, Hints | None]]) -> list[CaptureFigures]:
+        """The figures of each job, in order. As in a serial loop, the first job (in order)
+        that fails raises its error; no job after a failed one is started."""
+        queue = _Queue(k for k, (job, _) in enumerate(jobs) if not isinstance(job, Capture))
+
+        def feed() -> None:  # one more job to a worker process; called again when it is done
+            if self.pool is None or (k := queue.take(remote=True)) is None:
+                return
+            job, hints = jobs[k]
+            try:
+                future = self.pool.submit(source_figures, job, self.options, self.limits, hints)
+            except (BrokenProcessPool, RuntimeError, AssertionError, OSError):
+                # no worker can take it (died, shut down, or this is a daemon process
+                # that may not start any): the job is done here, below
+                queue.record(k, None, remote=True)
+                return
+
+            def finished(future: Future[CaptureFigures]) -> None:
+                result: CaptureFigures | BaseException | None = None  # None: redo it here
+                if not future.cancelled():
+                    error = future.exception()
+                    result = future.result() if error is None else error
+                queue.record(k, result, remote=True)
+                feed()
+
+            future.add_done_callback(finished)
+
+        for _ in range(self.processes):
+            feed()
+        mine = [k for k, (job, _) in enumerate(jobs) if isinstance(job, Capture)]
+        for k in [*mine, *iter(queue.take, None)]:
+            try:
+                queue.record(k, self._here(*jobs[k]))
+            except Exception as err:  # raised below, in job order
+                queue.record(k, err)
+        done = queue.wait()
+        out: list[CaptureFigures] = []
+        for k, (job, hints) in enumerate(jobs):
+            result = done.get(k)
+            if result is None or isinstance(result, BrokenProcessPool):
+                result = self._here(job, hints)  # a job no living worker finished
+            if isinstance(result, BaseException):
+                raise result
+            out.append(result)
+        return out
+
+
+class _Queue:
+    """Job numbers shared by this process and the workers' done-callbacks."""
+
+    def __init__(self, jobs: Iterable[int]) -> None:
+        self.jobs = deque(jobs)
+        self.done: dict[int, CaptureFigures | BaseException | None] = {}
+        self.failed = False
+        self.remote = 0  # jobs handed to workers and not finished yet
+        self.lock = threading.Condition()
+
+    def take(self, remote: bool = False) -> int | None:
+        with self.lock:
+            if self.failed or not self.jobs:
+                return None
+            self.remote += remote
+            return self.jobs.popleft()
+
+    def record(
+        self, k: int, result: CaptureFigures | BaseException | None, remote: bool = False
+    ) -> None:
+        with self.lock:
+            self.done[k] = result
+            self.remote -= remote
+            if isinstance(result, BaseException) and not isinstance(result, BrokenProcessPool):
+                self.failed = True  # jobs before it are all started: their errors come first
+            self.lock.notify_all()
+
+    def wait(self) -> dict[int, CaptureFigures | BaseException | None]:
+        """The results once no worker holds a job any more."""
+        with self.lock:
+            self.lock.wait_for(lambda: self.remote == 0)
+            return dict(self.done)

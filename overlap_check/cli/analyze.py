@@ -32,15 +32,19 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
 
     Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input.
     """
-    from overlap_check.pipeline import analyze_captures
+    from overlap_check.pipeline import analyze_captures, check_paths
     from overlap_check.readers import load_paths
 
     options = options_from_params(params)
-    captures = load_paths(list(paths), options.order)
+    if params.get("plot"):  # pictures need the kernel tables: read them all into memory
+        captures = load_paths(list(paths), options.order)
+        report = analyze_captures(captures, options)
+    else:  # only the figures: one capture per worker process at a time
+        checked = check_paths(paths, options)
+        report, captures = checked.report, list(checked.captures)
     if not params.get("quiet"):
         ranks = sorted({str(c.rank) for c in captures})
         click.echo(
             f"overlap-check: read {len(captures)} capture(s), rank(s) {', '.join(ranks)}", err=True
         )
-    report = analyze_captures(captures, options)
     ctx.exit(emit(report, params, captures))

@@ -56,12 +56,26 @@ class _Schema:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
         self._cache: dict[str, dict[str, str]] = {}
+        self._declared: dict[str, dict[str, tuple[str, int]]] = {}
 
     def columns(self, table: str) -> dict[str, str]:
         if table not in self._cache:
             rows = self._connection.execute(f"PRAGMA table_info({_q(table)})").fetchall()
             self._cache[table] = {str(r[1]).lower(): str(r[1]) for r in rows}
+            # real name → (declared type, position in the primary key or 0)
+            self._declared[table] = {str(r[1]): (str(r[2] or ""), int(r[5] or 0)) for r in rows}
         return self._cache[table]
+
+    def integer_affinity(self, table: str, column: str) -> bool:
+        """Declared so that SQLite stores integer-looking text as integers (affinity rule 1)."""
+        self.columns(table)
+        return "INT" in self._declared[table].get(column, ("", 0))[0].upper()
+
+    def sole_key(self, table: str, column: str) -> bool:
+        """The column is the table's whole primary key (so its values are unique)."""
+        self.columns(table)
+        keys = [name for name, (_, pk) in self._declared[table].items() if pk]
+        return keys == [column]
 
     def pick(self, table: str, *candidates: str) -> str | None:
         columns = self.columns(table)
@@ -72,6 +86,14 @@ class _Schema:
 
     def has_strings(self) -> bool:
         return {"id", "value"} <= set(self.columns("STRING_IDS"))
+
+    @property
+    def string_id(self) -> str:
+        return self.columns("STRING_IDS")["id"]
+
+    @property
+    def string_value(self) -> str:
+        return self.columns("STRING_IDS")["value"]
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -99,7 +121,19 @@ def _text(schema: _Schema, alias: str, column: str | None) -> str:
     return f"COALESCE((SELECT s.value FROM STRING_IDS s WHERE s.id = {raw}), CAST({raw} AS TEXT))"
 
 
-def _compute_sql(schema: _Schema, path: Path) -> str:
+@dataclass(frozen=True)
+class _ComputeColumns:
+    """The TASK ⋈ COMPUTE_TASK_INFO query's parts: a real column name (or None) per field."""
+
+    source: str  # FROM ... JOIN ... ON ...
+    task: dict[str, str | None]  # start_ns ... task_id → TASK column
+    info: dict[str, str | None]  # name ... mix_block_num → COMPUTE_TASK_INFO column
+
+
+_TEXT_FIELDS = ("name", "op_type", "accelerator_core")
+
+
+def _compute_columns(schema: _Schema, path: Path) -> _ComputeColumns:
     for table in ("TASK", "COMPUTE_TASK_INFO"):
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
@@ -117,24 +151,36 @@ def _compute_sql(schema: _Schema, path: Path) -> str:
             key="COMPUTE_TASK_INFO.globalTaskId",
         )
     info = "COMPUTE_TASK_INFO"
-    fields = [
-        _column("t", task["startNs"]),
-        _column("t", task["endNs"]),
-        _column("t", schema.pick("TASK", "deviceId")),
-        _column("t", task["streamId"]),
-        _column("t", schema.pick("TASK", "taskId")),
-        _text(schema, "c", schema.pick(info, "name")),
-        _text(schema, "c", schema.pick(info, "opType")),
-        _text(schema, "c", schema.pick(info, "taskType")),
-        _column("c", schema.pick(info, "blockNum", "blockDim", "block_num", "block_dim")),
-        _column(
-            "c", schema.pick(info, "mixBlockNum", "mixBlockDim", "mix_block_num", "mix_block_dim")
+    return _ComputeColumns(
+        source=(
+            f"FROM TASK t JOIN COMPUTE_TASK_INFO c "
+            f"ON c.{_q(info_key)} = t.{_q(task['globalTaskId'])}"
         ),
-    ]
-    return (
-        f"SELECT {', '.join(fields)} FROM TASK t JOIN COMPUTE_TASK_INFO c "
-        f"ON c.{_q(info_key)} = t.{_q(task['globalTaskId'])}"
+        task={
+            "start_ns": task["startNs"],
+            "end_ns": task["endNs"],
+            "device": schema.pick("TASK", "deviceId"),
+            "stream_id": task["streamId"],
+            "task_id": schema.pick("TASK", "taskId"),
+        },
+        info={
+            "name": schema.pick(info, "name"),
+            "op_type": schema.pick(info, "opType"),
+            "accelerator_core": schema.pick(info, "taskType"),
+            "block_num": schema.pick(info, "blockNum", "blockDim", "block_num", "block_dim"),
+            "mix_block_num": schema.pick(
+                info, "mixBlockNum", "mixBlockDim", "mix_block_num", "mix_block_dim"
+            ),
+        },
     )
+
+
+def _compute_sql(schema: _Schema, columns: _ComputeColumns) -> str:
+    """One row per compute task, text fields looked up in STRING_IDS row by row."""
+    fields = [_column("t", c) for c in columns.task.values()]
+    fields += [_text(schema, "c", columns.info[f]) for f in _TEXT_FIELDS]
+    fields += [_column("c", columns.info[f]) for f in ("block_num", "mix_block_num")]
+    return f"SELECT {', '.join(fields)} {columns.source}"
 
 
 def _communication_sql(schema: _Schema) -> str | None:
@@ -184,12 +230,122 @@ def _query(
     return pl.DataFrame(connection.execute(sql).fetchall(), schema=schema, orient="row")
 
 
+class _NotPlain(Exception):
+    """A value the bulk path does not take as is (the row-by-row query decides it)."""
+
+
+def _bulk_integers(
+    connection: sqlite3.Connection, columns: _ComputeColumns
+) -> dict[str, pl.Series]:
+    """Every field of the compute rows as Int64 (text fields as their STRING_IDS ids).
+
+    Fetching a million rows through Python tuples costs seconds, so SQLite
+    joins each column into one comma-separated text (``group_concat``, NULL as
+    an empty piece) and polars splits and parses them. All columns are
+    aggregated in one pass over the join, so they share its row order. Raises
+    _NotPlain unless every value is an integer or NULL: the piece count must be
+    the row count (no comma inside a value), the empty pieces the NULLs
+    (``count`` tells them from empty text), and every other piece an integer
+    (strict cast; integer text parses as the row path's conversion does).
+    """
+    fields = {f"t.{_q(c)}": f for f, c in columns.task.items() if c is not None}
+    fields |= {f"c.{_q(c)}": f for f, c in columns.info.items() if c is not None}
+    aggregates = [f"count({e}), group_concat(ifnull({e}, ''), ',')" for e in fields]
+    row = connection.execute(
+        f"SELECT count(*), {', '.join(aggregates)} {columns.source}"
+    ).fetchone()
+    total: int = row[0]
+    out = {f: pl.repeat(None, total, dtype=pl.Int64, eager=True).alias(f) for f in _ROW_SCHEMA}
+    if total == 0:
+        return out
+    names = list(fields.values())
+    texts = pl.DataFrame(
+        {f: [row[2 + 2 * i]] for i, f in enumerate(names)}, schema=dict.fromkeys(names, pl.String)
+    )
+    try:  # columns of unequal piece counts cannot be exploded together
+        parsed = (
+            texts.lazy()
+            .select(pl.all().str.split(","))
+            .explode(names)
+            .select(pl.all().cast(pl.Int64, strict=False))
+            .collect()
+        )
+    except pl.exceptions.PolarsError as err:
+        raise _NotPlain("a value holds a comma") from err
+    # nulls: the empty pieces plus whatever is not an integer; they must be exactly the NULLs
+    nulls = tuple(total - row[1 + 2 * i] for i in range(len(names)))
+    if parsed.height != total or parsed.null_count().row(0) != nulls:
+        raise _NotPlain("a value that is not an integer, or holds a comma")
+    return out | {f: parsed[f] for f in names}
+
+
+def _string_values(
+    connection: sqlite3.Connection, schema: _Schema, ids: pl.Series
+) -> tuple[pl.Series, pl.Series]:
+    """STRING_IDS (id, value) for these ids; _NotPlain for an id or value of another type."""
+    wanted = ids.drop_nulls().unique().to_list()
+    rows: list[tuple[object, ...]] = []
+    for start in range(0, len(wanted), 500):  # well under SQLite's bound-parameter limit
+        batch = wanted[start : start + 500]
+        marks = ", ".join("?" * len(batch))
+        rows += connection.execute(
+            f"SELECT {_q(schema.string_id)}, {_q(schema.string_value)} FROM STRING_IDS "
+            f"WHERE {_q(schema.string_id)} IN ({marks})",
+            batch,
+        ).fetchall()
+    try:
+        return (
+            pl.Series([r[0] for r in rows], dtype=pl.Int64, strict=True),
+            pl.Series([r[1] for r in rows], dtype=pl.String, strict=True),
+        )
+    except TypeError as err:
+        raise _NotPlain("STRING_IDS") from err
+
+
+def _bulk_compute(
+    connection: sqlite3.Connection, schema: _Schema, columns: _ComputeColumns
+) -> pl.DataFrame | None:
+    """The compute rows without a Python object per value; None where only the row query
+    gives the exact result (then :func:`_compute_sql` is used).
+
+    Text fields are looked up in polars instead of by a subquery per row. That
+    is the same lookup when ids are integers on both sides and unique: the
+    text columns and ``STRING_IDS.id`` must have integer affinity (so no
+    integer-looking text is left in them) and ``id`` must be the whole primary key.
+    """
+    text_columns = [columns.info[f] for f in _TEXT_FIELDS]
+    if not (
+        schema.has_strings()
+        and schema.sole_key("STRING_IDS", schema.string_id)
+        and schema.integer_affinity("STRING_IDS", schema.string_id)
+        and all(c is None or schema.integer_affinity("COMPUTE_TASK_INFO", c) for c in text_columns)
+    ):
+        return None
+    try:
+        values = _bulk_integers(connection, columns)
+        ids, texts = _string_values(
+            connection, schema, pl.concat([values[f] for f in _TEXT_FIELDS])
+        )
+    except (_NotPlain, sqlite3.Error):  # e.g. a column text over SQLite's length limit
+        return None
+    for field in _TEXT_FIELDS:
+        raw = values[field]
+        found = raw.replace_strict(ids, texts, default=None, return_dtype=pl.String)
+        if found.null_count() > raw.null_count():  # COALESCE(value, CAST(id AS TEXT))
+            found = found.fill_null(raw.cast(pl.String))
+        values[field] = found
+    return pl.DataFrame([values[f].cast(t).alias(f) for f, t in _ROW_SCHEMA.items()])
+
+
 def read_db(path: Path) -> DbKernels:
     """Kernels and communication ops of one profiler database."""
     connection = _connect(path)
     try:
         schema = _Schema(connection)
-        compute = _query(connection, _compute_sql(schema, path), _ROW_SCHEMA)
+        columns = _compute_columns(schema, path)
+        compute = _bulk_compute(connection, schema, columns)
+        if compute is None:
+            compute = _query(connection, _compute_sql(schema, columns), _ROW_SCHEMA)
         comm_sql = _communication_sql(schema)
         comm = (
             _query(connection, comm_sql, _ROW_SCHEMA)

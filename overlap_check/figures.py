@@ -1,0 +1,329 @@
+"""One capture in, only its figures out: what the report needs from each run.
+
+A worker process reads one capture and reduces it with :func:`capture_figures`;
+the kernel table never leaves the worker, so the parent holds the figures of
+every run (a few KB each) but at most one kernel table per worker.
+
+Three decisions need every run of a rank, so a worker cannot take them: the
+rank's main stream (most busy time over all its samples), each plan's main
+stream (most dominator time, else the rank's main stream) and the device cores
+(captures may disagree; the largest Block Num over all captures). A worker
+therefore computes the figures for each likely outcome: the pair figures against
+each of its :data:`CANDIDATES` busiest streams, the plan figures for each of its
+streams with the most dominator time, plus the outcome "the main stream has
+nothing of this plan here", which is the same for every such stream. The
+parent decides from the pieces of all runs (busy time, dominator and side-op
+time per stream, info.json cores, Block Num maxima) and picks the figures; a
+capture whose figures miss the decision (a stream outside its top
+:data:`CANDIDATES`, other device cores) is reduced again with the decisions as
+:class:`Hints` — rare, as runs of one workload agree. Everything else
+(warm-up, medians, verdicts, barrier ranking, the gate) is
+:mod:`overlap_check.judge`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from overlap_check.cores import (
+    Limits,
+    RunContention,
+    RunRules,
+    observed_maxima,
+    resolve_device,
+    run_contention,
+    run_rules,
+)
+from overlap_check.discover import Source
+from overlap_check.errors import OverlapCheckError, UsageError
+from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
+from overlap_check.plans import (
+    PlanStreams,
+    barrier_instances,
+    main_kernels,
+    occurrences,
+    plan_run,
+    tag,
+)
+from overlap_check.runs import Sample, make_samples
+from overlap_check.streams import StreamSets, pair_figure, stream_sets, stream_stats
+from overlap_check.table import compute_kernels
+
+PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
+CANDIDATES = 3  # main streams a capture's figures are computed for, busiest first
+
+
+@dataclass(frozen=True)
+class Hints:
+    """Decisions over all runs, for a capture reduced again: figures for these only."""
+
+    main: int | None  # the rank's main stream
+    plan_mains: tuple[int | None, ...]  # per plan: its main (dominator's) stream
+    cores: tuple[int, int]  # device (aicore, vectorcore)
+
+
+@dataclass(frozen=True)
+class PlanSample:
+    """One plan in one sample; ``run``, ``warm`` and ``sample`` are set by the parent."""
+
+    run: PlanRun
+    barriers: pl.DataFrame  # plans.barrier_instances of the sample, run 0
+
+
+@dataclass(frozen=True)
+class SampleFigures:
+    """One sample (the run, or one of its steps)."""
+
+    step: int | None  # None: the whole run
+    sets: StreamSets  # busy intervals reduced to their lengths (see _lengths_only)
+    pairs: dict[int, dict[int, PairFigure | None]]  # main -> side -> streams.pair_figure
+    # per plan: main stream -> figures; key None: a main stream with nothing of the plan
+    plans: tuple[dict[int | None, PlanSample], ...]
+
+    def pair_figures(self, main: int) -> dict[int, PairFigure | None]:
+        """Side stream -> figure against ``main`` (a main absent here pairs with nothing)."""
+        return self.pairs.get(main, {})
+
+    def plan(self, p: int, main: int | None) -> PlanSample:
+        figures = self.plans[p]
+        return figures[main] if main in figures else figures[None]
+
+
+@dataclass(frozen=True)
+class PlanPieces:
+    """What a plan's stream choice and placement check need from one capture."""
+
+    dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
+    side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
+    side_ops: pl.DataFrame  # stream_id, len: side ops per stream
+    # streams where a main stream changes the figures (dominators, or with no dominator
+    # regex any non-side kernel): a main stream elsewhere gives the figures of key None
+    matters: frozenset[int]
+
+
+@dataclass(frozen=True)
+class CaptureFigures:
+    """Everything the report needs from one capture."""
+
+    capture: Capture  # the metadata; its kernel table is empty
+    communication: int  # communication rows
+    streams: tuple[StreamStat, ...]  # the whole capture's streams
+    origin_ns: int | None  # its first compute kernel start
+    samples: tuple[SampleFigures, ...]
+    plans: tuple[PlanPieces, ...]
+    rules: RunRules | None  # None: no limit configured
+    cores: tuple[int, int] | None  # the device cores contention was swept with (None: unknown)
+    contention: RunContention | None
+    observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
+    step_error: UsageError | None = None  # --per step on a capture without steps
+
+    def covers(self, main: int | None, plan_mains: Sequence[int | None]) -> bool:
+        """Whether figures were computed for these decisions over all runs."""
+        for sample in self.samples:
+            if main is not None and main in sample.sets.busy and main not in sample.pairs:
+                return False
+            for p, chosen in enumerate(plan_mains):
+                if chosen in self.plans[p].matters and chosen not in sample.plans[p]:
+                    return False
+        return True
+
+
+def _lengths_only(sets: StreamSets) -> StreamSets:
+    """The sets with each stream's busy intervals replaced by one interval of the same
+    length: all that choosing the main stream, stream_stats and rank_summary read."""
+    zero = np.zeros(1, dtype=np.int64)
+    busy = {sid: (zero, np.array([sets.busy_ns(sid)], dtype=np.int64)) for sid in sets.busy}
+    return replace(sets, busy=busy)
+
+
+def time_per_stream(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Kernel time per stream (``stream_id``, ``t``) of kernel rows, or of such sums."""
+    rows = pl.concat(frames)
+    if "t" not in rows.columns:
+        rows = rows.select("stream_id", (pl.col("end_ns") - pl.col("start_ns")).alias("t"))
+    return rows.group_by("stream_id").agg(pl.col("t").sum())
+
+
+def ranked_streams(totals: pl.DataFrame, exclude: int | None = None) -> list[int]:
+    """Streams of time_per_stream sums, most time first (ties: lowest ID)."""
+    if exclude is not None:
+        totals = totals.filter(pl.col("stream_id") != exclude)
+    ranked = totals.sort(["t", "stream_id"], descending=[True, False])
+    return [int(sid) for sid in ranked.get_column("stream_id").to_list()]
+
+
+def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
+    """plans.resolve_streams' rule: the stream with the most time (none: no kernel)."""
+    ranked = ranked_streams(time_per_stream(frames), exclude)
+    return ranked[0] if ranked else None
+
+
+def plan_main(
+    plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
+) -> int | None:
+    """The plan's main (dominator's) stream, as plans.resolve_streams chooses it."""
+    if plan.main_stream is not None:
+        return plan.main_stream
+    if plan.dominator is not None:
+        return most_time(dominator_ns)
+    return rank_main
+
+
+def _busiest(sets: Sequence[StreamSets]) -> list[int]:
+    """Streams by busy time over these samples, most first (ties: lowest ID)."""
+    totals: dict[int, int] = {}
+    for s in sets:
+        for sid in s.busy:
+            totals[sid] = totals.get(sid, 0) + s.busy_ns(sid)
+    return sorted(totals, key=lambda sid: (-totals[sid], sid))
+
+
+def _pairs(sets: StreamSets, mains: Sequence[int]) -> dict[int, dict[int, PairFigure | None]]:
+    """streams.pair_figure of each stream against each candidate main present here."""
+    out: dict[int, dict[int, PairFigure | None]] = {m: {} for m in mains if m in sets.busy}
+    for main, figures in out.items():
+        for side in sets.busy:
+            if side == main:
+                continue
+            if side in out and main in out[side]:  # the overlap is symmetric: no second sweep
+                other = out[side][main]
+                figures[side] = None if other is None else _swapped(other)
+            else:
+                figures[side] = pair_figure(sets, main, side)
+    return out
+
+
+def _swapped(figure: PairFigure) -> PairFigure:
+    overlap, pct, main_busy, side_busy = figure
+    return overlap, pct, side_busy, main_busy
+
+
+def _plan_figures(
+    plan: Plan,
+    samples: Sequence[Sample],
+    options: Options,
+    mains: Sequence[int | None] | None,
+    rank_mains: Sequence[int],
+) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
+    """The plan's pieces, and per sample its figures for each candidate main stream
+    (``mains``: the given ones only)."""
+    tagged = [tag(s.kernels, plan) for s in samples]
+    side = [t.filter(pl.col("_side")) for t in tagged]
+    dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
+    if plan.dominator is not None:  # the dominators of a main stream make the occurrences
+        matters = frozenset(dominator_ns.get_column("stream_id").to_list())
+    else:  # the longest non-side kernel of each cluster, on the main stream
+        found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
+        matters = frozenset(found.get_column("stream_id").unique().to_list())
+    pieces = PlanPieces(
+        dominator_ns=dominator_ns,
+        side_ns=time_per_stream(side),
+        side_ops=pl.concat([s.select("stream_id") for s in side]).group_by("stream_id").len(),
+        matters=matters,
+    )
+    if mains is None:
+        if plan.main_stream is not None:
+            likely: list[int] = [plan.main_stream]
+        elif plan.dominator is not None:
+            likely = ranked_streams(dominator_ns)[:CANDIDATES]
+        else:
+            likely = list(rank_mains)
+        mains = [m for m in likely if m in matters] + [None]
+    figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
+    for main in mains:
+        streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
+        for j, table in enumerate(tagged):
+            kernels = main_kernels(table, main)
+            occ = occurrences(table, plan, streams, kernels)
+            figures[j][main] = PlanSample(
+                run=plan_run(samples[j], occ, options.thresholds),
+                barriers=barrier_instances(kernels, occ, options.thresholds, 0),
+            )
+    return pieces, figures
+
+
+def _device_cores(
+    capture: Capture, observed: tuple[int, int] | None, options: Options
+) -> tuple[int, int] | None:
+    """The device cores judged from this capture alone (None: it cannot tell)."""
+    try:
+        device = resolve_device(
+            [capture.device_cores], lambda: [observed] if observed else [], options
+        )
+    except OverlapCheckError:  # the parent raises it, if the decision over all runs does
+        return None
+    return device.aicore, device.vectorcore
+
+
+def capture_figures(
+    capture: Capture, options: Options, limits: Limits | None, hints: Hints | None = None
+) -> CaptureFigures:
+    """The figures of one capture. ``limits``: the configured core limits (None: none, or
+    they failed to load, which the parent reports); ``hints``: decisions over all runs."""
+    compute = compute_kernels(capture.kernels)
+    whole = stream_sets(compute)
+    meta = replace(capture, kernels=capture.kernels.clear())
+    communication = int(capture.kernels.get_column("is_communication").sum() or 0)
+    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
+    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
+    rules = run_rules(capture.kernels, limits) if limits is not None and limits.any else None
+    contention = run_contention(capture.kernels, cores) if cores is not None else None
+    figures = CaptureFigures(
+        meta,
+        communication,
+        stream_stats(whole),
+        whole.origin_ns,
+        (),
+        (),
+        rules,
+        cores,
+        contention,
+        observed,
+    )
+    try:
+        # one capture alone: warm flags and labels are the parent's to set
+        samples, _ = make_samples([capture], options.per, 0, 0)
+    except UsageError as err:
+        return replace(figures, step_error=err)
+    sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
+    if hints is not None:
+        mains = [] if hints.main is None else [hints.main]
+    elif options.main_stream is not None:
+        mains = [options.main_stream]
+    else:
+        mains = _busiest(sets)[:CANDIDATES]
+    pieces: list[PlanPieces] = []
+    per_plan: list[list[dict[int | None, PlanSample]]] = []
+    for p, plan in enumerate(options.plans):
+        wanted = None if hints is None else [hints.plan_mains[p]]
+        plan_pieces, plan_figures = _plan_figures(plan, samples, options, wanted, mains)
+        pieces.append(plan_pieces)
+        per_plan.append(plan_figures)
+    return replace(
+        figures,
+        samples=tuple(
+            SampleFigures(
+                step=None if options.per == "run" else int(sample.kernels.item(0, "step")),
+                sets=_lengths_only(s),
+                pairs=_pairs(s, mains),
+                plans=tuple(plan_figures[j] for plan_figures in per_plan),
+            )
+            for j, (sample, s) in enumerate(zip(samples, sets, strict=True))
+        ),
+        plans=tuple(pieces),
+    )
+
+
+def source_figures(
+    source: Source | Capture, options: Options, limits: Limits | None, hints: Hints | None
+) -> CaptureFigures:
+    """Read one capture (unless given one) and reduce it: what a worker process runs."""
+    if isinstance(source, Capture):
+        return capture_figures(source, options, limits, hints)
+    from overlap_check.readers.capture import read_capture
+
+    return capture_figures(read_capture(source), options, limits, hints)

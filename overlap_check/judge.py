@@ -1,0 +1,408 @@
+"""Judging: the figures of every run (:mod:`overlap_check.figures`) → one Report.
+
+Runs are grouped by rank and numbered, samples get their warm flags, and the
+decisions that need every run of a rank are taken here: the main stream, each
+plan's streams, the device cores. Captures reduced under a different guess are
+reduced again (``redo``) before anything is judged. Then, as the stages would
+on the kernel tables: stream pairs and parallelism (streams.py), core limits
+(cores.combine_cores), plans (the aggregation half of plans.evaluate_plan), and
+the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from overlap_check import __version__
+from overlap_check.cores import Limits, combine_cores, resolve_device
+from overlap_check.errors import InputError, OverlapCheckError, UsageError
+from overlap_check.figures import CaptureFigures, Hints, SampleFigures, most_time, plan_main
+from overlap_check.model import (
+    CoresResult,
+    Options,
+    Plan,
+    PlanResult,
+    RankStreamSummary,
+    Report,
+    RunInfo,
+    StreamPair,
+    StreamPairRun,
+    Thresholds,
+    Verdict,
+)
+from overlap_check.plans import PlanStreams, _no_evidence_reason, rank_barriers
+from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key, spread
+from overlap_check.streams import choose_main_stream, rank_summary
+from overlap_check.table import empty_kernel_table
+from overlap_check.verdict import diagnosis, gate, label, worst_rank
+
+Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
+
+
+@dataclass(frozen=True)
+class _Rank:
+    rank: int | None
+    members: list[int]  # positions of its runs in the figures list, in run order
+    samples: list[tuple[Sample, int, int]]  # sample, member position, index in its samples
+    warmup: WarmupPlan
+    main: int | None
+
+
+def _ranks(figures: Sequence[CaptureFigures], options: Options) -> list[_Rank]:
+    """Runs grouped by rank (as runs.group_by_rank), samples numbered and warm flags set
+    (as runs.make_samples), and each rank's main stream."""
+    groups: dict[int | None, list[int]] = {}
+    for i, fig in enumerate(figures):
+        groups.setdefault(fig.capture.rank, []).append(i)
+    ranks = []
+    empty = empty_kernel_table()
+    for rank in sorted(groups, key=rank_key):
+        members = groups[rank]
+        for i in members:  # make_samples raises for the first run without steps
+            error: UsageError | None = figures[i].step_error
+            if error is not None:
+                raise error
+        raw = [
+            (run, i, k, s)
+            for run, i in enumerate(members, start=1)
+            for k, s in enumerate(figures[i].samples)
+        ]
+        warmup = plan_warmup(len(raw), options.warmup, options.min_runs)
+        samples = [
+            (
+                Sample(
+                    index=n,
+                    run=run,
+                    label=None if s.step is None else f"run {run} step {s.step}",
+                    kernels=empty,
+                    warm=n > warmup.warmup,
+                ),
+                i,
+                k,
+            )
+            for n, (run, i, k, s) in enumerate(raw, start=1)
+        ]
+        main = choose_main_stream([s.sets for *_, s in raw], options.main_stream)
+        ranks.append(_Rank(rank, members, samples, warmup, main))
+    return ranks
+
+
+def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
+    return figures[i].samples[k]
+
+
+def judge(
+    figures: Sequence[CaptureFigures],
+    options: Options,
+    limits: Limits | None,
+    limits_error: OverlapCheckError | None,
+    redo: Redo,
+) -> Report:
+    """The Report of these runs (in run order; ranks mixed). ``limits_error``: why the
+    core limits could not be configured (raised where the core checks begin)."""
+    if not figures:
+        raise InputError("no profiler capture to analyse")
+    figures = list(figures)
+    ranks = _ranks(figures, options)
+    ordered = [i for r in ranks for i in r.members]
+    device = resolve_device(
+        [figures[i].capture.device_cores for i in ordered],
+        lambda: [m for i in ordered if (m := figures[i].observed) is not None],
+        options,
+    )
+    if limits_error is not None:
+        raise limits_error
+    if limits is None:
+        raise ValueError("no core limits and no error saying why")
+    plan_mains = {
+        (p, r.rank): plan_main(plan, [figures[i].plans[p].dominator_ns for i in r.members], r.main)
+        for p, plan in enumerate(options.plans)
+        for r in ranks
+    }
+    # Captures whose figures miss these decisions are reduced again, for them only.
+    warm = {i for r in ranks for s, i, _ in r.samples if s.warm}
+    cores = (device.aicore, device.vectorcore)
+    wrong: list[tuple[int, Hints]] = []
+    for r in ranks:
+        mains = tuple(plan_mains[p, r.rank] for p in range(len(options.plans)))
+        for i in r.members:
+            fig = figures[i]
+            if not fig.covers(r.main, mains) or (i in warm and fig.cores != cores):
+                wrong.append((i, Hints(r.main, mains, cores)))
+    if wrong:
+        for (i, _), fig in zip(wrong, redo(wrong), strict=True):
+            figures[i] = fig
+
+    runs: list[RunInfo] = []
+    notes: list[str] = []
+    summaries: list[RankStreamSummary] = []
+    pairs: list[StreamPair] = []
+    provisional_ranks: list[int | None] = []
+    for r in ranks:
+        for index, i in enumerate(r.members, start=1):
+            runs.append(
+                _run_info(figures[i], index, any(s.warm for s, j, _ in r.samples if j == i))
+            )
+            capture = figures[i].capture
+            if capture.skipped_rows:
+                notes.append(
+                    f"rank {r.rank} run {index}: {capture.skipped_rows} malformed row(s) "
+                    f"skipped in {capture.skipped_file or capture.path}"
+                )
+        note = _warmup_note(r.rank, r.warmup, options)
+        if note:
+            notes.append(note)
+            provisional_ranks.append(r.rank)
+        sets = [_sample(figures, i, k).sets for _, i, k in r.samples]
+        if r.main is not None and all(r.main not in s.busy for s in sets):
+            notes.append(f"rank {r.rank}: main stream {r.main} has no compute kernel")
+        pairs.extend(_stream_pairs(r, figures, options.thresholds))
+        summaries.append(rank_summary(r.rank, [s for s, _, _ in r.samples], sets, r.main))
+    by_run = dict(zip(ordered, runs, strict=True))
+    cores_result = combine_cores(
+        device,
+        limits,
+        runs,
+        [figures[i].rules for i in ordered],
+        [figures[i].contention if by_run[i].warm else None for i in ordered],
+        options,
+    )
+    plans = [
+        _plan_result(
+            plan,
+            p,
+            r,
+            figures,
+            plan_mains[p, r.rank],
+            options.thresholds,
+            _contention_ns(cores_result, r.rank),
+        )
+        for p, plan in enumerate(options.plans)
+        for r in ranks
+    ]
+    decision = gate(
+        plans,
+        pairs,
+        summaries,
+        cores_result,
+        options,
+        provisional_ranks=provisional_ranks,
+        use_plans=bool(options.plans),
+    )
+    report = Report(
+        tool_version=__version__,
+        verdict="pass" if decision.passed else "fail",
+        exit_code=0 if decision.passed else 1,
+        thresholds=options.thresholds,
+        runs=tuple(runs),
+        stream_pairs=tuple(pairs),
+        ranks=tuple(summaries),
+        plans=tuple(plans),
+        cores=cores_result,
+        gate_reasons=decision.reasons,
+        notes=tuple(notes),
+        warmup=options.warmup,
+        min_runs=options.min_runs,
+        per=options.per,
+        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(ranks)),
+        fail_on=options.fail_on,
+        strict=options.strict,
+    )
+    return _with_baseline(report, options)
+
+
+def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
+    capture = fig.capture
+    return RunInfo(
+        index=index,
+        path=capture.path,
+        rank=capture.rank,
+        warm=warm,
+        source=capture.source,
+        streams=fig.streams,
+        skipped_rows=capture.skipped_rows,
+        skipped_lines=capture.skipped_lines,
+        capture_time_ns=capture.capture_time_ns,
+        device=capture.device,
+        level=capture.level,
+        communication=fig.communication,
+        stream_source=capture.stream_source,
+        notes=capture.notes,
+        origin_ns=fig.origin_ns,
+    )
+
+
+def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
+    if not plan.provisional:
+        return None
+    unit = "steps" if options.per == "step" else "runs"
+    reduced = f" (reduced from {options.warmup})" if plan.warmup < options.warmup else ""
+    return (
+        f"rank {rank}: provisional: {plan.samples} {unit} (the method asks for at least "
+        f"{options.min_runs}); {plan.warmup} discarded as warm-up{reduced}, "
+        f"{plan.samples - plan.warmup} judged"
+    )
+
+
+def _stream_pairs(
+    r: _Rank, figures: Sequence[CaptureFigures], thresholds: Thresholds
+) -> tuple[StreamPair, ...]:
+    """streams.stream_pairs on the pair figures of each sample."""
+    if r.main is None:
+        return ()
+    samples = [(s, _sample(figures, i, k)) for s, i, k in r.samples]
+    sides = sorted({sid for s, f in samples if s.warm for sid in f.sets.busy} - {r.main})
+    pairs: list[StreamPair] = []
+    for side in sides:
+        per_run: list[StreamPairRun] = []
+        for sample, f in samples:
+            figure = f.pair_figures(r.main).get(side)
+            if figure is None:
+                continue
+            overlap, pct, main_busy, side_busy = figure
+            per_run.append(
+                StreamPairRun(
+                    sample.run, sample.warm, overlap, pct, main_busy, side_busy, sample.label
+                )
+            )
+        warm = [run.warm for run in per_run]
+        pct_spread = spread([run.overlap_pct for run in per_run], warm)
+        ns_spread = spread([float(run.overlap_ns) for run in per_run], warm)
+        if pct_spread.median is None or ns_spread.median is None:
+            continue  # the side stream never had busy time in a warm sample
+        pairs.append(
+            StreamPair(
+                rank=r.rank,
+                main=r.main,
+                side=side,
+                overlap_ns=ns_spread.median,
+                overlap_pct=pct_spread.median,
+                verdict=label(pct_spread.median, thresholds),
+                provisional=r.warmup.provisional,
+                per_run=tuple(per_run),
+            )
+        )
+    return tuple(pairs)
+
+
+def _placement(
+    plan: Plan, streams: PlanStreams, side_ops: Sequence[pl.DataFrame], samples: int, unit: str
+) -> tuple[int, tuple[str, ...]]:
+    """plans.placement on the side-op counts per stream of each capture."""
+    counts = pl.concat(side_ops).group_by("stream_id").agg(pl.col("len").sum()).sort("stream_id")
+    total = int(counts.get_column("len").sum())
+    where = f" in {samples} {unit}" if samples > 1 else ""
+    evidence: list[str] = []
+    for sid, n in counts.iter_rows():  # one row per stream
+        if sid == streams.main:
+            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
+            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
+        elif plan.side_stream is not None and sid != plan.side_stream:
+            evidence.append(
+                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
+                f"side stream {plan.side_stream}{where}"
+            )
+    return total, tuple(evidence)
+
+
+def _plan_result(
+    plan: Plan,
+    p: int,
+    r: _Rank,
+    figures: Sequence[CaptureFigures],
+    main: int | None,
+    thresholds: Thresholds,
+    contention_ns: int,
+) -> PlanResult:
+    """plans.evaluate_plan from the per-sample figures of plan ``p``."""
+    pieces = [figures[i].plans[p] for i in r.members]
+    side = plan.side_stream
+    if side is None:
+        side = most_time([x.side_ns for x in pieces], exclude=main)
+    streams = PlanStreams(main=main, side=side)
+    unit = "steps" if r.samples and r.samples[0][0].label is not None else "runs"
+    side_total, evidence = _placement(
+        plan, streams, [x.side_ops for x in pieces], len(r.samples), unit
+    )
+    runs = []
+    barrier_frames = []
+    for sample, i, k in r.samples:
+        figure = _sample(figures, i, k).plan(p, main)
+        runs.append(replace(figure.run, run=sample.run, warm=sample.warm, sample=sample.label))
+        if sample.warm:
+            barrier_frames.append(
+                figure.barriers.with_columns(pl.lit(sample.run, pl.Int64).alias("run"))
+            )
+    warm = [run.warm for run in runs]
+    figure_spread = spread([run.overlap_pct for run in runs], warm)
+    busy = spread([run.busy_overlap_pct for run in runs], warm)
+    verdict: Verdict = "not-split" if evidence else label(figure_spread.median, thresholds)
+    if streams.main is None or side_total == 0:
+        verdict = "no-evidence"
+    fake_occurrences = sum(run.fake for run in runs if run.warm)
+    barriers = rank_barriers(pl.concat(barrier_frames), streams.main) if barrier_frames else ()
+    if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
+        figure_spread = replace(figure_spread, median=None)
+        busy = replace(busy, median=None)
+    return PlanResult(
+        name=plan.name,
+        rank=r.rank,
+        verdict=verdict,
+        overlap_pct=figure_spread.median,
+        provisional=r.warmup.provisional,
+        side_stream=streams.side,
+        main_stream=streams.main,
+        busy_overlap_pct=busy.median,
+        per_run=tuple(runs),
+        runs_used=figure_spread.used,
+        overlap_min=figure_spread.minimum,
+        overlap_max=figure_spread.maximum,
+        barrier_candidates=barriers,
+        placement=evidence,
+        diagnosis=diagnosis(
+            verdict,
+            figure_spread.median,
+            thresholds,
+            placement=evidence,
+            barriers=barriers,
+            fake_occurrences=fake_occurrences,
+            no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
+            contention_ns=contention_ns,
+        ),
+        fake_occurrences=fake_occurrences,
+        dominator=plan.dominator,
+        side=plan.side,
+    )
+
+
+def _with_baseline(report: Report, options: Options) -> Report:
+    """Compare with ``options.baseline`` (a previous JSON report) when one is given."""
+    if options.baseline is None:
+        return report
+    try:
+        from overlap_check.baseline import apply_baseline, load_baseline
+    except ModuleNotFoundError as err:
+        if err.name != "overlap_check.baseline":
+            raise
+        raise UsageError("--baseline is not available yet in this build") from None
+    return apply_baseline(report, load_baseline(options.baseline), options.tolerance)
+
+
+def _worst_rank(
+    failing: int | None, plans: Sequence[PlanResult], pairs: Sequence[StreamPair], n_ranks: int
+) -> int | None:
+    """The rank to name: the worst failing one, else the lowest figure; None with one rank."""
+    if n_ranks < 2:
+        return None
+    return failing if failing is not None else worst_rank(plans, pairs)
+
+
+def _contention_ns(cores: CoresResult | None, rank: int | None) -> int:
+    if cores is None:
+        return 0
+    # the per-rank total, not the listed (capped, per-kind) intervals, which would
+    # double-count time where both core kinds are over and miss unlisted intervals
+    return dict(cores.over_limit_by_rank).get(rank, 0)

@@ -1,0 +1,196 @@
+"""Chrome-trace JSON → the few event fields the trace reader uses.
+
+A trace_view.json of a few hundred MB holds millions of events; ``json.loads``
+builds a dict per event and a Python object per value, which takes most of the
+reading time. msgspec decodes straight into small structs that name only the
+fields we use (everything else is skipped while parsing), and the events are a
+union tagged by ``ph``, so flows, counters and the other phases become empty
+structs with no field decoded at all.
+
+Values keep their JSON types (``Any``), exactly as ``json.loads`` would give
+them, so the reader's rules see the same values on both paths. Whatever the
+fast decoder rejects — invalid JSON, a ``{"traceEvents": [...]}`` object, an
+event without a known ``ph``, ``args`` that is not an object, ``NaN``, a BOM —
+is decoded again with ``json.loads`` and converted to the same structs, so its
+result or error is the one ``json.loads`` gives. That costs a second parse only
+for such files.
+
+A missing key and a JSON ``null`` differ where the reader tells them apart
+(``str(event.get("name", ""))`` gives ``""`` for the one and ``"None"`` for the
+other): those fields default to ``UNSET``.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Union
+
+import msgspec
+
+from overlap_check.errors import InputError, SchemaError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+UNSET: Any = msgspec.UNSET
+
+
+class EventArgs(msgspec.Struct, gc=False):
+    """The ``args`` keys the reader looks at (hardware tasks, metadata names)."""
+
+    task_type: Any = msgspec.field(name="Task Type", default=UNSET)
+    task_id: Any = msgspec.field(name="Task Id", default=None)
+    physic_stream_id: Any = msgspec.field(name="Physic Stream Id", default=None)
+    stream_id: Any = msgspec.field(name="Stream Id", default=None)
+    lower_stream_id: Any = msgspec.field(name="stream id", default=None)
+    name: Any = UNSET
+    labels: Any = UNSET
+
+
+class CompleteEvent(msgspec.Struct, tag_field="ph", tag="X", gc=False):
+    """``ph: "X"``: a slice with a start and a duration."""
+
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    dur: Any = None
+    name: Any = UNSET
+    args: EventArgs | None = None  # None: absent, null or (json path) not an object
+
+
+class MetadataEvent(msgspec.Struct, tag_field="ph", tag="M", gc=False):
+    """``ph: "M"``: process/thread names and labels."""
+
+    pid: Any = None
+    tid: Any = None
+    name: Any = None
+    args: EventArgs | None = None
+
+
+# Every other phase of the Chrome trace event format: parsed, nothing kept.
+_OTHER_PHASES = "BEiICbneSTpFstfPNODVvRc()"
+_OTHER_EVENTS: tuple[type[msgspec.Struct], ...] = tuple(
+    msgspec.defstruct(f"Phase{ord(p)}Event", [], tag_field="ph", tag=p, gc=False)
+    for p in _OTHER_PHASES
+)
+_ANY_EVENT: Any = Union[(CompleteEvent, MetadataEvent, *_OTHER_EVENTS)]
+_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_ANY_EVENT])
+
+
+@dataclass(frozen=True)
+class TraceEvents:
+    complete: list[CompleteEvent]  # ph "X", in file order
+    metadata: list[MetadataEvent]  # ph "M", in file order
+
+
+def fast_decode(data: Buffer) -> TraceEvents | None:
+    """The events, or None when msgspec rejects the text (the caller then uses json)."""
+    try:
+        events = _DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    # C-level filters: there are millions of events
+    types = list(map(type, events))
+    return TraceEvents(
+        list(compress(events, map(is_, types, repeat(CompleteEvent)))),
+        list(compress(events, map(is_, types, repeat(MetadataEvent)))),
+    )
+
+
+def _args_from_dict(args: object) -> EventArgs | None:
+    if not isinstance(args, dict):
+        return None
+    return EventArgs(
+        task_type=args.get("Task Type", UNSET),
+        task_id=args.get("Task Id"),
+        physic_stream_id=args.get("Physic Stream Id"),
+        stream_id=args.get("Stream Id"),
+        lower_stream_id=args.get("stream id"),
+        name=args.get("name", UNSET),
+        labels=args.get("labels", UNSET),
+    )
+
+
+def events_from_dicts(events: list[Any]) -> TraceEvents:
+    """The structs :func:`fast_decode` gives, from ``json.loads``' objects (non-objects skipped)."""
+    complete: list[CompleteEvent] = []
+    metadata: list[MetadataEvent] = []
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        phase = event.get("ph")
+        if phase == "X":
+            complete.append(
+                CompleteEvent(
+                    pid=event.get("pid"),
+                    tid=event.get("tid"),
+                    ts=event.get("ts"),
+                    dur=event.get("dur"),
+                    name=event.get("name", UNSET),
+                    args=_args_from_dict(event.get("args")),
+                )
+            )
+        elif phase == "M":
+            metadata.append(
+                MetadataEvent(
+                    pid=event.get("pid"),
+                    tid=event.get("tid"),
+                    name=event.get("name"),
+                    args=_args_from_dict(event.get("args")),
+                )
+            )
+    return TraceEvents(complete, metadata)
+
+
+def json_decode(data: bytes, path: Path) -> TraceEvents:
+    """The events via ``json.loads``: InputError for invalid JSON, SchemaError for a non-trace."""
+    try:
+        parsed = json.loads(data)
+    except UnicodeDecodeError as err:
+        raise InputError("not UTF-8 text, not a JSON trace", path=path) from err
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"invalid or truncated JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno
+        ) from err
+    if isinstance(parsed, dict) and isinstance(parsed.get("traceEvents"), list):
+        parsed = parsed["traceEvents"]
+    if not isinstance(parsed, list):
+        raise SchemaError("not a Chrome trace: expected a JSON array of events", path=path)
+    return events_from_dicts(parsed)
+
+
+def _map(handle: BinaryIO) -> mmap.mmap | None:
+    """The file mapped in memory (no copy of a multi-hundred-MB file), None if it cannot be."""
+    try:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # an empty file, a pipe, no mmap support: read it instead
+        return None
+
+
+def read_trace_events(path: Path) -> TraceEvents:
+    """The X and M events of a trace file (msgspec, else json with its errors).
+
+    InputError for an unreadable, empty or invalid file, SchemaError for JSON
+    that is not a trace.
+    """
+    try:
+        with path.open("rb") as handle:
+            view = _map(handle)
+            if view is not None:
+                with view:
+                    events = fast_decode(view)
+                if events is not None:
+                    return events
+            handle.seek(0)
+            data = handle.read()
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
+    if not data or data.isspace():  # `not data.strip()` without copying the file
+        raise InputError("empty file", path=path)
+    events = fast_decode(data) if view is None else None  # msgspec rejected the mapped text
+    return events if events is not None else json_decode(data, path)

@@ -1,0 +1,589 @@
+"""The fast paths of the trace and db readers give the results of simple references.
+
+trace_view.json: msgspec structs and column-wise row building
+(``readers.trace_decode``, ``readers.trace``) against ``json.loads`` dicts and
+one loop per event, the way the reader worked before (:func:`reference_trace`).
+Profiler db: the bulk ``group_concat`` path of ``readers.db`` against its
+row-by-row query (the fallback, with a STRING_IDS subquery per row).
+
+Equality of results only; the speed itself is measured by the benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from overlap_check.errors import InputError, SchemaError
+from overlap_check.readers import db as db_reader
+from overlap_check.readers import trace as trace_reader
+from overlap_check.readers import trace_decode
+from overlap_check.readers.kernel_csv import finish_frame
+from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
+from overlap_check.readers.steps import with_steps
+from overlap_check.readers.tasktypes import is_kernel_task
+
+# ---------------------------------------------------------------------------
+# trace_view.json
+
+
+def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
+    """(kernels, devices, dropped tasks) by plain loops over ``json.loads`` dicts."""
+    parsed = json.loads(path.read_bytes())
+    if isinstance(parsed, dict) and isinstance(parsed.get("traceEvents"), list):
+        parsed = parsed["traceEvents"]
+    events = [e for e in parsed if isinstance(e, dict)]
+    names: dict[Any, str] = {}
+    labels: dict[Any, str] = {}
+    threads: dict[tuple[Any, Any], str] = {}
+    for e in events:
+        args = e.get("args")
+        if e.get("ph") != "M" or not isinstance(args, dict):
+            continue
+        if e.get("name") == "process_name":
+            names[e.get("pid")] = str(args.get("name", ""))
+        elif e.get("name") == "process_labels":
+            labels[e.get("pid")] = str(args.get("labels", ""))
+        elif e.get("name") == "thread_name":
+            threads[(e.get("pid"), e.get("tid"))] = str(args.get("name", ""))
+    hardware: dict[Any, int | None] = {}
+    for pid, name in names.items():
+        if name.strip() == "Ascend Hardware":
+            label = re.match(r"^\s*NPU\s+(\d+)\s*$", labels.get(pid, ""))
+            hardware[pid] = int(label.group(1)) if label else None
+    if not hardware:
+        raise SchemaError("no hardware process", path=path)
+    communication = {p for p, n in names.items() if n.strip() in ("HCCL", "Communication")}
+    streams: dict[tuple[Any, Any], int] = {}
+    comm_threads = set()
+    for key, name in threads.items():
+        stream = re.match(r"^\s*Stream\s+(\d+)\s*$", name)
+        if key[0] in hardware:
+            if stream:
+                streams[key] = int(stream.group(1))
+        elif key[0] in communication and name.strip().endswith("Communication"):
+            comm_threads.add(key)
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("stream_id", "device", "name", "core", "task", "ts", "dur", "comm")
+    }
+    steps: dict[str, list[Any]] = {"ts": [], "dur": [], "step": []}
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        dur, args, key = e.get("dur"), e.get("args"), (e.get("pid"), e.get("tid"))
+        step = re.match(r"^ProfilerStep#(\d+)$", str(e.get("name", "")))
+        if step and isinstance(dur, (int, float)):
+            steps["ts"].append(ts_text(e.get("ts")))
+            steps["dur"].append(float(dur))
+            steps["step"].append(int(step.group(1)))
+        if not isinstance(dur, (int, float)) or isinstance(dur, bool):
+            continue
+        arg = args if isinstance(args, dict) else {}
+        if e.get("pid") in hardware:
+            stream = streams.get(key)
+            for name in ("Physic Stream Id", "Stream Id", "stream id"):
+                value = arg.get(name)
+                if stream is None and isinstance(value, int) and not isinstance(value, bool):
+                    stream = value
+            task = arg.get("Task Id")
+            rows["stream_id"].append(stream)
+            rows["device"].append(hardware[e.get("pid")])
+            rows["core"].append(str(arg["Task Type"]) if "Task Type" in arg else None)
+            rows["task"].append(task if isinstance(task, int) else None)
+            rows["comm"].append(False)
+        elif key in comm_threads:
+            rows["stream_id"].append(None)
+            rows["device"].append(None)
+            rows["core"].append("COMMUNICATION")
+            rows["task"].append(None)
+            rows["comm"].append(True)
+        else:
+            continue
+        rows["name"].append(str(e.get("name", "")))
+        rows["ts"].append(ts_text(e.get("ts")))
+        rows["dur"].append(float(dur))
+    frame = pl.DataFrame(
+        {
+            "stream_id": pl.Series(rows["stream_id"], dtype=pl.Int64),
+            "device": pl.Series(rows["device"], dtype=pl.Int32),
+            "name": pl.Series(rows["name"], dtype=pl.String),
+            "accelerator_core": pl.Series(rows["core"], dtype=pl.String),
+            "task_id": pl.Series(rows["task"], dtype=pl.Int64),
+            "ts": pl.Series(rows["ts"], dtype=pl.String),
+            "duration_ns": pl.Series(us_float_to_ns(rows["dur"]), dtype=pl.Int64),
+            "comm": pl.Series(rows["comm"], dtype=pl.Boolean),
+        }
+    ).with_columns(us_text_to_ns(pl.col("ts")).alias("start_ns"))
+    kernel = pl.col("comm") | is_kernel_task(pl.col("accelerator_core"), pl.col("name"))
+    usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
+    kept = frame.filter(kernel & usable)
+    step_frame = (
+        pl.DataFrame(
+            {
+                "ts": pl.Series(steps["ts"], dtype=pl.String),
+                "dur": pl.Series(us_float_to_ns(steps["dur"]), dtype=pl.Int64),
+                "step": pl.Series(steps["step"], dtype=pl.Int64),
+            }
+        )
+        .select(
+            us_text_to_ns(pl.col("ts")).alias("step_start"),
+            (us_text_to_ns(pl.col("ts")) + pl.col("dur")).alias("step_end"),
+            "step",
+        )
+        .drop_nulls()
+        .sort("step_start")
+    )
+    kernels = finish_frame(with_steps(kept, step_frame).drop("ts", "comm"))
+    devices = tuple(sorted({d for d in hardware.values() if d is not None}))
+    return kernels, devices, frame.height - kept.height
+
+
+def assert_trace_like_reference(path: Path) -> None:
+    try:
+        expected = reference_trace(path)
+    except SchemaError:
+        with pytest.raises(SchemaError):
+            trace_reader.read_trace(path)
+        return
+    got = trace_reader.read_trace(path)
+    assert_frame_equal(got.kernels, expected[0])
+    assert (got.devices, got.dropped_tasks) == expected[1:]
+
+
+T0 = 1_736_408_883_704_643  # µs epoch of the real samples
+
+# pids: two hardware processes (one as text), a comm process, the host
+HW, HW_TEXT, COMM, HOST = 3_170_820_512, "800", 3_170_820_320, 3_096_504
+METADATA = [
+    {"ph": "M", "name": "process_name", "pid": HW, "tid": 0, "args": {"name": "Ascend Hardware"}},
+    {"ph": "M", "name": "process_labels", "pid": HW, "tid": 0, "args": {"labels": "NPU 3"}},
+    {"name": "process_name", "pid": HW_TEXT, "args": {"name": " Ascend Hardware "}, "ph": "M"},
+    {"name": "process_labels", "pid": HW_TEXT, "args": {"labels": "NPU"}, "ph": "M"},
+    {"ph": "M", "name": "process_name", "pid": COMM, "tid": 0, "args": {"name": "HCCL"}},
+    {"ph": "M", "name": "process_name", "pid": HOST, "tid": 0, "args": {"name": "Python"}},
+    {"ph": "M", "name": "thread_name", "pid": HW, "tid": 2, "args": {"name": "Stream 2"}},
+    {"ph": "M", "name": "thread_name", "pid": HW, "tid": 3, "args": {"name": "Stream 3"}},
+    {"ph": "M", "name": "thread_name", "pid": HW_TEXT, "tid": "7", "args": {"name": "Stream 7"}},
+    {
+        "ph": "M",
+        "name": "thread_name",
+        "pid": COMM,
+        "tid": 9,
+        "args": {"name": "Group 0 Communication"},
+    },
+    {"ph": "M", "name": "thread_name", "pid": COMM, "tid": 10, "args": {"name": "Plane 0"}},
+]
+
+MISSING = object()  # a key left out of the event
+texts = st.sampled_from(
+    ["aclnnAdd_AddAiCore_Add", "MEMCPY_ASYNC", "EVENT_WAIT_SQE", "N/A", "", "Notify Wait"]
+)
+kernel_names = st.sampled_from(["aclnnMatmul_MatMulV3Common_MatMulV3", "Cast", "hcom_x__1"])
+task_types = st.one_of(
+    st.sampled_from(["AI_CORE", "AI_VECTOR_CORE", "EVENT_RECORD_SQE", "STARS_COMMON", "Other"]),
+    st.sampled_from([None, MISSING, 4, "SDMA"]),
+)
+ints = st.one_of(st.integers(0, 70_000), st.sampled_from([None, MISSING, True, "5", 4294967295]))
+stream_args = st.one_of(st.integers(0, 40), st.sampled_from([None, MISSING, False, "2"]))
+exact_text = st.integers(0, 10**9).map(lambda ns: f"{T0 + ns // 1000}.{ns % 1000:03d}")
+timestamps = st.one_of(  # mostly the real form, so that most events become rows
+    *[exact_text] * 6,
+    st.integers(0, 10**6).map(lambda ns: f"{T0}.{ns:06d}"[:21]),  # 4+ decimals
+    st.integers(0, 10**6).map(lambda us: T0 + us),  # a JSON number
+    st.floats(0, 1e6, allow_nan=False),
+    st.sampled_from([None, MISSING, " 1736408883704643.5\t", "x"]),
+)
+durations = st.one_of(
+    *[st.floats(0, 1e4, allow_nan=False)] * 4,
+    st.integers(0, 10_000),
+    st.sampled_from([None, MISSING, True, "3.5"]),
+)
+
+
+@st.composite
+def args_objects(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["dict", "dict", "dict", "missing", "null"]))
+    if kind != "dict":
+        return MISSING if kind == "missing" else None
+    fields = {
+        "Model Id": 4294967295,
+        "Task Type": draw(task_types),
+        "Physic Stream Id": draw(stream_args),
+        "Stream Id": draw(stream_args),
+        "stream id": draw(stream_args),
+        "Task Id": draw(ints),
+        "connection_id": draw(ints),
+        "name": draw(texts),  # args.name of an X event: ignored
+    }
+    return {k: v for k, v in fields.items() if v is not MISSING}
+
+
+@st.composite
+def complete_events(draw: st.DrawFn) -> dict[str, Any]:
+    step = draw(st.integers(1, 3))
+    fields = {
+        "ph": "X",
+        "name": draw(
+            st.one_of(kernel_names, kernel_names, texts, st.just(f"ProfilerStep#{step}"), st.none())
+        ),
+        "pid": draw(st.sampled_from([HW, HW, HW, HW_TEXT, COMM, HOST, 12])),
+        "tid": draw(st.sampled_from([2, 3, 2, 3, "7", 7, 9, 10, 11, MISSING])),
+        "ts": draw(timestamps),
+        "dur": draw(durations),
+        "cat": "cpu_op",
+        "args": draw(args_objects()),
+    }
+    return {k: v for k, v in fields.items() if v is not MISSING}
+
+
+other_events = st.fixed_dictionaries(
+    {
+        "ph": st.sampled_from(["s", "f", "C", "i", "b", "e"]),
+        "name": texts,
+        "pid": st.sampled_from([HW, HOST]),
+        "tid": st.integers(0, 5),
+        "ts": timestamps.filter(lambda t: t is not MISSING),
+        "id": st.integers(0, 10**19),  # a flow id beyond int64, as torch_to_npu writes
+    }
+)
+
+
+@st.composite
+def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    kinds = st.one_of(complete_events(), complete_events(), complete_events(), other_events)
+    events = draw(st.lists(kinds, min_size=20, max_size=60))
+    # each metadata event mostly present, anywhere in the array; keys in any order
+    for meta in METADATA:
+        if draw(st.integers(0, 9)):
+            events.insert(draw(st.integers(0, len(events))), meta)
+    return [dict(draw(st.permutations(list(e.items())))) for e in events]
+
+
+def write_trace(path: Path, events: list[Any], *, compact: bool = False) -> Path:
+    separators = (",", ":") if compact else (", ", ": ")
+    path.write_text(json.dumps(events, separators=separators), encoding="utf-8")
+    return path
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=traces(), compact=st.booleans())
+def test_trace_reader_matches_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, events: list[dict[str, Any]], compact: bool
+) -> None:
+    path = write_trace(tmp_path_factory.mktemp("t") / "trace_view.json", events, compact=compact)
+    assert trace_decode.fast_decode(path.read_bytes()) is not None  # the msgspec path ran
+    assert_trace_like_reference(path)
+
+
+@settings(max_examples=80, deadline=None)
+@given(events=traces())
+def test_msgspec_and_json_decoding_give_the_same_events(events: list[dict[str, Any]]) -> None:
+    data = json.dumps(events).encode()
+    fast = trace_decode.fast_decode(data)
+    assert fast is not None
+    assert fast == trace_decode.json_decode(data, Path("trace_view.json"))
+
+
+def a_trace(tmp_path: Path) -> list[dict[str, Any]]:
+    kernel = {
+        "name": "aclnnMul_MulAiCore_Mul",
+        "pid": HW,
+        "tid": 2,
+        "ts": f"{T0}.250",
+        "dur": 6.280125,
+        "args": {"Task Type": "AI_VECTOR_CORE", "Physic Stream Id": 2, "Task Id": 11},
+        "ph": "X",
+    }
+    comm = {"ph": "X", "name": "hcom_allReduce__1", "pid": COMM, "tid": 9, "ts": T0, "dur": 40}
+    return [*METADATA, kernel, comm, {**kernel, "tid": 3, "ts": f"{T0 + 1}.001"}]
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda evs: {"traceEvents": evs}, id="traceEvents-object"),
+        pytest.param(lambda evs: [*evs, {"ph": "Z", "name": "x"}], id="unknown-phase"),
+        pytest.param(lambda evs: [*evs, {"name": "no phase"}], id="no-phase"),
+        pytest.param(lambda evs: [*evs, 5, "text", None], id="non-object-elements"),
+        pytest.param(lambda evs: [*evs, {**evs[-1], "args": ["a"]}], id="args-not-object"),
+        pytest.param(lambda evs: [*evs, {**evs[-1], "ts": 1e400}], id="huge-float"),
+    ],
+)
+def test_traces_msgspec_rejects_read_like_the_reference(tmp_path: Path, spoil: Any) -> None:
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps(spoil(a_trace(tmp_path))))
+    assert trace_decode.fast_decode(path.read_bytes()) is None  # json decides these
+    assert_trace_like_reference(path)
+    assert trace_reader.read_trace(path).kernels.height >= 3  # 2 kernels + 1 comm op at least
+
+
+def test_trace_json_only_text_reads_like_the_reference(tmp_path: Path) -> None:
+    # NaN and a BOM are accepted by json.loads (json.loads(bytes) reads utf-8-sig), not msgspec
+    nan = {"ph": "X", "pid": HW, "tid": 2, "ts": float("nan"), "dur": 1}
+    text = json.dumps([*a_trace(tmp_path), nan])
+    path = tmp_path / "trace_view.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert trace_decode.fast_decode(path.read_bytes()) is None
+    assert_trace_like_reference(path)
+
+
+def test_trace_without_mmap_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_trace(tmp_path / "trace_view.json", a_trace(tmp_path))
+    mapped = trace_reader.read_trace(path)
+    monkeypatch.setattr(trace_decode, "_map", lambda handle: None)
+    assert_frame_equal(trace_reader.read_trace(path).kernels, mapped.kernels)
+    table = mapped.kernels  # file order: kernel, comm op, kernel
+    assert table["start_ns"].to_list() == [T0 * 1000 + 250, T0 * 1000, (T0 + 1) * 1000 + 1]
+    # dur 6.280125 µs → round(6280.125) ns; the comm op's int dur 40 µs → 40000 ns
+    assert (table["end_ns"] - table["start_ns"]).to_list() == [6280, 40_000, 6280]
+    assert table["stream_id"].to_list() == [2, None, 3]
+    assert table["task_id"].to_list() == [11, None, 11]
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\t "])
+def test_empty_trace_is_an_input_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "trace_view.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match="empty file"):
+        trace_reader.read_trace(path)
+
+
+def test_truncated_trace_names_the_line(tmp_path: Path) -> None:
+    text = json.dumps(a_trace(tmp_path), indent=1)
+    path = tmp_path / "trace_view.json"
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(InputError) as caught:
+        trace_reader.read_trace(path)
+    assert str(path) in str(caught.value)
+    expected_line = text[: len(text) // 2].count("\n") + 1  # json stops at the end
+    assert caught.value.line == expected_line
+
+
+# ---------------------------------------------------------------------------
+# profiler db
+
+
+def read_db_by_rows(path: Path) -> db_reader.DbKernels:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(db_reader, "_bulk_compute", lambda *args: None)
+        return db_reader.read_db(path)
+
+
+def assert_db_like_rows(path: Path) -> None:
+    """The db reader (bulk path where it applies) gives what the row query gives."""
+    try:
+        expected = read_db_by_rows(path)
+    except InputError as err:
+        with pytest.raises(type(err)):
+            db_reader.read_db(path)
+        return
+    got = db_reader.read_db(path)
+    assert_frame_equal(got.kernels, expected.kernels)
+    assert (got.rank, got.session_end_ns) == (expected.rank, expected.session_end_ns)
+
+
+def bulk_applies(path: Path) -> bool:
+    connection = db_reader._connect(path)
+    try:
+        schema = db_reader._Schema(connection)
+        columns = db_reader._compute_columns(schema, path)
+        return db_reader._bulk_compute(connection, schema, columns) is not None
+    finally:
+        connection.close()
+
+
+def make_db(
+    path: Path,
+    tasks: list[tuple[Any, ...]],
+    infos: list[tuple[Any, ...]],
+    strings: list[tuple[Any, Any]],
+    *,
+    block: str = "blockDim",
+    mix: str = "mixBlockDim",
+    text_type: str = "INTEGER",
+    number_type: str = "INTEGER",
+    strings_key: str = "INTEGER PRIMARY KEY",
+) -> Path:
+    """TASK(startNs, endNs, deviceId, globalTaskId, streamId, taskId, extra) and
+    COMPUTE_TASK_INFO(globalTaskId, name, opType, taskType, block, mix, extra)."""
+    con = sqlite3.connect(path)
+    n, t = number_type, text_type
+    con.executescript(
+        f"""
+        CREATE TABLE STRING_IDS (id {strings_key}, value TEXT);
+        CREATE TABLE TASK (startNs {n}, endNs {n}, deviceId {n}, globalTaskId INTEGER,
+            streamId {n}, taskId {n}, depth INTEGER);
+        CREATE TABLE COMPUTE_TASK_INFO (globalTaskId INTEGER PRIMARY KEY, name {t},
+            opType {t}, taskType {t}, {block} {n}, {mix} {n},
+            status_info TEXT);
+        CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER);
+        INSERT INTO STEP_TIME VALUES (7, {T0 * 1000}, {T0 * 1000 + 10**7});
+        """
+    )
+    con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", strings)
+    con.executemany("INSERT INTO TASK VALUES (?, ?, ?, ?, ?, ?, 0)", tasks)
+    con.executemany("INSERT INTO COMPUTE_TASK_INFO VALUES (?, ?, ?, ?, ?, ?, 'x')", infos)
+    con.commit()
+    con.close()
+    return path
+
+
+STRINGS = [(1, "aclnnAdd_AddAiCore_Add"), (2, "Add"), (3, "AI_VECTOR_CORE"), (4, "N/A"), (5, None)]
+
+
+def plain_rows(n: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    start = [T0 * 1000 + 1000 * i for i in range(n)]
+    tasks = [(s, s + 500, 0, 100 + i, 2 + i % 2, i, 0) for i, s in enumerate(start)]
+    infos = [(100 + i, 1, 2, 3, 48, 0) for i in range(n)]
+    return [t[:6] for t in tasks], infos
+
+
+@pytest.mark.parametrize(
+    ("block", "mix"),
+    [("blockDim", "mixBlockDim"), ("blockNum", "mixBlockNum"), ("block_dim", "mix_block_dim")],
+)
+def test_db_bulk_path_matches_rows(tmp_path: Path, block: str, mix: str) -> None:
+    tasks, infos = plain_rows(5)
+    # a task without compute info (not a kernel) and one whose info has NULLs / unknown ids
+    tasks += [(T0 * 1000, T0 * 1000 + 1, 0, 999, 2, 9), (T0 * 1000 + 7, None, None, 105, 3, None)]
+    infos += [(105, None, 77, 5, None, 3)]  # id 77 not in STRING_IDS; id 5 maps to NULL
+    path = make_db(tmp_path / "a.db", tasks, infos, STRINGS, block=block, mix=mix)
+    assert bulk_applies(path)
+    assert_db_like_rows(path)
+    kernels = db_reader.read_db(path).kernels
+    # the row with endNs NULL is dropped; names of ids 1 / NULL; op type 77 → "77", 5 → "5"
+    assert kernels.height == 5
+    assert kernels["name"].unique().to_list() == ["aclnnAdd_AddAiCore_Add"]
+
+
+def test_db_bulk_path_keeps_ids_and_nulls(tmp_path: Path) -> None:
+    tasks, infos = plain_rows(2)
+    infos = [(100, 77, 5, None, None, 3), (101, 1, None, 3, 24, None)]
+    path = make_db(tmp_path / "a.db", tasks, infos, STRINGS)
+    assert bulk_applies(path)
+    assert_db_like_rows(path)
+    kernels = db_reader.read_db(path).kernels
+    # COALESCE(STRING_IDS value, CAST(id AS TEXT)): 77 is unknown, 5 maps to NULL
+    assert kernels["name"].to_list() == ["77", "aclnnAdd_AddAiCore_Add"]
+    assert kernels["op_type"].to_list() == ["5", None]
+    assert kernels["block_num"].to_list() == [None, 24]
+    assert kernels["mix_block_num"].to_list() == [3, None]
+
+
+@pytest.mark.parametrize(
+    ("odd_value", "bulk"),
+    [
+        pytest.param(2.5, False, id="real"),
+        pytest.param("7", True, id="integer-text"),  # stored as 7 under integer affinity
+        pytest.param("007", True, id="zero-padded-text"),
+        pytest.param("", False, id="empty-text"),
+        pytest.param("1,2", False, id="comma-text"),
+        pytest.param("abc", False, id="word"),
+        pytest.param(b"\x01", False, id="blob"),
+    ],
+)
+@pytest.mark.parametrize("number_type", ["INTEGER", ""])
+def test_db_odd_values_read_like_rows(
+    tmp_path: Path,
+    odd_value: Any,
+    bulk: bool,
+    number_type: str,
+) -> None:
+    tasks, infos = plain_rows(3)
+    infos[1] = (*infos[1][:4], odd_value, infos[1][5])  # the block column
+    path = make_db(tmp_path / "a.db", tasks, infos, STRINGS, number_type=number_type)
+    # integer text parses alike on both paths, stored as text (no affinity) or as an integer
+    assert bulk_applies(path) == bulk
+    assert_db_like_rows(path)
+
+
+def test_db_text_fields_stored_as_text_use_the_row_query(tmp_path: Path) -> None:
+    tasks, infos = plain_rows(2)
+    infos = [(100, "Conv2D", "007", "AI_CORE", 1, 0), (101, "1", "2", "3", 1, 0)]
+    path = make_db(tmp_path / "a.db", tasks, infos, STRINGS, text_type="TEXT")
+    assert not bulk_applies(path)  # '007' would be the id 7 to the subquery, "007" as text
+    assert_db_like_rows(path)
+
+
+def test_db_string_ids_without_key_use_the_row_query(tmp_path: Path) -> None:
+    tasks, infos = plain_rows(2)
+    strings = [*STRINGS, (1, "a second value for id 1")]
+    path = make_db(tmp_path / "a.db", tasks, infos, strings, strings_key="INTEGER")
+    assert not bulk_applies(path)
+    assert_db_like_rows(path)
+
+
+def test_db_string_ids_keyed_by_text_use_the_row_query(tmp_path: Path) -> None:
+    tasks, infos = plain_rows(2)
+    # the subquery compares id 1 with '01' numerically (affinity): a match polars would miss
+    strings = [("01", "aclnnAdd_AddAiCore_Add"), ("2", "Add"), ("3", "AI_VECTOR_CORE")]
+    path = make_db(tmp_path / "a.db", tasks, infos, strings, strings_key="TEXT PRIMARY KEY")
+    assert not bulk_applies(path)
+    assert_db_like_rows(path)
+    assert db_reader.read_db(path).kernels["name"].to_list() == ["aclnnAdd_AddAiCore_Add"] * 2
+
+
+def test_db_string_ids_with_text_values_of_other_types(tmp_path: Path) -> None:
+    tasks, infos = plain_rows(2)
+    path = make_db(tmp_path / "a.db", tasks, infos, [(1, b"blob"), (2, 5), (3, 1.5)])
+    assert_db_like_rows(path)
+
+
+def test_db_without_compute_rows(tmp_path: Path) -> None:
+    tasks, _ = plain_rows(2)
+    path = make_db(tmp_path / "a.db", tasks, [], STRINGS)
+    assert bulk_applies(path)
+    assert_db_like_rows(path)
+    assert db_reader.read_db(path).kernels.height == 0
+
+
+db_values = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(0, 60),
+    st.sampled_from([None, 2.5, 3.0, "12", "", "x,y", "N/A"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(0, 10**12), db_values, db_values, db_values, db_values, db_values),
+        max_size=12,
+    ),
+    number_type=st.sampled_from(["INTEGER", "NUMERIC", ""]),
+)
+def test_db_reader_matches_rows_on_generated_values(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[Any, ...]],
+    number_type: str,
+) -> None:
+    start = [T0 * 1000 + row[0] for row in rows]
+    tasks = [
+        (s, s + 10, r[1], 100 + i, r[2], r[3])
+        for i, (s, r) in enumerate(zip(start, rows, strict=True))
+    ]
+    infos = [(100 + i, 1 + i % 6, 2, 3, r[4], r[5]) for i, r in enumerate(rows)]
+    path = make_db(
+        tmp_path_factory.mktemp("db") / "a.db", tasks, infos, STRINGS, number_type=number_type
+    )
+    assert_db_like_rows(path)
+
+
+def test_db_big_synthetic_capture_uses_the_bulk_path(tmp_path: Path) -> None:
+    from overlap_check.synth import Variant
+    from overlap_check.synth.big import big_capture
+
+    result = big_capture(tmp_path, 3_000, variant=Variant(level="Level0", trace=False, db=True))
+    (path,) = result.glob("ASCEND_PROFILER_OUTPUT/*.db")
+    assert bulk_applies(path)
+    assert_db_like_rows(path)
+    assert db_reader.read_db(path).kernels.height == 3_000

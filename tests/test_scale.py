@@ -1,0 +1,369 @@
+"""The per-capture path (figures in worker processes, judged in the parent) gives the very
+Report of the serial composition of the stages, on generated multi-run, multi-rank jobs.
+
+The reference below is the stage composition the pipeline had before the per-capture path:
+every kernel table in memory, stages called on the tables. No timing here (bench/ has it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from overlap_check import figures, pipeline
+from overlap_check.cli import cli
+from overlap_check.cores import check_cores
+from overlap_check.errors import InputError, OverlapCheckError
+from overlap_check.judge import _contention_ns, _warmup_note, _with_baseline, _worst_rank
+from overlap_check.model import (
+    Capture,
+    CoreLimit,
+    DeviceConfig,
+    Options,
+    Plan,
+    PlanResult,
+    RankStreamSummary,
+    Report,
+    RunInfo,
+    StreamPair,
+)
+from overlap_check.plans import evaluate_plan
+from overlap_check.readers import load_paths
+from overlap_check.report import json as json_report
+from overlap_check.runs import Sample, group_by_rank, make_samples
+from overlap_check.streams import (
+    choose_main_stream,
+    rank_summary,
+    stream_pairs,
+    stream_sets,
+    stream_stats,
+)
+from overlap_check.synth import Scenario, Variant, big_frames
+from overlap_check.synth.layout import write_frames_result_dir
+from overlap_check.table import compute_kernels
+from overlap_check.verdict import gate
+
+MS = 1_000_000
+KERNELS = 1_500  # per capture: small, yet 10 steps and every op of synth.big
+SIDE_DOM = Plan("swiglu", side="SwiGlu", dominator="GroupedMatmul")
+SIDE_ONLY = Plan("casts", side="Cast")  # no dominator regex: clusters, longest main kernel
+LIMITED = Plan("limited", side="SwiGlu", dominator="GroupedMatmul", limit_core=CoreLimit(aicore=20))
+
+
+def reference(captures: Sequence[Capture], options: Options) -> Report:
+    """The stages composed on the kernel tables, serially (the pipeline before figures)."""
+    runs: list[RunInfo] = []
+    ordered: list[Capture] = []
+    notes: list[str] = []
+    ranks: list[RankStreamSummary] = []
+    pairs: list[StreamPair] = []
+    provisional_ranks: list[int | None] = []
+    per_rank: list[tuple[int | None, list[Sample], int | None, bool]] = []
+    for rank, rank_runs in group_by_rank(captures).items():
+        samples, warmup = make_samples(rank_runs, options.per, options.warmup, options.min_runs)
+        sets = [stream_sets(s.kernels) for s in samples]
+        main = choose_main_stream(sets, options.main_stream)
+        for index, capture in enumerate(rank_runs, start=1):
+            mine = [i for i, s in enumerate(samples) if s.run == index]
+            whole = (
+                sets[mine[0]]
+                if options.per == "run"
+                else stream_sets(compute_kernels(capture.kernels))
+            )
+            runs.append(
+                RunInfo(
+                    index=index,
+                    path=capture.path,
+                    rank=capture.rank,
+                    warm=any(samples[i].warm for i in mine),
+                    source=capture.source,
+                    streams=stream_stats(whole),
+                    skipped_rows=capture.skipped_rows,
+                    skipped_lines=capture.skipped_lines,
+                    capture_time_ns=capture.capture_time_ns,
+                    device=capture.device,
+                    level=capture.level,
+                    communication=int(capture.kernels["is_communication"].sum() or 0),
+                    stream_source=capture.stream_source,
+                    notes=capture.notes,
+                    origin_ns=whole.origin_ns,
+                )
+            )
+            ordered.append(capture)
+        note = _warmup_note(rank, warmup, options)
+        if note:
+            notes.append(note)
+            provisional_ranks.append(rank)
+        pairs.extend(
+            stream_pairs(rank, samples, sets, main, options.thresholds, warmup.provisional)
+        )
+        ranks.append(rank_summary(rank, samples, sets, main))
+        per_rank.append((rank, samples, main, warmup.provisional))
+    cores = check_cores(ordered, runs, options)
+    plans: list[PlanResult] = [
+        evaluate_plan(
+            plan,
+            rank,
+            samples,
+            main,
+            options.thresholds,
+            provisional,
+            _contention_ns(cores, rank),
+        )
+        for plan in options.plans
+        for rank, samples, main, provisional in per_rank
+    ]
+    decision = gate(
+        plans,
+        pairs,
+        ranks,
+        cores,
+        options,
+        provisional_ranks=provisional_ranks,
+        use_plans=bool(options.plans),
+    )
+    report = Report(
+        tool_version=pipeline.judge.__globals__["__version__"],
+        verdict="pass" if decision.passed else "fail",
+        exit_code=0 if decision.passed else 1,
+        thresholds=options.thresholds,
+        runs=tuple(runs),
+        stream_pairs=tuple(pairs),
+        ranks=tuple(ranks),
+        plans=tuple(plans),
+        cores=cores,
+        gate_reasons=decision.reasons,
+        notes=tuple(notes),
+        warmup=options.warmup,
+        min_runs=options.min_runs,
+        per=options.per,
+        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(per_rank)),
+        fail_on=options.fail_on,
+        strict=options.strict,
+    )
+    return _with_baseline(report, options)
+
+
+def write_capture(
+    root: Path,
+    *,
+    rank: int,
+    run: int,
+    streams: tuple[int, ...],
+    seed: int,
+    cores: tuple[int, int] = (24, 48),
+) -> Path:
+    """One Level1 result dir of synth.big kernels; later runs end later (capture order)."""
+    frames = big_frames(KERNELS, streams=streams, seed=seed)
+    last_end = int((frames.kernels["start_ns"] + frames.kernels["dur_ns"]).max())
+    meta = Scenario(
+        name=f"scale-{rank}-{run}",
+        kernels=(),
+        rank=rank,
+        device=rank,
+        aicore=cores[0],
+        vectorcore=cores[1],
+        capture_end_ns=last_end + (run + 1) * 1000 * MS,
+        pid=4_000 + 10 * rank + run,
+    )
+    return write_frames_result_dir(meta, frames, root, Variant(trace=False))
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two ranks x 4 runs, written out of order. Rank 1 has three streams and a device
+    that says 20/40 cores where rank 0 says 24/48 (the job is judged against 20/40)."""
+    root = tmp_path_factory.mktemp("job")
+    for run in (2, 0, 3, 1):
+        write_capture(root, rank=0, run=run, streams=(2, 3), seed=run)
+        write_capture(root, rank=1, run=run, streams=(2, 3, 5), seed=10 + run, cores=(20, 40))
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Five runs of one rank as five PATHs; streams 2 and 3 share the work evenly, so
+    which one is the main stream changes from run to run."""
+    root = tmp_path_factory.mktemp("runs")
+    return [
+        write_capture(root / f"r{run}", rank=0, run=run, streams=(2, 3), seed=20 + run)
+        for run in range(5)
+    ]
+
+
+def assert_same(a: Report, b: Report) -> None:
+    assert json_report.render(a) == json_report.render(b)
+    assert a == b
+
+
+OPTIONS = {
+    "stream level": Options(),
+    "plans": Options(plans=(SIDE_DOM, SIDE_ONLY)),
+    "limits": Options(plans=(LIMITED,), device=DeviceConfig(ge_aicore_num="24|48")),
+    "per step": Options(plans=(SIDE_DOM, SIDE_ONLY), per="step"),
+    "forced main": Options(plans=(SIDE_ONLY,), main_stream=3, warmup=1),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_workers_give_the_serial_report_on_a_two_rank_job(job: Path, name: str) -> None:
+    options = OPTIONS[name]
+    expected = reference(load_paths([job]), options)
+    assert_same(pipeline.check([job], options, workers=2), expected)
+    assert_same(pipeline.check([job], options, workers=1), expected)
+
+
+def test_workers_give_the_serial_report_on_runs_given_as_paths(runs: list[Path]) -> None:
+    options = Options(plans=(SIDE_DOM, SIDE_ONLY), order="time")
+    paths = [runs[i] for i in (3, 0, 4, 1, 2)]
+    expected = reference(load_paths(paths, "time"), options)
+    assert [r.path for r in expected.runs] == [str(p) for p in runs]  # by capture time
+    assert_same(pipeline.check(paths, options, workers=2), expected)
+    given = Options(plans=(SIDE_DOM,))
+    assert_same(pipeline.check(paths, given, workers=2), reference(load_paths(paths), given))
+
+
+def test_the_main_stream_differs_between_runs(runs: list[Path]) -> None:
+    # the premise of the test above: no run alone can tell the rank's main stream
+    mains = {
+        choose_main_stream([stream_sets(compute_kernels(c.kernels))], None)
+        for c in load_paths(runs)
+    }
+    assert mains == {2, 3}
+
+
+def test_held_captures_and_paths_mix_in_the_given_order(runs: list[Path]) -> None:
+    options = Options(plans=(SIDE_DOM,))
+    held = load_paths(runs[3:])
+    expected = reference([*held, *load_paths(runs[:3])], options)
+    assert_same(pipeline.check([*held, *runs[:3]], options, workers=2), expected)
+    assert_same(
+        pipeline.analyze_captures(load_paths(runs), options), reference(load_paths(runs), options)
+    )
+
+
+def test_captures_outside_the_candidates_are_reduced_again(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[bool] = []
+    reduce = figures.capture_figures
+
+    def counted(*args: object, **kwargs: object) -> figures.CaptureFigures:
+        calls.append(True)
+        return reduce(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(figures, "capture_figures", counted)
+    monkeypatch.setattr(figures, "CANDIDATES", 1)  # each run computes its own main only
+    options = Options(plans=(SIDE_DOM, SIDE_ONLY))
+    expected = reference(load_paths([job]), options)
+    assert_same(pipeline.check([job], options, workers=1), expected)
+    assert len(calls) > 8  # 8 captures, some of them twice
+
+
+def test_device_cores_decided_over_all_captures(job: Path) -> None:
+    report = pipeline.check([job], Options(), workers=2)
+    assert report.cores is not None
+    device = report.cores.device
+    assert (device.aicore, device.vectorcore) == (min(24, 20), min(48, 40))
+    assert device.detail == "captures disagree (20/40, 24/48); smallest used"
+
+
+def test_checked_captures_keep_metadata_without_kernels(job: Path) -> None:
+    checked = pipeline.check_paths([job], Options(), workers=2)
+    loaded = load_paths([job])
+    assert [c.path for c in checked.captures] == [c.path for c in loaded]
+    assert [(c.rank, c.capture_time_ns, c.device_cores) for c in checked.captures] == [
+        (c.rank, c.capture_time_ns, c.device_cores) for c in loaded
+    ]
+    assert all(c.kernels.height == 0 for c in checked.captures)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three runs, the second with a kernel_details.csv that is not one."""
+    root = tmp_path_factory.mktemp("broken")
+    dirs = [write_capture(root, rank=0, run=run, streams=(2, 3), seed=run) for run in range(3)]
+    bad = dirs[1] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    bad.write_text("not,a,kernel,table\n1,2,3,4\n", encoding="utf-8")
+    return root
+
+
+def serial_error(paths: Sequence[Path]) -> OverlapCheckError:
+    with pytest.raises(OverlapCheckError) as raised:
+        load_paths(paths)
+    return raised.value
+
+
+def test_a_worker_error_surfaces_unchanged(broken: Path) -> None:
+    expected = serial_error([broken])
+    with pytest.raises(OverlapCheckError) as raised:
+        pipeline.check([broken], Options(), workers=2)
+    assert type(raised.value) is type(expected)
+    assert str(raised.value) == str(expected)
+    assert raised.value.exit_code == expected.exit_code == 2
+
+
+def test_a_missing_path_after_good_ones_is_the_error(runs: list[Path], tmp_path: Path) -> None:
+    paths = [*runs[:2], tmp_path / "missing"]
+    expected = serial_error(paths)
+    with pytest.raises(InputError) as raised:
+        pipeline.check(paths, Options(), workers=2)
+    assert (
+        str(raised.value) == str(expected) == f"{tmp_path / 'missing'}: no such file or directory"
+    )
+
+
+def test_a_read_error_comes_before_a_later_missing_path(broken: Path, tmp_path: Path) -> None:
+    paths = [broken, tmp_path / "missing"]
+    expected = serial_error(paths)
+    with pytest.raises(OverlapCheckError) as raised:
+        pipeline.check(paths, Options(), workers=2)
+    assert str(raised.value) == str(expected)
+    assert "kernel_details.csv" in str(expected)
+
+
+@pytest.mark.parametrize("threshold", [0, 2**62])  # through the pool, and in the process
+def test_cli_exit_code_and_message_of_a_worker_error(
+    broken: Path, monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", threshold)
+    result = CliRunner().invoke(cli, ["analyze", str(broken), "--format", "json"])
+    assert result.exit_code == 2
+    assert f"overlap-check: error: {serial_error([broken])}" in result.output
+
+
+def test_cli_report_through_the_pool_is_the_serial_one(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["analyze", str(job), "--side", "SwiGlu", "--dominator", "GroupedMatmul", "-f", "json"]
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 2**62)
+    serial = CliRunner().invoke(cli, args)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    pooled = CliRunner().invoke(cli, args)
+    assert pooled.exit_code == serial.exit_code
+    assert pooled.stdout == serial.stdout
+
+
+# --------------------------------------------------------------------------- worker count
+
+
+def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from overlap_check.discover import discover
+
+    sources = discover(job)
+    assert len(sources) == 8
+    assert pipeline._worker_count(sources, None) == 1  # a few MB: not worth a process
+    assert pipeline._worker_count(sources[:1], 4) == 1  # never more workers than captures
+    assert pipeline._worker_count(sources, 3) == 3
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 2)
+    assert pipeline._worker_count(sources, None) == 2  # bounded by the cores
+    assert pipeline._worker_count(sources[:1], None) == 1  # one capture: no pool
+    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 16)
+    assert pipeline._worker_count(sources, None) == 8  # bounded by the captures
