@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import chain
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -236,7 +237,7 @@ class _Reducer:
         for _ in range(self.processes):
             feed()
         mine = [k for k, (job, _) in enumerate(jobs) if isinstance(job, Capture)]
-        for k in [*mine, *iter(queue.take, None)]:
+        for k in chain(mine, iter(queue.take, None)):  # lazily: workers take jobs meanwhile
             try:
                 queue.record(k, self._here(*jobs[k]))
             except Exception as err:  # raised below, in job order
