@@ -556,7 +556,9 @@ def test_run_workload_exit_code_and_output_to_a_stream_without_fd(tmp_path: Path
         [
             sys.executable,
             "-c",
-            "import sys; print('out'); print('err', file=sys.stderr); sys.exit(4)",
+            # one write per line: print() may split a line in two writes on unbuffered
+            # stderr, and the two pipes are then interleaved mid-line (as on a terminal)
+            "import os, sys; os.write(1, b'out\\n'); os.write(2, b'err\\n'); sys.exit(4)",
         ],
         env=dict(os.environ),
         cwd=tmp_path,
