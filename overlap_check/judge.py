@@ -122,20 +122,7 @@ def judge(
         for p, plan in enumerate(options.plans)
         for r in ranks
     }
-    # Captures whose figures miss these decisions are reduced again, for them only.
-    warm = {i for r in ranks for s, i, _ in r.samples if s.warm}
-    cores = (device.aicore, device.vectorcore)
-    wrong: list[tuple[int, Hints]] = []
-    for r in ranks:
-        mains = tuple(plan_mains[p, r.rank] for p in range(len(options.plans)))
-        for i in r.members:
-            fig = figures[i]
-            if not fig.covers(r.main, mains) or (i in warm and fig.cores != cores):
-                wrong.append((i, Hints(r.main, mains, cores)))
-    if wrong:
-        for (i, _), fig in zip(wrong, redo(wrong), strict=True):
-            figures[i] = fig
-
+    _reduce_again(figures, ranks, plan_mains, (device.aicore, device.vectorcore), redo)
     runs: list[RunInfo] = []
     notes: list[str] = []
     summaries: list[RankStreamSummary] = []
@@ -212,6 +199,29 @@ def judge(
         strict=options.strict,
     )
     return _with_baseline(report, options)
+
+
+def _reduce_again(
+    figures: list[CaptureFigures],
+    ranks: Sequence[_Rank],
+    plan_mains: dict[tuple[int, int | None], int | None],
+    cores: tuple[int, int],
+    redo: Redo,
+) -> None:
+    """Reduce again, with the decisions as hints, the captures whose figures miss them (a
+    main stream outside their candidates; a warm run swept with other device cores)."""
+    wrong: list[tuple[int, Hints]] = []
+    plans = sorted({p for p, _ in plan_mains})
+    for r in ranks:
+        mains = tuple(plan_mains[p, r.rank] for p in plans)
+        warm = {i for s, i, _ in r.samples if s.warm}
+        for i in r.members:
+            fig = figures[i]
+            if not fig.covers(r.main, mains) or (i in warm and fig.cores != cores):
+                wrong.append((i, Hints(r.main, mains, cores)))
+    if wrong:
+        for (i, _), fig in zip(wrong, redo(wrong), strict=True):
+            figures[i] = fig
 
 
 def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:

@@ -4,10 +4,11 @@
 (:mod:`overlap_check.figures`: read, busy sets, pair and plan figures, core
 checks) and judges the figures of all runs here: warm-up discard, medians,
 verdicts, barrier ranking, the gate. Captures given as PATHs are read and
-reduced one per worker process when there are several and enough input to pay
-for the processes (see :data:`PARALLEL_MIN_BYTES`); each worker returns only
-the figures, so no more kernel tables are in memory at once than there are
-workers. ``analyze_captures`` judges captures already in memory, in this process.
+reduced one at a time by this process and, when there are several and enough
+input to pay for them (see :data:`PARALLEL_MIN_BYTES`), by worker processes too
+(one per core less this one), each taking the next capture and returning only
+its figures: no more kernel tables are in memory at once than there are
+reducers. ``analyze_captures`` judges captures already in memory, in this process.
 
 Stages: samples (runs or steps, warm flags) → stream level (busy sets, main
 stream, pairs, parallelism) → core limits → plans (occurrences, placement,
@@ -19,9 +20,10 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from multiprocessing import get_context
@@ -39,11 +41,13 @@ from overlap_check.readers import capture_order, time_order
 if TYPE_CHECKING:
     from os import PathLike
 
-# Below this much kernel input (bytes of the files read, all captures together) the
-# captures are reduced in this process: starting worker processes (each imports
-# polars and numpy, ~0.5 s on 2 cores) costs more than the reading they share out.
-# Measured on 2 cores with 5 kernel_details.csv captures: see bench/ and the report.
-PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+# Below this much kernel input (bytes of the kernel files, all captures together) the
+# captures are reduced in this process alone. A worker process costs ~0.7 s of a core to
+# start (a fresh interpreter importing polars), and this process already keeps ~1.4 of 2
+# cores busy (polars reads on every core), so a worker pays off only for long inputs.
+# Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial 2.97 s, with a
+# worker 3.22 s; 2 x 328 MB serial 3.67 s, with a worker 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
+PARALLEL_MIN_BYTES = 600 * 2**20
 
 Job = Source | Capture  # a capture to read in a worker, or one already in memory
 
@@ -184,13 +188,20 @@ class _Reducer:
     process starts while this one already reads, which hides the ~0.7 s a fresh
     interpreter takes to import polars. Workers are "spawn"ed: forking a process whose
     polars thread pool already runs can deadlock it, and spawn behaves the same on every
-    OS. Captures already in memory are reduced here (shipping them would copy them).
+    OS (fork would start them in 0.03 s instead of 0.7 s, which this process hides).
+    Each worker runs polars on ``cores // workers`` threads (unless POLARS_MAX_THREADS
+    is set): this process already runs a pool as wide as the machine, and more threads
+    than cores only make every capture slower (measured on 2 cores, 5 x 1M kernels,
+    best of 5: ~5.6 s with a 1-thread worker, ~6.6 s with a 2-thread one, ~7.5 s
+    serially).
+    Captures already in memory are reduced here (shipping them would copy them).
     """
 
     def __init__(self, workers: int, options: Options, limits: Limits | None) -> None:
         self.options = options
         self.limits = limits
         self.processes = workers - 1
+        self.threads = str(max(1, _cpu_count() // max(workers, 1)))
         self.pool = (
             ProcessPoolExecutor(self.processes, mp_context=get_context("spawn"))
             if self.processes > 0
@@ -234,8 +245,10 @@ class _Reducer:
 
             future.add_done_callback(finished)
 
-        for _ in range(self.processes):
-            feed()
+        # Workers start on their first job, and take this environment with them.
+        with _environment(POLARS_MAX_THREADS=os.environ.get("POLARS_MAX_THREADS", self.threads)):
+            for _ in range(self.processes):
+                feed()
         mine = [k for k, (job, _) in enumerate(jobs) if isinstance(job, Capture)]
         for k in chain(mine, iter(queue.take, None)):  # lazily: workers take jobs meanwhile
             try:
@@ -252,6 +265,20 @@ class _Reducer:
                 raise result
             out.append(result)
         return out
+
+
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class _Queue:

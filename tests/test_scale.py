@@ -8,12 +8,14 @@ every kernel table in memory, stages called on the tables. No timing here (bench
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import figures, pipeline
+from overlap_check import __version__, figures, pipeline
 from overlap_check.cli import cli
 from overlap_check.cores import check_cores
 from overlap_check.errors import InputError, OverlapCheckError
@@ -126,7 +128,7 @@ def reference(captures: Sequence[Capture], options: Options) -> Report:
         use_plans=bool(options.plans),
     )
     report = Report(
-        tool_version=pipeline.judge.__globals__["__version__"],
+        tool_version=__version__,
         verdict="pass" if decision.passed else "fail",
         exit_code=0 if decision.passed else 1,
         thresholds=options.thresholds,
@@ -158,7 +160,8 @@ def write_capture(
 ) -> Path:
     """One Level1 result dir of synth.big kernels; later runs end later (capture order)."""
     frames = big_frames(KERNELS, streams=streams, seed=seed)
-    last_end = int((frames.kernels["start_ns"] + frames.kernels["dur_ns"]).max())
+    ends = (frames.kernels["start_ns"] + frames.kernels["dur_ns"]).to_numpy()
+    last_end = int(ends.max())
     meta = Scenario(
         name=f"scale-{rank}-{run}",
         kernels=(),
@@ -267,6 +270,7 @@ def test_device_cores_decided_over_all_captures(job: Path) -> None:
     report = pipeline.check([job], Options(), workers=2)
     assert report.cores is not None
     device = report.cores.device
+    assert device is not None
     assert (device.aicore, device.vectorcore) == (min(24, 20), min(48, 40))
     assert device.detail == "captures disagree (20/40, 24/48); smallest used"
 
@@ -367,3 +371,24 @@ def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert pipeline._worker_count(sources[:1], None) == 1  # one capture: no pool
     monkeypatch.setattr(pipeline, "_cpu_count", lambda: 16)
     assert pipeline._worker_count(sources, None) == 8  # bounded by the captures
+
+
+class _DeadPool:
+    """A process pool whose workers died: every job comes back BrokenProcessPool."""
+
+    def __init__(self, workers: int, mp_context: object = None) -> None:
+        self.workers = workers
+
+    def submit(self, *args: object) -> Future[figures.CaptureFigures]:
+        future: Future[figures.CaptureFigures] = Future()
+        future.set_exception(BrokenProcessPool("a worker died"))
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+def test_jobs_of_dead_workers_are_reduced_here(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "ProcessPoolExecutor", _DeadPool)
+    options = Options(plans=(SIDE_DOM,))
+    assert_same(pipeline.check([job], options, workers=2), reference(load_paths([job]), options))
