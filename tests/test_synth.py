@@ -844,3 +844,16 @@ def test_expected_busy_time_is_the_sum_of_serial_kernels() -> None:
         assert stream.kernels == len(mine) and stream.busy_ns == sum(k.duration_ns for k in mine)
     side = next(s for s in built.expected.streams if s.stream_id == 3)
     assert side.busy_ns == 2 * (80_000 + 20_000 + 60_000)
+
+
+def test_profiler_metadata_carries_the_scenario_as_add_metadata_entries(tmp_path: Path) -> None:
+    # torch_npu writes the ENV_VARIABLES block and, at top level, every
+    # prof.add_metadata(key, value) string: the generator names its scenario there
+    from overlap_check.synth import scenarios as built_in
+
+    built = built_in.real_dual_stream()
+    result = write_result_dir(built.scenarios[0], tmp_path)
+    meta = json.loads((result / "profiler_metadata.json").read_text())
+    assert set(meta["ENV_VARIABLES"]) >= {"ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_LAUNCH_BLOCKING"}
+    assert meta["overlap_check_scenario"] == built.scenarios[0].name
+    assert meta["rank"] == str(built.scenarios[0].rank)

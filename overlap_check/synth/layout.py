@@ -177,6 +177,18 @@ _METADATA = {
 }
 
 
+def profiler_metadata(scenario: Scenario) -> dict[str, Any]:
+    """profiler_metadata.json: the env-var block torch_npu records, plus the string
+    entries a workload adds with ``prof.add_metadata(key, value)`` (here: which
+    generated scenario, rank and device this is, so every file is our own)."""
+    return {
+        **_METADATA,
+        "overlap_check_scenario": scenario.name,
+        "rank": str(scenario.rank),
+        "device": str(scenario.device),
+    }
+
+
 def _write_json(path: Path, obj: Any) -> None:
     path.write_text(json.dumps(obj, indent=4))
 
@@ -195,7 +207,7 @@ def write_frames_result_dir(
     _write_json(
         out_dir / f"profiler_info_{scenario.rank}.json", profiler_info(scenario, variant, steps)
     )
-    _write_json(out_dir / "profiler_metadata.json", _METADATA)
+    _write_json(out_dir / "profiler_metadata.json", profiler_metadata(scenario))
     start, end = session_start_ns(scenario), scenario.end_ns()
     spec = trace.TraceSpec(variant.version, variant.level0, pid, scenario.device, steps, start, end)
     if variant.kernel_details:
