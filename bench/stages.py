@@ -28,15 +28,14 @@ TIMED = (
     ("overlap_check.readers.trace", "load_events", "of which decoding the JSON (load_events)"),
     ("overlap_check.readers.capture", "attach_streams", "attach streams to kernels"),
     ("overlap_check.readers.capture", "conform", "conform the kernel table"),
-    ("overlap_check.pipeline", "stream_sets", "stream busy sets"),
-    ("overlap_check.pipeline", "_cores", "core limits and contention"),
-    ("overlap_check.pipeline", "evaluate_plan", "plans"),
     # the per-capture figures module (runs may be reduced in worker processes by the CLI)
     ("overlap_check.figures", "stream_sets", "stream busy sets"),
     ("overlap_check.figures", "run_rules", "core limit rules"),
     ("overlap_check.figures", "run_contention", "core contention"),
     ("overlap_check.figures", "occurrences", "plan occurrences"),
     ("overlap_check.pipeline", "judge", "judge (medians, verdicts, gate)"),
+    ("overlap_check.judge", "plan_result", "of which plan verdicts"),
+    ("overlap_check.judge", "pair_results", "of which stream pairs"),
 )
 
 

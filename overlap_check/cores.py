@@ -39,7 +39,7 @@ captures in memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import polars as pl
@@ -60,14 +60,7 @@ from overlap_check.contention import (
     observed_maxima,
     run_contention,
 )
-from overlap_check.devices import (
-    _from_config,
-    device_notes,
-    lookup_soc,
-    observed_cores,
-    read_soc_ini,
-    resolve_device_cores,
-)
+from overlap_check.devices import device_notes, resolve_device, resolve_device_cores
 from overlap_check.limits import (
     GraphDumpLimits,
     operator_limits_for,
@@ -295,54 +288,6 @@ def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
     )
 
 
-# --------------------------------------------------------------------------- device cores
-
-
-def _agreed(found: Sequence[DeviceCores]) -> DeviceCores | None:
-    """The captures' own device cores (devices._from_captures' rule): the smallest when
-    captures of different devices disagree."""
-    if not found:
-        return None
-    pairs = sorted({(d.aicore, d.vectorcore) for d in found})
-    if len(pairs) == 1:
-        return found[0]
-    seen = ", ".join(f"{a}/{v}" for a, v in pairs)
-    return DeviceCores(
-        min(p[0] for p in pairs),
-        min(p[1] for p in pairs),
-        found[0].source,
-        detail=f"captures disagree ({seen}); smallest used",
-    )
-
-
-def resolve_device(
-    found: Sequence[DeviceCores | None],
-    observed: Callable[[], Sequence[tuple[int, int]]],
-    options: Options,
-) -> DeviceCores:
-    """devices.resolve_device_cores from per-capture pieces: each capture's info.json cores,
-    and (asked only when nothing better exists) each capture's observed_maxima."""
-    soc_from_table = None
-    if options.device.soc is not None and options.soc_ini is None:
-        soc_from_table = lookup_soc(options.device.soc)
-    from_capture = _agreed([d for d in found if d is not None])
-    if from_capture is not None:
-        return from_capture
-    from_config = _from_config(options)
-    if from_config is not None:
-        return from_config
-    if options.soc_ini is not None:
-        return read_soc_ini(options.soc_ini, options.device.soc)
-    if soc_from_table is not None:
-        return soc_from_table
-    maxima = list(observed())
-    return replace(
-        observed_cores(()),
-        aicore=max([0, *(m[0] for m in maxima)]),
-        vectorcore=max([0, *(m[1] for m in maxima)]),
-    )
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -481,11 +426,7 @@ def check_cores(
     """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
     if len(captures) != len(runs):
         raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
-    device = resolve_device(
-        [c.device_cores for c in captures],
-        lambda: [observed_maxima(c.kernels) for c in captures],
-        options,
-    )
+    device = resolve_device_cores(captures, options)
     limits = configured_limits(options)
     cores = (device.aicore, device.vectorcore)
     return combine_cores(

@@ -17,11 +17,10 @@ Sources, in the order they are trusted (METHOD.md "Core limits and block counts"
 from __future__ import annotations
 
 import configparser
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import polars as pl
-
+from overlap_check.contention import observed_maxima
 from overlap_check.errors import ConfigError
 from overlap_check.model import Capture, DeviceCores, Options
 
@@ -48,7 +47,6 @@ SOC_CORES: dict[str, tuple[int, int]] = {
     "Ascend910_9362": (20, 40),
 }
 
-_AIC_KINDS = ("AI_CORE", "MIX_AIC")
 
 
 def known_socs() -> str:
@@ -133,46 +131,36 @@ def read_soc_ini(path: str | Path, soc: str | None = None) -> DeviceCores:
     return DeviceCores(aicore, vectorcore, "soc-ini", detail=str(file))
 
 
-def observed_cores(captures: Sequence[Capture]) -> DeviceCores:
-    """Largest Block Num per core kind over all captures (a guess: blocks are logical)."""
-    aic = 0
-    aiv = 0
-    for capture in captures:  # one polars aggregation per capture, not per kernel
-        core = pl.col("accelerator_core").str.to_uppercase()
-        row = capture.kernels.select(
-            pl.when(core.is_in(_AIC_KINDS)).then(pl.col("block_num")).max().alias("aic"),
-            pl.max_horizontal(
-                pl.when(core == "AI_VECTOR_CORE").then(pl.col("block_num")).max(),
-                pl.when(core == "MIX_AIC").then(pl.col("mix_block_num")).max(),
-            ).alias("aiv"),
-        ).row(0)
-        aic = max(aic, row[0] or 0)
-        aiv = max(aiv, row[1] or 0)
+def observed_cores(maxima: Sequence[tuple[int, int]]) -> DeviceCores:
+    """Largest Block Num per core kind over all captures (a guess: blocks are logical);
+    ``maxima``: each capture's contention.observed_maxima."""
     return DeviceCores(
-        aic,
-        aiv,
+        max([0, *(m[0] for m in maxima)]),
+        max([0, *(m[1] for m in maxima)]),
         "observed",
         detail="largest Block Num seen (logical blocks: may differ from the real cores)",
     )
 
 
-def _from_captures(captures: Sequence[Capture]) -> DeviceCores | None:
-    found = [c.device_cores for c in captures if c.device_cores is not None]
+def agreed_cores(found: Sequence[DeviceCores]) -> DeviceCores | None:
+    """The captures' own (info.json) cores; when captures of different devices disagree,
+    the smallest, and say so."""
     if not found:
         return None
     pairs = sorted({(d.aicore, d.vectorcore) for d in found})
     if len(pairs) == 1:
         return found[0]
-    # Captures of different devices disagree: judge against the smallest, and say so.
-    aicore = min(p[0] for p in pairs)
-    vectorcore = min(p[1] for p in pairs)
     seen = ", ".join(f"{a}/{v}" for a, v in pairs)
     return DeviceCores(
-        aicore, vectorcore, found[0].source, detail=f"captures disagree ({seen}); smallest used"
+        min(p[0] for p in pairs),
+        min(p[1] for p in pairs),
+        found[0].source,
+        detail=f"captures disagree ({seen}); smallest used",
     )
 
 
-def _from_config(options: Options) -> DeviceCores | None:
+def configured_cores(options: Options) -> DeviceCores | None:
+    """The cores ``[device] aicore`` / ``vectorcore`` state (None: neither is given)."""
     device = options.device
     if device.aicore is None and device.vectorcore is None:
         return None
@@ -189,8 +177,14 @@ def _from_config(options: Options) -> DeviceCores | None:
     return DeviceCores(device.aicore, device.vectorcore, "config", detail="[device]")
 
 
-def resolve_device_cores(captures: Sequence[Capture], options: Options) -> DeviceCores:
-    """The device's cores from the most trusted source available (see the module doc).
+def resolve_device(
+    found: Sequence[DeviceCores | None],
+    observed: Callable[[], Sequence[tuple[int, int]]],
+    options: Options,
+) -> DeviceCores:
+    """The device's cores from the most trusted source available (see the module doc),
+    from per-capture pieces: each capture's info.json cores (None: none), and each
+    capture's observed_maxima (asked for only when nothing better exists).
 
     A SoC name is checked even when a better source wins, so a typo never passes
     silently (with ``--soc-ini`` a folder, the name picks the file instead).
@@ -198,17 +192,26 @@ def resolve_device_cores(captures: Sequence[Capture], options: Options) -> Devic
     soc_from_table = None
     if options.device.soc is not None and options.soc_ini is None:
         soc_from_table = lookup_soc(options.device.soc)
-    from_capture = _from_captures(captures)
+    from_capture = agreed_cores([d for d in found if d is not None])
     if from_capture is not None:
         return from_capture
-    from_config = _from_config(options)
+    from_config = configured_cores(options)
     if from_config is not None:
         return from_config
     if options.soc_ini is not None:
         return read_soc_ini(options.soc_ini, options.device.soc)
     if soc_from_table is not None:
         return soc_from_table
-    return observed_cores(captures)
+    return observed_cores(observed())
+
+
+def resolve_device_cores(captures: Sequence[Capture], options: Options) -> DeviceCores:
+    """:func:`resolve_device` for captures in memory."""
+    return resolve_device(
+        [c.device_cores for c in captures],
+        lambda: [observed_maxima(c.kernels) for c in captures],
+        options,
+    )
 
 
 def device_notes(device: DeviceCores, options: Options) -> list[str]:

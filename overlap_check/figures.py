@@ -24,6 +24,7 @@ capture whose figures miss the decision (a stream outside its top
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -50,10 +51,9 @@ from overlap_check.plans import (
     tag,
 )
 from overlap_check.runs import Sample, make_samples
-from overlap_check.streams import StreamSets, pair_figure, stream_sets, stream_stats
+from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import compute_kernels
 
-PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
 CANDIDATES = 3  # main streams a capture's figures are computed for, busiest first
 
 
@@ -157,7 +157,7 @@ def ranked_streams(totals: pl.DataFrame, exclude: int | None = None) -> list[int
 
 
 def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
-    """plans.resolve_streams' rule: the stream with the most time (none: no kernel)."""
+    """The stream with the most time (ties: lowest ID; None: no kernel)."""
     ranked = ranked_streams(time_per_stream(frames), exclude)
     return ranked[0] if ranked else None
 
@@ -165,7 +165,8 @@ def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int
 def plan_main(
     plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
 ) -> int | None:
-    """The plan's main (dominator's) stream, as plans.resolve_streams chooses it."""
+    """The plan's main (dominator's) stream: the configured one, else the one with the most
+    dominator time, else the rank's main stream."""
     if plan.main_stream is not None:
         return plan.main_stream
     if plan.dominator is not None:
@@ -264,14 +265,31 @@ def capture_figures(
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``hints``: decisions over all runs."""
+    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
+    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
+    # The contention sweep is single-threaded numpy that releases the GIL, and as long as
+    # all the rest below: on a second core it costs (almost) no wall time.
+    with ThreadPoolExecutor(1) as pool:
+        sweep = None if cores is None else pool.submit(run_contention, capture.kernels, cores)
+        figures = _figures(capture, options, limits, hints, observed, cores)
+        contention = sweep.result() if sweep is not None else None
+    return replace(figures, contention=contention)
+
+
+def _figures(
+    capture: Capture,
+    options: Options,
+    limits: Limits | None,
+    hints: Hints | None,
+    observed: tuple[int, int] | None,
+    cores: tuple[int, int] | None,
+) -> CaptureFigures:
+    """capture_figures without the contention sweep."""
     compute = compute_kernels(capture.kernels)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     communication = int(capture.kernels.get_column("is_communication").sum() or 0)
-    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
-    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
     rules = run_rules(capture.kernels, limits) if limits is not None and limits.any else None
-    contention = run_contention(capture.kernels, cores) if cores is not None else None
     figures = CaptureFigures(
         meta,
         communication,
@@ -281,7 +299,7 @@ def capture_figures(
         (),
         rules,
         cores,
-        contention,
+        None,
         observed,
     )
     try:

@@ -4,17 +4,15 @@ Runs are grouped by rank and numbered, samples get their warm flags, and the
 decisions that need every run of a rank are taken here: the main stream, each
 plan's streams, the device cores. Captures reduced under a different guess are
 reduced again (``redo``) before anything is judged. Then, as the stages would
-on the kernel tables: stream pairs and parallelism (streams.py), core limits
-(cores.combine_cores), plans (the aggregation half of plans.evaluate_plan), and
-the gate.
+on the kernel tables: stream pairs and parallelism (streams.pair_results,
+streams.rank_summary), core limits (cores.combine_cores), plans
+(plans.plan_result), and the gate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-
-import polars as pl
 
 from overlap_check import __version__
 from overlap_check.cores import Limits, combine_cores, resolve_device
@@ -29,15 +27,13 @@ from overlap_check.model import (
     Report,
     RunInfo,
     StreamPair,
-    StreamPairRun,
     Thresholds,
-    Verdict,
 )
-from overlap_check.plans import PlanStreams, _no_evidence_reason, rank_barriers
-from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key, spread
-from overlap_check.streams import choose_main_stream, rank_summary
+from overlap_check.plans import PlanStreams, plan_result
+from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key
+from overlap_check.streams import choose_main_stream, pair_results, rank_summary
 from overlap_check.table import empty_kernel_table
-from overlap_check.verdict import diagnosis, gate, label, worst_rank
+from overlap_check.verdict import gate, worst_rank
 
 Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
 
@@ -143,11 +139,17 @@ def judge(
         if note:
             notes.append(note)
             provisional_ranks.append(r.rank)
-        sets = [_sample(figures, i, k).sets for _, i, k in r.samples]
-        if r.main is not None and all(r.main not in s.busy for s in sets):
-            notes.append(f"rank {r.rank}: main stream {r.main} has no compute kernel")
-        pairs.extend(_stream_pairs(r, figures, options.thresholds))
-        summaries.append(rank_summary(r.rank, [s for s, _, _ in r.samples], sets, r.main))
+        samples = [s for s, _, _ in r.samples]
+        per_sample = [_sample(figures, i, k) for _, i, k in r.samples]
+        sets = [f.sets for f in per_sample]
+        if r.main is not None:
+            if all(r.main not in s.busy for s in sets):
+                notes.append(f"rank {r.rank}: main stream {r.main} has no compute kernel")
+            pair_figures = [f.pair_figures(r.main) for f in per_sample]
+            pairs += pair_results(
+                r.rank, r.main, samples, pair_figures, options.thresholds, r.warmup.provisional
+            )
+        summaries.append(rank_summary(r.rank, samples, sets, r.main))
     by_run = dict(zip(ordered, runs, strict=True))
     cores_result = combine_cores(
         device,
@@ -257,67 +259,6 @@ def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | 
     )
 
 
-def _stream_pairs(
-    r: _Rank, figures: Sequence[CaptureFigures], thresholds: Thresholds
-) -> tuple[StreamPair, ...]:
-    """streams.stream_pairs on the pair figures of each sample."""
-    if r.main is None:
-        return ()
-    samples = [(s, _sample(figures, i, k)) for s, i, k in r.samples]
-    sides = sorted({sid for s, f in samples if s.warm for sid in f.sets.busy} - {r.main})
-    pairs: list[StreamPair] = []
-    for side in sides:
-        per_run: list[StreamPairRun] = []
-        for sample, f in samples:
-            figure = f.pair_figures(r.main).get(side)
-            if figure is None:
-                continue
-            overlap, pct, main_busy, side_busy = figure
-            per_run.append(
-                StreamPairRun(
-                    sample.run, sample.warm, overlap, pct, main_busy, side_busy, sample.label
-                )
-            )
-        warm = [run.warm for run in per_run]
-        pct_spread = spread([run.overlap_pct for run in per_run], warm)
-        ns_spread = spread([float(run.overlap_ns) for run in per_run], warm)
-        if pct_spread.median is None or ns_spread.median is None:
-            continue  # the side stream never had busy time in a warm sample
-        pairs.append(
-            StreamPair(
-                rank=r.rank,
-                main=r.main,
-                side=side,
-                overlap_ns=ns_spread.median,
-                overlap_pct=pct_spread.median,
-                verdict=label(pct_spread.median, thresholds),
-                provisional=r.warmup.provisional,
-                per_run=tuple(per_run),
-            )
-        )
-    return tuple(pairs)
-
-
-def _placement(
-    plan: Plan, streams: PlanStreams, side_ops: Sequence[pl.DataFrame], samples: int, unit: str
-) -> tuple[int, tuple[str, ...]]:
-    """plans.placement on the side-op counts per stream of each capture."""
-    counts = pl.concat(side_ops).group_by("stream_id").agg(pl.col("len").sum()).sort("stream_id")
-    total = int(counts.get_column("len").sum())
-    where = f" in {samples} {unit}" if samples > 1 else ""
-    evidence: list[str] = []
-    for sid, n in counts.iter_rows():  # one row per stream
-        if sid == streams.main:
-            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
-            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
-        elif plan.side_stream is not None and sid != plan.side_stream:
-            evidence.append(
-                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
-                f"side stream {plan.side_stream}{where}"
-            )
-    return total, tuple(evidence)
-
-
 def _plan_result(
     plan: Plan,
     p: int,
@@ -327,64 +268,25 @@ def _plan_result(
     thresholds: Thresholds,
     contention_ns: int,
 ) -> PlanResult:
-    """plans.evaluate_plan from the per-sample figures of plan ``p``."""
+    """plans.plan_result on the figures of plan ``p`` for the plan's main stream."""
     pieces = [figures[i].plans[p] for i in r.members]
     side = plan.side_stream
     if side is None:
         side = most_time([x.side_ns for x in pieces], exclude=main)
-    streams = PlanStreams(main=main, side=side)
-    unit = "steps" if r.samples and r.samples[0][0].label is not None else "runs"
-    side_total, evidence = _placement(
-        plan, streams, [x.side_ops for x in pieces], len(r.samples), unit
-    )
-    runs = []
-    barrier_frames = []
+    samples = []
     for sample, i, k in r.samples:
         figure = _sample(figures, i, k).plan(p, main)
-        runs.append(replace(figure.run, run=sample.run, warm=sample.warm, sample=sample.label))
-        if sample.warm:
-            barrier_frames.append(
-                figure.barriers.with_columns(pl.lit(sample.run, pl.Int64).alias("run"))
-            )
-    warm = [run.warm for run in runs]
-    figure_spread = spread([run.overlap_pct for run in runs], warm)
-    busy = spread([run.busy_overlap_pct for run in runs], warm)
-    verdict: Verdict = "not-split" if evidence else label(figure_spread.median, thresholds)
-    if streams.main is None or side_total == 0:
-        verdict = "no-evidence"
-    fake_occurrences = sum(run.fake for run in runs if run.warm)
-    barriers = rank_barriers(pl.concat(barrier_frames), streams.main) if barrier_frames else ()
-    if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
-        figure_spread = replace(figure_spread, median=None)
-        busy = replace(busy, median=None)
-    return PlanResult(
-        name=plan.name,
-        rank=r.rank,
-        verdict=verdict,
-        overlap_pct=figure_spread.median,
+        run = replace(figure.run, run=sample.run, warm=sample.warm, sample=sample.label)
+        samples.append((run, figure.barriers))
+    return plan_result(
+        plan,
+        r.rank,
+        PlanStreams(main=main, side=side),
+        [x.side_ops for x in pieces],
+        samples,
+        thresholds,
         provisional=r.warmup.provisional,
-        side_stream=streams.side,
-        main_stream=streams.main,
-        busy_overlap_pct=busy.median,
-        per_run=tuple(runs),
-        runs_used=figure_spread.used,
-        overlap_min=figure_spread.minimum,
-        overlap_max=figure_spread.maximum,
-        barrier_candidates=barriers,
-        placement=evidence,
-        diagnosis=diagnosis(
-            verdict,
-            figure_spread.median,
-            thresholds,
-            placement=evidence,
-            barriers=barriers,
-            fake_occurrences=fake_occurrences,
-            no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
-            contention_ns=contention_ns,
-        ),
-        fake_occurrences=fake_occurrences,
-        dominator=plan.dominator,
-        side=plan.side,
+        contention_ns=contention_ns,
     )
 
 

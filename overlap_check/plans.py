@@ -1,6 +1,13 @@
 """Plans: occurrences, window and busy overlap, placement (3a) and barrier search (3b).
 
-Streams of a plan, decided once per rank so every run is judged alike:
+Per sample (a run, or a step of a run; in :mod:`overlap_check.figures`, one capture
+at a time): :func:`tag`, :func:`main_kernels`, :func:`occurrences`, :func:`plan_run`
+and :func:`barrier_instances`. Per rank (in :mod:`overlap_check.judge`, over the
+samples of all its runs): :func:`plan_result` (warm median, verdict, placement,
+barriers, diagnosis).
+
+Streams of a plan, decided once per rank so every run is judged alike
+(figures.plan_main and judge):
 
 - main (the dominator's stream): ``plan.main_stream``; else, with a dominator
   regex, the stream where matching kernels spent the most time; else the
@@ -146,58 +153,6 @@ def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
             (is_dom & ~pl.col("_side")).alias("_dom"),
         )
     )
-
-
-def _most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
-    """The stream with the most kernel time in these frames (ties: lowest ID)."""
-    rows = pl.concat([f.select("stream_id", "start_ns", "end_ns") for f in frames])
-    if exclude is not None:
-        rows = rows.filter(pl.col("stream_id") != exclude)
-    if rows.is_empty():
-        return None
-    totals = (
-        rows.group_by("stream_id")
-        .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
-        .sort(["t", "stream_id"], descending=[True, False])
-    )
-    return int(totals.item(0, "stream_id"))
-
-
-def resolve_streams(
-    plan: Plan, tagged: Sequence[pl.DataFrame], rank_main: int | None
-) -> PlanStreams:
-    main: int | None
-    if plan.main_stream is not None:
-        main = plan.main_stream
-    elif plan.dominator is not None:
-        main = _most_time([t.filter(pl.col("_dom")) for t in tagged])
-    else:
-        main = rank_main
-    side = plan.side_stream
-    if side is None:
-        side = _most_time([t.filter(pl.col("_side")) for t in tagged], exclude=main)
-    return PlanStreams(main=main, side=side)
-
-
-def placement(
-    plan: Plan, streams: PlanStreams, tagged: Sequence[pl.DataFrame], unit: str = "runs"
-) -> tuple[int, tuple[str, ...]]:
-    """Total side ops over all samples, and the evidence of misplaced ones (empty: placement ok)."""
-    side = pl.concat([t.filter(pl.col("_side")).select("stream_id") for t in tagged])
-    total = side.height
-    counts = side.group_by("stream_id").len().sort("stream_id")
-    where = f" in {len(tagged)} {unit}" if len(tagged) > 1 else ""
-    evidence: list[str] = []
-    for sid, n in counts.iter_rows():  # one row per stream
-        if sid == streams.main:
-            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
-            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
-        elif plan.side_stream is not None and sid != plan.side_stream:
-            evidence.append(
-                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
-                f"side stream {plan.side_stream}{where}"
-            )
-    return total, tuple(evidence)
 
 
 def _by_start(frame: pl.DataFrame) -> pl.DataFrame:
@@ -427,6 +382,30 @@ def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierC
     )
 
 
+def placement(
+    plan: Plan, streams: PlanStreams, side_ops: Sequence[pl.DataFrame], samples: int, unit: str
+) -> tuple[int, tuple[str, ...]]:
+    """Total side ops, and the evidence of misplaced ones (empty: placement ok).
+
+    ``side_ops``: side ops per stream (``stream_id``, ``len``), one frame per capture;
+    ``samples``: how many ``unit`` ("runs" or "steps") they came from.
+    """
+    counts = pl.concat(side_ops).group_by("stream_id").agg(pl.col("len").sum()).sort("stream_id")
+    total = int(counts.get_column("len").sum())
+    where = f" in {samples} {unit}" if samples > 1 else ""
+    evidence: list[str] = []
+    for sid, n in counts.iter_rows():  # one row per stream
+        if sid == streams.main:
+            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
+            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
+        elif plan.side_stream is not None and sid != plan.side_stream:
+            evidence.append(
+                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
+                f"side stream {plan.side_stream}{where}"
+            )
+    return total, tuple(evidence)
+
+
 def _no_evidence_reason(
     plan: Plan, streams: PlanStreams, side_total: int, runs: Sequence[PlanRun]
 ) -> str:
@@ -446,38 +425,39 @@ def _no_evidence_reason(
     return "nothing to judge"
 
 
-def evaluate_plan(
+def plan_result(
     plan: Plan,
     rank: int | None,
-    samples: Sequence[Sample],
-    rank_main: int | None,
+    streams: PlanStreams,
+    side_ops: Sequence[pl.DataFrame],
+    samples: Sequence[tuple[PlanRun, pl.DataFrame]],
     thresholds: Thresholds,
+    *,
     provisional: bool,
     contention_ns: int = 0,
 ) -> PlanResult:
-    """The plan's result for one rank: per-run figures, warm median, verdict and diagnosis."""
-    tagged = [tag(s.kernels, plan) for s in samples]
-    streams = resolve_streams(plan, tagged, rank_main)
-    unit = "steps" if samples and samples[0].label is not None else "runs"
-    side_total, evidence = placement(plan, streams, tagged, unit)
-    runs: list[PlanRun] = []
-    barrier_frames = []
-    for sample, table in zip(samples, tagged, strict=True):  # one iteration per run / step
-        main = main_kernels(table, streams.main)
-        occ = occurrences(table, plan, streams, main)
-        runs.append(plan_run(sample, occ, thresholds))
-        if sample.warm:
-            barrier_frames.append(barrier_instances(main, occ, thresholds, sample.run))
-    warm = [r.warm for r in runs]
-    figure = spread([r.overlap_pct for r in runs], warm)
-    busy = spread([r.busy_overlap_pct for r in runs], warm)
+    """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
+
+    ``samples``: per sample (run or step), in order, its plan_run (with ``run``, ``warm``
+    and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
+    ``side_ops``: as for placement.
+    """
+    runs = [run for run, _ in samples]
+    unit = "steps" if runs and runs[0].sample is not None else "runs"
+    side_total, evidence = placement(plan, streams, side_ops, len(runs), unit)
+    warm = [run.warm for run in runs]
+    figure = spread([run.overlap_pct for run in runs], warm)
+    busy = spread([run.busy_overlap_pct for run in runs], warm)
     verdict: Verdict = "not-split" if evidence else label(figure.median, thresholds)
     if streams.main is None or side_total == 0:
         verdict = "no-evidence"
-    fake_occurrences = sum(r.fake for r in runs if r.warm)
-    barriers = rank_barriers(
-        pl.concat(barrier_frames) if barrier_frames else _BARRIER_EMPTY, streams.main
-    )
+    fake_occurrences = sum(run.fake for run in runs if run.warm)
+    instances = [
+        found.with_columns(pl.lit(run.run, pl.Int64).alias("run"))
+        for run, found in samples
+        if run.warm
+    ]
+    barriers = rank_barriers(pl.concat(instances), streams.main) if instances else ()
     if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
         figure = replace(figure, median=None)
         busy = replace(busy, median=None)

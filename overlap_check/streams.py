@@ -17,7 +17,7 @@ over warm samples only.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,8 @@ from overlap_check.model import (
 )
 from overlap_check.runs import Sample, spread
 from overlap_check.verdict import label
+
+PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
 
 
 @dataclass(frozen=True)
@@ -114,34 +116,29 @@ def pair_figure(sets: StreamSets, main: int, side: int) -> tuple[int, float, int
     return overlap, overlap / min(main_busy, side_busy), main_busy, side_busy
 
 
-def stream_pairs(
+def pair_results(
     rank: int | None,
+    main: int,
     samples: Sequence[Sample],
-    all_sets: Sequence[StreamSets],
-    main: int | None,
+    figures: Sequence[Mapping[int, PairFigure | None]],
     thresholds: Thresholds,
     provisional: bool,
 ) -> tuple[StreamPair, ...]:
-    """Each other stream that ran in a warm sample, against the main stream (warm medians)."""
-    if main is None:
-        return ()
+    """Each other stream that ran in a warm sample, against the main stream (warm medians).
+
+    ``figures[j]``: the streams that ran in sample j, each with its pair_figure against
+    ``main`` (None: no figure there).
+    """
     sides = sorted(
-        {sid for s, sets in zip(samples, all_sets, strict=True) if s.warm for sid in sets.busy}
-        - {main}
+        {sid for s, found in zip(samples, figures, strict=True) if s.warm for sid in found} - {main}
     )
     pairs: list[StreamPair] = []
     for side in sides:
-        per_run: list[StreamPairRun] = []
-        for sample, sets in zip(samples, all_sets, strict=True):
-            figure = pair_figure(sets, main, side)
-            if figure is None:
-                continue
-            overlap, pct, main_busy, side_busy = figure
-            per_run.append(
-                StreamPairRun(
-                    sample.run, sample.warm, overlap, pct, main_busy, side_busy, sample.label
-                )
-            )
+        per_run = [
+            StreamPairRun(sample.run, sample.warm, *figure, sample.label)
+            for sample, found in zip(samples, figures, strict=True)
+            if (figure := found.get(side)) is not None
+        ]
         warm = [r.warm for r in per_run]
         pct_spread = spread([r.overlap_pct for r in per_run], warm)
         ns_spread = spread([float(r.overlap_ns) for r in per_run], warm)

@@ -15,6 +15,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 REAL_PROFILES = REPO_ROOT.parent / "shared" / "real-profiles"
 
 
+@pytest.fixture(autouse=True)
+def _plain_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports are compared as exact text: the user's NO_COLOR/FORCE_COLOR must not colour them."""
+    for name in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def real_profiles() -> Path:
     """Path of ../shared/real-profiles; skips the test when it is absent."""

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from overlap_check import intervals
-from overlap_check.model import Capture, Options, Plan, Thresholds
+from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.pipeline import analyze_captures
-from overlap_check.plans import evaluate_plan, occurrences, resolve_streams, tag
+from overlap_check.plans import Occurrences, PlanStreams, occurrences, tag
 from overlap_check.runs import make_samples
 from overlap_check.table import conform
 
@@ -61,16 +61,16 @@ def layers(make: object, n: int) -> list[Row]:
     return [row for k in range(n) for row in make(k * 1000)]
 
 
-def one_run(plan: Plan, rows: list[Row]) -> object:
-    """The plan's single run figures (no warm-up) for one capture."""
-    samples, _ = make_samples([capture(rows)], "run", warmup=0, min_runs=1)
-    return evaluate_plan(plan, 0, samples, 2, Thresholds(), provisional=True)
+def one_run(plan: Plan, rows: list[Row]) -> PlanResult:
+    """The plan's result for one capture judged alone (no warm-up), main stream 2."""
+    options = Options(plans=(plan,), main_stream=2, warmup=0, min_runs=1)
+    (result,) = analyze_captures([capture(rows)], options).plans
+    return result
 
 
-def occ_of(plan: Plan, rows: list[Row]):  # type: ignore[no-untyped-def]
+def occ_of(plan: Plan, rows: list[Row]) -> Occurrences:
     samples, _ = make_samples([capture(rows)], "run", warmup=0, min_runs=1)
-    tagged = tag(samples[0].kernels, plan)
-    return occurrences(tagged, plan, resolve_streams(plan, [tagged], 2))
+    return occurrences(tag(samples[0].kernels, plan), plan, PlanStreams(main=2, side=3))
 
 
 # ----------------------------------------------------------------------------- pairing
@@ -285,6 +285,28 @@ def test_barrier_candidates_ranked_by_how_often_they_are_first() -> None:
 def test_no_barrier_search_without_fake_occurrences() -> None:
     result = one_run(MOE, layers(real_layer, 3))
     assert result.barrier_candidates == ()
+
+
+def test_only_warm_runs_are_judged_and_searched_for_barriers() -> None:
+    real = [capture(layers(real_layer, 2), path=f"r{i}") for i in range(2)]
+    fake = [capture(layers(fake_layer, 2), path=f"f{i}") for i in range(3)]
+    result = analyze_captures([*real, *fake], Options(plans=(MOE,))).plans[0]
+    # Runs 1-2 are warm-up (overlap 1.0, discarded); runs 3-5 have overlap 0 in both layers.
+    assert [(r.run, r.warm, r.overlap_pct) for r in result.per_run] == [
+        (1, False, 1.0),
+        (2, False, 1.0),
+        (3, True, 0.0),
+        (4, True, 0.0),
+        (5, True, 0.0),
+    ]
+    assert (result.verdict, result.overlap_pct, result.runs_used) == ("fake", 0.0, 3)
+    assert result.fake_occurrences == 3 * 2
+    (cast,) = result.barrier_candidates
+    assert (cast.name, cast.occurrences, cast.run, cast.occurrence) == ("Cast", 3 * 2, 3, 1)
+    swapped = analyze_captures([*fake[:2], *real, fake[2]], Options(plans=(MOE,))).plans[0]
+    # The fake runs 1-2 are warm-up: one fake warm run (5) of three.
+    assert (swapped.verdict, swapped.overlap_pct, swapped.fake_occurrences) == ("real", 1.0, 2)
+    assert [(b.name, b.occurrences, b.run) for b in swapped.barrier_candidates] == [("Cast", 2, 5)]
 
 
 @pytest.mark.parametrize("fail_on", ["fake", "partial"])

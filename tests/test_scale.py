@@ -1,8 +1,11 @@
-"""The per-capture path (figures in worker processes, judged in the parent) gives the very
-Report of the serial composition of the stages, on generated multi-run, multi-rank jobs.
+"""The per-capture path (figures in worker processes, judged in the parent) gives one Report
+however it runs, and every figure in it is the one the kernel tables give.
 
-The reference below is the stage composition the pipeline had before the per-capture path:
-every kernel table in memory, stages called on the tables. No timing here (bench/ has it).
+The reference is the same path in this process with every stream a main-stream candidate in
+each capture's figures, so no capture is reduced again for a main stream; its per-run figures
+are checked against the per-sample functions on the kernel tables, with the decisions over all
+runs taken here, and its core checks against cores.check_cores on the kernel tables. No
+timing here (bench/ has it).
 """
 
 from __future__ import annotations
@@ -12,41 +15,45 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import __version__, figures, pipeline
+from overlap_check import figures, pipeline
 from overlap_check.cli import cli
 from overlap_check.cores import check_cores
 from overlap_check.errors import InputError, OverlapCheckError
-from overlap_check.judge import _contention_ns, _warmup_note, _with_baseline, _worst_rank
 from overlap_check.model import (
     Capture,
     CoreLimit,
     DeviceConfig,
     Options,
     Plan,
-    PlanResult,
-    RankStreamSummary,
     Report,
-    RunInfo,
-    StreamPair,
+    StreamPairRun,
 )
-from overlap_check.plans import evaluate_plan
+from overlap_check.plans import (
+    PlanStreams,
+    barrier_instances,
+    main_kernels,
+    occurrences,
+    plan_run,
+    rank_barriers,
+    tag,
+)
 from overlap_check.readers import load_paths
 from overlap_check.report import json as json_report
-from overlap_check.runs import Sample, group_by_rank, make_samples
+from overlap_check.runs import group_by_rank, make_samples
 from overlap_check.streams import (
     choose_main_stream,
+    pair_figure,
     rank_summary,
-    stream_pairs,
     stream_sets,
     stream_stats,
 )
 from overlap_check.synth import Scenario, Variant, big_frames
 from overlap_check.synth.layout import write_frames_result_dir
 from overlap_check.table import compute_kernels
-from overlap_check.verdict import gate
 
 MS = 1_000_000
 KERNELS = 1_500  # per capture: small, yet 10 steps and every op of synth.big
@@ -55,98 +62,79 @@ SIDE_ONLY = Plan("casts", side="Cast")  # no dominator regex: clusters, longest 
 LIMITED = Plan("limited", side="SwiGlu", dominator="GroupedMatmul", limit_core=CoreLimit(aicore=20))
 
 
-def reference(captures: Sequence[Capture], options: Options) -> Report:
-    """The stages composed on the kernel tables, serially (the pipeline before figures)."""
-    runs: list[RunInfo] = []
-    ordered: list[Capture] = []
-    notes: list[str] = []
-    ranks: list[RankStreamSummary] = []
-    pairs: list[StreamPair] = []
-    provisional_ranks: list[int | None] = []
-    per_rank: list[tuple[int | None, list[Sample], int | None, bool]] = []
-    for rank, rank_runs in group_by_rank(captures).items():
-        samples, warmup = make_samples(rank_runs, options.per, options.warmup, options.min_runs)
+def exhaustive(captures: Sequence[Capture], options: Options) -> Report:
+    """The captures judged in this process, each reduced with the figures of every stream as
+    a main stream (none is reduced again for the main streams decided over all runs)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(figures, "CANDIDATES", 1_000)
+        return pipeline.analyze_captures(captures, options)
+
+
+def most_time(tables: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
+    """The stream with the most kernel time in these rows (ties: the lowest ID)."""
+    rows = pl.concat(tables)
+    if exclude is not None:
+        rows = rows.filter(pl.col("stream_id") != exclude)
+    totals = (
+        rows.group_by("stream_id")
+        .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
+        .sort(["t", "stream_id"], descending=[True, False])
+    )
+    return None if totals.is_empty() else int(totals.item(0, "stream_id"))
+
+
+def assert_figures_of_the_kernel_tables(
+    report: Report, captures: Sequence[Capture], options: Options
+) -> None:
+    """Each run's, sample's and plan run's figures are those of its kernel table, under the
+    decisions over all runs of its rank (main stream, plan streams, device cores)."""
+    by_rank = group_by_rank(captures)
+    ordered = [c for runs in by_rank.values() for c in runs]
+    assert [(r.path, r.rank) for r in report.runs] == [(c.path, c.rank) for c in ordered]
+    for run, capture in zip(report.runs, ordered, strict=True):
+        whole = stream_sets(compute_kernels(capture.kernels))
+        assert (run.streams, run.origin_ns) == (stream_stats(whole), whole.origin_ns)
+    assert report.cores == check_cores(ordered, report.runs, options)
+    for rank, runs in by_rank.items():
+        samples, _ = make_samples(runs, options.per, options.warmup, options.min_runs)
         sets = [stream_sets(s.kernels) for s in samples]
         main = choose_main_stream(sets, options.main_stream)
-        for index, capture in enumerate(rank_runs, start=1):
-            mine = [i for i, s in enumerate(samples) if s.run == index]
-            whole = (
-                sets[mine[0]]
-                if options.per == "run"
-                else stream_sets(compute_kernels(capture.kernels))
-            )
-            runs.append(
-                RunInfo(
-                    index=index,
-                    path=capture.path,
-                    rank=capture.rank,
-                    warm=any(samples[i].warm for i in mine),
-                    source=capture.source,
-                    streams=stream_stats(whole),
-                    skipped_rows=capture.skipped_rows,
-                    skipped_lines=capture.skipped_lines,
-                    capture_time_ns=capture.capture_time_ns,
-                    device=capture.device,
-                    level=capture.level,
-                    communication=int(capture.kernels["is_communication"].sum() or 0),
-                    stream_source=capture.stream_source,
-                    notes=capture.notes,
-                    origin_ns=whole.origin_ns,
-                )
-            )
-            ordered.append(capture)
-        note = _warmup_note(rank, warmup, options)
-        if note:
-            notes.append(note)
-            provisional_ranks.append(rank)
-        pairs.extend(
-            stream_pairs(rank, samples, sets, main, options.thresholds, warmup.provisional)
-        )
-        ranks.append(rank_summary(rank, samples, sets, main))
-        per_rank.append((rank, samples, main, warmup.provisional))
-    cores = check_cores(ordered, runs, options)
-    plans: list[PlanResult] = [
-        evaluate_plan(
-            plan,
-            rank,
-            samples,
-            main,
-            options.thresholds,
-            provisional,
-            _contention_ns(cores, rank),
-        )
-        for plan in options.plans
-        for rank, samples, main, provisional in per_rank
-    ]
-    decision = gate(
-        plans,
-        pairs,
-        ranks,
-        cores,
-        options,
-        provisional_ranks=provisional_ranks,
-        use_plans=bool(options.plans),
-    )
-    report = Report(
-        tool_version=__version__,
-        verdict="pass" if decision.passed else "fail",
-        exit_code=0 if decision.passed else 1,
-        thresholds=options.thresholds,
-        runs=tuple(runs),
-        stream_pairs=tuple(pairs),
-        ranks=tuple(ranks),
-        plans=tuple(plans),
-        cores=cores,
-        gate_reasons=decision.reasons,
-        notes=tuple(notes),
-        warmup=options.warmup,
-        min_runs=options.min_runs,
-        per=options.per,
-        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(per_rank)),
-        fail_on=options.fail_on,
-        strict=options.strict,
-    )
-    return _with_baseline(report, options)
+        assert main is not None
+        assert [s for s in report.ranks if s.rank == rank] == [
+            rank_summary(rank, samples, sets, main)
+        ]
+        pairs = [p for p in report.stream_pairs if p.rank == rank]
+        assert pairs and all(p.main == main for p in pairs)
+        for pair in pairs:
+            assert list(pair.per_run) == [
+                StreamPairRun(sample.run, sample.warm, *figure, sample.label)
+                for sample, s in zip(samples, sets, strict=True)
+                if (figure := pair_figure(s, main, pair.side)) is not None
+            ]
+        for plan in options.plans:
+            (result,) = [p for p in report.plans if (p.name, p.rank) == (plan.name, rank)]
+            tagged = [tag(s.kernels, plan) for s in samples]
+            plan_main = plan.main_stream
+            if plan_main is None:
+                dominators = [t.filter(pl.col("_dom")) for t in tagged]
+                plan_main = most_time(dominators) if plan.dominator is not None else main
+            side = plan.side_stream
+            if side is None:
+                side = most_time([t.filter(pl.col("_side")) for t in tagged], exclude=plan_main)
+            assert (result.main_stream, result.side_stream) == (plan_main, side)
+            streams = PlanStreams(main=plan_main, side=side)
+            kernels = [main_kernels(t, plan_main) for t in tagged]
+            occ = [occurrences(t, plan, streams, k) for t, k in zip(tagged, kernels, strict=True)]
+            assert list(result.per_run) == [
+                plan_run(sample, o, options.thresholds)
+                for sample, o in zip(samples, occ, strict=True)
+            ]
+            instances = [
+                barrier_instances(k, o, options.thresholds, sample.run)
+                for sample, k, o in zip(samples, kernels, occ, strict=True)
+                if sample.warm
+            ]
+            assert result.barrier_candidates == rank_barriers(pl.concat(instances), plan_main)
 
 
 def write_capture(
@@ -212,21 +200,29 @@ OPTIONS = {
 
 
 @pytest.mark.parametrize("name", list(OPTIONS))
-def test_workers_give_the_serial_report_on_a_two_rank_job(job: Path, name: str) -> None:
+def test_workers_give_the_figures_of_the_kernel_tables_on_a_two_rank_job(
+    job: Path, name: str
+) -> None:
     options = OPTIONS[name]
-    expected = reference(load_paths([job]), options)
+    captures = load_paths([job])
+    expected = exhaustive(captures, options)
+    assert_figures_of_the_kernel_tables(expected, captures, options)
     assert_same(pipeline.check([job], options, workers=2), expected)
     assert_same(pipeline.check([job], options, workers=1), expected)
 
 
-def test_workers_give_the_serial_report_on_runs_given_as_paths(runs: list[Path]) -> None:
+def test_workers_give_the_figures_of_the_kernel_tables_on_runs_given_as_paths(
+    runs: list[Path],
+) -> None:
     options = Options(plans=(SIDE_DOM, SIDE_ONLY), order="time")
     paths = [runs[i] for i in (3, 0, 4, 1, 2)]
-    expected = reference(load_paths(paths, "time"), options)
+    captures = load_paths(paths, "time")
+    expected = exhaustive(captures, options)
     assert [r.path for r in expected.runs] == [str(p) for p in runs]  # by capture time
+    assert_figures_of_the_kernel_tables(expected, captures, options)
     assert_same(pipeline.check(paths, options, workers=2), expected)
     given = Options(plans=(SIDE_DOM,))
-    assert_same(pipeline.check(paths, given, workers=2), reference(load_paths(paths), given))
+    assert_same(pipeline.check(paths, given, workers=2), exhaustive(load_paths(paths), given))
 
 
 def test_the_main_stream_differs_between_runs(runs: list[Path]) -> None:
@@ -241,10 +237,10 @@ def test_the_main_stream_differs_between_runs(runs: list[Path]) -> None:
 def test_held_captures_and_paths_mix_in_the_given_order(runs: list[Path]) -> None:
     options = Options(plans=(SIDE_DOM,))
     held = load_paths(runs[3:])
-    expected = reference([*held, *load_paths(runs[:3])], options)
+    expected = exhaustive([*held, *load_paths(runs[:3])], options)
     assert_same(pipeline.check([*held, *runs[:3]], options, workers=2), expected)
     assert_same(
-        pipeline.analyze_captures(load_paths(runs), options), reference(load_paths(runs), options)
+        pipeline.analyze_captures(load_paths(runs), options), exhaustive(load_paths(runs), options)
     )
 
 
@@ -259,11 +255,14 @@ def test_captures_outside_the_candidates_are_reduced_again(
         return reduce(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(figures, "capture_figures", counted)
-    monkeypatch.setattr(figures, "CANDIDATES", 1)  # each run computes its own main only
     options = Options(plans=(SIDE_DOM, SIDE_ONLY))
-    expected = reference(load_paths([job]), options)
+    expected = exhaustive(load_paths([job]), options)
+    # 8 captures, and again only rank 0's 2 warm runs: swept with their own 24/48 cores, not
+    # the job's 20/40 (no capture is reduced again for a main stream)
+    assert len(calls) == 8 + 2
+    monkeypatch.setattr(figures, "CANDIDATES", 1)  # each run computes its own main only
     assert_same(pipeline.check([job], options, workers=1), expected)
-    assert len(calls) > 8  # 8 captures, some of them twice
+    assert len(calls) > 10 + 10  # some captures twice for a main stream too
 
 
 def test_device_cores_decided_over_all_captures(job: Path) -> None:
@@ -391,4 +390,4 @@ class _DeadPool:
 def test_jobs_of_dead_workers_are_reduced_here(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipeline, "ProcessPoolExecutor", _DeadPool)
     options = Options(plans=(SIDE_DOM,))
-    assert_same(pipeline.check([job], options, workers=2), reference(load_paths([job]), options))
+    assert_same(pipeline.check([job], options, workers=2), exhaustive(load_paths([job]), options))

@@ -12,8 +12,8 @@ from overlap_check.runs import make_samples
 from overlap_check.streams import (
     choose_main_stream,
     pair_figure,
+    pair_results,
     rank_summary,
-    stream_pairs,
     stream_sets,
     stream_stats,
 )
@@ -85,7 +85,8 @@ def test_stream_pairs_and_rank_summary_use_warm_runs() -> None:
     warm = capture([("A", 2, 0, 100), ("S", 3, 100, 200)])  # serial
     samples, plan = make_samples([cold, cold, warm, warm, warm], "run", 2, 5)
     sets = [stream_sets(s.kernels) for s in samples]
-    pairs = stream_pairs(0, samples, sets, 2, Thresholds(), plan.provisional)
+    figures = [{3: pair_figure(s, 2, 3)} for s in sets]
+    pairs = pair_results(0, 2, samples, figures, Thresholds(), plan.provisional)
     assert len(pairs) == 1
     pair = pairs[0]
     assert (pair.main, pair.side, pair.overlap_pct, pair.verdict) == (2, 3, 0.0, "fake")
@@ -95,6 +96,26 @@ def test_stream_pairs_and_rank_summary_use_warm_runs() -> None:
     assert summary.parallelism == (100 + 100) / 200
     assert summary.concurrent_ns == 0.0
     assert summary.wall_ns == 200.0
+
+
+def test_a_stream_with_no_figure_in_a_warm_sample_is_no_pair() -> None:
+    cold = capture([("A", 2, 0, 100), ("S", 3, 0, 100), ("C", 4, 50, 150)])
+    warm = capture([("A", 2, 0, 100), ("S", 3, 80, 180)])
+    samples, plan = make_samples([cold, cold, warm], "run", 2, 5)
+    sets = [stream_sets(s.kernels) for s in samples]
+    figures = [{side: pair_figure(s, 2, side) for side in s.busy if side != 2} for s in sets]
+    # Stream 4 ran in the cold runs only; stream 3 is judged on the warm run alone.
+    (pair,) = pair_results(0, 2, samples, figures, Thresholds(), plan.provisional)
+    assert pair.side == 3
+    assert pair.overlap_ns == 100 - 80
+    assert pair.overlap_pct == (100 - 80) / min(100, 100)
+    assert [(r.run, r.warm, r.overlap_pct) for r in pair.per_run] == [
+        (1, False, 100 / 100),
+        (2, False, 100 / 100),
+        (3, True, 20 / 100),
+    ]
+    assert pair.verdict == "partial"
+    assert pair.provisional
 
 
 def test_single_stream_capture_has_no_pair_and_fails_as_no_evidence() -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from overlap_check.cli.options import analysis_options, emit, options_from_params
+
+if TYPE_CHECKING:
+    from overlap_check.model import Capture, Options, Report
 
 
 @click.command("analyze")
@@ -32,19 +36,25 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
 
     Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input.
     """
-    from overlap_check.pipeline import analyze_captures, check_paths
-    from overlap_check.readers import load_paths
-
     options = options_from_params(params)
-    if params.get("plot"):  # pictures need the kernel tables: read them all into memory
-        captures = load_paths(list(paths), options.order)
-        report = analyze_captures(captures, options)
-    else:  # only the figures: one capture per worker process at a time
-        checked = check_paths(paths, options)
-        report, captures = checked.report, list(checked.captures)
+    report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if not params.get("quiet"):
         ranks = sorted({str(c.rank) for c in captures})
         click.echo(
             f"overlap-check: read {len(captures)} capture(s), rank(s) {', '.join(ranks)}", err=True
         )
     ctx.exit(emit(report, params, captures))
+
+
+def judge_paths(
+    paths: Sequence[str], options: Options, *, plot: bool
+) -> tuple[Report, list[Capture]]:
+    """The Report of these PATHs and their captures (with kernel tables only for ``plot``)."""
+    from overlap_check.pipeline import analyze_captures, check_paths
+    from overlap_check.readers import load_paths
+
+    if plot:  # pictures need the kernel tables: read them all into memory
+        captures = load_paths(list(paths), options.order)
+        return analyze_captures(captures, options), captures
+    checked = check_paths(paths, options)  # only figures: one capture per reducer at a time
+    return checked.report, list(checked.captures)

@@ -20,19 +20,25 @@ from overlap_check.baseline import (
     failing,
     load_baseline,
 )
+from overlap_check.cli.options import color_option, stdout_color
 from overlap_check.config import load_config, merge_options
 from overlap_check.model import BaselineDelta
+from overlap_check.report.color import paint, paint_verdict
 from overlap_check.report.markdown import append_markdown, render_comparison, step_summary_target
 
 
-def _text(deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: str) -> str:
+def _text(
+    deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: str, color: bool = False
+) -> str:
     lines = [f"overlap-check compare: {base} vs {head} (tolerance {tolerance:.3f})"]
     marks = {"regressed": "REGRESSED", "missing-in-head": "MISSING"}
     for delta in deltas:
         mark = marks.get(delta.status)
-        lines.append(f"  {describe(delta, tolerance)}" + (f"  [{mark}]" if mark else ""))
+        flag = f"  [{paint(mark, 'bold red', color)}]" if mark else ""
+        lines.append(f"  {describe(delta, tolerance)}{flag}")
     bad = failing(deltas)
-    lines.append(f"result: {'fail' if bad else 'pass'} ({len(bad)} failing of {len(deltas)})")
+    verdict = paint_verdict("fail" if bad else "pass", color)
+    lines.append(f"result: {verdict} ({len(bad)} failing of {len(deltas)})")
     return "\n".join(lines) + "\n"
 
 
@@ -60,6 +66,7 @@ def _text(deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: 
     default=None,
     help="Config file (for [gate] tolerance).",
 )
+@color_option
 @click.pass_context
 def compare(
     ctx: click.Context,
@@ -68,6 +75,7 @@ def compare(
     tolerance: float | None,
     output_format: str,
     config_path: str | None,
+    color: str,
 ) -> None:
     """Compare two JSON reports: BASE (e.g. the main branch's) and HEAD.
 
@@ -85,7 +93,9 @@ def compare(
     elif output_format == "markdown":
         click.echo(render_comparison(deltas, tolerance, base, head), nl=False)
     else:
-        click.echo(_text(deltas, tolerance, base, head), nl=False)
+        colored = stdout_color(color)
+        text = _text(deltas, tolerance, base, head, colored)
+        click.echo(text, nl=False, color=True if colored else None)
     summary = step_summary_target(os.environ)
     if summary is not None:
         append_markdown(render_comparison(deltas, tolerance, base, head), summary)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from overlap_check.cli.options import color_option, stdout_color
 from overlap_check.errors import InputError
 
 
@@ -39,6 +40,7 @@ from overlap_check.errors import InputError
     help="Config with a [lint] table (select/ignore). Default: ./overlap-check.toml, "
     "else [tool.overlap-check.lint] in ./pyproject.toml. The options above win over it.",
 )
+@color_option
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 def lint(
     paths: tuple[str, ...],
@@ -47,6 +49,7 @@ def lint(
     fmt: str,
     output: Path | None,
     config_path: str | None,
+    color: str,
     list_rules: bool,
 ) -> None:
     """Check Python model source for multi-stream API routing mistakes.
@@ -84,9 +87,10 @@ def lint(
     if ignored is None and config.lint_ignore:
         ignored = parse_rule_list(config.lint_ignore, option=config.key_origin("lint", "ignore"))
     result = lint_paths(paths, select=selected, ignore=ignored)
-    click.echo(render(result, fmt), nl=False)
+    colored = fmt == "text" and stdout_color(color)
+    click.echo(render(result, fmt, color=colored), nl=False, color=True if colored else None)
     if output is not None:
-        text = render(result, SUFFIX_FORMATS.get(output.suffix.lower(), fmt))
+        text = render(result, SUFFIX_FORMATS.get(output.suffix.lower(), fmt))  # no colour
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as err:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -17,10 +18,21 @@ import click
 
 from overlap_check.errors import InputError, UsageError
 from overlap_check.model import Capture, Options, Report
+from overlap_check.report.color import COLOR_MODES, color_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("text", "json", "markdown", "junit", "github")
+
+# Shared by every command that prints a text report (analyze, run, compare, lint).
+color_option = click.option(
+    "--color",
+    type=click.Choice(COLOR_MODES),
+    default="auto",
+    show_default=True,
+    help="Colour the text on stdout. auto: on a terminal, unless NO_COLOR is set "
+    "(FORCE_COLOR forces it). Never in --output files or other formats.",
+)
 
 _OPTIONS: list[Callable[[F], F]] = [
     click.option(
@@ -100,6 +112,7 @@ _OPTIONS: list[Callable[[F], F]] = [
         metavar="FILE",
         help="Also write the report there (format from the suffix: .json/.md/.xml/.txt).",
     ),
+    color_option,
     click.option(
         "--fail-on",
         type=click.Choice(["fake", "partial", "never"]),
@@ -208,10 +221,17 @@ def _module(package: str, name: str, what: str) -> ModuleType:
         raise UsageError(f"{what} is not available yet in this build") from None
 
 
-def render(report: Report, fmt: str) -> str:
-    """The report in one of FORMATS, by the renderer module of that name."""
+def stdout_color(mode: str | None) -> bool:
+    """Whether text printed to stdout is coloured: ``--color MODE``, the environment, a TTY."""
+    return color_for(mode or "auto", sys.stdout, os.environ)
+
+
+def render(report: Report, fmt: str, *, color: bool = False) -> str:
+    """The report in one of FORMATS, by the renderer module of that name (only text colours)."""
     module = _module("overlap_check.report", fmt if fmt in FORMATS else "?", f"--format {fmt}")
-    text: str = module.render(report)
+    text: str = (
+        module.render(report, color=True) if color and fmt == "text" else module.render(report)
+    )
     return text
 
 
@@ -247,13 +267,16 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
     from overlap_check.config import format_for_path
 
     fmt = str(params.get("format_") or params.get("format") or "text")
-    text = render(report, fmt)
+    colored = fmt == "text" and stdout_color(params.get("color"))
+    text = render(report, fmt, color=colored)
     output = params.get("output")
     written = None
-    if output:
+    if output:  # files never get colour
         target_format = format_for_path(output)
-        written = text if target_format == fmt else render(report, target_format)
-    click.echo(text, nl=False)
+        same = target_format == fmt and not colored
+        written = text if same else render(report, target_format)
+    # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
+    click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:
         try:
             Path(output).write_text(written, encoding="utf-8")

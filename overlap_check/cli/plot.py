@@ -21,6 +21,7 @@ _NOT_FOR_PLOTS = frozenset(
         "tolerance",
         "strict",
         "fail_on_contention",
+        "color",
     }
 )
 DEFAULT_FILE = "overlap-check.png"

@@ -81,9 +81,8 @@ def run(ctx: click.Context, /, **params: Any) -> None:
     """
     from dataclasses import replace
 
+    from overlap_check.cli.analyze import judge_paths
     from overlap_check.config import load_config
-    from overlap_check.pipeline import analyze_captures
-    from overlap_check.readers import load_paths
     from overlap_check.runner.manifest import Manifest, now_iso, write_manifest
     from overlap_check.runner.msprof import choose_profiler, find_msprof
     from overlap_check.runner.session import RunPlan, analyze_paths, execute
@@ -159,8 +158,7 @@ def run(ctx: click.Context, /, **params: Any) -> None:
         write_manifest(out, manifest)
     progress(f"judging {len(usable)} run(s) from {out}")
     # The very paths a later `analyze` is told to read, so that it gives the same result.
-    captures = load_paths(paths, options.order)
-    report = analyze_captures(captures, options)
+    report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if skipped:
         notes = tuple(
             f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"

@@ -8,22 +8,26 @@ from collections.abc import Callable
 
 from overlap_check import __version__
 from overlap_check.lint.findings import Finding, LintResult
+from overlap_check.report.color import bold, paint
 
 FORMATS = ("text", "json", "github", "junit")
 
 
-def render_text(result: LintResult) -> str:
+def render_text(result: LintResult, *, color: bool = False) -> str:
+    """As ruff prints: the place bold, the rule red; the summary red, or green when clean."""
     lines: list[str] = []
     for f in result.findings:
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}")
+        place = bold(f"{f.path}:{f.line}:{f.col}:", color)
+        lines.append(f"{place} {paint(f.rule, 'bold red', color)} {f.message}")
         lines.append(f"    hint: {f.hint}")
     files = len(result.files)
     noun = "file" if files == 1 else "files"
     if result.findings:
         counts = ", ".join(f"{rule} x{n}" for rule, n in result.by_rule().items())
-        lines.append(f"Found {len(result.findings)} finding(s) in {files} {noun} ({counts}).")
+        found = f"Found {len(result.findings)} finding(s) in {files} {noun} ({counts})."
+        lines.append(paint(found, "red", color))
     else:
-        lines.append(f"No findings in {files} {noun}.")
+        lines.append(paint(f"No findings in {files} {noun}.", "green", color))
     if result.suppressed:
         lines.append(f"({result.suppressed} suppressed by '# overlap-check: ignore' comments)")
     return "\n".join(lines) + "\n"
@@ -97,5 +101,8 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
 SUFFIX_FORMATS = {".json": "json", ".xml": "junit", ".txt": "text"}
 
 
-def render(result: LintResult, fmt: str) -> str:
+def render(result: LintResult, fmt: str, *, color: bool = False) -> str:
+    """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only."""
+    if fmt == "text":
+        return render_text(result, color=color)
     return RENDERERS[fmt](result)

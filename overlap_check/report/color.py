@@ -1,8 +1,13 @@
-"""Terminal colour for the text report: when to use it and how.
+"""Terminal colour for the text reports: when to use it and how.
 
-``NO_COLOR`` (any non-empty value, https://no-color.org) turns colour off and
-wins; otherwise ``FORCE_COLOR`` (non-empty, not ``0``) turns it on, for CI logs
-that render ANSI; otherwise colour is used on a terminal whose TERM is not ``dumb``.
+``--color never|always`` decides when given (a command-line argument beats the
+environment, as https://no-color.org asks). With ``auto``: ``NO_COLOR`` (any
+non-empty value) turns colour off and wins; otherwise ``FORCE_COLOR`` (non-empty,
+not ``0``) turns it on, for CI logs that render ANSI; otherwise colour is used on
+a terminal whose TERM is not ``dumb``.
+
+Renderers take a plain ``color: bool``; only the CLI looks at streams and the
+environment. Painting never changes the visible text, only wraps it in escapes.
 """
 
 from __future__ import annotations
@@ -10,8 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+COLOR_MODES = ("auto", "always", "never")
+
 _RESET = "\033[0m"
-STYLES = {"red": "\033[31m", "yellow": "\033[33m", "green": "\033[32m", "bold": "\033[1m"}
+# SGR parameters; a style is one name or several separated by spaces ("bold red").
+_CODES = {"bold": "1", "red": "31", "green": "32", "yellow": "33"}
+STYLES = {name: f"\033[{code}m" for name, code in _CODES.items()}
 VERDICT_STYLE = {
     "real": "green",
     "pass": "green",
@@ -22,6 +31,12 @@ VERDICT_STYLE = {
     "no-evidence": "red",
     "fail": "red",
 }
+BASELINE_STYLE = {
+    "improved": "green",
+    "missing-in-base": "yellow",
+    "regressed": "red",
+    "missing-in-head": "red",
+}
 
 
 class _Stream(Protocol):
@@ -29,7 +44,7 @@ class _Stream(Protocol):
 
 
 def use_color(stream: _Stream, environ: Mapping[str, str]) -> bool:
-    """Whether to colour what is written to ``stream``."""
+    """Whether to colour what is written to ``stream`` (the ``auto`` rule)."""
     if environ.get("NO_COLOR", ""):
         return False
     force = environ.get("FORCE_COLOR", "")
@@ -42,13 +57,30 @@ def use_color(stream: _Stream, environ: Mapping[str, str]) -> bool:
     return tty and environ.get("TERM", "") != "dumb"
 
 
+def color_for(mode: str, stream: _Stream, environ: Mapping[str, str]) -> bool:
+    """``--color MODE``: ``always``/``never`` as said, ``auto`` by :func:`use_color`."""
+    if mode not in COLOR_MODES:
+        raise ValueError(f"colour mode {mode!r} is not one of {', '.join(COLOR_MODES)}")
+    if mode == "auto":
+        return use_color(stream, environ)
+    return mode == "always"
+
+
 def paint(text: str, style: str | None, enabled: bool) -> str:
-    """``text`` in the named style (``red``, ``green`` ... ) when enabled."""
-    if not enabled or style is None or style not in STYLES:
+    """``text`` in the named style (``red``, ``bold``, ``bold green`` ...) when enabled."""
+    if not enabled or not style or not text:
         return text
-    return f"{STYLES[style]}{text}{_RESET}"
+    codes = [_CODES.get(name) for name in style.split()]
+    if not all(codes):
+        return text
+    return f"\033[{';'.join(c for c in codes if c)}m{text}{_RESET}"
 
 
 def paint_verdict(verdict: str, enabled: bool) -> str:
     """A verdict word (real, fake, pass ...) in its colour."""
     return paint(verdict, VERDICT_STYLE.get(verdict), enabled)
+
+
+def bold(text: str, enabled: bool) -> str:
+    """A heading."""
+    return paint(text, "bold", enabled)

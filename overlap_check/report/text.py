@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from overlap_check.model import PlanResult, PlanRun, Report, RunInfo
+from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
+from overlap_check.report.text_table import Painter, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 BUSY = (
@@ -21,12 +22,19 @@ def _us(ns: float) -> str:
     return f"{ns / 1000:.3f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(c) for c in column) for column in zip(header, *rows, strict=True)]
-    return [
-        (indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))).rstrip()
-        for row in (header, *rows)
-    ]
+def _heading(title: str, explanation: str, color: bool) -> str:
+    """A section title in bold, its explanation (in parentheses) plain."""
+    return bold(title, color) + (f" ({explanation})" if explanation else "")
+
+
+def _judged(color: bool) -> Painter:
+    """Paints a figure's "(provisional)" mark: the figure stands on fewer runs than asked."""
+    mark = " (provisional)"
+    return lambda cell: cell.replace(mark, " " + paint(mark[1:], "yellow", color))
+
+
+def _styled(styles: Mapping[str, str], color: bool) -> Painter:
+    return lambda cell: paint(cell, styles.get(cell), color)
 
 
 def _worst(plan: PlanResult) -> str:
@@ -63,7 +71,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
     )
 
 
-def _plans(report: Report) -> list[str]:
+def _plans(report: Report, color: bool) -> list[str]:
     rows = [
         [
             plan.name,
@@ -87,7 +95,12 @@ def _plans(report: Report) -> list[str]:
         "judged/occ",
         "worst occurrence",
     ]
-    lines = ["Plans (" + WINDOW + "; busy_pct: busy-time figure)", *_table(header, rows), ""]
+    painters = {2: _judged(color), 4: _styled(VERDICT_STYLE, color)}
+    lines = [
+        _heading("Plans", WINDOW + "; busy_pct: busy-time figure", color),
+        *table(header, rows, paint=painters),
+        "",
+    ]
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {plan.rank}: {plan.diagnosis}")
         lines.append(
@@ -117,9 +130,9 @@ def _unjudged(plan: PlanResult) -> str:
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
 
-def _pairs(report: Report) -> list[str]:
+def _pairs(report: Report, color: bool) -> list[str]:
     if not report.stream_pairs:
-        return ["Stream pairs: none (fewer than two compute streams)"]
+        return [bold("Stream pairs", color) + ": none (fewer than two compute streams)"]
     rows = [
         [
             str(p.rank),
@@ -131,13 +144,14 @@ def _pairs(report: Report) -> list[str]:
         ]
         for p in report.stream_pairs
     ]
+    header = ["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"]
     return [
-        "Stream pairs (" + BUSY + ")",
-        *_table(["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"], rows),
+        _heading("Stream pairs", BUSY, color),
+        *table(header, rows, paint={4: _judged(color), 5: _styled(VERDICT_STYLE, color)}),
     ]
 
 
-def _ranks(report: Report) -> list[str]:
+def _ranks(report: Report, color: bool) -> list[str]:
     rows = [
         [
             str(r.rank),
@@ -149,17 +163,15 @@ def _ranks(report: Report) -> list[str]:
         for r in report.ranks
     ]
     header = ["rank", "main", "parallelism", "concurrent_us (>= 2 streams)", "wall_us"]
-    return [
-        "Ranks (warm medians; parallelism = kernel time / wall span, ~1.0 is serial)",
-        *_table(header, rows),
-    ]
+    explanation = "warm medians; parallelism = kernel time / wall span, ~1.0 is serial"
+    return [_heading("Ranks", explanation, color), *table(header, rows)]
 
 
 def _streams(run: RunInfo) -> str:
     return " ".join(f"{s.stream_id}:{s.kernels}/{_us(s.busy_ns)}" for s in run.streams) or "-"
 
 
-def _runs(report: Report) -> list[str]:
+def _runs(report: Report, color: bool) -> list[str]:
     rows = [
         [
             str(r.rank),
@@ -184,46 +196,51 @@ def _runs(report: Report) -> list[str]:
         "path",
     ]
     unit = "steps" if report.per == "step" else "runs"
-    title = (
-        f"Runs (first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes)"
+    explanation = (
+        f"first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes"
     )
-    return [title, *_table(header, rows)]
+    return [_heading("Runs", explanation, color), *table(header, rows)]
 
 
-def _cores_section(report: Report) -> list[str]:
+def _cores_section(report: Report, color: bool) -> list[str]:
     if report.cores is None:
         return []
-    try:
-        module = importlib.import_module("overlap_check.report.text_cores")
-    except ModuleNotFoundError as err:
-        if err.name != "overlap_check.report.text_cores":
-            raise
-        return []
+    from overlap_check.report.text_cores import render_cores
+
     origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
-    return ["", str(module.render_cores(report.cores, origins)).rstrip("\n")]
+    return ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
 
 
-def render(report: Report) -> str:
-    """The whole text report, ending with a newline."""
-    status = "PASS" if report.verdict == "pass" else "FAIL"
+def _baseline(report: Report, color: bool) -> list[str]:
+    rows = [
+        [d.plan, str(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
+        for d in report.baseline or ()
+    ]
+    header = ["plan", "rank", "base", "head", "delta", "status"]
+    painters = {5: _styled(BASELINE_STYLE, color)}
+    return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    """The whole text report, ending with a newline; ``color``: with ANSI colours."""
+    status = paint(
+        "PASS" if report.verdict == "pass" else "FAIL",
+        "bold green" if report.verdict == "pass" else "bold red",
+        color,
+    )
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
     if report.gate_reasons:
-        lines.append("Gate failed because:")
+        lines.append(paint("Gate failed because:", "bold red", color))
         lines += [f"  - {reason}" for reason in report.gate_reasons]
     if report.worst_rank is not None:
         lines.append(f"Worst rank: {report.worst_rank}")
     lines.append("")
     if report.plans:
-        lines += [*_plans(report), ""]
-    lines += [*_pairs(report), "", *_ranks(report), "", *_runs(report)]
+        lines += [*_plans(report, color), ""]
+    lines += [*_pairs(report, color), "", *_ranks(report, color), "", *_runs(report, color)]
     if report.baseline:
-        lines += ["", "Baseline"]
-        rows = [
-            [d.plan, str(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
-            for d in report.baseline
-        ]
-        lines += _table(["plan", "rank", "base", "head", "delta", "status"], rows)
-    lines += _cores_section(report)
+        lines += _baseline(report, color)
+    lines += _cores_section(report, color)
     if report.notes:
-        lines += ["", "Notes:", *[f"  - {note}" for note in report.notes]]
+        lines += ["", bold("Notes:", color), *[f"  - {note}" for note in report.notes]]
     return "\n".join(lines) + "\n"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from overlap_check.model import AppliedLimit, CoresResult, CoreViolation
+from overlap_check.report.color import bold, paint
+from overlap_check.report.text_table import table
 
 MAX_ROWS = 20  # table rows shown per list; the counts always cover everything
+INDENT = "    "  # tables sit under the section's "  key: value" lines
 
 _SOURCE_WORDS = {
     "info.json": "from the capture's info.json",
@@ -22,15 +25,6 @@ def _us(ns: int) -> str:
     sign = "-" if ns < 0 else ""
     ns = abs(ns)
     return f"{sign}{ns // 1000}.{ns % 1000:03d}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "    ") -> list[str]:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
-    lines = []
-    for row in (header, *rows):
-        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=True)]
-        lines.append(indent + "  ".join(cells).rstrip())
-    return lines
 
 
 def _limit_line(limit: AppliedLimit) -> str:
@@ -89,7 +83,7 @@ def _grouped(items: Sequence[CoreViolation]) -> list[str]:
             ]
         )
     header = ["runs", "rank", "stream", "kernel", "core", "blocks", "limit", "source", "times"]
-    lines = _table(header, rows)
+    lines = table(header, rows, indent=INDENT)
     if len(groups) > MAX_ROWS:
         lines.append(f"    ... {len(groups) - MAX_ROWS} more kernel(s)")
     return lines
@@ -98,10 +92,11 @@ def _grouped(items: Sequence[CoreViolation]) -> list[str]:
 Origins = Mapping[tuple[int | None, int], int | None]  # (rank, run) -> run's first kernel start
 
 
-def render_cores(cores: CoresResult, origins: Origins | None = None) -> str:
+def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: bool = False) -> str:
     """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
-    start times are microseconds from the run's first kernel; without, absolute epoch us."""
-    lines = ["Cores"]
+    start times are microseconds from the run's first kernel; without, absolute epoch us.
+    ``color``: violations red, warnings and contention yellow (ANSI)."""
+    lines = [bold("Cores", color)]
     device = cores.device
     if device is None:
         lines.append("  device: unknown")
@@ -124,30 +119,33 @@ def render_cores(cores: CoresResult, origins: Origins | None = None) -> str:
             "  limits: none configured ([plan.limit_core], [device] ge_aicore_num or --graph-dump)"
         )
     if cores.violation_count:
-        lines.append(f"  violations: {cores.violation_count} (these fail the gate)")
+        violations = f"violations: {cores.violation_count} (these fail the gate)"
+        lines.append("  " + paint(violations, "red", color))
         lines += _grouped(cores.violations)
     elif cores.limits:
-        lines.append("  violations: none")
+        lines.append("  violations: " + paint("none", "green", color))
     if cores.warning_count:
-        lines.append(f"  warnings: {cores.warning_count} (reported, not failed)")
+        warnings = f"warnings: {cores.warning_count} (reported, not failed)"
+        lines.append("  " + paint(warnings, "yellow", color))
         lines += _grouped(cores.warnings)
         reasons = sorted({w.message.split("; ", 1)[1] for w in cores.warnings if "; " in w.message})
         lines += [f"    note: {r}" for r in reasons]
-    lines += _contention_lines(cores, origins or {})
+    lines += _contention_lines(cores, origins or {}, color)
     if cores.notes:
         lines.append("  notes:")
         lines += [f"    - {note}" for note in cores.notes]
     return "\n".join(lines) + "\n"
 
 
-def _contention_lines(cores: CoresResult, origins: Origins) -> list[str]:
+def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list[str]:
     if cores.contention_runs == 0:
         return ["  contention: not swept (no warm run)"]
     head = f"  contention (warm runs: {cores.contention_runs}; blocks on >= 2 busy streams): "
     if cores.contention_count == 0:
         return [head + "demand never exceeds the device's cores"]
+    over = paint(f"{_us(cores.over_limit_ns)} us over the device's cores", "yellow", color)
     lines = [
-        head + f"{_us(cores.over_limit_ns)} us over the device's cores in total "
+        head + f"{over} in total "
         f"(aicore {_us(cores.aicore_over_limit_ns)} us, "
         f"vectorcore {_us(cores.vectorcore_over_limit_ns)} us), "
         f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
@@ -166,7 +164,7 @@ def _contention_lines(cores: CoresResult, origins: Origins) -> list[str]:
         for c in cores.contention[:MAX_ROWS]
     ]
     header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]
-    lines += _table(header, rows)
+    lines += table(header, rows, indent=INDENT)
     if cores.contention_count > len(rows):
         lines.append(f"    ... {cores.contention_count - len(rows)} more interval(s)")
     return lines

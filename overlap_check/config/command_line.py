@@ -1,0 +1,63 @@
+"""Values that only the command line gives: the one-off plan, and the --output format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from overlap_check.errors import UsageError
+from overlap_check.model import Plan
+from overlap_check.selection import validate_regex
+
+
+def plan_from_cli(
+    *,
+    side: str | None,
+    dominator: str | None,
+    name: str | None = None,
+    side_stream: int | None = None,
+    main_stream: int | None = None,
+) -> Plan | None:
+    """The one-off plan of ``--side/--dominator/--name/--side-stream/--main-stream``.
+
+    None when none of them is given. Its default name is the side regex (or
+    ``stream N``), stable between runs so that baselines line up.
+    """
+    if side is None and dominator is None and side_stream is None:
+        if name is not None or main_stream is not None:
+            raise UsageError("--name/--main-stream describe a plan: give --side or --side-stream")
+        return None
+    if side is None and side_stream is None:
+        raise UsageError("--dominator needs --side REGEX or --side-stream N")
+    if side is not None:
+        validate_regex(side, key="--side")
+    if dominator is not None:
+        validate_regex(dominator, key="--dominator")
+    default_name = side if side is not None else f"stream {side_stream}"
+    return Plan(
+        name=name or default_name,
+        side=side,
+        dominator=dominator,
+        side_stream=side_stream,
+        main_stream=main_stream,
+    )
+
+
+_FORMAT_OF_SUFFIX = {
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".xml": "junit",
+    ".txt": "text",
+    ".log": "text",
+}
+
+
+def format_for_path(path: str | Path) -> str:
+    """The report format ``--output FILE`` writes, from the file's suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _FORMAT_OF_SUFFIX:
+        raise UsageError(
+            f"--output {path}: cannot tell the report format from the suffix {suffix!r}",
+            hint="use .json, .md, .xml (JUnit) or .txt",
+        )
+    return _FORMAT_OF_SUFFIX[suffix]
