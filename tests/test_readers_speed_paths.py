@@ -3,6 +3,8 @@
 trace_view.json: msgspec structs and column-wise row building
 (``readers.trace_decode``, ``readers.trace``) against ``json.loads`` dicts and
 one loop per event, the way the reader worked before (:func:`reference_trace`).
+Level0 streams: ``readers.streams.attach_streams`` (a binary search for starts
+held by one task) against two plain joins (:func:`reference_attach`).
 Profiler db: the bulk ``group_concat`` path of ``readers.db`` against its
 row-by-row query (the fallback, with a STRING_IDS subquery per row).
 
@@ -30,6 +32,7 @@ from overlap_check.readers import trace_decode
 from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
 from overlap_check.readers.steps import with_steps
+from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.tasktypes import is_kernel_task
 
 # ---------------------------------------------------------------------------
@@ -81,7 +84,8 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
             continue
         dur, args, key = e.get("dur"), e.get("args"), (e.get("pid"), e.get("tid"))
         step = re.match(r"^ProfilerStep#(\d+)$", str(e.get("name", "")))
-        if step and isinstance(dur, (int, float)):
+        # steps are host ranges: a device task is never one
+        if step and isinstance(dur, (int, float)) and e.get("pid") not in hardware:
             steps["ts"].append(ts_text(e.get("ts")))
             steps["dur"].append(float(dur))
             steps["step"].append(int(step.group(1)))
@@ -366,6 +370,132 @@ def test_truncated_trace_names_the_line(tmp_path: Path) -> None:
     assert str(path) in str(caught.value)
     expected_line = text[: len(text) // 2].count("\n") + 1  # json stops at the end
     assert caught.value.line == expected_line
+
+
+# ---------------------------------------------------------------------------
+# Level0 streams: attach_streams against the plain join of its rule
+
+
+def reference_attach(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """The rule as two joins: by (start, name), else by start; a key on two streams gives none."""
+    work = kernels
+    for column in ("stream_id", "task_id"):
+        if column not in work.columns:
+            work = work.with_columns(pl.lit(None, pl.Int64).alias(column))
+    if "task_id" not in tasks.columns:
+        tasks = tasks.with_columns(pl.lit(None, pl.Int64).alias("task_id"))
+    known = tasks.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null())
+
+    def unique(keys: list[str]) -> pl.DataFrame:
+        return (
+            known.group_by(keys, maintain_order=True)
+            .agg(
+                pl.col("stream_id").n_unique().alias("n"),
+                pl.col("stream_id").first().alias("s"),
+                pl.col("task_id").first().alias("t"),
+            )
+            .filter(pl.col("n") == 1)
+            .drop("n")
+        )
+
+    joined = (
+        work.with_row_index("__row")
+        .join(unique(["start_ns", "name"]), on=["start_ns", "name"], how="left")
+        .join(unique(["start_ns"]), on="start_ns", how="left", suffix="_start")
+        .sort("__row")
+    )
+    compute = ~pl.col("is_communication")
+    out = joined.with_columns(
+        pl.when(compute).then(pl.coalesce("stream_id", "s", "s_start")).alias("stream_id"),
+        pl.when(compute)
+        .then(pl.coalesce("task_id", "t", "t_start"))
+        .otherwise(pl.col("task_id"))
+        .alias("task_id"),
+    ).drop("__row", "s", "t", "s_start", "t_start")
+    return out, out.filter(compute & pl.col("stream_id").is_null()).height
+
+
+# few values, so that starts shared by tasks (on one stream or several) are common
+small_starts = st.one_of(st.integers(0, 6), st.none())
+op_names = st.sampled_from(["A", "B", "C"])
+stream_ids = st.one_of(st.integers(0, 2), st.none())
+task_ids = st.one_of(st.integers(0, 50), st.none())
+
+
+@st.composite
+def kernel_and_task_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
+    n_kernels, n_tasks = draw(st.integers(0, 30)), draw(st.integers(0, 30))
+    kernels = pl.DataFrame(
+        {
+            "name": draw(st.lists(op_names, min_size=n_kernels, max_size=n_kernels)),
+            "start_ns": draw(st.lists(small_starts, min_size=n_kernels, max_size=n_kernels)),
+            "is_communication": draw(
+                st.lists(st.booleans(), min_size=n_kernels, max_size=n_kernels)
+            ),
+        },
+        schema={"name": pl.String, "start_ns": pl.Int64, "is_communication": pl.Boolean},
+    )
+    for column in ("stream_id", "task_id"):  # Level0 CSVs have neither; some sources one
+        if draw(st.booleans()):
+            ids = stream_ids if column == "stream_id" else task_ids
+            values = draw(st.lists(ids, min_size=n_kernels, max_size=n_kernels))
+            kernels = kernels.with_columns(pl.Series(column, values, dtype=pl.Int64))
+    tasks = pl.DataFrame(
+        {
+            "name": draw(st.lists(op_names, min_size=n_tasks, max_size=n_tasks)),
+            "start_ns": draw(st.lists(small_starts, min_size=n_tasks, max_size=n_tasks)),
+            "stream_id": draw(st.lists(stream_ids, min_size=n_tasks, max_size=n_tasks)),
+            "task_id": draw(st.lists(task_ids, min_size=n_tasks, max_size=n_tasks)),
+            "is_communication": draw(st.lists(st.booleans(), min_size=n_tasks, max_size=n_tasks)),
+        },
+        schema={
+            "name": pl.String,
+            "start_ns": pl.Int64,
+            "stream_id": pl.Int64,
+            "task_id": pl.Int64,
+            "is_communication": pl.Boolean,
+        },
+    )
+    if draw(st.booleans()):  # task_time-like sources may lack task ids
+        tasks = tasks.drop("task_id")
+    return kernels, tasks
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables=kernel_and_task_tables())
+def test_attach_streams_matches_the_join_reference(
+    tables: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    kernels, tasks = tables
+    got, missing = attach_streams(kernels, tasks)
+    expected, expected_missing = reference_attach(kernels, tasks)
+    assert_frame_equal(got, expected, check_column_order=False)
+    assert missing == expected_missing
+
+
+def test_attach_streams_by_hand() -> None:
+    kernels = pl.DataFrame(
+        {
+            "name": ["A", "B", "C", "hcom", "D", "F", "G"],
+            "start_ns": [10, 20, 20, 30, 40, 50, 50],
+            "is_communication": [False, False, False, True, False, False, False],
+        }
+    )
+    tasks = pl.DataFrame(
+        {  # 10: one task; 20: A on 3, B on 4; 30: comm; 40: none; 50: E and G, both on 5
+            "name": ["X", "A", "B", "hcom", "E", "G"],
+            "start_ns": [10, 20, 20, 30, 50, 50],
+            "stream_id": [2, 3, 4, None, 5, 5],
+            "task_id": [7, 8, 9, None, 11, 12],
+            "is_communication": [False, False, False, True, False, False],
+        }
+    )
+    got, missing = attach_streams(kernels, tasks)
+    # 10: the only task there, whatever its name; 20: B by name, C none (streams 3 and 4);
+    # 50: F by start (stream 5, the first task there: 11), G by name (task 12)
+    assert got["stream_id"].to_list() == [2, 4, None, None, None, 5, 5]
+    assert got["task_id"].to_list() == [7, 9, None, None, None, 11, 12]
+    assert missing == 2  # C and D (the communication row is never a stream)
 
 
 # ---------------------------------------------------------------------------

@@ -10,11 +10,19 @@ and the same name; failing that (task_time names binary kernels, not ops), of
 the only task starting at that ns. A key shared by tasks on different streams
 is ambiguous and gives nothing. Communication rows keep a null stream. Rows
 left without a stream are counted, and the caller notes them.
+
+Cost: nearly every start belongs to one task, and then both keys give that
+task whatever the name; those rows are found by a binary search over the
+sorted starts (no join, no re-sort of the kernel table). Only the few starts
+shared by several tasks go through the grouping by (start, name).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
+
+_LOOKUP = ("__stream", "__task")
 
 
 def _unique_streams(tasks: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -31,6 +39,49 @@ def _unique_streams(tasks: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     )
 
 
+def _lone_starts(kernels: pl.DataFrame, lone: pl.DataFrame) -> pl.DataFrame:
+    """Per kernel row: stream and task of the only task at its start, else nulls.
+
+    ``lone`` holds tasks with distinct starts, sorted by start.
+    """
+    keys = lone["start_ns"].to_numpy()
+    starts = kernels["start_ns"]
+    values = starts.fill_null(0).to_numpy()
+    if len(keys) == 0:
+        return pl.DataFrame(
+            {name: pl.repeat(None, len(values), dtype=pl.Int64, eager=True) for name in _LOOKUP}
+        )
+    at = np.searchsorted(keys, values).clip(max=len(keys) - 1)
+    hit = pl.Series(starts.is_not_null().to_numpy() & (keys[at] == values))
+    return lone[at].select(
+        pl.when(hit).then(pl.col("stream_id")).alias("__stream"),
+        pl.when(hit).then(pl.col("task_id")).alias("__task"),
+    )
+
+
+def _shared_starts(kernels: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
+    """Per kernel row: stream and task by (start, name), else by start, among shared starts."""
+    by_name = _unique_streams(shared, ["start_ns", "name"])
+    by_start = _unique_streams(shared, ["start_ns"])
+    rows = (
+        kernels.select("start_ns", "name")
+        .with_row_index("__row")
+        .filter(pl.col("start_ns").is_in(shared["start_ns"].unique().to_list()))
+        .join(by_name, on=["start_ns", "name"], how="left")
+        .join(by_start, on="start_ns", how="left", suffix="_start")
+    )
+    found = rows.select(
+        "__row",
+        pl.coalesce("__stream", "__stream_start").alias("__stream"),
+        pl.coalesce("__task", "__task_start").alias("__task"),
+    )
+    nulls = pl.repeat(None, kernels.height, dtype=pl.Int64, eager=True)
+    # scatter writes in place: one copy of the nulls per column
+    return pl.DataFrame(
+        [nulls.clone().scatter(found["__row"], found[name]).alias(name) for name in _LOOKUP]
+    )
+
+
 def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``.
 
@@ -41,31 +92,35 @@ def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataF
     for column in ("stream_id", "task_id"):
         if column not in work.columns:
             work = work.with_columns(pl.lit(None, pl.Int64).alias(column))
-    known = tasks.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null()).select(
-        "start_ns",
-        "name",
-        "stream_id",
-        pl.col("task_id").cast(pl.Int64)
-        if "task_id" in tasks.columns
-        else pl.lit(None, pl.Int64).alias("task_id"),
-    )
-    by_name = _unique_streams(known, ["start_ns", "name"])
-    by_start = _unique_streams(known, ["start_ns"])
-    joined = (
-        work.with_row_index("__row")
-        .join(by_name, on=["start_ns", "name"], how="left")
-        .join(by_start, on="start_ns", how="left", suffix="_start")
-    )
-    compute = ~pl.col("is_communication")
-    stream = pl.coalesce(pl.col("stream_id"), pl.col("__stream"), pl.col("__stream_start"))
-    task = pl.coalesce(pl.col("task_id"), pl.col("__task"), pl.col("__task_start"))
-    out = (
-        joined.with_columns(
-            pl.when(compute).then(stream).alias("stream_id"),
-            pl.when(compute).then(task).otherwise(pl.col("task_id")).alias("task_id"),
+    known = (
+        tasks.filter(
+            ~pl.col("is_communication")
+            & pl.col("stream_id").is_not_null()
+            & pl.col("start_ns").is_not_null()
         )
-        .sort("__row")
-        .drop("__row", "__stream", "__task", "__stream_start", "__task_start")
+        .select(
+            pl.col("start_ns").cast(pl.Int64),
+            "name",
+            pl.col("stream_id").cast(pl.Int64),
+            pl.col("task_id").cast(pl.Int64)
+            if "task_id" in tasks.columns
+            else pl.lit(None, pl.Int64).alias("task_id"),
+        )
+        .sort("start_ns", maintain_order=True)  # stable: a key's "first" task stays the file's
+    )
+    # a start held by one task gives that task by either key, whatever the name
+    starts = known["start_ns"]
+    shared = ((starts == starts.shift(1)) | (starts == starts.shift(-1))).fill_null(False)
+    found = _lone_starts(work, known.filter(~shared))
+    if shared.any():
+        more = _shared_starts(work, known.filter(shared))
+        found = found.select(pl.coalesce(found[c], more[c]).alias(c) for c in _LOOKUP)
+    compute = ~pl.col("is_communication")
+    stream = pl.coalesce(pl.col("stream_id"), found["__stream"])
+    task = pl.coalesce(pl.col("task_id"), found["__task"])
+    out = work.with_columns(
+        pl.when(compute).then(stream).alias("stream_id"),
+        pl.when(compute).then(task).otherwise(pl.col("task_id")).alias("task_id"),
     )
     missing = out.filter(compute & pl.col("stream_id").is_null()).height
     return out, missing

@@ -16,26 +16,35 @@ communication rows without a stream. The device comes from ``process_labels``
 
 Cost: the file is decoded with msgspec into structs holding only the fields
 used here (``readers.trace_decode``; ``json.loads`` only for files msgspec
-rejects), then the task columns are built one by one with C-level
-``map``/``compress`` and comprehensions over the X events, not a loop of
-Python statements per event.
+rejects): most of the time. The hardware tasks' columns are then built one by
+one with C-level ``map``/``compress`` and handed to polars as whole lists; a
+value of an unusual JSON type (a number ``name``, a missing ``args`` ...) is
+noticed by polars' strict conversion or one C-level type test, and only then
+does a comprehension convert that column value by value. Steps are searched
+among the other processes' events only, and :func:`is_kernel_task` runs once
+per distinct (task type, name).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter
+from operator import attrgetter, not_
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from overlap_check.errors import SchemaError
 from overlap_check.readers.kernel_csv import finish_frame
-from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
+from overlap_check.readers.numbers import (
+    ts_text,
+    us_clean_text_to_ns,
+    us_float_to_ns,
+    us_text_to_ns,
+)
 from overlap_check.readers.steps import with_steps
 from overlap_check.readers.tasktypes import is_kernel_task
 from overlap_check.readers.trace_decode import (
@@ -123,7 +132,11 @@ def _arg_stream(args: EventArgs | None) -> int | None:
 
 
 def _steps(events: list[CompleteEvent]) -> pl.DataFrame:
-    """Host ``ProfilerStep#N`` ranges: columns step_start, step_end, step (sorted by start)."""
+    """Host ``ProfilerStep#N`` ranges: columns step_start, step_end, step (sorted by start).
+
+    ``events``: those of the processes other than Ascend Hardware (a device task
+    is never a step range).
+    """
     texts: list[str | None] = []
     durs: list[float] = []
     numbers: list[int] = []
@@ -161,138 +174,183 @@ def _steps(events: list[CompleteEvent]) -> pl.DataFrame:
 # (values come from a JSON decoder, so there are no other subclasses)
 _NUMBER_TYPES = frozenset({int, float})
 _NO_ARGS = EventArgs()  # what an absent / null ``args`` reads as
+_INT64 = (-(2**63), 2**63 - 1)
 _PID, _TID, _TS, _DUR = (attrgetter(f) for f in ("pid", "tid", "ts", "dur"))
 _NAME, _ARGS = attrgetter("name"), attrgetter("args")
-_TASK_TYPE, _TASK_ID = attrgetter("task_type"), attrgetter("task_id")
+_TASK_TYPE, _TASK_ID = attrgetter("args.task_type"), attrgetter("args.task_id")
+_ARG_TASK_TYPE, _ARG_TASK_ID = attrgetter("task_type"), attrgetter("task_id")
 
 
-def _frame(events: list[CompleteEvent], **columns: pl.Series) -> pl.DataFrame:
-    """The task rows: the given per-kind columns plus name, ts and duration from the events."""
-    # the type tests spare a call for the usual text values
-    names = [n if type(n) is str else _text(n) for n in map(_NAME, events)]
-    texts = [t if type(t) is str else ts_text(t) for t in map(_TS, events)]
-    durations = np.fromiter(map(_DUR, events), dtype=np.float64, count=len(events))
-    return pl.DataFrame(
+def _task_type_text(value: Any) -> str | None:
+    return None if value is UNSET else str(value)
+
+
+def _int64(value: Any) -> int | None:
+    """An int (bool included, as ``isinstance`` says) that fits Int64, else None."""
+    return value if isinstance(value, int) and _INT64[0] <= value <= _INT64[1] else None
+
+
+def _texts(values: list[Any], convert: Callable[[Any], str | None]) -> pl.Series:
+    """Text values as they are; null and any other value through ``convert``.
+
+    Usually every value is text: polars then takes the list as it is (its strict
+    String build fails on anything else), no Python call per value.
+    """
+    try:
+        column = pl.Series(values, dtype=pl.String)
+        if not column.null_count():
+            return column
+    except (TypeError, ValueError):  # polars' errors for a value it cannot take as text
+        pass
+    return pl.Series([v if type(v) is str else convert(v) for v in values], dtype=pl.String)
+
+
+def _ints(values: list[Any]) -> pl.Series:
+    """Int values (bools as 0/1) as they are, anything else (or beyond Int64) null."""
+    try:
+        return pl.Series(values, dtype=pl.Int64)  # strict: fails on text, floats, big ints
+    except (TypeError, ValueError):
+        return pl.Series(list(map(_int64, values)), dtype=pl.Int64)
+
+
+def _start_ns(texts: pl.Series) -> pl.Series:
+    """``us_text_to_ns``, skipping its strip when no value needs it (trace ts are bare)."""
+    frame = pl.DataFrame({"ts": texts})
+    start = frame.select(us_clean_text_to_ns(pl.col("ts"))).to_series()
+    if start.null_count() > texts.null_count():
+        start = frame.select(us_text_to_ns(pl.col("ts"))).to_series()
+    return start.alias("start_ns")
+
+
+def _frame(
+    events: list[CompleteEvent], columns: dict[str, pl.Series], order: list[int] | None
+) -> pl.DataFrame:
+    """The task rows: the given per-kind columns plus name, start and duration from the events.
+
+    Events whose ``dur`` is not a number are left out, after the columns are
+    built, so that the usual all-numbers case costs no Python-level test per
+    event. ``order`` (file positions) becomes column ``__order`` when given.
+    """
+    durations = list(map(_DUR, events))
+    frame = pl.DataFrame(
         {
             "stream_id": columns["stream_id"],
             "device": columns["device"],
-            "name": pl.Series(names, dtype=pl.String),
+            "name": _texts(list(map(_NAME, events)), _text),
             "accelerator_core": columns["accelerator_core"],
             "task_id": columns["task_id"],
-            "ts": pl.Series(texts, dtype=pl.String),
-            "duration_ns": pl.Series(us_float_to_ns(durations), dtype=pl.Int64),
+            "start_ns": _start_ns(_texts(list(map(_TS, events)), ts_text)),
             "comm": columns["comm"],
         }
     )
+    if order is not None:
+        frame = frame.with_columns(pl.Series("__order", order, dtype=pl.Int64))
+    if not _NUMBER_TYPES.issuperset(map(type, durations)):
+        timed = [type(d) in _NUMBER_TYPES for d in durations]
+        frame = frame.filter(pl.Series(timed, dtype=pl.Boolean))
+        durations = list(compress(durations, timed))
+    return frame.with_columns(pl.Series("duration_ns", us_float_to_ns(durations), dtype=pl.Int64))
 
 
-def _thread_streams(pids: list[Any], tids: list[Any], layout: _Layout) -> list[int | None]:
-    """``layout.streams[(pid, tid)]`` per task, None where the thread is no ``Stream N``."""
+def _thread_streams(pids: list[Any] | None, tids: list[Any], layout: _Layout) -> pl.Series:
+    """``layout.streams[(pid, tid)]`` per task, null where the thread is no ``Stream N``.
+
+    ``pids`` is None when there is one hardware process: every task is on it.
+    """
     by_pid: dict[Any, dict[Any, int]] = {}
     for (pid, tid), stream in layout.streams.items():
         by_pid.setdefault(pid, {})[tid] = stream
-    if len(layout.hardware) == 1:  # one device: every task is on that pid
-        return list(map(by_pid.get(next(iter(layout.hardware)), {}).get, tids))
-    return [by_pid.get(p, {}).get(t) for p, t in zip(pids, tids, strict=True)]
-
-
-def _hardware_rows(events: list[CompleteEvent], pids: list[Any], layout: _Layout) -> pl.DataFrame:
-    streams = _thread_streams(pids, list(map(_TID, events)), layout)
-    if None in streams:  # threads not named "Stream N": the args name the stream
-        streams = [
-            s if s is not None else _arg_stream(e.args)
-            for s, e in zip(streams, events, strict=True)
-        ]
-    args = list(map(_ARGS, events))
-    if None in args:
-        args = [a if a is not None else _NO_ARGS for a in args]
-    types = [t if type(t) is str else None if t is UNSET else str(t) for t in map(_TASK_TYPE, args)]
-    tasks = [t if isinstance(t, int) else None for t in map(_TASK_ID, args)]
-    if len(layout.hardware) == 1:
-        devices = [next(iter(layout.hardware.values()))] * len(events)
+    if pids is None:
+        streams = list(map(by_pid.get(next(iter(layout.hardware)), {}).get, tids))
     else:
-        devices = list(map(layout.hardware.__getitem__, pids))
-    return _frame(
-        events,
-        stream_id=pl.Series(streams, dtype=pl.Int64),
-        device=pl.Series(devices, dtype=pl.Int32),
-        accelerator_core=pl.Series(types, dtype=pl.String),
-        task_id=pl.Series(tasks, dtype=pl.Int64),
-        comm=pl.Series([False] * len(events), dtype=pl.Boolean),
-    )
+        streams = [by_pid.get(p, {}).get(t) for p, t in zip(pids, tids, strict=True)]
+    return pl.Series(streams, dtype=pl.Int64)
 
 
-def _communication_rows(events: list[CompleteEvent]) -> pl.DataFrame:
+def _hardware_rows(
+    events: list[CompleteEvent], pids: list[Any] | None, layout: _Layout, order: list[int] | None
+) -> pl.DataFrame:
+    """Rows of the hardware tasks; ``pids`` as for :func:`_thread_streams`."""
     n = len(events)
-    return _frame(
-        events,
-        stream_id=pl.Series([None] * n, dtype=pl.Int64),
-        device=pl.Series([None] * n, dtype=pl.Int32),
-        accelerator_core=pl.Series(["COMMUNICATION"] * n, dtype=pl.String),
-        task_id=pl.Series([None] * n, dtype=pl.Int64),
-        comm=pl.Series([True] * n, dtype=pl.Boolean),
-    )
+    streams = _thread_streams(pids, list(map(_TID, events)), layout)
+    if streams.null_count():  # threads not named "Stream N": the args name the stream
+        unnamed = streams.is_null()
+        from_args = [_int64(_arg_stream(e.args)) for e in compress(events, unnamed)]
+        streams = streams.scatter(unnamed.arg_true(), pl.Series(from_args, dtype=pl.Int64))
+    try:  # the args fields straight from the events, when every event has args
+        types, task_ids = list(map(_TASK_TYPE, events)), list(map(_TASK_ID, events))
+    except AttributeError:  # some have none (absent or null): they read as empty args
+        args = [_NO_ARGS if a is None else a for a in map(_ARGS, events)]
+        types = list(map(_ARG_TASK_TYPE, args))
+        task_ids = list(map(_ARG_TASK_ID, args))
+    if pids is None:
+        devices = pl.repeat(next(iter(layout.hardware.values())), n, dtype=pl.Int32, eager=True)
+    else:
+        devices = pl.Series(list(map(layout.hardware.__getitem__, pids)), dtype=pl.Int32)
+    columns = {
+        "stream_id": streams,
+        "device": devices,
+        "accelerator_core": _texts(types, _task_type_text),
+        "task_id": _ints(task_ids),
+        "comm": pl.repeat(False, n, dtype=pl.Boolean, eager=True),
+    }
+    return _frame(events, columns, order)
 
 
-def _task_rows(events: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
-    """A row per hardware task and communication op with a numeric ``dur``, in file order.
+def _communication_rows(events: list[CompleteEvent], order: list[int]) -> pl.DataFrame:
+    n = len(events)
+    columns = {
+        "stream_id": pl.repeat(None, n, dtype=pl.Int64, eager=True),
+        "device": pl.repeat(None, n, dtype=pl.Int32, eager=True),
+        "accelerator_core": pl.repeat("COMMUNICATION", n, dtype=pl.String, eager=True),
+        "task_id": pl.repeat(None, n, dtype=pl.Int64, eager=True),
+        "comm": pl.repeat(True, n, dtype=pl.Boolean, eager=True),
+    }
+    return _frame(events, columns, order)
 
-    Built column by column from the structs (C-level ``map``/``compress`` and
-    comprehensions): hundreds of thousands of tasks.
+
+def _task_rows(
+    events: list[CompleteEvent], layout: _Layout
+) -> tuple[pl.DataFrame, list[CompleteEvent]]:
+    """A row per hardware task and communication op with a numeric ``dur``, in file order;
+    and the events of the other processes (host, communication ...).
+
+    Built column by column from the structs (C-level ``map``/``compress``, polars
+    taking whole lists): hundreds of thousands of tasks.
     """
-    timed = [e for e in events if type(e.dur) in _NUMBER_TYPES]
-    pids = list(map(_PID, timed))
+    pids = list(map(_PID, events))
     on_hardware = list(map(layout.hardware.__contains__, pids))
-    hardware = _hardware_rows(
-        list(compress(timed, on_hardware)), list(compress(pids, on_hardware)), layout
-    )
+    hardware = list(compress(events, on_hardware))
+    hardware_pids = list(compress(pids, on_hardware)) if len(layout.hardware) > 1 else None
+    others = list(compress(events, map(not_, on_hardware)))
     threads = layout.comm_threads
     comm_pids = {pid for pid, _ in threads}
-    in_comm = (
-        [
-            not hw and pid in comm_pids and (pid, e.tid) in threads
-            for hw, pid, e in zip(on_hardware, pids, timed, strict=True)
-        ]
-        if threads
-        else []
-    )
+    in_comm = [e.pid in comm_pids and (e.pid, e.tid) in threads for e in others] if threads else []
     if not any(in_comm):
-        return hardware
-    communication = _communication_rows(list(compress(timed, in_comm)))
-    positions = range(len(timed))  # to interleave both kinds in file order
-    order = pl.Series(
-        [*compress(positions, on_hardware), *compress(positions, in_comm)], dtype=pl.Int64
+        return _hardware_rows(hardware, hardware_pids, layout, None), others
+    positions = range(len(events))  # to interleave both kinds in file order
+    other_positions = compress(positions, map(not_, on_hardware))
+    rows = pl.concat(
+        [
+            _hardware_rows(hardware, hardware_pids, layout, list(compress(positions, on_hardware))),
+            _communication_rows(
+                list(compress(others, in_comm)), list(compress(other_positions, in_comm))
+            ),
+        ]
     )
-    return (
-        pl.concat([hardware, communication])
-        .with_columns(order.alias("__order"))
-        .sort("__order")
-        .drop("__order")
-    )
+    return rows.sort("__order").drop("__order"), others
 
 
 def _kernel_flags(frame: pl.DataFrame) -> pl.Series:
     """:func:`is_kernel_task` per row, evaluated once per distinct (task type, name).
 
     Its string normalisation costs more than the whole filter on 100k+ rows,
-    and a trace has a few hundred distinct pairs. Null types are keyed apart
-    from empty text, so that the join needs no null matching.
+    and a trace has a few hundred distinct pairs: a window over the pair
+    evaluates it on each pair's first row and gives the result to every row.
     """
-    keys = frame.select(
-        pl.col("accelerator_core").fill_null(""),
-        pl.col("accelerator_core").is_null().alias("__null"),
-        "name",
-    )
-    pairs = keys.unique().with_columns(
-        is_kernel_task(
-            pl.when(~pl.col("__null")).then(pl.col("accelerator_core")), pl.col("name")
-        ).alias("__kernel")
-    )
-    return (
-        keys.with_row_index("__row")
-        .join(pairs, on=["accelerator_core", "__null", "name"], how="left")
-        .sort("__row")["__kernel"]
-    )
+    pair = ["accelerator_core", "name"]
+    first = is_kernel_task(pl.col("accelerator_core").first(), pl.col("name").first())
+    return frame.select(first.over(pair)).to_series()
 
 
 def read_trace(path: Path) -> TraceKernels:
@@ -305,14 +363,12 @@ def read_trace(path: Path) -> TraceKernels:
             path=path,
             hint="profile with ProfilerActivity.NPU",
         )
-    frame = _task_rows(events.complete, layout).with_columns(
-        us_text_to_ns(pl.col("ts")).alias("start_ns")
-    )
+    frame, others = _task_rows(events.complete, layout)
     kernel = pl.col("comm") | _kernel_flags(frame)
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
     kept = frame.filter(kernel & usable)
     dropped = frame.height - kept.height
-    kept = with_steps(kept, _steps(events.complete))
-    kernels = finish_frame(kept.drop("ts", "comm"))
+    kept = with_steps(kept, _steps(others))
+    kernels = finish_frame(kept.drop("comm"))
     devices = tuple(sorted({d for d in layout.hardware.values() if d is not None}))
     return TraceKernels(path=path, kernels=kernels, devices=devices, dropped_tasks=dropped)
