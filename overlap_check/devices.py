@@ -48,7 +48,6 @@ SOC_CORES: dict[str, tuple[int, int]] = {
 }
 
 
-
 def known_socs() -> str:
     return ", ".join(sorted(SOC_CORES))
 

@@ -1,8 +1,11 @@
 """Read the columns a reader needs from a profiler CSV, by header name, fast and exactly.
 
-Fast path: one polars query (scan, parse, finish): only the needed columns are
-materialised, integer columns typed (``N/A`` → null), time columns parsed from
-text into exact int64 ns (:mod:`overlap_check.readers.numbers`). Two cheap
+Fast path: the file in blocks of whole records (:mod:`overlap_check.readers.csvblocks`:
+plain reads, no memory map, a few blocks parsed at once), one polars query per
+block (parse, convert, finish): only the needed columns are materialised,
+integer columns typed (``N/A`` → null), time columns parsed from text into
+exact int64 ns (:mod:`overlap_check.readers.numbers`). Memory is the output
+columns plus a few blocks, whatever the file's size. Two cheap
 extra columns flag a suspect file: the header's last column (a row with a
 missing field leaves it empty; polars fills short rows with nulls silently)
 and a surplus column after it (a row with too many fields fills it; polars
@@ -22,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -29,6 +33,7 @@ from typing import Literal
 import polars as pl
 
 from overlap_check.errors import InputError, SchemaError
+from overlap_check.readers.csvblocks import map_in_order, record_blocks
 from overlap_check.readers.numbers import (
     int_text,
     is_na_text,
@@ -135,7 +140,8 @@ def read_csv_table(
     """Read the wanted columns of one CSV; malformed rows are skipped and counted.
 
     ``finish`` (lazy, row-wise, must keep unknown columns) runs in the same polars
-    query as the parsing, so the whole read is one pass polars can parallelise.
+    query as the parsing, block by block, so a block's text columns are dropped
+    as soon as they are converted.
     """
     header = read_header(path)
     found = match_columns(header, columns, path=path, what=what)
@@ -218,15 +224,23 @@ def _fast(
     wanted: Sequence[Column],
     found: dict[str, int],
     finish: Finish,
+    *,
+    block_bytes: int | None = None,
 ) -> pl.DataFrame | None:
-    """Polars read; None when the file needs the slow path (any sign of a bad row)."""
+    """Polars read, block by block; None when the file needs the slow path (any sign of a bad row).
+
+    Each block of whole records (:mod:`overlap_check.readers.csvblocks`) is parsed,
+    converted and finished on its own, keeping only the output columns: memory is
+    the output plus a few blocks, not the whole file. The first suspect block ends
+    the read.
+    """
     names = {c.field: header[found[c.field]] for c in wanted}
     if len(set(header)) != len(header):
         return None  # duplicate header names: polars would rename them; read by position
     last = header[-1]
-    # Every header column, typed; plus one more: a row with too many fields puts
-    # its first surplus field there (polars maps a given schema by position and
-    # ignores surplus fields silently otherwise).
+    # Every header column, typed, by position; plus one more: a row with too many
+    # fields puts its first surplus field there (polars maps a given schema by
+    # position and ignores surplus fields silently otherwise).
     schema: dict[str, pl.DataType] = {name: pl.String() for name in header}
     null_values: dict[str, str] = {}
     for column in wanted:
@@ -238,27 +252,43 @@ def _fast(
             null_values[name] = "N/A"
     schema[_SURPLUS] = pl.String()
     plan = _convert(pl.Schema(schema), wanted, names, fast=True)
-    try:
+    checks = [
+        pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
+        pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
+    ]
+    suspect = (plan.bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
+
+    def parse(block: bytes) -> pl.DataFrame:
         scan = pl.scan_csv(
-            path,
+            block,
+            has_header=False,
             schema=schema,
             missing_columns="insert",
             null_values=null_values or None,
             raise_if_empty=False,
         )
-        checks = [
-            pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
-            pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
-        ]
-        parsed = scan.select(*plan.values, *checks)
-        suspect = plan.bad | pl.col("__short") | pl.col("__long")
-        query = parsed.with_columns(suspect.alias("__suspect"))
-        frame = finish(query.drop("__short", "__long", *plan.scratch)).collect()
+        query = scan.select(*plan.values, *checks).with_columns(suspect)
+        return finish(query.drop("__short", "__long", *plan.scratch)).collect()
+
+    frames: list[pl.DataFrame] = []
+    try:
+        with (
+            path.open("rb", buffering=0) as handle,
+            closing(
+                map_in_order(parse, record_blocks(handle, block_bytes, skip_first=True))
+            ) as parsed,
+        ):
+            for frame in parsed:
+                if frame["__suspect"].any():
+                    return None  # closing: the blocks still being parsed are waited for
+                frames.append(frame.drop("__suspect"))
+        if not frames:
+            frames.append(parse(b"").drop("__suspect"))  # no rows: the typed, empty table
     except (pl.exceptions.PolarsError, OSError):
         return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
-    if frame["__suspect"].any():
-        return None
-    return frame.drop("__suspect")
+    # One chunk per block, as a whole-file parse leaves one per morsel: no rechunk
+    # (it would hold the table twice).
+    return pl.concat(frames, rechunk=False)
 
 
 def _slow(
