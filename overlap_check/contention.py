@@ -180,19 +180,27 @@ def _names_of(names: pl.Series, selections: list[I64]) -> list[tuple[str, ...]]:
 def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContention:
     """Over-limit time and intervals of one run, against (aicore, vectorcore) device cores."""
     maxima = {"aicore": cores[0], "vectorcore": cores[1]}
-    compute = kernels.filter(
-        ~pl.col("is_communication").fill_null(False)
-        & pl.col("stream_id").is_not_null()
-        & pl.col("start_ns").is_not_null()
-        & pl.col("end_ns").is_not_null()
-    )
-    k = compute.with_columns(core_code(compute)).select(
-        "name",
-        "stream_id",
-        "start_ns",
-        "end_ns",
-        pl.min_horizontal(AIC_DEMAND.fill_null(0), pl.lit(max(cores[0], 0))).alias("aicore"),
-        pl.min_horizontal(AIV_DEMAND.fill_null(0), pl.lit(max(cores[1], 0))).alias("vectorcore"),
+    # Lazily, so that only these columns of the compute rows are copied.
+    k = (
+        kernels.lazy()
+        .filter(
+            ~pl.col("is_communication").fill_null(False)
+            & pl.col("stream_id").is_not_null()
+            & pl.col("start_ns").is_not_null()
+            & pl.col("end_ns").is_not_null()
+        )
+        .with_columns(core_code(kernels))
+        .select(
+            "name",
+            "stream_id",
+            "start_ns",
+            "end_ns",
+            pl.min_horizontal(AIC_DEMAND.fill_null(0), pl.lit(max(cores[0], 0))).alias("aicore"),
+            pl.min_horizontal(AIV_DEMAND.fill_null(0), pl.lit(max(cores[1], 0))).alias(
+                "vectorcore"
+            ),
+        )
+        .collect()
     )
     if not k.get_column("start_ns").is_sorted():  # kernel tables come in time order
         k = k.sort("start_ns", maintain_order=True)

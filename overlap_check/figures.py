@@ -52,7 +52,7 @@ from overlap_check.plans import (
 )
 from overlap_check.runs import Sample, make_samples
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
-from overlap_check.table import compute_kernels
+from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
 CANDIDATES = 3  # main streams a capture's figures are computed for, busiest first
 
@@ -285,7 +285,7 @@ def _figures(
     cores: tuple[int, int] | None,
 ) -> CaptureFigures:
     """capture_figures without the contention sweep."""
-    compute = compute_kernels(capture.kernels)
+    compute = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     communication = int(capture.kernels.get_column("is_communication").sum() or 0)
@@ -304,7 +304,7 @@ def _figures(
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set
-        samples, _ = make_samples([capture], options.per, 0, 0)
+        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0)
     except UsageError as err:
         return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]

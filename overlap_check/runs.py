@@ -27,7 +27,7 @@ import polars as pl
 
 from overlap_check.errors import UsageError
 from overlap_check.model import Capture
-from overlap_check.table import compute_kernels
+from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def make_samples(
     """The samples of one rank's runs, with their warm flags."""
     raw: list[tuple[int, str | None, pl.DataFrame]] = []
     for run_index, capture in enumerate(runs, start=1):
-        kernels = compute_kernels(capture.kernels)
+        kernels = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
         if per == "run":
             raw.append((run_index, None, kernels))
             continue

@@ -28,6 +28,8 @@ are never in this table: their duration is waiting, not work.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 KERNEL_SCHEMA: dict[str, pl.DataType] = {
@@ -77,6 +79,19 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
     return table.sort(["device", "start_ns"], nulls_last=True, maintain_order=True)
 
 
-def compute_kernels(kernels: pl.DataFrame) -> pl.DataFrame:
-    """Rows that count as compute on a stream: not communication, with a Stream ID."""
-    return kernels.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null())
+# What the overlap analysis reads of compute kernels (busy sets, plans, steps).
+ANALYSIS_COLUMNS = ("step", "stream_id", "name", "start_ns", "end_ns", "is_communication")
+
+
+def compute_kernels(kernels: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Rows that count as compute on a stream: not communication, with a Stream ID.
+
+    ``columns``: only these (selecting shares the columns; filtering copies each one).
+    A table with nothing to drop is returned as it is, not copied.
+    """
+    if columns is not None:
+        kernels = kernels.select(columns)
+    keep = kernels.select(
+        (~pl.col("is_communication") & pl.col("stream_id").is_not_null()).fill_null(False)
+    ).to_series()
+    return kernels if keep.all() else kernels.filter(keep)
