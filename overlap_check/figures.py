@@ -24,7 +24,6 @@ capture whose figures miss the decision (a stream outside its top
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -265,31 +264,14 @@ def capture_figures(
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``hints``: decisions over all runs."""
-    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
-    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
-    # The contention sweep is single-threaded numpy that releases the GIL, and as long as
-    # all the rest below: on a second core it costs (almost) no wall time.
-    with ThreadPoolExecutor(1) as pool:
-        sweep = None if cores is None else pool.submit(run_contention, capture.kernels, cores)
-        figures = _figures(capture, options, limits, hints, observed, cores)
-        contention = sweep.result() if sweep is not None else None
-    return replace(figures, contention=contention)
-
-
-def _figures(
-    capture: Capture,
-    options: Options,
-    limits: Limits | None,
-    hints: Hints | None,
-    observed: tuple[int, int] | None,
-    cores: tuple[int, int] | None,
-) -> CaptureFigures:
-    """capture_figures without the contention sweep."""
     compute = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     communication = int(capture.kernels.get_column("is_communication").sum() or 0)
+    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
+    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
     rules = run_rules(capture.kernels, limits) if limits is not None and limits.any else None
+    contention = run_contention(capture.kernels, cores) if cores is not None else None
     figures = CaptureFigures(
         meta,
         communication,
@@ -299,7 +281,7 @@ def _figures(
         (),
         rules,
         cores,
-        None,
+        contention,
         observed,
     )
     try:

@@ -10,7 +10,6 @@ task_time or trace, in that order (cheapest exact source first), and
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import polars as pl
 from overlap_check.discover import Source, file_kind
 from overlap_check.errors import InputError, NoStreamDataError
 from overlap_check.model import Capture
-from overlap_check.readers.csvread import normalise, read_header
+from overlap_check.readers.csvread import read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.metadata import (
@@ -128,34 +127,14 @@ def _read_kernels(src: Source) -> _Kernels:
     )
 
 
-def _trace_first(src: Source) -> bool:
-    """Whether the streams will come from the trace: a kernel_details.csv without a Stream ID
-    column, and no .db or task_time to try before the trace."""
-    if src.primary is not None or src.kernel_details is None or not src.traces:
-        return False
-    if src.dbs or src.task_time:
-        return False
-    try:
-        header = read_header(src.kernel_details)
-    except InputError:
-        return False  # the kernel read reports it
-    return normalise("Stream ID") not in {normalise(name) for name in header}
-
-
-def _stream_candidates(
-    src: Source, used: str, early: Future[_Kernels] | None
-) -> list[tuple[str, Callable[[], pl.DataFrame]]]:
+def _stream_candidates(src: Source, used: str) -> list[tuple[str, Callable[[], pl.DataFrame]]]:
     candidates: list[tuple[str, Callable[[], pl.DataFrame]]] = []
     if src.dbs and used != "db":
         candidates.append(("db", lambda: read_db(src.dbs[0]).kernels))
     if src.task_time and used != "task_time":
         candidates.append(("task_time", lambda: _from_task_time(src.task_time).frame))
     if src.traces and used != "trace_view.json":
-
-        def trace() -> pl.DataFrame:
-            return (early.result() if early is not None else _from_traces(src.traces)).frame
-
-        candidates.append(("trace_view.json", trace))
+        candidates.append(("trace_view.json", lambda: _from_traces(src.traces).frame))
     return candidates
 
 
@@ -178,11 +157,10 @@ def _needs_streams(kernels: _Kernels) -> bool:
     return False
 
 
-def _add_streams(src: Source, kernels: _Kernels, early: Future[_Kernels] | None) -> str:
-    """Fill Stream IDs from another file; returns its source name or raises.
-    ``early``: the trace, already being read."""
+def _add_streams(src: Source, kernels: _Kernels) -> str:
+    """Fill Stream IDs from another file; returns its source name or raises."""
     first_error: InputError | None = None
-    for name, read in _stream_candidates(src, kernels.source, early):
+    for name, read in _stream_candidates(src, kernels.source):
         try:
             tasks = read()
         except InputError as err:  # a broken fallback: try the next, report the first
@@ -255,12 +233,8 @@ def _capture_time(
 
 def read_capture(src: Source) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores."""
-    with ThreadPoolExecutor(1) as pool:
-        # Level0: decode the trace (Python, holding the GIL) while polars reads the CSV on
-        # its own threads (releasing it).
-        early = pool.submit(_from_traces, src.traces) if _trace_first(src) else None
-        kernels = _read_kernels(src)
-        stream_source = _add_streams(src, kernels, early) if _needs_streams(kernels) else None
+    kernels = _read_kernels(src)
+    stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
     info = read_profiler_info(src.profiler_info) if src.profiler_info else None
     kernels.notes.extend(info.notes if info else ())
     rank = info.rank if info and info.rank is not None else kernels.rank
