@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from overlap_check.intervals import I64
@@ -94,12 +95,12 @@ def _merged_bounds(starts: I64, ends: I64) -> tuple[I64, I64]:
 
 @dataclass(frozen=True)
 class _Segments:
-    """Time between consecutive distinct kernel bounds (intervals.sweep's segments), with
-    the streams busy and the summed weights on each."""
+    """Time between consecutive distinct kernel bounds (intervals.sweep's segments), whether
+    at least two streams are busy on each, and the summed weights on each."""
 
     start: I64
     end: I64
-    busy_streams: I64
+    two_busy: npt.NDArray[np.bool_]
     sums: list[I64]
 
 
@@ -108,25 +109,36 @@ def _segments(
 ) -> _Segments:
     # One stable sort of all kernel bounds serves every sum: after the last event at a
     # time t, a running sum holds the weights of the kernels with start <= t < end.
+    # At a million kernels every array here is 16 MB: each is dropped as soon as it is
+    # used, and the running sums reuse one buffer.
     n = starts.size
-    times = np.concatenate([starts, ends])
-    order = np.argsort(times, kind="stable")
-    ordered = times[order]
+    order = np.argsort(np.concatenate([starts, ends]), kind="stable")
+    ordered = np.concatenate([starts, ends])[order]
     last = np.flatnonzero(ordered[1:] != ordered[:-1])  # the last event at each time
+    seg_start, seg_end = ordered[last], ordered[last + 1]
+    del ordered
+    steps = np.zeros(2 * n, dtype=np.int64)
+    running = np.empty(2 * n, dtype=np.int64)
+
+    def at_segments() -> I64:
+        np.take(steps, order, out=running)
+        np.cumsum(running, out=running)
+        return running[last]
+
     # Busy streams: +1 where a stream's merged busy interval opens, -1 where it closes,
     # placed on kernel bounds (merged bounds are kernel bounds, so no new segments).
-    delta = np.zeros(2 * n, dtype=np.int64)
     for sid in ids:
         rows = np.flatnonzero(streams == sid)
         first, carrier = _merged_bounds(starts[rows], ends[rows])
-        delta[rows[first]] += 1
-        delta[n + rows[carrier]] -= 1
-    return _Segments(
-        start=ordered[last],
-        end=ordered[last + 1],
-        busy_streams=np.cumsum(delta[order])[last],
-        sums=[np.cumsum(np.concatenate([w, -w])[order])[last] for w in weights],
-    )
+        steps[rows[first]] += 1
+        steps[n + rows[carrier]] -= 1
+    two_busy = at_segments() >= 2
+    sums = []
+    for w in weights:
+        steps[:n] = w
+        np.negative(w, out=steps[n:])
+        sums.append(at_segments())
+    return _Segments(start=seg_start, end=seg_end, two_busy=two_busy, sums=sums)
 
 
 def _distinct(values: I64) -> I64:
@@ -215,7 +227,7 @@ def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContenti
     segments = _segments(starts, ends, streams, ids, list(weights.values()))
     seg_s, seg_e = segments.start, segments.end
     length = seg_e - seg_s
-    two_busy = segments.busy_streams >= 2
+    two_busy = segments.two_busy
     over_any = np.zeros(seg_s.size, dtype=bool)
     intervals: list[ContentionInterval] = []
     count = 0
@@ -262,8 +274,8 @@ def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContenti
 
 
 def observed_maxima(kernels: pl.DataFrame) -> tuple[int, int]:
-    """One capture's largest Block Num per core kind, by devices.observed_cores' rule
-    (upper case only, no strip; none: 0)."""
+    """One capture's largest Block Num per core kind (none: 0), matching core kinds in
+    upper case without stripping; devices.observed_cores takes the largest over captures."""
     core = core_code(kernels, strip=False)
     row = (
         kernels.select("block_num", "mix_block_num", core)
