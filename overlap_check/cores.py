@@ -77,6 +77,7 @@ from overlap_check.model import (
     Options,
     Plan,
     RunInfo,
+    rank_text,
 )
 from overlap_check.selection import side_expr
 
@@ -210,7 +211,7 @@ def _over(frame: pl.DataFrame, kind: str, limits: Limits) -> pl.DataFrame:
 def _message(row: dict[str, object], run: RunInfo) -> str:
     what = "Mix Block Num" if row["field"] == "mix_block_num" else "Block Num"
     text = (
-        f"run {run.index}, rank {run.rank}, stream {row['stream_id']}: {row['name']} "
+        f"run {run.index}, rank {rank_text(run.rank)}, stream {row['stream_id']}: {row['name']} "
         f"({row['core']}) {what} {row['blocks']} > {row['kind']} limit {row['limit']} "
         f"({row['source']})"
     )

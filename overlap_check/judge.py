@@ -28,6 +28,7 @@ from overlap_check.model import (
     RunInfo,
     StreamPair,
     Thresholds,
+    rank_text,
 )
 from overlap_check.plans import PlanStreams, plan_result
 from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key
@@ -132,8 +133,8 @@ def judge(
             capture = figures[i].capture
             if capture.skipped_rows:
                 notes.append(
-                    f"rank {r.rank} run {index}: {capture.skipped_rows} malformed row(s) "
-                    f"skipped in {capture.skipped_file or capture.path}"
+                    f"rank {rank_text(r.rank)} run {index}: {capture.skipped_rows} "
+                    f"malformed row(s) skipped in {capture.skipped_file or capture.path}"
                 )
         note = _warmup_note(r.rank, r.warmup, options)
         if note:
@@ -144,7 +145,9 @@ def judge(
         sets = [f.sets for f in per_sample]
         if r.main is not None:
             if all(r.main not in s.busy for s in sets):
-                notes.append(f"rank {r.rank}: main stream {r.main} has no compute kernel")
+                notes.append(
+                    f"rank {rank_text(r.rank)}: main stream {r.main} has no compute kernel"
+                )
             pair_figures = [f.pair_figures(r.main) for f in per_sample]
             pairs += pair_results(
                 r.rank, r.main, samples, pair_figures, options.thresholds, r.warmup.provisional
@@ -253,7 +256,7 @@ def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | 
     unit = "steps" if options.per == "step" else "runs"
     reduced = f" (reduced from {options.warmup})" if plan.warmup < options.warmup else ""
     return (
-        f"rank {rank}: provisional: {plan.samples} {unit} (the method asks for at least "
+        f"rank {rank_text(rank)}: provisional: {plan.samples} {unit} (the method asks for at least "
         f"{options.min_runs}); {plan.warmup} discarded as warm-up{reduced}, "
         f"{plan.samples - plan.warmup} judged"
     )

@@ -25,6 +25,11 @@ CoresSource = Literal["info.json", "config", "soc", "soc-ini", "observed"]
 # --------------------------------------------------------------------------- inputs
 
 
+def rank_text(rank: int | None) -> str:
+    """A rank as reports print it: ``-`` when unknown (a bare file without profiler_info)."""
+    return "-" if rank is None else str(rank)
+
+
 @dataclass(frozen=True)
 class DeviceCores:
     """Physical cores of the device: AI Core (cube, "aic") and AI Vector ("aiv")."""

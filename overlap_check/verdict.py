@@ -38,6 +38,7 @@ from overlap_check.model import (
     StreamPair,
     Thresholds,
     Verdict,
+    rank_text,
 )
 
 FAILING: dict[str, frozenset[str]] = {
@@ -158,7 +159,9 @@ def gate(
     if use_plans:
         for plan in plans:
             if plan.verdict in failing:
-                reasons.append(f"plan {plan.name}, rank {plan.rank}: {_plan_reason(plan)}")
+                reasons.append(
+                    f"plan {plan.name}, rank {rank_text(plan.rank)}: {_plan_reason(plan)}"
+                )
                 failed.append(
                     (plan.overlap_pct if plan.overlap_pct is not None else -1.0, plan.rank)
                 )
@@ -172,14 +175,14 @@ def gate(
                     else f"only stream {summary.main_stream} ran compute kernels"
                 )
                 reasons.append(
-                    f"rank {summary.rank}: no evidence: {streams} and no plan was given "
+                    f"rank {rank_text(summary.rank)}: no evidence: {streams} and no plan was given "
                     "(--side/--dominator or a config)"
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
             if pair.verdict in failing:
                 reasons.append(
-                    f"rank {pair.rank}: stream {pair.side} vs main stream {pair.main}: "
+                    f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}: "
                     f"{pair.verdict} (busy-time overlap_pct {_fmt(pair.overlap_pct)})"
                 )
                 failed.append((pair.overlap_pct, pair.rank))
@@ -195,7 +198,8 @@ def gate(
     if options.strict:
         for rank in provisional_ranks:
             reasons.append(
-                f"rank {rank}: provisional result (fewer than {options.min_runs} runs) and --strict"
+                f"rank {rank_text(rank)}: provisional result (fewer than {options.min_runs} runs) "
+                "and --strict"
             )
     worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
     return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)

@@ -155,3 +155,21 @@ def test_a_missing_renderer_is_a_usage_error() -> None:
     report = Report("0", "pass", 0, Thresholds(), ())
     with pytest.raises(UsageError, match="--format yaml is not available"):
         render(report, "yaml")
+
+
+def test_unknown_rank_prints_as_dash(fake_runs: Path, tmp_path: Path) -> None:
+    # A bare kernel_details.csv has no profiler_info*.json: its rank is unknown, which the
+    # report prints as "-" (JSON: null), never as Python's "None".
+    bare = tmp_path / "kernel_details.csv"
+    bare.write_bytes(
+        next(fake_runs.glob("*/ASCEND_PROFILER_OUTPUT/kernel_details.csv")).read_bytes()
+    )
+    result = invoke(bare)
+    assert result.exit_code == 1
+    assert "None" not in result.output
+    assert "read 1 capture(s), rank(s) -\n" in result.output
+    assert "  - rank -: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)\n" in (
+        result.output
+    )
+    as_json = json.loads(invoke(bare, "--format", "json", "-q").output)
+    assert as_json["runs"][0]["rank"] is None

@@ -39,7 +39,10 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
     options = options_from_params(params)
     report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if not params.get("quiet"):
-        ranks = sorted({str(c.rank) for c in captures})
+        from overlap_check.model import rank_text
+        from overlap_check.runs import rank_key
+
+        ranks = [rank_text(r) for r in sorted({c.rank for c in captures}, key=rank_key)]
         click.echo(
             f"overlap-check: read {len(captures)} capture(s), rank(s) {', '.join(ranks)}", err=True
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from overlap_check.model import PlanResult, PlanRun, Report, RunInfo
+from overlap_check.model import PlanResult, PlanRun, Report, RunInfo, rank_text
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_table import Painter, table
 
@@ -75,7 +75,7 @@ def _plans(report: Report, color: bool) -> list[str]:
     rows = [
         [
             plan.name,
-            str(plan.rank),
+            rank_text(plan.rank),
             _pct(plan.overlap_pct) + (" (provisional)" if plan.provisional else ""),
             _pct(plan.busy_overlap_pct),
             plan.verdict,
@@ -102,7 +102,7 @@ def _plans(report: Report, color: bool) -> list[str]:
         "",
     ]
     for plan in report.plans:
-        lines.append(f"  {plan.name}, rank {plan.rank}: {plan.diagnosis}")
+        lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
         lines.append(
             f"    streams: side {plan.side_stream}, main {plan.main_stream}; "
             f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
@@ -135,7 +135,7 @@ def _pairs(report: Report, color: bool) -> list[str]:
         return [bold("Stream pairs", color) + ": none (fewer than two compute streams)"]
     rows = [
         [
-            str(p.rank),
+            rank_text(p.rank),
             str(p.main),
             str(p.side),
             _us(p.overlap_ns),
@@ -154,7 +154,7 @@ def _pairs(report: Report, color: bool) -> list[str]:
 def _ranks(report: Report, color: bool) -> list[str]:
     rows = [
         [
-            str(r.rank),
+            rank_text(r.rank),
             str(r.main_stream),
             f"{r.parallelism:.3f}",
             _us(r.concurrent_ns),
@@ -174,7 +174,7 @@ def _streams(run: RunInfo) -> str:
 def _runs(report: Report, color: bool) -> list[str]:
     rows = [
         [
-            str(r.rank),
+            rank_text(r.rank),
             str(r.index),
             "warm" if r.warm else "cold",
             r.source,
@@ -213,7 +213,7 @@ def _cores_section(report: Report, color: bool) -> list[str]:
 
 def _baseline(report: Report, color: bool) -> list[str]:
     rows = [
-        [d.plan, str(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
+        [d.plan, rank_text(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
         for d in report.baseline or ()
     ]
     header = ["plan", "rank", "base", "head", "delta", "status"]

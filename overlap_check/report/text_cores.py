@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from overlap_check.model import AppliedLimit, CoresResult, CoreViolation
+from overlap_check.model import AppliedLimit, CoresResult, CoreViolation, rank_text
 from overlap_check.report.color import bold, paint
 from overlap_check.report.text_table import table
 
@@ -153,7 +153,7 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     rows = [
         [
             str(c.run),
-            "-" if c.rank is None else str(c.rank),
+            rank_text(c.rank),
             _us(c.start_ns - (origins.get((c.rank, c.run)) or 0)),
             _us(c.duration_ns),
             c.kind,
