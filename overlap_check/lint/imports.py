@@ -47,16 +47,14 @@ class Aliases:
 
     def qualify(self, node: ast.AST) -> str | None:
         """The canonical dotted path ``node`` refers to, or None when it is not a tracked API."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        dotted = dotted_name(node)
+        if dotted is None:
             return None
-        base = self.names.get(node.id)
+        head, _, rest = dotted.partition(".")
+        base = self.names.get(head)
         if base is None:
             return None
-        return canonical(".".join([base, *reversed(parts)]))
+        return canonical(f"{base}.{rest}" if rest else base)
 
 
 def collect_aliases(tree: ast.Module) -> Aliases:

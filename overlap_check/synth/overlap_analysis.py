@@ -13,22 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from overlap_check.intervals import merge
 from overlap_check.synth import fmt
 from overlap_check.synth.rows import Frames
 from overlap_check.synth.trace_style import Style, json_object
-
-
-def merged_intervals(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if starts.size == 0:
-        return starts, ends
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    run_end = np.maximum.accumulate(e)
-    new = np.empty(s.size, dtype=bool)
-    new[0] = True
-    new[1:] = s[1:] > run_end[:-1]
-    first = np.flatnonzero(new)
-    return s[first], np.maximum.reduceat(e, first)
 
 
 def subtract(
@@ -49,7 +37,7 @@ def subtract(
     in_a = np.cumsum(delta_a[order])
     in_b = np.cumsum(delta_b[order])
     keep = (in_a[:-1] > 0) & (in_b[:-1] == 0) & (times[1:] > times[:-1])
-    return merged_intervals(times[:-1][keep], times[1:][keep])
+    return merge(times[:-1][keep], times[1:][keep])
 
 
 @dataclass(frozen=True)
@@ -66,10 +54,10 @@ def overlap_sets(frames: Frames) -> OverlapSets:
     comp = k.filter(~pl.col("is_comm"))
     comm = k.filter(pl.col("is_comm"))
     cs = comp["start_ns"].to_numpy()
-    computing = merged_intervals(cs, cs + comp["dur_ns"].to_numpy())
+    computing = merge(cs, cs + comp["dur_ns"].to_numpy())
     ms = comm["start_ns"].to_numpy()
-    communication = merged_intervals(ms, ms + comm["dur_ns"].to_numpy())
-    busy = merged_intervals(
+    communication = merge(ms, ms + comm["dur_ns"].to_numpy())
+    busy = merge(
         np.concatenate([computing[0], communication[0]]),
         np.concatenate([computing[1], communication[1]]),
     )

@@ -353,36 +353,31 @@ def _pair_text(pair: StreamPair, run: int) -> str:
 # --------------------------------------------------------------------------- runs, demand
 
 
+def _series(results: Sequence[PlanResult | StreamPair]) -> tuple[RunSeries, ...]:
+    """One plan's or stream pair's runs, a series per rank."""
+    return tuple(
+        RunSeries(
+            label=_series_label(r.rank),
+            points=_points(r.per_run),
+            median=r.overlap_pct,
+            verdict=r.verdict,
+        )
+        for r in results
+    )
+
+
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
     panels: list[RunsPanel] = []
     if plans:
         for name in dict.fromkeys(p.name for p in plans):
-            series = tuple(
-                RunSeries(
-                    label=_series_label(p.rank),
-                    points=_points(p.per_run),
-                    median=p.overlap_pct,
-                    verdict=p.verdict,
-                )
-                for p in plans
-                if p.name == name
-            )
+            series = _series([p for p in plans if p.name == name])
             panels.append(RunsPanel(f"plan {name} (window definition)", series))
         title = "overlap_pct per run, by plan and rank"
     else:
         ranks = set(_chosen_ranks(report, selection))
         pairs = [p for p in report.stream_pairs if p.rank in ranks]
         for key in dict.fromkeys((p.main, p.side) for p in pairs):
-            series = tuple(
-                RunSeries(
-                    label=_series_label(p.rank),
-                    points=_points(p.per_run),
-                    median=p.overlap_pct,
-                    verdict=p.verdict,
-                )
-                for p in pairs
-                if (p.main, p.side) == key
-            )
+            series = _series([p for p in pairs if (p.main, p.side) == key])
             panels.append(
                 RunsPanel(
                     f"stream {key[1]} vs main stream {key[0]} (interval-set definition)", series
