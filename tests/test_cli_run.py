@@ -303,6 +303,15 @@ def test_level2_and_quiet(standin: Standin) -> None:
     assert "workload-output: stdout" in (standin.out / run.log).read_text()
 
 
+def test_plot_draws_the_judged_runs(standin: Standin) -> None:
+    # --plot needs the kernel tables, so `run` then reads every run into memory (without it,
+    # only each run's figures); the picture shows the plan of the runs just profiled.
+    picture = standin.root / "timeline.png"
+    result = standin.judged("--runs", "1", *PLAN, "--plot", str(picture))
+    assert f"wrote {picture}" in result.stderr
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # --------------------------------------------------------------------------- msprof path
 
 
