@@ -96,6 +96,11 @@ class Plan:
     side_stream: int | None = None
     main_stream: int | None = None
     limit_core: CoreLimit | None = None
+    # Where the plan was written: its [[plan]] header in the config (None for a plan given
+    # on the command line). CI annotations point there (report/github.py); not part of
+    # the plan's identity, so equal plans from two places compare equal.
+    config_file: str | None = field(default=None, compare=False)
+    config_line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -265,6 +270,8 @@ class PlanResult:
     fake_occurrences: int = 0  # fake occurrences in the warm samples (barrier search input)
     dominator: str | None = None  # the plan's dominator regex (None: longest main-stream kernel)
     side: str | None = None  # the plan's side regex
+    config_file: str | None = None  # Plan.config_file: the config that defined the plan
+    config_line: int | None = None  # and the line of its [[plan]] header
 
 
 @dataclass(frozen=True)

@@ -489,4 +489,6 @@ def plan_result(
         fake_occurrences=fake_occurrences,
         dominator=plan.dominator,
         side=plan.side,
+        config_file=plan.config_file,
+        config_line=plan.config_line,
     )

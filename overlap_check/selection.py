@@ -1,28 +1,17 @@
 """Which kernels a plan names: its side operators and its dominator.
 
 One definition, used by the overlap engine and the core-limit checks alike.
-Regexes are searched (not anchored) in the kernel name, as the config says.
+Regexes are searched (not anchored) in the kernel name, as the config says
+(config/checks.validate_regex checks that they compile, without polars).
 """
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
-from overlap_check.errors import ConfigError
 from overlap_check.model import Plan
 
 _COMPUTE = ~pl.col("is_communication") & pl.col("stream_id").is_not_null()
-
-
-def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:
-    """Return the pattern, or raise ConfigError naming the key when it does not compile."""
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        raise ConfigError(f"bad regular expression {pattern!r}: {err}", path=path, key=key) from err
-    return pattern
 
 
 def side_expr(plan: Plan) -> pl.Expr:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from overlap_check.cli import cli
 from overlap_check.errors import InputError
 from overlap_check.model import (
     BaselineDelta,
@@ -27,6 +30,7 @@ from overlap_check.model import (
 )
 from overlap_check.report import github, junit, markdown
 from overlap_check.report.color import paint_verdict, use_color
+from overlap_check.report.workflow_commands import command, escape_data, escape_property
 
 # --------------------------------------------------------------------------- builders
 
@@ -380,9 +384,14 @@ def test_baseline_within_tolerance_is_a_detail_not_a_failure() -> None:
 
 
 def test_github_escaping() -> None:
-    assert github.escape_data("50%\r\nnext") == "50%25%0D%0Anext"
-    assert github.escape_property("a: b, c%") == "a%3A b%2C c%25"
-    assert github.command("notice", "t: x", "m") == "::notice title=t%3A x::m"
+    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert escape_property("a: b, c%") == "a%3A b%2C c%25"
+    assert command("notice", "m", title="t: x") == "::notice title=t%3A x::m"
+    # properties keep their order; None ones are left out
+    assert command("error", "m", file="a,b.toml", line=3, title=None) == (
+        "::error file=a%2Cb.toml,line=3::m"
+    )
+    assert command("warning", "m") == "::warning::m"
 
 
 def test_names_with_markup_are_escaped() -> None:
@@ -461,3 +470,111 @@ def test_use_color(tty: bool, environ: dict[str, str], expected: bool) -> None:
 def test_paint_verdict() -> None:
     assert paint_verdict("fake", True) == "\033[31mfake\033[0m"
     assert paint_verdict("fake", False) == "fake"
+
+
+# --------------------------------------------------------------------------- hostile names
+
+# A name that, printed raw, ends the annotation and starts a command of its own.
+HOSTILE = "evil\n::error file=evil.py,line=1::pwned 50%, a:b\r"
+FAKE_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fake-dual-stream"
+NO_SUMMARY = {"GITHUB_STEP_SUMMARY": None}
+
+
+def _unescape(text: str) -> str:
+    for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(code, char)
+    return text
+
+
+def runner_commands(output: str) -> list[tuple[str, dict[str, str], str]]:
+    """The workflow commands GitHub's runner reads from ``output``, decoded as it decodes them.
+
+    The runner splits the log into lines at CR, LF or CRLF and takes a line that
+    starts with ``::`` as ``::kind key=value,key=value::message``.
+    """
+    found = []
+    for line in re.split(r"\r\n|\r|\n", output):
+        if not line.strip().startswith("::"):
+            continue
+        head, _, message = line.strip()[2:].partition("::")
+        kind, _, listed = head.partition(" ")
+        properties = dict(item.partition("=")[::2] for item in listed.split(",") if item)
+        decoded = {key: _unescape(value) for key, value in properties.items()}
+        found.append((kind, decoded, _unescape(message)))
+    return found
+
+
+def test_hostile_plan_name_from_the_command_line_stays_in_its_annotation() -> None:
+    args = ["analyze", str(FAKE_FIXTURE), "--side", "SharedExpert", "--dominator",
+            "GroupedMatmul", "--name", HOSTILE, "--format", "github", "-q"]  # fmt: skip
+    result = CliRunner().invoke(cli, args, env=NO_SUMMARY)
+    assert result.exit_code == 1  # the fixture's plan is fake
+    commands = runner_commands(result.stdout)
+    # one annotation (the plan's error); no evil.py command, from the title nor the verdict line
+    assert [(kind, set(props)) for kind, props, _ in commands] == [("error", {"title"})]
+    assert commands[0][1]["title"] == f"overlap-check: {HOSTILE} rank 0"
+    lines = result.stdout.split("\n")
+    assert len(lines) == 3 and lines[2] == ""  # the annotation, the verdict line, the end
+    assert _unescape(lines[1]) == f"overlap-check: fail (plan {HOSTILE}, rank 0: fake " + (
+        "(overlap_pct 0.000))"
+    )
+
+
+def test_config_plan_annotation_points_at_its_plan_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "overlap-check.toml"
+    toml_name = HOSTILE.replace("\n", "\\n").replace("\r", "\\r")
+    config.write_text(
+        "[gate]\nfail_on = \"fake\"\n\n"  # lines 1-3
+        "[[plan]]\nname = \"other\"\nside = \"Nothing\"\n\n"  # the first plan on line 4
+        f"[[plan]]  # the hostile one, line 8\nname = \"{toml_name}\"\nside = \"SharedExpert\"\n"
+        "dominator = \"GroupedMatmul\"\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    args = ["analyze", str(FAKE_FIXTURE), "--format", "github", "-q"]
+    result = CliRunner().invoke(cli, args, env=NO_SUMMARY)
+    assert result.exit_code == 1, result.output
+    by_title = {props["title"]: (kind, props) for kind, props, _ in runner_commands(result.stdout)}
+    kind, props = by_title[f"overlap-check: {HOSTILE} rank 0"]
+    assert (kind, props["file"], props["line"]) == ("error", "overlap-check.toml", "8")
+    _, other = by_title["overlap-check: other rank 0"]  # no side op found: no-evidence
+    assert (other["file"], other["line"]) == ("overlap-check.toml", "4")
+    assert all(props.get("file") != "evil.py" for props in props_of(result.stdout))
+
+
+def props_of(output: str) -> list[dict[str, str]]:
+    return [props for _, props, _ in runner_commands(output)]
+
+
+def test_hostile_kernel_names_and_paths_stay_in_their_annotation() -> None:
+    diagnosis = f"3b fake parallelism; barrier candidate: {HOSTILE} on stream 2"
+    rep = failed(
+        report(plan("fake", 0.0, name="p,1:x", diagnosis=diagnosis),
+               notes=(f"skipped rows in /data/{HOSTILE}/kernel_details.csv",)),
+        f"plan p,1:x, rank 0: fake; {HOSTILE}",
+    )  # fmt: skip
+    out = github.render(rep)
+    commands = runner_commands(out)
+    assert [(kind, set(props)) for kind, props, _ in commands] == [
+        ("error", {"title"}),
+        ("warning", {"title"}),
+    ]
+    assert commands[0][1]["title"] == "overlap-check: p,1:x rank 0"
+    assert commands[0][2].endswith(diagnosis)
+    assert commands[1][2] == f"skipped rows in /data/{HOSTILE}/kernel_details.csv"
+    assert len(out.split("\n")) == 4  # two commands, the verdict line, the final newline
+
+
+def test_lint_annotations_escape_a_hostile_path(tmp_path: Path) -> None:
+    folder = tmp_path / "a,b:c%d\n::error file=evil.py,line=1::x"
+    folder.mkdir()
+    source = folder / "model.py"
+    lint_data = Path(__file__).parent / "data" / "lint" / "pipeline_npugraph_ex.py"
+    source.write_text(lint_data.read_text(encoding="utf-8"), encoding="utf-8")  # 2 findings
+    result = CliRunner().invoke(cli, ["lint", str(source), "--format", "github"])
+    commands = runner_commands(result.stdout)
+    assert len(commands) == len(result.stdout.split("\n")) - 1 == 2  # one line per finding
+    assert [props["line"] for props in props_of(result.stdout)] == ["30", "43"]
+    assert {props["file"] for props in props_of(result.stdout)} == {str(source)}

@@ -8,6 +8,7 @@ import click
 
 from overlap_check.cli.options import color_option, stdout_color
 from overlap_check.errors import InputError
+from overlap_check.lint.render import FORMATS
 
 
 @click.command(name="lint")
@@ -23,7 +24,7 @@ from overlap_check.errors import InputError
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github", "junit"]),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
     help="Report format on stdout.",
@@ -31,7 +32,8 @@ from overlap_check.errors import InputError
 @click.option(
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the report to FILE (.json -> json, .xml -> junit, else --format).",
+    help="Also write the report to FILE (.json -> json, .xml -> junit, .sarif -> sarif, "
+    "else --format).",
 )
 @click.option(
     "--config",
@@ -68,6 +70,7 @@ def lint(
       overlap-check lint model.py runner.py --ignore OC105
       overlap-check lint src/ --format github
       overlap-check lint src/ --format junit --output lint.xml
+      overlap-check lint src/ --format sarif --output lint.sarif
     """
     from overlap_check.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list

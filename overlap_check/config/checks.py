@@ -96,3 +96,12 @@ def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid
 FAIL_ON = choice("fake", "partial", "never")
 PER = choice("run", "step")
 ORDER = choice("given", "time")
+
+
+def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:
+    """Return the pattern, or raise ConfigError naming the key when it does not compile."""
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ConfigError(f"bad regular expression {pattern!r}: {err}", path=path, key=key) from err
+    return pattern

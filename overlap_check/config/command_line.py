@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from overlap_check.config.checks import validate_regex
 from overlap_check.errors import UsageError
 from overlap_check.model import Plan
-from overlap_check.selection import validate_regex
 
 
 def plan_from_cli(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +74,17 @@ def _load(path: str | None, cwd: Path) -> Config:
             raise ConfigError(f"no [{PYPROJECT_TABLE}] table", path=source)
         table, prefix = tool_table, PYPROJECT_TABLE + "."
     try:
-        return parse_config(table, source, prefix)
+        config = parse_config(table, source, prefix)
     except ConfigError as err:
         if err.line is None and err.key is not None:
             err.line = line_of(text, err.key, prefix)
         raise
+    # each plan remembers its [[plan]] header, for CI annotations on the config file
+    located = (
+        replace(plan, config_file=_shown(source, cwd), config_line=line_of(text, key, prefix))
+        for key, plan in ((f"{prefix}plan[{n}]", p) for n, p in enumerate(config.plans, 1))
+    )
+    return replace(config, plans=tuple(located))
 
 
 def _read_toml(source: Path) -> tuple[dict[str, Any], str]:

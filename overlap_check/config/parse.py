@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from overlap_check.config import checks
-from overlap_check.config.checks import Invalid
+from overlap_check.config.checks import Invalid, validate_regex
 from overlap_check.config.schema import (
     DEVICE_KEYS,
     FIELD_OF,
@@ -22,7 +22,6 @@ from overlap_check.config.schema import (
 )
 from overlap_check.errors import ConfigError
 from overlap_check.model import CoreLimit, DeviceConfig, Plan, Thresholds
-from overlap_check.selection import validate_regex
 
 
 def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:

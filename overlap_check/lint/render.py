@@ -1,16 +1,18 @@
-"""Lint findings as text, JSON, GitHub workflow annotations or JUnit XML."""
+"""Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0."""
 
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
 from overlap_check import __version__
 from overlap_check.lint.findings import Finding, LintResult
+from overlap_check.lint.sarif import render_sarif
 from overlap_check.report.color import bold, paint
+from overlap_check.report.junit import JUnitCase, JUnitFailure, JUnitSuite, write
+from overlap_check.report.workflow_commands import command
 
-FORMATS = ("text", "json", "github", "junit")
+FORMATS = ("text", "json", "github", "junit", "sarif")
 
 
 def render_text(result: LintResult, *, color: bool = False) -> str:
@@ -43,51 +45,37 @@ def render_json(result: LintResult) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    # GitHub workflow command escaping (actions/toolkit, command.ts).
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def render_github(result: LintResult) -> str:
-    lines = [
-        f"::error file={_escape_property(f.path)},line={f.line},col={f.col},"
-        f"title={_escape_property(f.rule)}::{_escape_data(f.message + chr(10) + 'hint: ' + f.hint)}"
+    """One ``::error`` workflow command per finding (the hint on the annotation's second line)."""
+    return "".join(
+        command("error", f"{f.message}\nhint: {f.hint}", file=f.path, line=f.line, col=f.col,
+                title=f.rule) + "\n"
         for f in result.findings
-    ]
-    return "".join(line + "\n" for line in lines)
+    )  # fmt: skip
 
 
 def render_junit(result: LintResult) -> str:
-    """One testcase per file, one <failure> per finding in it."""
+    """One testcase per file (with ``file``), one <failure> per finding in it."""
     by_file: dict[str, list[Finding]] = {path: [] for path in result.files}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
-    failed = sum(1 for found in by_file.values() if found)
-    suites = ET.Element(
-        "testsuites", name="overlap-check lint", tests=str(len(by_file)), failures=str(failed)
+    cases = tuple(
+        JUnitCase(
+            classname="overlap-check.lint",
+            name=path,
+            file=path,
+            failures=tuple(
+                JUnitFailure(
+                    message=f"{f.rule} {f.message}",
+                    type=f.rule,
+                    text=f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}",
+                )
+                for f in found
+            ),
+        )
+        for path, found in by_file.items()
     )
-    suite = ET.SubElement(
-        suites,
-        "testsuite",
-        name="overlap-check lint",
-        tests=str(len(by_file)),
-        failures=str(failed),
-        errors="0",
-        skipped="0",
-    )
-    for path, found in by_file.items():
-        case = ET.SubElement(suite, "testcase", classname="overlap-check.lint", name=path)
-        for f in found:
-            failure = ET.SubElement(case, "failure", type=f.rule, message=f"{f.rule} {f.message}")
-            failure.text = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}"
-    ET.indent(suites)
-    return (
-        '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
-    )
+    return write("overlap-check lint", (JUnitSuite("overlap-check lint", cases),))
 
 
 RENDERERS: dict[str, Callable[[LintResult], str]] = {
@@ -95,10 +83,11 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
     "json": render_json,
     "github": render_github,
     "junit": render_junit,
+    "sarif": render_sarif,
 }
 
 # --output FILE: the format follows a known suffix, else the --format given.
-SUFFIX_FORMATS = {".json": "json", ".xml": "junit", ".txt": "text"}
+SUFFIX_FORMATS = {".json": "json", ".xml": "junit", ".txt": "text", ".sarif": "sarif"}
 
 
 def render(result: LintResult, fmt: str, *, color: bool = False) -> str:

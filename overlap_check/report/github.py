@@ -4,26 +4,21 @@
 results and report notes, ``::notice`` for passes; errors first, because GitHub
 shows only the first few annotations of each kind per step (the step summary,
 $GITHUB_STEP_SUMMARY, has everything). The last line is a plain verdict line.
+
+A plan's annotations (its case, its core-limit and baseline cases) carry
+``file=``/``line=`` of its ``[[plan]]`` header in the config, so that GitHub
+shows them on that file; a plan given on the command line (``--side``) has no
+file, and its annotations carry none (GitHub lists them on the run's summary
+page). Every piece of user text is escaped (workflow_commands.py).
 """
 
 from __future__ import annotations
 
-from overlap_check.model import Report
-from overlap_check.report.cases import Case, ci_cases
+from overlap_check.model import PlanResult, Report
+from overlap_check.report.cases import Case, ci_cases, with_rank
+from overlap_check.report.workflow_commands import command, escape_data
 
-
-def escape_data(text: str) -> str:
-    """A workflow command's message, escaped as @actions/core does."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A property value (``title=``): data escapes plus ``:`` and ``,``."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def command(kind: str, title: str, message: str) -> str:
-    return f"::{kind} title={escape_property(title)}::{escape_data(message)}"
+_ORDER = {"error": 0, "warning": 1, "notice": 2}
 
 
 def _level(case: Case) -> str:
@@ -32,19 +27,34 @@ def _level(case: Case) -> str:
     return "warning" if case.warning else "notice"
 
 
+def _plans_by_case(report: Report) -> dict[tuple[str, str], PlanResult]:
+    """(group, case name) -> the plan a case is about, for the cases that name one."""
+    found: dict[tuple[str, str], PlanResult] = {}
+    for plan in report.plans:
+        found[("plan", with_rank(plan.name, plan.rank))] = plan
+        found[("cores", with_rank(f"core limits: {plan.name}", plan.rank))] = plan
+        found[("baseline", "baseline: " + with_rank(plan.name, plan.rank))] = plan
+    return found
+
+
 def render(report: Report) -> str:
     """One workflow command per check, then the verdict line."""
-    order = {"error": 0, "warning": 1, "notice": 2}
+    plans = _plans_by_case(report)
     lines = []
-    for case in sorted(ci_cases(report), key=lambda case: order[_level(case)]):
+    for case in sorted(ci_cases(report), key=lambda case: _ORDER[_level(case)]):
         body = "\n".join([case.message, *case.failures, *case.details[:1]])
-        lines.append(command(_level(case), f"overlap-check: {case.name}", body))
+        plan = plans.get((case.group, case.name))
+        file = plan.config_file if plan is not None else None
+        line = plan.config_line if plan is not None and file is not None else None
+        title = f"overlap-check: {case.name}"
+        lines.append(command(_level(case), body, file=file, line=line, title=title))
     # notes after the checks' errors and warnings, before the notices
-    notes = [command("warning", "overlap-check", note) for note in report.notes]
+    notes = [command("warning", note, title="overlap-check") for note in report.notes]
     first_notice = next(
         (i for i, line in enumerate(lines) if line.startswith("::notice")), len(lines)
     )
     lines[first_notice:first_notice] = notes
     reasons = f" ({'; '.join(report.gate_reasons)})" if report.gate_reasons else ""
-    lines.append(f"overlap-check: {report.verdict}{reasons}")
+    # a plain line, but printed among commands: a reason naming a plan must not start one
+    lines.append(escape_data(f"overlap-check: {report.verdict}{reasons}"))
     return "\n".join(lines) + "\n"

@@ -1,17 +1,29 @@
-"""``--format junit``: JUnit XML for Jenkins, GitLab and GitHub test reporters.
+"""JUnit XML for Jenkins, GitLab and GitHub test reporters: the one writer for analyze and lint.
 
-One ``<testsuite name="overlap-check">`` holding one ``<testcase>`` per check of
-report/cases.py. A failing check carries ``<failure>`` with the figures and the
-diagnosis; a provisional result (fewer runs than min_runs, not ``--strict``) is a
-``<skipped>`` testcase: it did not fail, but it was not fully judged either.
-Every testcase has ``<system-out>`` with its details. The analysis time is not
-measured per check, so ``time`` attributes are 0 (parsers require them).
+``write()`` turns suites of cases into the document; ``render()`` is ``analyze
+--format junit``: one ``<testsuite name="overlap-check">`` holding one
+``<testcase>`` per check of report/cases.py. A failing check carries
+``<failure>`` with the figures and the diagnosis; a provisional result (fewer
+runs than min_runs, not ``--strict``) is a ``<skipped>`` testcase whose reason
+is both the element's text (GitLab shows that) and its ``message`` attribute
+(Jenkins shows that). Every testcase has ``<system-out>`` with its details.
+
+The documents validate against the Jenkins xUnit JUnit schema (junit-10.xsd,
+the whole document) and Maven Surefire's test-report schema 3.0 (each
+``<testsuite>``); tests/data/junit/ holds both. Hence: counts on
+``<testsuites>`` are only tests/failures/errors (no ``skipped``), a suite holds
+only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons and
+notes are properties), ``time`` is on every testcase (the analysis time is not
+measured per check, so it is 0) and every ``<failure>`` has a ``type``. The one
+addition neither schema lists is ``file`` on a testcase (lint's source file),
+which GitLab reads and Jenkins ignores.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 from overlap_check.model import Report
 from overlap_check.report.cases import Case, ci_cases
@@ -27,47 +39,97 @@ _CLASSNAME = {
 }
 
 
+@dataclass(frozen=True)
+class JUnitFailure:
+    message: str  # one line: what a test list shows
+    type: str  # the kind of failure (a rule code, a check group)
+    text: str  # the whole story
+
+
+@dataclass(frozen=True)
+class JUnitCase:
+    classname: str
+    name: str
+    failures: tuple[JUnitFailure, ...] = ()
+    skipped: str | None = None  # why it was not fully judged (element text and message)
+    output: str | None = None  # <system-out>
+    file: str | None = None  # the source file the case is about (GitLab links it)
+
+
+@dataclass(frozen=True)
+class JUnitSuite:
+    name: str
+    cases: tuple[JUnitCase, ...]
+    properties: tuple[tuple[str, str], ...] = ()
+
+
 def _clean(text: str) -> str:
     return _INVALID_XML.sub("?", text)
 
 
-def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-    element = ET.SubElement(parent, tag, {key: _clean(value) for key, value in attrs.items()})
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str | None) -> ET.Element:
+    given = {key: _clean(value) for key, value in attrs.items() if value is not None}
+    element = ET.SubElement(parent, tag, given)
     if text is not None:
         element.text = _clean(text)
     return element
 
 
-def _testcase(suite: ET.Element, case: Case) -> None:
-    element = _sub(suite, "testcase", classname=_CLASSNAME[case.group], name=case.name, time="0")
+def _counts(cases: tuple[JUnitCase, ...]) -> dict[str, str]:
+    return {
+        "tests": str(len(cases)),
+        "failures": str(sum(bool(case.failures) for case in cases)),
+        "errors": "0",
+    }
+
+
+def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
+    """The JUnit XML document of these suites (UTF-8, with an XML declaration)."""
+    every = tuple(case for suite in suites for case in suite.cases)
+    root = ET.Element("testsuites", {"name": _clean(name), **_counts(every), "time": "0"})
+    for suite in suites:
+        skipped = str(sum(case.skipped is not None for case in suite.cases))
+        element = _sub(root, "testsuite", name=suite.name, **_counts(suite.cases),
+                       skipped=skipped, time="0")  # fmt: skip
+        if suite.properties:
+            properties = _sub(element, "properties")
+            for key, value in suite.properties:
+                _sub(properties, "property", name=key, value=value)
+        for case in suite.cases:
+            testcase = _sub(element, "testcase", classname=case.classname, name=case.name,
+                            time="0", file=case.file)  # fmt: skip
+            for failure in case.failures:
+                _sub(testcase, "failure", failure.text, message=failure.message, type=failure.type)
+            if case.skipped is not None:
+                _sub(testcase, "skipped", case.skipped, message=case.skipped)
+            if case.output is not None:
+                _sub(testcase, "system-out", case.output)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _junit_case(case: Case) -> JUnitCase:
+    failures: tuple[JUnitFailure, ...] = ()
     if case.status == "failed":
-        body = "\n".join([case.message, *case.failures, *case.details])
-        _sub(
-            element,
-            "failure",
-            body,
-            message=case.failures[0] if case.failures else case.message,
-            type=case.group,
+        failures = (
+            JUnitFailure(
+                message=case.failures[0] if case.failures else case.message,
+                type=case.group,
+                text="\n".join([case.message, *case.failures, *case.details]),
+            ),
         )
-    elif case.status == "provisional":
-        _sub(element, "skipped", message=case.message)
-    _sub(element, "system-out", "\n".join([case.message, *case.details]))
+    return JUnitCase(
+        classname=_CLASSNAME[case.group],
+        name=case.name,
+        failures=failures,
+        skipped=case.message if case.status == "provisional" else None,
+        output="\n".join([case.message, *case.details]),
+    )
 
 
 def render(report: Report) -> str:
-    """The JUnit XML document of a report (UTF-8, with an XML declaration)."""
-    cases = ci_cases(report)
-    counts = {
-        "tests": str(len(cases)),
-        "failures": str(sum(case.status == "failed" for case in cases)),
-        "errors": "0",
-        "skipped": str(sum(case.status == "provisional" for case in cases)),
-        "time": "0",
-    }
-    root = ET.Element("testsuites", {"name": "overlap-check", **counts})
-    suite = _sub(root, "testsuite", name="overlap-check", **counts)
-    properties = _sub(suite, "properties")
-    for name, value in (
+    """``--format junit``: the report's checks as one suite."""
+    properties = [
         ("tool_version", report.tool_version),
         ("verdict", report.verdict),
         ("exit_code", str(report.exit_code)),
@@ -76,11 +138,11 @@ def render(report: Report) -> str:
         ("warmup", str(report.warmup)),
         ("min_runs", str(report.min_runs)),
         ("fail_on", report.fail_on),
-    ):
-        _sub(properties, "property", name=name, value=value)
-    for case in cases:
-        _testcase(suite, case)
-    summary = [f"overlap-check: {report.verdict}", *report.gate_reasons, *report.notes]
-    _sub(suite, "system-out", "\n".join(summary))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        ("summary", f"overlap-check: {report.verdict}"),
+        *(("gate_reason", reason) for reason in report.gate_reasons),
+        *(("note", note) for note in report.notes),
+    ]
+    suite = JUnitSuite(
+        "overlap-check", tuple(_junit_case(case) for case in ci_cases(report)), tuple(properties)
+    )
+    return write("overlap-check", (suite,))
