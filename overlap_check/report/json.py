@@ -5,7 +5,10 @@ nanoseconds. Points in time (``*_start_us``, ``*_end_us``) are relative to the
 run's first compute kernel (``runs[].origin_ns``): an epoch in µs with 3
 decimals does not fit in a JSON (float64) number. Each such point also comes
 as ``*_ns``, the exact absolute local-epoch integer, to find the kernel in the
-profiler's own files.
+profiler's own files, and as ``*_ns_str``, the same integer as a decimal string:
+these integers exceed 2**53, so a float64 JSON reader (JavaScript's JSON.parse,
+jq arithmetic) rounds the number but keeps the string exact. docs/report.schema.json
+is the JSON Schema of this document.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ def us(ns: float | None) -> float | None:
     return None if ns is None else round(ns / 1000, 3)
 
 
+def exact(name: str, ns: int | None) -> JSON:
+    """``{name: ns, name_str: "ns"}``: an absolute ns integer, and as text for float64 readers."""
+    return {name: ns, f"{name}_str": None if ns is None else str(ns)}
+
+
 def _rel(ns: int | None, origin: int | None) -> float | None:
     if ns is None or origin is None:
         return None
@@ -55,10 +63,10 @@ def _run(run: RunInfo) -> JSON:
         "skipped_lines": list(run.skipped_lines),
         "device": run.device,
         "level": run.level,
-        "capture_time_ns": run.capture_time_ns,
+        **exact("capture_time_ns", run.capture_time_ns),
         "communication_rows": run.communication,
         "stream_source": run.stream_source,
-        "origin_ns": run.origin_ns,
+        **exact("origin_ns", run.origin_ns),
         "notes": list(run.notes),
     }
 
@@ -111,8 +119,8 @@ def _occurrence(occ: Occurrence, origin: int | None) -> JSON:
         "overlap_us": us(occ.overlap_ns),
         "overlap_pct": occ.overlap_pct,
         "busy_overlap_pct": occ.busy_overlap_pct,
-        "side_start_ns": occ.side_start_ns,
-        "dom_start_ns": occ.dom_start_ns,
+        **exact("side_start_ns", occ.side_start_ns),
+        **exact("dom_start_ns", occ.dom_start_ns),
     }
 
 
@@ -146,7 +154,7 @@ def _barrier(candidate: BarrierCandidate, origin: int | None) -> JSON:
         "occurrence": candidate.occurrence,
         "occurrences": candidate.occurrences,
         "covers_side_window": candidate.covers_side_window,
-        "start_ns": candidate.start_ns,
+        **exact("start_ns", candidate.start_ns),
     }
 
 
@@ -173,6 +181,8 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "fake_occurrences": plan.fake_occurrences,
         "placement": list(plan.placement),
         "diagnosis": plan.diagnosis,
+        "config_file": plan.config_file,
+        "config_line": plan.config_line,
     }
 
 
@@ -202,7 +212,7 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
                 "limit_source": v.limit_source,
                 "blocks_field": v.blocks_field,
                 "start_us": _rel(v.start_ns, origins.get((v.rank, v.run))),
-                "start_ns": v.start_ns,
+                **exact("start_ns", v.start_ns),
                 "message": v.message,
             }
             for v in cores.violations
@@ -237,7 +247,7 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
                 "kernels": list(c.kernels),
                 "streams": list(c.streams),
                 "excess_block_us": us(c.excess_block_ns),
-                "start_ns": c.start_ns,
+                **exact("start_ns", c.start_ns),
             }
             for c in cores.contention
         ],
