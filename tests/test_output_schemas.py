@@ -20,7 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from subprocess import run
 
+import jsonschema  # the dev extra
 import pytest
+import xmlschema
 
 import overlap_check
 from overlap_check.baseline import apply_baseline
@@ -31,9 +33,6 @@ from overlap_check.lint.sarif import render_sarif
 from overlap_check.model import CoreLimit, Options, Plan, Report
 from overlap_check.report import junit
 from overlap_check.report.json import to_dict
-
-jsonschema = pytest.importorskip("jsonschema")
-xmlschema = pytest.importorskip("xmlschema")
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
