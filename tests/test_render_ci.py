@@ -216,6 +216,10 @@ def test_provisional_pass_is_skipped_in_junit_and_a_warning_elsewhere() -> None:
     skipped = root.find("testsuite/testcase/skipped")
     assert skipped is not None
     assert "provisional" in skipped.attrib["message"]
+    # GitLab shows the element's text, Jenkins the attribute: both carry the reason
+    assert skipped.text == skipped.attrib["message"]
+    assert skipped.text.endswith("[provisional: fewer than 5 runs]")
+    assert "skipped" not in root.attrib  # on <testsuites> the schemas reject it
     assert github.render(rep).startswith("::warning")
     md = markdown.render(rep)
     assert "⚠️ **Provisional**: fewer than 5 runs" in md
@@ -400,6 +404,17 @@ def test_names_with_markup_are_escaped() -> None:
     assert "| a\\|b&lt;c>&d\x01 |" in markdown.render(rep)
     root = junit_tree(rep)  # parses: the control character was replaced
     assert [c.attrib["name"] for c in root.iter("testcase")] == ["a|b<c>&d? rank 0"]
+
+
+def test_verdict_reasons_and_notes_are_suite_properties_in_junit() -> None:
+    rep = failed(report(plan("fake", 0.0), notes=("rank 0: 3 rows skipped",)), "plan x: fake")
+    root = junit_tree(rep)
+    properties = [(p.attrib["name"], p.attrib["value"]) for p in root.iter("property")]
+    assert ("summary", "overlap-check: fail") in properties
+    assert ("gate_reason", "plan x: fake") in properties
+    assert ("note", "rank 0: 3 rows skipped") in properties
+    suite = root.find("testsuite")
+    assert suite is not None and suite.find("system-out") is None  # Surefire allows none there
 
 
 def test_notes_are_warnings_and_in_the_summary() -> None:
