@@ -119,7 +119,6 @@ def test_absolute_ns_twins_are_exact_strings(reports: list[tuple[str, Report]]) 
     document = to_dict(dict(reports)["fake-dual-stream/plan"])
     run = document["runs"][0]
     assert run["origin_ns"] > 2**53  # a float64 reader would round it ...
-    assert float(run["origin_ns"]) != run["origin_ns"] or run["origin_ns"] % 2 == 0
     assert run["origin_ns_str"] == str(run["origin_ns"])  # ... the string stays exact
     barrier = document["plans"][0]["barrier_candidates"][0]
     assert int(barrier["start_ns_str"]) == barrier["start_ns"]
