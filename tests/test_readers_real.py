@@ -262,11 +262,71 @@ def test_loose_2024_single_stream_trace(real_profiles: Path) -> None:
     assert streams_of(capture) == expected
 
 
+def test_910a_trace_alone_gives_the_kernels_of_kernel_details(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    # The 910A (2024-09) trace types AI_CORE kernels and event / copy / communication
+    # tasks alike as `Other`: only the names tell them apart. Read ONLY the trace.
+    out = real_profiles / "torch_npu-910A-level0" / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    header, rows = csv_rows(out / "kernel_details.csv")
+    col = {name: i for i, name in enumerate(header)}
+    compute = [r for r in rows if r[col["Accelerator Core"]] != "HCCL"]
+    assert len(compute) == 345
+    events = json.loads((out / "trace_view.json").read_text())
+    hardware = {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and e["args"]["name"] == "Ascend Hardware"
+    }
+    tasks = [e for e in events if e.get("pid") in hardware and e.get("ph") == "X"]
+    stream_of_start = {e["ts"]: e["tid"] for e in tasks}  # tid == N of "Stream N" here
+    # The right answer, with kernel_details' own durations (PROVENANCE.md).
+    expected_csv = by_stream(
+        [(stream_of_start[r[col["Start Time(us)"]].strip()], *interval(r, col)) for r in compute]
+    )
+    assert expected_csv == {1: (343, 9_755_754), 2: (2, 205_022)}
+    # The same kernels in the trace, with the trace's float durations (4 ns less in all).
+    starts = {r[col["Start Time(us)"]].strip() for r in compute}
+    kernels = [e for e in tasks if e["ts"] in starts]
+    expected = by_stream(
+        [(e["tid"], ns(e["ts"]), ns(e["ts"]) + round(e["dur"] * 1000)) for e in kernels]
+    )
+    assert expected == {1: (343, 9_755_750), 2: (2, 205_022)}
+    # ... and every other task is one of the non-kernel names
+    assert {e["name"] for e in tasks if e["ts"] not in starts} == {
+        "MEMCPY_ASYNC",
+        "MemcopyAsync",
+        "EVENT_RECORD",
+        "EVENT_WAIT",
+        "NOTIFY_RECORD",
+        "NOTIFY_WAIT",
+        "REDUCE_ASYNC_V2",
+    }
+    trace = tmp_path / "trace_view.json"
+    trace.write_bytes((out / "trace_view.json").read_bytes())
+    (capture,) = load(trace)
+    assert capture.source == "trace_view.json"
+    assert streams_of(capture) == expected
+    names = sorted(compute_kernels(capture.kernels)["name"].to_list())
+    assert names == sorted(r[col["Name"]] for r in compute)
+    # no overlap between the two compute streams
+    table = compute_kernels(capture.kernels)
+    one, two = (table.filter(pl.col("stream_id") == s) for s in (1, 2))
+    both = [(int(a), int(b)) for a, b in zip(one["start_ns"], one["end_ns"], strict=True)] + [
+        (int(a), int(b)) for a, b in zip(two["start_ns"], two["end_ns"], strict=True)
+    ]
+    assert plain_union(both) == 9_755_750 + 205_022
+
+
 def test_the_whole_folder_at_once(real_profiles: Path) -> None:
     captures = load(real_profiles)
-    # 4 result dirs + the PROF dir; loose files are not exact-named output files
-    assert len(captures) == 5
-    assert [c.rank for c in captures] == [0, 0, 0, 0, None]
+    # 5 result dirs + the PROF dir; loose files are not exact-named output files
+    assert len(captures) == 6
+    # by rank, then by capture time; the PROF dir's rank is unknown
+    assert [c.rank for c in captures] == [0, 0, 0, 0, 1, None]
     times = [c.capture_time_ns for c in captures if c.rank == 0]
     assert times == sorted(times)  # 2023 legacy first, then the three 2025-01 captures
     assert Path(captures[0].path).parent.name == "torch_npu-2023-legacy"
+    assert Path(captures[4].path).parent.name == "torch_npu-910A-level0"
