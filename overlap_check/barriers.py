@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from overlap_check import intervals
@@ -74,14 +75,16 @@ def main_waited(
 def side_waited(
     main: pl.DataFrame,
     side_stream_kernels: pl.DataFrame,
-    side_window_start: I64,
+    side_window_start: npt.ArrayLike,
     max_lag_ns: int = MAX_LAG_NS,
+    has_side: npt.ArrayLike | None = None,
 ) -> pl.DataFrame:
     """(b) per side window start: the main op it waited for, when the window starts at most
     ``max_lag_ns`` after that op ended and the side stream was idle from then on.
 
     ``side_stream_kernels``: every compute kernel of the side stream (start_ns, end_ns);
-    ``side_window_start``: one start per occurrence. Columns: ``occurrence`` (1-based),
+    ``side_window_start``: one start per occurrence (``has_side``: False where the
+    occurrence has no side work, its start is then ignored). Columns: ``occurrence`` (1-based),
     ``producer``, ``end_ns`` (when it ended), ``lag_ns``.
     """
     ws = np.asarray(side_window_start, dtype=np.int64)
@@ -99,6 +102,8 @@ def side_waited(
         _i64(side_stream_kernels, "start_ns"), _i64(side_stream_kernels, "end_ns")
     )
     busy_between = intervals.covered_length(bs, be, ended, ws)
+    if has_side is not None:
+        has = has & np.asarray(has_side, dtype=bool)
     keep = has & (lag >= 0) & (lag <= max_lag_ns) & (busy_between == 0)
     idx = np.flatnonzero(keep)
     return pl.DataFrame(

@@ -12,7 +12,9 @@ Per layer: the side window and the dominator window, the recipes' window
 fraction (:mod:`overlap_check.hiding`) and its verdict band; and two signs of a
 missing wait: side work still running when the next main-stream op after the
 dominator starts (the join did not wait), and the lag pattern (the first
-dominator has no side work while side work runs after the last one).
+dominator has no side work while side work runs after the last one). The join
+is the first main op after the dominator that was still running when the side
+work started.
 """
 
 from __future__ import annotations
@@ -135,8 +137,14 @@ def layer_table(
         occ.dom_end,
     )
     ms = _i64(main, "start_ns")
-    # The next main-stream op after each dominator: the first one starting at or after its end.
-    nxt = np.searchsorted(ms, occ.dom_end, side="left")
+    # The join: the first main-stream op starting at or after the dominator's end that was
+    # still running when the side work started (an op that ended before it, such as a
+    # producer the side work waited for, cannot consume the side result).
+    ran_until = np.maximum.accumulate(_i64(main, "end_ns")) if ms.size else ms
+    nxt = np.maximum(
+        np.searchsorted(ms, occ.dom_end, side="left"),
+        np.searchsorted(ran_until, occ.side_start, side="right"),
+    )
     next_start = np.where(nxt < ms.size, ms[np.minimum(nxt, ms.size - 1)], np.iinfo(np.int64).max)
     judged = occ.status == OK
     verdicts = [

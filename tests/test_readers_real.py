@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from overlap_check.hiding import helper_streams
 from overlap_check.intervals import union_length
 from overlap_check.model import Capture
 from overlap_check.readers import load
@@ -318,6 +319,9 @@ def test_910a_trace_alone_gives_the_kernels_of_kernel_details(
         (int(a), int(b)) for a, b in zip(two["start_ns"], two["end_ns"], strict=True)
     ]
     assert plain_union(both) == 9_755_750 + 205_022
+    # stream 2 ran only the two AI_CPU masks: a helper stream, never judged
+    assert {*two["accelerator_core"]} == {"AI_CPU"}
+    assert helper_streams(capture.kernels, main_stream=1) == (2,)
 
 
 def test_the_whole_folder_at_once(real_profiles: Path) -> None:
