@@ -54,18 +54,32 @@ def dominator_expr(plan: Plan, main_stream: int | None) -> pl.Expr:
     return _COMPUTE & on_main
 
 
+MODULE_SCOPE = "module:"
+
+
+def module_scope(side: str | None) -> str | None:
+    """The module name of a ``module:Name`` selection, else None."""
+    if side is not None and side.startswith(MODULE_SCOPE):
+        return side[len(MODULE_SCOPE) :].strip()
+    return None
+
+
 def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str | None) -> pl.Expr:
     """Boolean expression: a side op when every given criterion holds (docs/hidden-fraction.md).
 
     ``side`` (name regex), ``side_stream`` and ``op_type`` (regex on the operator type)
     all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
     run on both streams, so a name regex alone also picks main-stream work. Nothing
-    given selects nothing.
+    given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
+    inside that module (column ``module``, from readers.modules).
     """
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
     expr = _COMPUTE
-    if side is not None:
+    module = module_scope(side)
+    if module is not None:  # needs readers.modules.with_modules' column
+        expr = expr & (pl.col("module") == module)
+    elif side is not None:
         expr = expr & pl.col("name").str.contains(side)
     if op_type is not None:
         expr = expr & pl.col("op_type").fill_null("").str.contains(op_type)

@@ -726,3 +726,15 @@ def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
         (2, 2, 205_022),
     ]
     assert capture.kernels.filter(pl.col("is_communication")).height == 2
+
+
+def test_the_innermost_module_call_holding_each_launch() -> None:
+    import numpy as np
+
+    from overlap_check.readers.modules import _innermost
+
+    # A [0,100] holds B [10,20], which holds C [12,15]
+    starts, ends = np.array([0, 10, 12]), np.array([100, 20, 15])
+    points = np.array([5, 11, 13, 16, 50, 150])
+    # 5: A; 11: B; 13: C; 16: B again (C closed); 50: A; 150: none
+    assert _innermost(starts, ends, points).tolist() == [0, 1, 2, 1, 0, -1]

@@ -20,9 +20,12 @@ from overlap_check.hiding import helper_streams
 from overlap_check.intervals import union_length
 from overlap_check.model import Capture
 from overlap_check.readers import load
+from overlap_check.readers.modules import SCHEMA, kernel_modules, with_modules
+from overlap_check.selection import restricted_side_expr
 from overlap_check.table import compute_kernels
 
 pytestmark = pytest.mark.real
+SCHEMA_COLUMNS = list(SCHEMA)
 
 OUT = "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
 
@@ -334,3 +337,50 @@ def test_the_whole_folder_at_once(real_profiles: Path) -> None:
     assert times == sorted(times)  # 2023 legacy first, then the three 2025-01 captures
     assert Path(captures[0].path).parent.name == "torch_npu-2023-legacy"
     assert Path(captures[4].path).parent.name == "torch_npu-910A-level0"
+
+
+def test_level1_module_scope_of_each_kernel(real_profiles: Path) -> None:
+    root = real_profiles / "torch_npu-level1-text"
+    trace = root / OUT / "trace_view.json"
+    events = json.loads(trace.read_text())
+    # The test's own way: every torch_to_npu flow end on a hardware stream, its start,
+    # and the latest-starting nn.Module call on that host thread that contains it.
+    hardware = {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and e["args"]["name"] == "Ascend Hardware"
+    }
+    starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("name") == "torch_to_npu"}
+    calls = [e for e in events if e.get("ph") == "X" and e["name"].startswith("nn.Module: ")]
+    expected: dict[tuple[int, int], str] = {}
+    for f in events:
+        if f.get("ph") != "f" or f.get("name") != "torch_to_npu" or f["pid"] not in hardware:
+            continue
+        s = starts[f["id"]]
+        at = ns(s["ts"])
+        inside = [
+            c
+            for c in calls
+            if (c["pid"], c["tid"]) == (s["pid"], s["tid"])
+            and ns(c["ts"]) <= at <= ns(c["ts"]) + round(c["dur"] * 1000)
+        ]
+        if inside:
+            innermost = max(inside, key=lambda c: ns(c["ts"]))
+            expected[(f["tid"], ns(f["ts"]))] = innermost["name"][len("nn.Module: ") :]
+    assert len(expected) == 52
+    got = kernel_modules(trace)
+    assert {(s, t): f"{m}_{i}" for s, t, m, i in got.select(SCHEMA_COLUMNS).iter_rows()} == expected
+    (capture,) = load(root)
+    table = with_modules(capture.kernels, got)
+    assert table.height == capture.kernels.height  # a left join: no kernel lost or doubled
+    conv0 = table.filter(
+        restricted_side_expr("module:Conv2d", None, None) & (pl.col("instance") == 0)
+    )
+    assert conv0["name"].to_list() == [
+        "trans_TransData_0",
+        "trans_TransData_1",
+        "Conv2D1",
+        "trans_TransData_2",
+    ]
