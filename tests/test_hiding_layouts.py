@@ -4,6 +4,7 @@ on each capture's kernel table give the answers written from the construction.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -31,14 +32,19 @@ def relative(value: int | None) -> int | None:
     return None if value is None else value - BASE_NS
 
 
-@pytest.mark.parametrize("folder", JUDGED)
-def test_layer_table_and_verdict(folder: str) -> None:
+def plan_parts(folder: str) -> tuple[Answer, pl.DataFrame, pl.DataFrame, pl.DataFrame, Any]:
+    """The layout's answer, its compute kernels, side ops, main-stream ops, dominator flags."""
     answer = layout(folder).answer
     assert isinstance(answer, Answer)
     k = kernels_of(folder)
     side = k.filter(restricted_side_expr(answer.side, SIDE, None)).sort("start_ns")
     main = k.filter(pl.col("stream_id") == MAIN).sort("start_ns")
-    is_dom = main["name"].str.contains("GroupedMatmul").to_numpy()
+    return answer, k, side, main, main["name"].str.contains("GroupedMatmul").to_numpy()
+
+
+@pytest.mark.parametrize("folder", JUDGED)
+def test_layer_table_and_verdict(folder: str) -> None:
+    answer, k, side, main, is_dom = plan_parts(folder)
     table = layering.layer_table(side, main, is_dom, hiding.other_stream_busy(k, SIDE), T)
     rows = table.rows(named=True)
     assert len(rows) == len(answer.layers)
@@ -67,12 +73,7 @@ def test_layer_table_and_verdict(folder: str) -> None:
 
 @pytest.mark.parametrize("folder", JUDGED)
 def test_barriers_both_ways(folder: str) -> None:
-    answer = layout(folder).answer
-    assert isinstance(answer, Answer)
-    k = kernels_of(folder)
-    side = k.filter(restricted_side_expr(answer.side, SIDE, None)).sort("start_ns")
-    main = k.filter(pl.col("stream_id") == MAIN).sort("start_ns")
-    is_dom = main["name"].str.contains("GroupedMatmul").to_numpy()
+    answer, k, side, main, is_dom = plan_parts(folder)
     occ, layer, _ = layering.layer_occurrences(side, main, is_dom)
     hidden = hiding.hidden_fraction(
         side["start_ns"],

@@ -12,6 +12,7 @@ import json
 import sqlite3
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -69,6 +70,17 @@ def interval(
 ) -> tuple[int, int]:
     begin = ns(row[col[start]])
     return begin, begin + ns(row[col[dur]])
+
+
+def hardware_pids(events: list[dict[str, Any]]) -> set[Any]:
+    """The pids of the trace's ``Ascend Hardware`` processes."""
+    return {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and e["args"]["name"] == "Ascend Hardware"
+    }
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -133,13 +145,7 @@ def test_legacy_2023_with_a_malformed_row(real_profiles: Path) -> None:
 def test_level0_text_takes_streams_from_the_trace(real_profiles: Path) -> None:
     root = real_profiles / "torch_npu-level0-text"
     events = json.loads((root / OUT / "trace_view.json").read_text())
-    hardware = {
-        e["pid"]
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "process_name"
-        and e["args"]["name"] == "Ascend Hardware"
-    }
+    hardware = hardware_pids(events)
     # Task types on the hardware threads of this file: AI_CORE, MIX_AIV, DSA_SQE are
     # kernels; PCIE_DMA_SQE, SDMA(_SQE), EVENT_*_SQE, Write Value, Notify Wait,
     # PLACE_HOLDER_SQE are not.
@@ -277,13 +283,7 @@ def test_910a_trace_alone_gives_the_kernels_of_kernel_details(
     compute = [r for r in rows if r[col["Accelerator Core"]] != "HCCL"]
     assert len(compute) == 345
     events = json.loads((out / "trace_view.json").read_text())
-    hardware = {
-        e["pid"]
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "process_name"
-        and e["args"]["name"] == "Ascend Hardware"
-    }
+    hardware = hardware_pids(events)
     tasks = [e for e in events if e.get("pid") in hardware and e.get("ph") == "X"]
     stream_of_start = {e["ts"]: e["tid"] for e in tasks}  # tid == N of "Stream N" here
     # The right answer, with kernel_details' own durations (PROVENANCE.md).
@@ -345,13 +345,7 @@ def test_level1_module_scope_of_each_kernel(real_profiles: Path) -> None:
     events = json.loads(trace.read_text())
     # The test's own way: every torch_to_npu flow end on a hardware stream, its start,
     # and the latest-starting nn.Module call on that host thread that contains it.
-    hardware = {
-        e["pid"]
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "process_name"
-        and e["args"]["name"] == "Ascend Hardware"
-    }
+    hardware = hardware_pids(events)
     starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("name") == "torch_to_npu"}
     calls = [e for e in events if e.get("ph") == "X" and e["name"].startswith("nn.Module: ")]
     expected: dict[tuple[int, int], str] = {}
