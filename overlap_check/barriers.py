@@ -23,16 +23,12 @@ import numpy.typing as npt
 import polars as pl
 
 from overlap_check import intervals
-from overlap_check.intervals import I64
+from overlap_check.hiding import i64_column
 from overlap_check.model import Thresholds
 from overlap_check.plans import Occurrences, barrier_instances
 
 CHAIN = " -> "
 MAX_LAG_NS = 10_000  # "right after": the side window starts at most this long after the op
-
-
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def _labels(main: pl.DataFrame) -> pl.Series:
@@ -48,7 +44,7 @@ def main_waited(
     """(a) per fake occurrence (by hidden_pct): ``occurrence`` (1-based), ``barrier`` (its
     first op), ``chain`` (every main op from it up to the dominator) and ``start_ns``."""
     found = barrier_instances(main, replace(occ, pct=np.asarray(hidden_pct)), thresholds, 0)
-    ms = _i64(main, "start_ns")
+    ms = i64_column(main, "start_ns")
     labels = _labels(main)
     k = found.get_column("occurrence").to_numpy() - 1
     first = np.searchsorted(ms, found.get_column("start_ns").to_numpy(), side="left")
@@ -88,7 +84,7 @@ def side_waited(
     ``producer``, ``end_ns`` (when it ended), ``lag_ns``.
     """
     ws = np.asarray(side_window_start, dtype=np.int64)
-    me = _i64(main, "end_ns")
+    me = i64_column(main, "end_ns")
     by_end = np.argsort(me, kind="stable")
     ends = me[by_end]
     # The main op that ended last at or before each window start.
@@ -99,7 +95,7 @@ def side_waited(
     lag = ws - ended
     # The side stream's busy time before the window: it must have stopped by then.
     bs, be = intervals.merge(
-        _i64(side_stream_kernels, "start_ns"), _i64(side_stream_kernels, "end_ns")
+        i64_column(side_stream_kernels, "start_ns"), i64_column(side_stream_kernels, "end_ns")
     )
     busy_between = intervals.covered_length(bs, be, ended, ws)
     if has_side is not None:

@@ -45,7 +45,8 @@ class Hidden:
     dominator_pct: F64  # under_dominator_ns / side_busy_ns; nan likewise
 
 
-def _i64(frame: pl.DataFrame, column: str) -> I64:
+def i64_column(frame: pl.DataFrame, column: str) -> I64:
+    """A table's Int64 column as an int64 numpy array (no copy when it can be avoided)."""
     return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
@@ -53,7 +54,7 @@ def other_stream_busy(kernels: pl.DataFrame, side_stream: int) -> tuple[I64, I64
     """Merged busy time of the compute kernels on every stream but ``side_stream``."""
     other = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
     other = other.filter(pl.col("stream_id") != side_stream)
-    return intervals.merge(_i64(other, "start_ns"), _i64(other, "end_ns"))
+    return intervals.merge(i64_column(other, "start_ns"), i64_column(other, "end_ns"))
 
 
 def hidden_fraction(
@@ -133,7 +134,9 @@ def helper_streams(
     helper_only: dict[int, bool] = {}
     for (stream,), group in compute.group_by("stream_id"):
         sid = int(stream)
-        busy[sid] = intervals.union_length(_i64(group, "start_ns"), _i64(group, "end_ns"))
+        busy[sid] = intervals.union_length(
+            i64_column(group, "start_ns"), i64_column(group, "end_ns")
+        )
         cores = group.get_column("accelerator_core")
         helper_only[sid] = bool(cores.is_in(list(HELPER_CORES)).fill_null(False).all())
     main_busy = busy.get(main_stream, 0)

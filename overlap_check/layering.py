@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.hiding import hidden_fraction
+from overlap_check.hiding import hidden_fraction, i64_column
 from overlap_check.intervals import I64
 from overlap_check.model import Thresholds
 from overlap_check.plans import OK, Occurrences, _measure
@@ -47,10 +47,6 @@ LAYER_SCHEMA = {
     "verdict": pl.String,
     "join_not_waited": pl.Boolean,
 }
-
-
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def assign_layers(
@@ -101,9 +97,9 @@ def layer_occurrences(
     compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
     """
     rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     ds, de = ms[rows], me[rows]
-    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
+    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
     layer = assign_layers(ss, se, ds, de)
     order = np.lexsort((ss, layer))  # plans._measure wants each layer's ops together, by start
     measured = _measure(
@@ -128,19 +124,19 @@ def layer_table(
     occ, layer, rows = layer_occurrences(side, main, is_dominator)
     n = rows.size
     hidden = hidden_fraction(
-        _i64(side, "start_ns"),
-        _i64(side, "end_ns"),
+        i64_column(side, "start_ns"),
+        i64_column(side, "end_ns"),
         layer,
         n,
         other_busy,
         occ.dom_start,
         occ.dom_end,
     )
-    ms = _i64(main, "start_ns")
+    ms = i64_column(main, "start_ns")
     # The join: the first main-stream op starting at or after the dominator's end that was
     # still running when the side work started (an op that ended before it, such as a
     # producer the side work waited for, cannot consume the side result).
-    ran_until = np.maximum.accumulate(_i64(main, "end_ns")) if ms.size else ms
+    ran_until = np.maximum.accumulate(i64_column(main, "end_ns")) if ms.size else ms
     nxt = np.maximum(
         np.searchsorted(ms, occ.dom_end, side="left"),
         np.searchsorted(ran_until, occ.side_start, side="right"),
