@@ -135,16 +135,29 @@ def grouped_union_length(
     """Per group, the time covered by at least one of its intervals (exact int64).
 
     ``groups`` holds a group index in ``[0, n_groups)`` for each interval; the
-    result has one entry per group (0 for a group with no interval). One merge
-    over all groups at once: each group is shifted onto its own stretch of a
-    common axis, so merged intervals never join across groups.
+    result has one entry per group (0 for a group with no interval).
+    """
+    ms, me, mg = grouped_merge(starts, ends, groups)
+    out = np.zeros(n_groups, dtype=np.int64)
+    if mg.size:  # merged intervals come grouped: one reduceat per group
+        first = np.flatnonzero(np.concatenate([[True], mg[1:] != mg[:-1]]))
+        out[mg[first]] = np.add.reduceat(me - ms, first)
+    return out
+
+
+def grouped_merge(
+    starts: npt.ArrayLike, ends: npt.ArrayLike, groups: npt.ArrayLike
+) -> tuple[I64, I64, I64]:
+    """Union of each group's intervals: ``(starts, ends, group)``, by group then start.
+
+    One merge over all groups at once: each group is shifted onto its own stretch
+    of a common axis, so merged intervals never join across groups.
     """
     s = _as_i64(starts)
     e = _as_i64(ends)
     g = _as_i64(groups)
-    out = np.zeros(n_groups, dtype=np.int64)
     if s.size == 0:
-        return out
+        return s.copy(), e.copy(), g.copy()
     in_order = bool(np.all(g[1:] >= g[:-1])) and bool(np.all((g[1:] != g[:-1]) | (s[1:] >= s[:-1])))
     if not in_order:
         order = np.lexsort((s, g))
@@ -152,9 +165,8 @@ def grouped_union_length(
     new_group = np.concatenate([[True], g[1:] != g[:-1]])
     first = np.flatnonzero(new_group)
     if bool(np.all(new_group[1:] | (e[:-1] <= s[1:]))):
-        # Already disjoint within every group (one stream's kernels): just add lengths.
-        out[g[first]] = np.add.reduceat(e - s, first)
-        return out
+        # Already disjoint within every group (one stream's kernels): nothing to merge.
+        return s.copy(), e.copy(), g.copy()
     base = s[first]
     span = np.maximum.reduceat(e, first) - base
     # Shifted stretches are [offset, offset + span]; consecutive stretches are
@@ -163,14 +175,37 @@ def grouped_union_length(
         raise ValueError("interval groups span too much time to be merged together")
     offset = np.concatenate([[0], np.cumsum(span + 1)[:-1]]).astype(np.int64)
     sizes = np.diff(np.concatenate([first, [s.size]]))
-    shift_base = np.repeat(base, sizes)
-    shift_off = np.repeat(offset, sizes)
-    ms, me = merge((s - shift_base) + shift_off, (e - shift_base) + shift_off)
+    shift = np.repeat(offset - base, sizes)
+    ms, me = merge(s + shift, e + shift)
     # Merged intervals come in axis order, so their owning groups never decrease.
     owner = np.searchsorted(offset, ms, side="right") - 1
-    cut = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
-    out[g[first][owner[cut]]] = np.add.reduceat(me - ms, cut)
-    return out
+    back = (offset - base)[owner]
+    return ms - back, me - back, g[first][owner]
+
+
+def covered_length(
+    merged_starts: npt.ArrayLike, merged_ends: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike
+) -> I64:
+    """Per window ``[lo, hi]``, the time a merged (sorted, disjoint) set covers inside it.
+
+    Exact int64: prefix sums of the set's lengths, two binary searches per window.
+    """
+    bs = _as_i64(merged_starts)
+    be = _as_i64(merged_ends)
+    a = _as_i64(lo)
+    b = _as_i64(hi)
+    if bs.size == 0:
+        return np.zeros(a.size, dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(be - bs)])  # covered before interval i
+
+    def covered_until(t: I64) -> I64:
+        i = np.searchsorted(bs, t, side="right")  # intervals starting at or before t
+        last = np.maximum(i - 1, 0)
+        inside = np.where(i > 0, np.clip(t - bs[last], 0, be[last] - bs[last]), 0)
+        return (before[last] * (i > 0) + inside).astype(np.int64)
+
+    inside: I64 = np.maximum(covered_until(b) - covered_until(a), 0)
+    return inside
 
 
 def clip(

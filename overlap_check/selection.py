@@ -41,3 +41,73 @@ def dominator_expr(plan: Plan, main_stream: int | None) -> pl.Expr:
     if main_stream is None:
         return pl.lit(False)
     return _COMPUTE & on_main
+
+
+MODULE_SCOPE = "module:"
+
+
+def module_scope(side: str | None) -> str | None:
+    """The module name of a ``module:Name`` selection, else None."""
+    if side is not None and side.startswith(MODULE_SCOPE):
+        return side[len(MODULE_SCOPE) :].strip()
+    return None
+
+
+def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str | None) -> pl.Expr:
+    """Boolean expression: a side op when every given criterion holds (docs/hidden-fraction.md).
+
+    ``side`` (name regex), ``side_stream`` and ``op_type`` (regex on the operator type)
+    all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
+    run on both streams, so a name regex alone also picks main-stream work. Nothing
+    given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
+    inside that module (column ``module``, from readers.modules).
+    """
+    if side is None and side_stream is None and op_type is None:
+        return pl.lit(False)
+    expr = _COMPUTE
+    module = module_scope(side)
+    if module is not None:  # needs readers.modules.with_modules' column
+        expr = expr & (pl.col("module") == module)
+    elif side is not None:
+        expr = expr & pl.col("name").str.contains(side)
+    if op_type is not None:
+        expr = expr & pl.col("op_type").fill_null("").str.contains(op_type)
+    if side_stream is not None:
+        expr = expr & (pl.col("stream_id") == side_stream)
+    return expr.fill_null(False)
+
+
+def stayed_off_side(
+    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+) -> pl.DataFrame:
+    """Placement (3a): the ops the name / type regexes select that ran off the side stream.
+
+    One row per (label, stream) with ``count``, and ``moved``: how many of that label did
+    run on the side stream (0: none of them left the main stream). The label is the op
+    type where known, else the kernel name. Sorted by count, most first.
+    """
+    matches = kernels.filter(restricted_side_expr(side, None, op_type)).with_columns(
+        pl.col("op_type").fill_null(pl.col("name")).alias("label")
+    )
+    moved = (
+        matches.filter(pl.col("stream_id") == side_stream)
+        .group_by("label")
+        .agg(pl.len().cast(pl.Int64).alias("moved"))
+    )
+    return (
+        matches.filter(pl.col("stream_id") != side_stream)
+        .group_by("label", "stream_id")
+        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .join(moved, on="label", how="left")
+        .with_columns(pl.col("moved").fill_null(0))
+        .sort(["count", "label", "stream_id"], descending=[True, False, False])
+        .select("label", "stream_id", "count", "moved")
+    )
+
+
+def stayed_phrases(stayed: pl.DataFrame) -> list[str]:
+    """``SwiGlu x20 on stream 2`` per row of :func:`stayed_off_side`."""
+    return [
+        f"{label} x{count} on stream {stream}"
+        for label, stream, count in stayed.select("label", "stream_id", "count").iter_rows()
+    ]

@@ -116,3 +116,20 @@ def test_hull_and_window_overlap() -> None:
     assert intervals.window_overlap((0, 10), (10, 20)) == 0  # touching windows do not overlap
     assert intervals.window_overlap((0, 10), (4, 20)) == 10 - 4
     assert intervals.window_overlap((0, 10), (30, 40)) == 0
+
+
+def test_grouped_merge_merges_within_groups_only() -> None:
+    # group 0: [0,10] + [5,15] -> [0,15]; group 1: [0,3] and [12,20] stay apart
+    s, e, g = intervals.grouped_merge([0, 5, 12, 0], [10, 15, 20, 3], [0, 0, 1, 1])
+    assert list(zip(s.tolist(), e.tolist(), g.tolist(), strict=True)) == [
+        (0, 15, 0),
+        (0, 3, 1),
+        (12, 20, 1),
+    ]
+
+
+def test_covered_length_per_window() -> None:
+    # set [0,10] [20,30]: [5,25] holds 5 + 5; [0,100] all 20; [12,18] none; [25,25] empty
+    got = intervals.covered_length([0, 20], [10, 30], [5, 0, 12, 25], [25, 100, 18, 25])
+    assert got.tolist() == [10, 20, 0, 0]
+    assert intervals.covered_length([], [], [0], [5]).tolist() == [0]

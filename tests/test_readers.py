@@ -702,3 +702,39 @@ def test_compute_rows_with_na_stream_are_noted_not_streams(tmp_path: Path) -> No
     assert capture.kernels["stream_id"].to_list() == [2, None]
     assert compute_kernels(capture.kernels)["name"].to_list() == ["A"]
     assert any("1 of 2 kernel rows have no Stream ID" in note for note in capture.notes)
+
+
+def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
+    # Every task of this generation is typed `Other`; MemcopyAsync, MEMCPY_ASYNC,
+    # EVENT_*, NOTIFY_* and REDUCE_ASYNC_V2 are not kernels, whatever their type says.
+    from overlap_check.synth.older_trace import older_910a_trace
+
+    built = older_910a_trace(steps=2)
+    built.write(tmp_path)
+    (capture,) = load(tmp_path)
+    assert capture.source == "trace_view.json"
+    compute = capture.kernels.filter(~pl.col("is_communication"))
+    per_stream = {
+        int(s): (g.height, int((g["end_ns"] - g["start_ns"]).sum()))
+        for (s,), g in compute.group_by("stream_id")
+    }
+    # stream 1: 2 steps x (39_850 + 45_260 + 246_972 + 4_690 + 63_101 + 12_480) = 2 x 412_353
+    # stream 2: the two AI_CPU kernels, 2 x 102_511; stream 3 ran no kernel
+    assert per_stream == {1: (12, 824_706), 2: (2, 205_022)}
+    assert [(e.stream_id, e.kernels, e.busy_ns) for e in built.expected.streams] == [
+        (1, 12, 824_706),
+        (2, 2, 205_022),
+    ]
+    assert capture.kernels.filter(pl.col("is_communication")).height == 2
+
+
+def test_the_innermost_module_call_holding_each_launch() -> None:
+    import numpy as np
+
+    from overlap_check.readers.modules import _innermost
+
+    # A [0,100] holds B [10,20], which holds C [12,15]
+    starts, ends = np.array([0, 10, 12]), np.array([100, 20, 15])
+    points = np.array([5, 11, 13, 16, 50, 150])
+    # 5: A; 11: B; 13: C; 16: B again (C closed); 50: A; 150: none
+    assert _innermost(starts, ends, points).tolist() == [0, 1, 2, 1, 0, -1]

@@ -12,16 +12,21 @@ import json
 import sqlite3
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
+from overlap_check.hiding import helper_streams
 from overlap_check.intervals import union_length
 from overlap_check.model import Capture
 from overlap_check.readers import load
+from overlap_check.readers.modules import SCHEMA, kernel_modules, with_modules
+from overlap_check.selection import restricted_side_expr
 from overlap_check.table import compute_kernels
 
 pytestmark = pytest.mark.real
+SCHEMA_COLUMNS = list(SCHEMA)
 
 OUT = "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
 
@@ -65,6 +70,17 @@ def interval(
 ) -> tuple[int, int]:
     begin = ns(row[col[start]])
     return begin, begin + ns(row[col[dur]])
+
+
+def hardware_pids(events: list[dict[str, Any]]) -> set[Any]:
+    """The pids of the trace's ``Ascend Hardware`` processes."""
+    return {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and e["args"]["name"] == "Ascend Hardware"
+    }
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -129,13 +145,7 @@ def test_legacy_2023_with_a_malformed_row(real_profiles: Path) -> None:
 def test_level0_text_takes_streams_from_the_trace(real_profiles: Path) -> None:
     root = real_profiles / "torch_npu-level0-text"
     events = json.loads((root / OUT / "trace_view.json").read_text())
-    hardware = {
-        e["pid"]
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "process_name"
-        and e["args"]["name"] == "Ascend Hardware"
-    }
+    hardware = hardware_pids(events)
     # Task types on the hardware threads of this file: AI_CORE, MIX_AIV, DSA_SQE are
     # kernels; PCIE_DMA_SQE, SDMA(_SQE), EVENT_*_SQE, Write Value, Notify Wait,
     # PLACE_HOLDER_SQE are not.
@@ -262,11 +272,109 @@ def test_loose_2024_single_stream_trace(real_profiles: Path) -> None:
     assert streams_of(capture) == expected
 
 
+def test_910a_trace_alone_gives_the_kernels_of_kernel_details(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    # The 910A (2024-09) trace types AI_CORE kernels and event / copy / communication
+    # tasks alike as `Other`: only the names tell them apart. Read ONLY the trace.
+    out = real_profiles / "torch_npu-910A-level0" / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    header, rows = csv_rows(out / "kernel_details.csv")
+    col = {name: i for i, name in enumerate(header)}
+    compute = [r for r in rows if r[col["Accelerator Core"]] != "HCCL"]
+    assert len(compute) == 345
+    events = json.loads((out / "trace_view.json").read_text())
+    hardware = hardware_pids(events)
+    tasks = [e for e in events if e.get("pid") in hardware and e.get("ph") == "X"]
+    stream_of_start = {e["ts"]: e["tid"] for e in tasks}  # tid == N of "Stream N" here
+    # The right answer, with kernel_details' own durations (PROVENANCE.md).
+    expected_csv = by_stream(
+        [(stream_of_start[r[col["Start Time(us)"]].strip()], *interval(r, col)) for r in compute]
+    )
+    assert expected_csv == {1: (343, 9_755_754), 2: (2, 205_022)}
+    # The same kernels in the trace, with the trace's float durations (4 ns less in all).
+    starts = {r[col["Start Time(us)"]].strip() for r in compute}
+    kernels = [e for e in tasks if e["ts"] in starts]
+    expected = by_stream(
+        [(e["tid"], ns(e["ts"]), ns(e["ts"]) + round(e["dur"] * 1000)) for e in kernels]
+    )
+    assert expected == {1: (343, 9_755_750), 2: (2, 205_022)}
+    # ... and every other task is one of the non-kernel names
+    assert {e["name"] for e in tasks if e["ts"] not in starts} == {
+        "MEMCPY_ASYNC",
+        "MemcopyAsync",
+        "EVENT_RECORD",
+        "EVENT_WAIT",
+        "NOTIFY_RECORD",
+        "NOTIFY_WAIT",
+        "REDUCE_ASYNC_V2",
+    }
+    trace = tmp_path / "trace_view.json"
+    trace.write_bytes((out / "trace_view.json").read_bytes())
+    (capture,) = load(trace)
+    assert capture.source == "trace_view.json"
+    assert streams_of(capture) == expected
+    names = sorted(compute_kernels(capture.kernels)["name"].to_list())
+    assert names == sorted(r[col["Name"]] for r in compute)
+    # no overlap between the two compute streams
+    table = compute_kernels(capture.kernels)
+    one, two = (table.filter(pl.col("stream_id") == s) for s in (1, 2))
+    both = [(int(a), int(b)) for a, b in zip(one["start_ns"], one["end_ns"], strict=True)] + [
+        (int(a), int(b)) for a, b in zip(two["start_ns"], two["end_ns"], strict=True)
+    ]
+    assert plain_union(both) == 9_755_750 + 205_022
+    # stream 2 ran only the two AI_CPU masks: a helper stream, never judged
+    assert {*two["accelerator_core"]} == {"AI_CPU"}
+    assert helper_streams(capture.kernels, main_stream=1) == (2,)
+
+
 def test_the_whole_folder_at_once(real_profiles: Path) -> None:
     captures = load(real_profiles)
-    # 4 result dirs + the PROF dir; loose files are not exact-named output files
-    assert len(captures) == 5
-    assert [c.rank for c in captures] == [0, 0, 0, 0, None]
+    # 5 result dirs + the PROF dir; loose files are not exact-named output files
+    assert len(captures) == 6
+    # by rank, then by capture time; the PROF dir's rank is unknown
+    assert [c.rank for c in captures] == [0, 0, 0, 0, 1, None]
     times = [c.capture_time_ns for c in captures if c.rank == 0]
     assert times == sorted(times)  # 2023 legacy first, then the three 2025-01 captures
     assert Path(captures[0].path).parent.name == "torch_npu-2023-legacy"
+    assert Path(captures[4].path).parent.name == "torch_npu-910A-level0"
+
+
+def test_level1_module_scope_of_each_kernel(real_profiles: Path) -> None:
+    root = real_profiles / "torch_npu-level1-text"
+    trace = root / OUT / "trace_view.json"
+    events = json.loads(trace.read_text())
+    # The test's own way: every torch_to_npu flow end on a hardware stream, its start,
+    # and the latest-starting nn.Module call on that host thread that contains it.
+    hardware = hardware_pids(events)
+    starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("name") == "torch_to_npu"}
+    calls = [e for e in events if e.get("ph") == "X" and e["name"].startswith("nn.Module: ")]
+    expected: dict[tuple[int, int], str] = {}
+    for f in events:
+        if f.get("ph") != "f" or f.get("name") != "torch_to_npu" or f["pid"] not in hardware:
+            continue
+        s = starts[f["id"]]
+        at = ns(s["ts"])
+        inside = [
+            c
+            for c in calls
+            if (c["pid"], c["tid"]) == (s["pid"], s["tid"])
+            and ns(c["ts"]) <= at <= ns(c["ts"]) + round(c["dur"] * 1000)
+        ]
+        if inside:
+            innermost = max(inside, key=lambda c: ns(c["ts"]))
+            expected[(f["tid"], ns(f["ts"]))] = innermost["name"][len("nn.Module: ") :]
+    assert len(expected) == 52
+    got = kernel_modules(trace)
+    assert {(s, t): f"{m}_{i}" for s, t, m, i in got.select(SCHEMA_COLUMNS).iter_rows()} == expected
+    (capture,) = load(root)
+    table = with_modules(capture.kernels, got)
+    assert table.height == capture.kernels.height  # a left join: no kernel lost or doubled
+    conv0 = table.filter(
+        restricted_side_expr("module:Conv2d", None, None) & (pl.col("instance") == 0)
+    )
+    assert conv0["name"].to_list() == [
+        "trans_TransData_0",
+        "trans_TransData_1",
+        "Conv2D1",
+        "trans_TransData_2",
+    ]

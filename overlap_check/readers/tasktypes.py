@@ -5,8 +5,15 @@ table list every task a stream ran. Event record/wait, notifies, memcpy/SDMA,
 placeholders and profiler switches occupy the stream while it waits or copies;
 counting them as busy time would invent overlap, so they never enter the
 kernel table. Old traces label real kernels ``Other`` (they stay); a task is
-recognised as non-kernel by its task type or, for such old traces, by its name
-(``MEMCPY_ASYNC`` named tasks typed ``Other``).
+recognised as non-kernel by its task type or, for such old traces, by its name.
+What each generation writes (FORMATS.md, the real 910A capture):
+
+- 2025+ traces: a kernel's Task Type is its core (``AI_CORE``, ``MIX_AIC`` ...);
+  bookkeeping tasks carry their own type (``EVENT_RECORD_SQE`` ...).
+- 2024 910A traces: Task Type ``Other`` for AI_CORE kernels and for event, notify,
+  copy and communication tasks alike (``AI_CPU`` kernels keep their type); only the
+  name tells them apart: ``EVENT_RECORD``, ``NOTIFY_WAIT``, ``MEMCPY_ASYNC``,
+  ``MemcopyAsync``, ``REDUCE_ASYNC_V2`` are not kernels, every other name is.
 """
 
 from __future__ import annotations
@@ -53,6 +60,13 @@ NON_KERNEL_TASKS: frozenset[str] = frozenset(
         "MODEL_END_GRAPH",
         "MODEL_MAINTAINCE",
         "REDUCE_INLINE",
+        # Older generations (the 910A trace of 2024-09) type every task `Other`; their
+        # names say what they are: memcpy spelt `MemcopyAsync` (typed `other`), and the
+        # SDMA reduce tasks of a collective on its communication streams (the collective
+        # itself is a communication row; its tasks are not compute).
+        "MEMCOPYASYNC",
+        "REDUCE_ASYNC",
+        "REDUCE_ASYNC_V2",
     }
 )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from overlap_check.synth import scenarios as sc
 from overlap_check.synth.expected import Built
+from overlap_check.synth.hiding_layouts import LAYOUTS
 from overlap_check.synth.layout import write_msprof_dir, write_runs
 from overlap_check.synth.malformed import write_malformed
 from overlap_check.synth.model import Variant
@@ -112,6 +113,8 @@ FIXTURES: tuple[Fixture, ...] = (
         lambda: sc.fake_dual_stream(runs=FORMAT_RUNS, layers=LAYERS),
         msprof=True,
     ),
+    # issue 14's layouts: one capture each, answers in synth.hiding_layouts
+    *(Fixture(layout.folder, layout.what, layout.build) for layout in LAYOUTS),
 )
 
 

@@ -1,0 +1,180 @@
+"""Occurrences that follow the model's layers (docs/hidden-fraction.md).
+
+One dominator instance (a main-stream kernel the plan names) per layer. A side
+op belongs to the layer whose dominator it overlaps (the larger overlap when it
+touches two); a side op that overlaps no dominator belongs to the nearest one in
+time (the gap to its start or end; a tie goes to the later dominator, since side
+work runs ahead of the dominator it was split for). So a side window never
+spans two dominators' layers.
+
+Per layer: the side window and the dominator window, the recipes' window
+``overlap_pct`` (computed by :mod:`overlap_check.plans`, unchanged), the hidden
+fraction (:mod:`overlap_check.hiding`) and its verdict band; and two signs of a
+missing wait: side work still running when the next main-stream op after the
+dominator starts (the join did not wait), and the lag pattern (the first
+dominator has no side work while side work runs after the last one). The join
+is the first main op after the dominator that was still running when the side
+work started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from overlap_check.hiding import hidden_fraction, i64_column
+from overlap_check.intervals import I64
+from overlap_check.model import Thresholds
+from overlap_check.plans import OK, Occurrences, _measure
+from overlap_check.verdict import label
+
+LAYER_SCHEMA = {
+    "layer": pl.Int64,
+    "side_ops": pl.Int64,
+    "side_start_ns": pl.Int64,
+    "side_end_ns": pl.Int64,
+    "dominator": pl.String,
+    "dom_start_ns": pl.Int64,
+    "dom_end_ns": pl.Int64,
+    "side_busy_ns": pl.Int64,
+    "hidden_ns": pl.Int64,
+    "hidden_pct": pl.Float64,
+    "dominator_pct": pl.Float64,
+    "overlap_pct": pl.Float64,
+    "verdict": pl.String,
+    "join_not_waited": pl.Boolean,
+}
+
+
+def assign_layers(
+    side_start: npt.ArrayLike,
+    side_end: npt.ArrayLike,
+    dom_start: npt.ArrayLike,
+    dom_end: npt.ArrayLike,
+) -> I64:
+    """The layer (dominator index, dominators sorted by start and disjoint) of each side op;
+    -1 for every op when there is no dominator."""
+    ss = np.asarray(side_start, dtype=np.int64)
+    se = np.asarray(side_end, dtype=np.int64)
+    ds = np.asarray(dom_start, dtype=np.int64)
+    de = np.asarray(dom_end, dtype=np.int64)
+    if ds.size == 0:
+        return np.full(ss.size, -1, dtype=np.int64)
+    last = ds.size - 1
+    # Dominators overlapping [s, e): indices lo .. hi-1 (ends and starts both sorted).
+    lo = np.searchsorted(de, ss, side="right")
+    hi = np.searchsorted(ds, se, side="left")
+    overlaps = hi > lo
+    first = np.minimum(lo, last)
+    final = np.clip(hi - 1, 0, last)
+
+    def overlap(k: I64) -> I64:
+        length: I64 = np.maximum(0, np.minimum(se, de[k]) - np.maximum(ss, ds[k]))
+        return length.astype(np.int64)
+
+    by_overlap = np.where(overlap(final) > overlap(first), final, first)
+    # No overlap: the dominator before (ends <= start) or after (starts >= end), nearer wins.
+    # (then every dominator starting before the op's end ended before its start)
+    j = np.searchsorted(ds, se, side="left")
+    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    none = np.iinfo(np.int64).max
+    gap_after = np.where(j <= last, ds[after] - se, none)
+    gap_before = np.where(j >= 1, ss - de[before], none)
+    nearest = np.where(gap_before < gap_after, before, after)
+    return np.where(overlaps, by_overlap, nearest).astype(np.int64)
+
+
+def layer_occurrences(
+    side: pl.DataFrame, main: pl.DataFrame, is_dominator: npt.ArrayLike
+) -> tuple[Occurrences, I64, I64]:
+    """The recipes' window figures per layer (plans._measure), the layer of each side op
+    and the main-kernel row of each layer's dominator.
+
+    ``side``: the plan's side ops (start_ns, end_ns); ``main``: the main stream's other
+    compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
+    """
+    rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
+    ds, de = ms[rows], me[rows]
+    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
+    layer = assign_layers(ss, se, ds, de)
+    order = np.lexsort((ss, layer))  # plans._measure wants each layer's ops together, by start
+    measured = _measure(
+        ss[order], se[order], layer[order], rows.size, ds, de, np.ones(rows.size, dtype=bool)
+    )
+    return replace(measured, dom_row=rows, main_names=main.get_column("name")), layer, rows
+
+
+def layer_table(
+    side: pl.DataFrame,
+    main: pl.DataFrame,
+    is_dominator: npt.ArrayLike,
+    other_busy: tuple[I64, I64],
+    thresholds: Thresholds,
+) -> pl.DataFrame:
+    """One row per layer (LAYER_SCHEMA): windows, overlap_pct, hidden_pct, verdict band
+    (of hidden_pct; ``no-evidence`` for a layer without side work) and the join flag.
+
+    ``other_busy``: merged busy time of every stream but the side stream
+    (hiding.other_stream_busy).
+    """
+    occ, layer, rows = layer_occurrences(side, main, is_dominator)
+    n = rows.size
+    hidden = hidden_fraction(
+        i64_column(side, "start_ns"),
+        i64_column(side, "end_ns"),
+        layer,
+        n,
+        other_busy,
+        occ.dom_start,
+        occ.dom_end,
+    )
+    ms = i64_column(main, "start_ns")
+    # The join: the first main-stream op starting at or after the dominator's end that was
+    # still running when the side work started (an op that ended before it, such as a
+    # producer the side work waited for, cannot consume the side result).
+    ran_until = np.maximum.accumulate(i64_column(main, "end_ns")) if ms.size else ms
+    nxt = np.maximum(
+        np.searchsorted(ms, occ.dom_end, side="left"),
+        np.searchsorted(ran_until, occ.side_start, side="right"),
+    )
+    next_start = np.where(nxt < ms.size, ms[np.minimum(nxt, ms.size - 1)], np.iinfo(np.int64).max)
+    judged = occ.status == OK
+    verdicts = [
+        label(float(p), thresholds) if ok and not np.isnan(p) else "no-evidence"
+        for p, ok in zip(hidden.hidden_pct, judged, strict=True)
+    ]
+    has_side = occ.side_count > 0
+    return pl.DataFrame(
+        {
+            "layer": np.arange(1, n + 1, dtype=np.int64),
+            "side_ops": occ.side_count,
+            "side_start_ns": pl.Series(occ.side_start).set(pl.Series(~has_side), None),
+            "side_end_ns": pl.Series(occ.side_end).set(pl.Series(~has_side), None),
+            "dominator": main.get_column("name").gather(rows),
+            "dom_start_ns": occ.dom_start,
+            "dom_end_ns": occ.dom_end,
+            "side_busy_ns": hidden.side_busy_ns,
+            "hidden_ns": hidden.hidden_ns,
+            "hidden_pct": pl.Series(hidden.hidden_pct).fill_nan(None),
+            "dominator_pct": pl.Series(hidden.dominator_pct).fill_nan(None),
+            "overlap_pct": pl.Series(occ.pct).fill_nan(None),
+            "verdict": verdicts,
+            "join_not_waited": has_side & (occ.side_end > next_start),
+        },
+        schema=LAYER_SCHEMA,
+    )
+
+
+def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
+    """The side stream runs a layer behind: the first dominator has no side work, and side
+    work starts after the last dominator has ended (a missing wait)."""
+    ss = np.asarray(side_start, dtype=np.int64)
+    if table.height == 0 or ss.size == 0:
+        return False
+    first_empty = int(table.get_column("side_ops")[0]) == 0
+    last_end = int(table.get_column("dom_end_ns")[-1])
+    return first_empty and bool((ss >= last_end).any())
