@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format typecheck bench fixtures demo docs-images check clean
+.PHONY: help install test test-min lint format typecheck bench fixtures demo docs-images check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -18,6 +18,18 @@ install: $(PY) ## Create .venv and install overlap-check with its dev tools
 
 test: ## Run the test suite (real captures in ../shared/real-profiles are used when present)
 	$(PY) -m pytest
+
+# The fixture tests under the oldest versions pyproject.toml declares.
+MIN_VENV  ?= .venv-min
+MIN_TESTS ?= tests/test_readers.py tests/test_cli_analyze.py tests/test_pipeline.py \
+	tests/test_verdict.py tests/test_config.py tests/test_synth.py tests/test_packaging.py
+test-min: ## Install the declared minimum versions in $(MIN_VENV) and run the fixture tests
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(PYTHON) scripts/min_constraints.py > $(MIN_VENV)/constraints.txt
+	$(MIN_VENV)/bin/python -m pip install -q --constraint $(MIN_VENV)/constraints.txt -e . 'pytest>=8' 'hypothesis>=6.100'
+	$(MIN_VENV)/bin/python -m pip list --format=freeze | grep -iE '^(polars|numpy|click|msgspec)=='
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider -m 'not slow' $(MIN_TESTS)
 
 lint: ## ruff: lint and format check
 	$(PY) -m ruff check overlap_check tests bench scripts
@@ -46,4 +58,4 @@ docs-images: ## Regenerate the README pictures from fixtures/
 	$(PY) scripts/make_docs_images.py
 
 clean: ## Remove caches and build output
-	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis bench/.cache
+	rm -rf build dist .venv-min *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis bench/.cache

@@ -202,6 +202,7 @@ def judge(
         worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(ranks)),
         fail_on=options.fail_on,
         strict=options.strict,
+        config_path=options.config_path,
     )
     return _with_baseline(report, options)
 

@@ -130,6 +130,7 @@ class Options:
     fail_on_contention: bool = False
     baseline: str | None = None
     tolerance: float = 0.1
+    config_path: str | None = None  # the config file read; None: none found or given
 
 
 # --------------------------------------------------------------------------- results
@@ -376,6 +377,7 @@ class Report:
     fail_on: Literal["fake", "partial", "never"] = "fake"
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
+    config_path: str | None = None  # the config file the options came from (Options.config_path)
 
     def failing(self, *reasons: str) -> Report:
         """A copy whose gate fails for these extra reasons (baselines, contention)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +21,11 @@ from overlap_check.config import (
 )
 from overlap_check.errors import ConfigError, UsageError
 from overlap_check.model import CoreLimit, DeviceConfig, Options, Plan
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "overlap-check.toml"
 
@@ -185,6 +191,17 @@ def test_explicit_pyproject_without_table_is_an_error(tmp_path: Path) -> None:
 def test_the_example_config_is_valid() -> None:
     config = load_config(str(EXAMPLE), EXAMPLE.parent)
     assert [plan.name for plan in config.plans] == ["moe-shared-expert"]
+    assert config.device.soc == "Ascend910B2"
+    limit = config.plans[0].limit_core
+    assert limit is not None and (limit.aicore, limit.vectorcore, limit.mode) == (12, 24, "ge")
+
+
+def test_docs_quote_the_example_config() -> None:
+    """docs/config.md's "complete example" holds the same tables and values as the file."""
+    doc = (EXAMPLE.parents[1] / "docs" / "config.md").read_text(encoding="utf-8")
+    quoted = doc.split("A complete example is `examples/overlap-check.toml`:", 1)[1]
+    block = quoted.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert tomllib.loads(block) == tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
 
 
 # --------------------------------------------------------------------------- errors

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from overlap_check.cli.options import color_option, stdout_color
-from overlap_check.errors import InputError
 from overlap_check.lint.render import FORMATS
 
 
@@ -94,9 +93,8 @@ def lint(
     click.echo(render(result, fmt, color=colored), nl=False, color=True if colored else None)
     if output is not None:
         text = render(result, SUFFIX_FORMATS.get(output.suffix.lower(), fmt))  # no colour
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise InputError(f"cannot write report: {err.strerror or err}", path=output) from err
+        from overlap_check.output_file import write_output
+
+        write_output(output, text)
     if result.findings:
         raise click.exceptions.Exit(1)

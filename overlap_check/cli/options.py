@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from overlap_check.errors import InputError, UsageError
+from overlap_check.errors import UsageError
 from overlap_check.model import Capture, Options, Report
 from overlap_check.report.color import COLOR_MODES, color_for
 
@@ -278,10 +278,9 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:
-        try:
-            Path(output).write_text(written, encoding="utf-8")
-        except OSError as err:
-            raise InputError(f"cannot write the report: {err.strerror}", path=output) from None
+        from overlap_check.output_file import write_output
+
+        write_output(output, written)
     _step_summary(report)
     plot = params.get("plot")
     if plot:

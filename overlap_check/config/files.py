@@ -1,8 +1,11 @@
 """Finding and reading the config file, and the line of a key for error messages.
 
-Discovery (relative to the working directory): ``--config FILE``, else
-``./overlap-check.toml``, else ``[tool.overlap-check]`` in ``./pyproject.toml``,
-else no config.
+Discovery: ``--config FILE`` (relative to the working directory), else the
+nearest folder, from the working directory up, holding ``overlap-check.toml`` or a
+``pyproject.toml`` with ``[tool.overlap-check]`` (in one folder the former wins).
+The walk stops after the first folder holding ``.git`` (the repository root) or at
+the file-system root, as ruff and pytest do, so a config above the repository is
+never picked up. No file found: no config.
 """
 
 from __future__ import annotations
@@ -25,18 +28,37 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 
 def find_config(cwd: Path) -> Path | None:
-    """``cwd/overlap-check.toml``, else ``cwd/pyproject.toml`` if it has the tool table."""
-    own = cwd / CONFIG_NAME
+    """The config of the nearest folder from ``cwd`` up to the repository root (module doc)."""
+    start = cwd.absolute()
+    for folder in (start, *start.parents):
+        found = _config_in(folder)
+        if found is not None:
+            return found
+        if _is_repository_root(folder):
+            return None
+    return None
+
+
+def _config_in(folder: Path) -> Path | None:
+    """``folder/overlap-check.toml``, else ``folder/pyproject.toml`` if it has the tool table."""
+    own = folder / CONFIG_NAME
     if own.is_file():
         return own
-    pyproject = cwd / "pyproject.toml"
+    pyproject = folder / "pyproject.toml"
     if pyproject.is_file() and _pyproject_table(_read_toml(pyproject)[0]) is not None:
         return pyproject
     return None
 
 
+def _is_repository_root(folder: Path) -> bool:
+    try:
+        return (folder / ".git").exists()  # a folder, or a file in a worktree or submodule
+    except OSError:
+        return False
+
+
 def load_config(path: str | None, cwd: Path) -> Config:
-    """Read and validate the config named by ``--config`` (relative to cwd) or found in cwd.
+    """Read and validate the config named by ``--config`` (relative to cwd) or found from cwd up.
 
     Errors name the file relative to cwd when it lies there (as a user typed it).
     """

@@ -98,6 +98,7 @@ def merge_options(
         device=device,
         main_stream=overrides.get("main_stream"),
         baseline=overrides.get("baseline"),
+        config_path=None if config.source is None else str(config.source),
         **chosen,
     )
 

@@ -282,6 +282,7 @@ def to_dict(report: Report) -> JSON:
     return {
         "schema_version": report.schema_version,
         "tool_version": report.tool_version,
+        "config_path": report.config_path,  # the config file used; null: none
         "verdict": report.verdict,
         "exit_code": report.exit_code,
         "thresholds": {"real": report.thresholds.real, "fake": report.thresholds.fake},

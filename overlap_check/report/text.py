@@ -234,6 +234,8 @@ def render(report: Report, *, color: bool = False) -> str:
         lines += [f"  - {reason}" for reason in report.gate_reasons]
     if report.worst_rank is not None:
         lines.append(f"Worst rank: {report.worst_rank}")
+    if report.config_path is not None:
+        lines.append(f"Config: {report.config_path}")
     lines.append("")
     if report.plans:
         lines += [*_plans(report, color), ""]

@@ -5,6 +5,7 @@ No global state, no GUI backend, nothing imported until a picture is asked for.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -13,6 +14,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from overlap_check.output_file import write_atomically
 from overlap_check.report.plots.files import picture_format
 
 DPI = 100
@@ -112,8 +114,10 @@ def save(figure: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
     # A fixed hash salt keeps SVG element ids stable between runs.
+    picture = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
-        figure.savefig(path, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+        figure.savefig(picture, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+    write_atomically(path, picture.getvalue())
     return path
 
 
