@@ -1,6 +1,6 @@
 """Core-limit checks: per-kernel Block Num against configured limits, and contention.
 
-Rules per kernel (METHOD.md "Core limits and block counts"):
+Rules per kernel (docs/method.md "Core limits and block counts"):
 
 | Accelerator Core | compared                        | against          | outcome          |
 |------------------|---------------------------------|------------------|------------------|

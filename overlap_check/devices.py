@@ -1,6 +1,6 @@
 """How many cores the device has: AI Core (cube, "aic") and AI Vector core ("aiv").
 
-Sources, in the order they are trusted (METHOD.md "Core limits and block counts"):
+Sources, in the order they are trusted (docs/method.md "Core limits and block counts"):
 
 1. ``PROF_*/device_N/info.json.N`` inside the capture (the readers put it in
    ``Capture.device_cores``, source "info.json"): what the profiler saw.
@@ -8,7 +8,7 @@ Sources, in the order they are trusted (METHOD.md "Core limits and block counts"
    user states outright. They rank above the platform ini because a virtualised
    device (vNPU slice, ``vir_type_list`` in the ini) has fewer cores than the chip.
 3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
-   own ``<SoC>.ini``, ranked above a SoC name as METHOD.md and FORMATS.md rank it.
+   own ``<SoC>.ini``, ranked above a SoC name as docs/method.md and docs/formats.md rank it.
 4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
 5. The largest Block Num seen per core kind (source "observed"): a guess, since
    Block Num counts logical blocks and can exceed the physical cores.
@@ -30,17 +30,17 @@ from overlap_check.model import Capture, DeviceCores, Options
 SOC_CORES: dict[str, tuple[int, int]] = {
     # mirror Ascend910B1.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910B1": (24, 48),
-    # FORMATS.md §6: third-party tutorial quoting `grep SoCInfo .../Ascend910B2.ini`
+    # docs/formats.md: third-party tutorial quoting `grep SoCInfo .../Ascend910B2.ini`
     # (ai_core_cnt=24, cube_core_cnt=24, vector_core_cnt=48)
     "Ascend910B2": (24, 48),
     # mirror Ascend910B3.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
     "Ascend910B3": (20, 40),
     # third-party tutorial quoting `grep -A 8 SoCInfo .../Ascend910B4.ini`
-    # (ai_core_cnt=20, cube_core_cnt=20, vector_core_cnt=40); FORMATS.md §6 "910B4 20/20/40"
+    # (ai_core_cnt=20, cube_core_cnt=20, vector_core_cnt=40); docs/formats.md "910B4 20/20/40"
     "Ascend910B4": (20, 40),
     # mirror Ascend910_9391.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910_9391": (24, 48),
-    # FORMATS.md §6 (third-party quote, per die) and a public tool printing its
+    # docs/formats.md and a public tool printing its
     # Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
     "Ascend910_9392": (24, 48),
     # mirror Ascend910_9362.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40

@@ -1,6 +1,6 @@
 """Find the captures under a PATH: result dirs, msprof PROF dirs, bare files.
 
-A PATH is one of (CONTRACT.md): a torch_npu result dir, a dir holding several
+A PATH is one of (docs/contract.md): a torch_npu result dir, a dir holding several
 of them at any depth, an msprof ``PROF_*`` dir, or one bare output file. A
 result dir is recognised by ``ASCEND_PROFILER_OUTPUT/`` or a
 ``profiler_info*.json`` in it, never by its name (wrappers rename it). A PROF

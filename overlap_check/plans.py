@@ -33,7 +33,7 @@ every dominator and never with one global window:
   starts and no later than the next cluster starts (so a big op that runs
   after the side work, the fake case, is still the one judged).
 
-Per occurrence (METHOD.md): ``side_window = [min start, max end]`` of its side
+Per occurrence (docs/method.md): ``side_window = [min start, max end]`` of its side
 ops, ``main_window`` = its dominator; ``overlap_pct = overlap /
 min(len(side_window), len(main_window))``. Beside it the busy-time figure
 ``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),

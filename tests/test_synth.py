@@ -115,7 +115,7 @@ def test_2026_headers_follow_the_real_op_summary(real_profiles: Path, tmp_path: 
     prof = write_msprof_dir(_sample(), tmp_path / "ms")
     ours = _csv_rows(next((prof / "mindstudio_profiler_output").glob("op_summary_*")))[0]
     assert ours == real
-    # torch_npu renames six op_summary columns and prepends Step Id (FORMATS.md §2.1)
+    # torch_npu renames six op_summary columns and prepends Step Id (docs/formats.md)
     renames = {
         "Op Name": "Name",
         "OP Type": "Type",

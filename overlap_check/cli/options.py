@@ -164,7 +164,7 @@ _OPTIONS: list[Callable[[F], F]] = [
 
 
 def analysis_options(command: F) -> F:
-    """Add the options shared by `analyze` and `run` (CONTRACT.md) to a click command."""
+    """Add the options shared by `analyze` and `run` (docs/contract.md) to a click command."""
     for option in reversed(_OPTIONS):
         command = option(command)
     return command

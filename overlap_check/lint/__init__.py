@@ -2,7 +2,7 @@
 
 It parses Python with ``ast`` (never imports or runs it), resolves the
 torch / torch_npu / torchair import aliases, works out each module's execution
-path from its compile calls and reports the mistakes of METHOD.md's "API
+path from its compile calls and reports the mistakes of docs/method.md's "API
 routing" as findings (rule, file, line, column, message, fix hint).
 
     result = lint_paths(["models/"], ignore=["OC105"])

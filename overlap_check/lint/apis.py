@@ -1,6 +1,6 @@
 """The catalogue of multi-stream APIs: which family each belongs to, where each lives.
 
-Two families (METHOD.md, "API routing"):
+Two families (docs/method.md, "API routing"):
 
 * GE: the TorchAir graph (Ascend IR) APIs, string-tagged: stream switch, wait and
   core limits in ``torchair.scope``, tagged events in ``torchair.ops``.

@@ -1,6 +1,6 @@
 """Readers: the only code that knows Ascend file formats. PATHs in, Captures out.
 
-- :func:`load` — one PATH (CONTRACT.md): a result dir, a dir of them, a PROF
+- :func:`load` — one PATH (docs/contract.md): a result dir, a dir of them, a PROF
   dir or a bare file → its captures, ordered by (rank, capture time).
 - :func:`load_paths` — several PATHs = several runs, in the given order (or by
   capture time).

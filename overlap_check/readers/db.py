@@ -1,6 +1,6 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-SQLite (FORMATS.md §1.5). Kernels are ``TASK`` rows joined to
+SQLite (docs/formats.md). Kernels are ``TASK`` rows joined to
 ``COMPUTE_TASK_INFO`` on ``globalTaskId``: the join itself leaves out the
 non-kernel tasks (event record/wait, memcpy, notify ...), and it works at
 Level0, where ``TASK.streamId`` is filled too. Text fields are ids into

@@ -1,6 +1,6 @@
 """kernel_details.csv (torch_npu) and op_summary_*.csv (msprof) → kernel table rows.
 
-Columns are found by header name with aliases (FORMATS.md §2.2, §3.1): every
+Columns are found by header name with aliases (docs/formats.md): every
 version's optional columns (Step Id, Device_id, Model ID, OP State, HF32
 Eligible, Context ID, shapes, metrics) are simply not read. Level0 files have
 no ``Stream ID`` column: :attr:`KernelFile.has_streams` is then False and the

@@ -1,6 +1,6 @@
 """Capture metadata: profiler_info*.json (rank, level, capture time), device info.json, dir names.
 
-Type drift handled (FORMATS.md §1.4, quirk 15): ``rank_id`` int or string,
+Type drift handled (docs/formats.md, "Metadata"): ``rank_id`` int or string,
 ``-1`` meaning "no rank"; ``_profiler_level`` under ``experimental_config``;
 ``end_info.collectionTimeEnd`` (wall-clock ns) present from 2023 on.
 Metadata is auxiliary: a broken metadata file gives a note, not an error, so

@@ -1,6 +1,6 @@
 """trace_view.json (torch_npu) / msprof_*.json (msprof) → kernel rows with streams.
 
-Chrome-trace events, a bare array (FORMATS.md §4). Kernels are the X events of
+Chrome-trace events, a bare array (docs/formats.md). Kernels are the X events of
 the process named ``Ascend Hardware``; each ``Stream N`` thread is one stream.
 Processes and threads are found through their ``process_name`` /
 ``thread_name`` metadata, never by decoding pids (the pid encoding changed

@@ -1,4 +1,4 @@
-"""The JSON report (CONTRACT.md, schema_version 1), and extra keys that help.
+"""The JSON report (docs/contract.md, schema_version 1), and extra keys that help.
 
 Times are microseconds as numbers, rounded to 3 decimals from exact integer
 nanoseconds. Points in time (``*_start_us``, ``*_end_us``) are relative to the

@@ -1,6 +1,6 @@
 """Profiling with the msprof CLI: its command line, its output, and choosing a profiler.
 
-``msprof [options] <app>`` (FORMATS.md §7): ``--output=<dir>`` is where it
+``msprof [options] <app>`` (docs/formats.md): ``--output=<dir>`` is where it
 writes ``PROF_<6 digits>_<17-digit timestamp>_<16 alnum>/``; ``--task-time=l1``
 (or ``l2``) records per-task timing with Stream IDs; ``--ai-core=on`` adds the
 AI Core metrics (PipeUtilization by default).

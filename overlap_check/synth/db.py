@@ -1,4 +1,4 @@
-"""ascend_pytorch_profiler_{rank}.db: the SQLite export (FORMATS.md §1.5).
+"""ascend_pytorch_profiler_{rank}.db: the SQLite export (docs/formats.md).
 
 Tables and column order copy the real torch_npu Level0 db export. TASK holds
 every device task (kernels, event record/wait, memcpy, notify ...) with its

@@ -4,7 +4,7 @@ All formatting is integer arithmetic on ns (never float formatting of an
 epoch): ``us3(1736408883704643212) == "1736408883704643.212"``. Each function
 has a polars-expression twin so that a million rows format without a Python loop.
 
-Styles seen in real files (FORMATS.md §2.3):
+Styles seen in real files (docs/formats.md):
 - ``us3``: exactly 3 decimals (start times 2024+, 2026 durations ``4.800``)
 - ``us6``: 6 decimals (2026 Wait Time ``857.200000``)
 - ``us_repr``: trailing zeros dropped, at least one decimal (2025 ``6.28``, ``15.0``),

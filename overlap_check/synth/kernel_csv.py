@@ -1,6 +1,6 @@
 """kernel_details.csv (torch_npu) and op_summary_*.csv (msprof), vectorised.
 
-Headers are the exact strings of real files (FORMATS.md §2.2, §3.1); values are
+Headers are the exact strings of real files (docs/formats.md); values are
 rendered per version: start ``us3`` + TAB (2025+) or ``us_short`` (2023);
 durations ``us_repr`` (2025), ``us3`` (2026), ``us_short`` (2023); Wait Time
 ``0`` on the first row, then ``us_repr`` / ``us6`` / ``us_short``.

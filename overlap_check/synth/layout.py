@@ -1,4 +1,4 @@
-"""Directory trees as torch_npu and msprof write them (FORMATS.md §1).
+"""Directory trees as torch_npu and msprof write them (docs/formats.md).
 
 ``<host>_<pid>_<YYYYmmddHHMMSSfff>_ascend_pt/`` with ``profiler_info_{rank}.json``,
 ``profiler_metadata.json``, ``ASCEND_PROFILER_OUTPUT/``, empty ``FRAMEWORK/`` and
@@ -76,7 +76,7 @@ def _export_type(variant: Variant) -> list[str]:
 def profiler_info(
     scenario: Scenario, variant: Variant, steps: Sequence[tuple[int, int, int]]
 ) -> dict[str, Any]:
-    """profiler_info_{rank}.json with the key set of the version (FORMATS.md §1.4)."""
+    """profiler_info_{rank}.json with the key set of the version (docs/formats.md)."""
     end = scenario.end_ns()
     start = session_start_ns(scenario)
     monotonic_end = 170_000_000_000_000 + end % 1_000_000_000_000

@@ -1,4 +1,4 @@
-"""Damaged kernel_details.csv for negative tests (FORMATS.md "Malformed extras").
+"""Damaged kernel_details.csv for negative tests (docs/formats.md).
 
 Real files have shown a row with a field missing (the 2023 capture) and rows
 concatenated from several op_summary slices (not globally sorted). A reader must

@@ -99,7 +99,7 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Variant:
-    """How one profiler version and level writes a capture (FORMATS.md §2.2)."""
+    """How one profiler version and level writes a capture (docs/formats.md)."""
 
     version: str = "2025"  # "2023" | "2025" | "2026"
     level: str = "Level1"  # "Level0" | "Level1" | "Level2"

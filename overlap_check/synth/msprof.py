@@ -1,4 +1,4 @@
-"""The msprof CLI's PROF_* directory and the task_time table (FORMATS.md §3).
+"""The msprof CLI's PROF_* directory and the task_time table (docs/formats.md).
 
 ``PROF_000001_<17-digit start>_<16 alnum>/`` with ``device_N/info.json.N``
 (DeviceInfo ai_core_num / aiv_num), ``host/`` and, unless torch_npu simplified

@@ -89,7 +89,7 @@ def _task_id_base(stream: pl.Expr) -> pl.Expr:
 
 def finish(kernels: pl.DataFrame, tasks: pl.DataFrame) -> Frames:
     """Sort, then add Task IDs (per stream, kernels and tasks together), connection
-    ids (capture-wide, in start order) and Wait Time (device-wide, FORMATS §2.3)."""
+    ids (capture-wide, in start order) and Wait Time (device-wide, docs/formats.md)."""
     k = kernels.with_row_index("_k").sort(["start_ns", "_k"])
     t = tasks.with_row_index("_t").sort(["start_ns", "_t"])
     # one timeline of every device task, to number them the way the hardware does

@@ -240,7 +240,7 @@ def _over(
 def _core_expectations(
     runs: Sequence[Run], aicore: int, vectorcore: int, expected: Expected
 ) -> Expected:
-    """Violations of CORE_LIMIT by side ops (METHOD.md rules) and their contention with the
+    """Violations of CORE_LIMIT by side ops (docs/method.md rules) and their contention with the
     dominator, which alone fills the device (MIX_AIC 24/48)."""
     aic_limit, aiv_limit = CORE_LIMIT
     violations: list[ExpectedViolation] = []

@@ -1,4 +1,4 @@
-"""step_trace_time.csv, consistent with the trace's Overlap Analysis (FORMATS.md §5).
+"""step_trace_time.csv, consistent with the trace's Overlap Analysis (docs/formats.md).
 
 Per step: Computing / Communication / Communication(Not Overlapped) / Free are
 sums of the Overlap Analysis intervals falling in the step (µs as Python floats,

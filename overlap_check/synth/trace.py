@@ -1,6 +1,6 @@
 """trace_view.json (torch_npu) and msprof_*.json (msprof CLI): Chrome trace, bare array.
 
-Layout of real files (FORMATS.md §4): ``Python`` process (ProfilerStep#N, async_npu
+Layout of real files (docs/formats.md): ``Python`` process (ProfilerStep#N, async_npu
 flow starts), ``CANN`` (host launches; its process_name is pruned at Level0 and
 only orphan thread names and flow starts stay), ``Ascend Hardware`` (one
 ``Stream N`` thread per stream; X events for kernels AND non-kernel tasks; ``ts``

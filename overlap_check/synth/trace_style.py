@@ -1,4 +1,4 @@
-"""How each trace version spells processes, pids and events (FORMATS.md §4).
+"""How each trace version spells processes, pids and events (docs/formats.md).
 
 pid encoding ``(pid << 10) | (sort_index << 5) | device`` (2025+; host layer device
 31 in msprof files), small plain pids in 2023/2024 files; key order of events as in

@@ -1,4 +1,4 @@
-"""A stand-in for the msprof CLI: ``msprof [options] <app> [app args]`` (FORMATS.md §7).
+"""A stand-in for the msprof CLI: ``msprof [options] <app> [app args]`` (docs/formats.md).
 
 Records its argv as a JSON line in ``$FAKE_MSPROF_LOG``, runs the app, then
 writes ``PROF_*`` into ``--output`` with ``overlap_check.synth.write_msprof_dir``

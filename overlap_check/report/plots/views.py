@@ -318,7 +318,7 @@ def demand_steps(
 
 
 def verdict_of(pct: float | None, thresholds: Thresholds) -> Verdict | None:
-    """The band of one figure (METHOD.md: >= real, <= fake, partial between)."""
+    """The band of one figure (docs/method.md: >= real, <= fake, partial between)."""
     if pct is None:
         return None
     if pct >= thresholds.real:

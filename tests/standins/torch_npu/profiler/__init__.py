@@ -1,4 +1,4 @@
-"""Stand-in for ``torch_npu.profiler`` following FORMATS.md §7 (the documented API).
+"""Stand-in for ``torch_npu.profiler`` following docs/formats.md.
 
 It records how it is called and, when a profile with a
 ``tensorboard_trace_handler`` stops, writes generator output
