@@ -38,8 +38,9 @@ from overlap_check.lint.render import FORMATS
     "--config",
     "config_path",
     metavar="FILE",
-    help="Config with a [lint] table (select/ignore). Default: ./overlap-check.toml, "
-    "else [tool.overlap-check.lint] in ./pyproject.toml. The options above win over it.",
+    help="Config with a [lint] table (select/ignore). Default: the nearest "
+    "overlap-check.toml, or pyproject.toml with [tool.overlap-check], from here up to "
+    "the repository root. The options above win over it.",
 )
 @color_option
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")

@@ -39,8 +39,8 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--config",
         "config",
         metavar="FILE",
-        help="Plan/threshold config (default: ./overlap-check.toml, "
-        "else [tool.overlap-check] in ./pyproject.toml).",
+        help="Plan/threshold config (default: the nearest overlap-check.toml, or "
+        "pyproject.toml with [tool.overlap-check], from here up to the repository root).",
     ),
     click.option(
         "--plan",
