@@ -6,7 +6,7 @@ placeholders and profiler switches occupy the stream while it waits or copies;
 counting them as busy time would invent overlap, so they never enter the
 kernel table. Old traces label real kernels ``Other`` (they stay); a task is
 recognised as non-kernel by its task type or, for such old traces, by its name.
-What each generation writes (FORMATS.md, the real 910A capture):
+What each generation writes (docs/formats.md, the real 910A capture):
 
 - 2025+ traces: a kernel's Task Type is its core (``AI_CORE``, ``MIX_AIC`` ...);
   bookkeeping tasks carry their own type (``EVENT_RECORD_SQE`` ...).
