@@ -10,8 +10,7 @@ timing here (bench/ has it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future
+from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import figures, pipeline
+from overlap_check import figures, pipeline, workers
 from overlap_check.cli import cli
 from overlap_check.cores import check_cores
 from overlap_check.errors import InputError, OverlapCheckError
@@ -335,7 +334,7 @@ def test_a_read_error_comes_before_a_later_missing_path(broken: Path, tmp_path: 
 def test_cli_exit_code_and_message_of_a_worker_error(
     broken: Path, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", threshold)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", threshold)
     result = CliRunner().invoke(cli, ["analyze", str(broken), "--format", "json"])
     assert result.exit_code == 2
     assert f"overlap-check: error: {serial_error([broken])}" in result.output
@@ -345,9 +344,9 @@ def test_cli_report_through_the_pool_is_the_serial_one(
     job: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["analyze", str(job), "--side", "SwiGlu", "--dominator", "GroupedMatmul", "-f", "json"]
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 2**62)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 2**62)
     serial = CliRunner().invoke(cli, args)
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
     pooled = CliRunner().invoke(cli, args)
     assert pooled.exit_code == serial.exit_code
     assert pooled.stdout == serial.stdout
@@ -361,33 +360,34 @@ def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     sources = discover(job)
     assert len(sources) == 8
-    assert pipeline._worker_count(sources, None) == 1  # a few MB: not worth a process
-    assert pipeline._worker_count(sources[:1], 4) == 1  # never more workers than captures
-    assert pipeline._worker_count(sources, 3) == 3
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 2)
-    assert pipeline._worker_count(sources, None) == 2  # bounded by the cores
-    assert pipeline._worker_count(sources[:1], None) == 1  # one capture: no pool
-    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 16)
-    assert pipeline._worker_count(sources, None) == 8  # bounded by the captures
+    assert workers.worker_count(sources, None) == 1  # a few MB: not worth a process
+    assert workers.worker_count(sources[:1], 4) == 1  # never more workers than captures
+    assert workers.worker_count(sources, 3) == 3
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "cpu_count", lambda: 2)
+    assert workers.worker_count(sources, None) == 2  # bounded by the cores
+    assert workers.worker_count(sources[:1], None) == 1  # one capture: no pool
+    monkeypatch.setattr(workers, "cpu_count", lambda: 16)
+    assert workers.worker_count(sources, None) == 8  # bounded by the captures
 
 
 class _DeadPool:
-    """A process pool whose workers died: every job comes back BrokenProcessPool."""
+    """A process pool whose workers died: its map raises BrokenProcessPool."""
 
-    def __init__(self, workers: int, mp_context: object = None) -> None:
+    def __init__(self, workers: int, **kwargs: object) -> None:
         self.workers = workers
 
-    def submit(self, *args: object) -> Future[figures.CaptureFigures]:
-        future: Future[figures.CaptureFigures] = Future()
-        future.set_exception(BrokenProcessPool("a worker died"))
-        return future
+    def __enter__(self) -> _DeadPool:
+        return self
 
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
+
+    def map(self, *args: object) -> Iterator[object]:
+        raise BrokenProcessPool("a worker died")
 
 
 def test_jobs_of_dead_workers_are_reduced_here(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "ProcessPoolExecutor", _DeadPool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", _DeadPool)
     options = Options(plans=(SIDE_DOM,))
     assert_same(pipeline.check([job], options, workers=2), exhaustive(load_paths([job]), options))
