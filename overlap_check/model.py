@@ -266,6 +266,18 @@ class PlanResult:
     dominator: str | None = None  # the plan's dominator regex (None: longest main-stream kernel)
     side: str | None = None  # the plan's side regex
 
+    def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
+        """The occurrence every renderer and the plots name as the worst: the lowest judged
+        overlap_pct among the warm runs' recorded worst ones (the cold runs' when no warm run
+        recorded any; ties: the first in run order). None: none of them was judged."""
+        pool = [r for r in self.per_run if r.warm and r.worst] or [
+            r for r in self.per_run if r.worst
+        ]
+        judged = [(r, o) for r in pool for o in r.worst if o.overlap_pct is not None]
+        if not judged:
+            return None
+        return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
+
 
 @dataclass(frozen=True)
 class CoreViolation:

@@ -63,17 +63,11 @@ def verdict_failures(verdict: str, provisional: bool, report: Report) -> list[st
 
 
 def worst_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
-    """(run, occurrence) with the lowest overlap_pct among the warm runs' worst ones."""
-    judged = [
-        (run.run, occ)
-        for run in plan.per_run
-        if run.warm
-        for occ in run.worst
-        if occ.overlap_pct is not None
-    ]
-    if not judged:
+    """(run, occurrence) of the report's worst occurrence when a warm run holds it."""
+    worst = plan.worst_occurrence()
+    if worst is None or not worst[0].warm:
         return None
-    return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
+    return worst[0].run, worst[1]
 
 
 def _runs_line(samples: list[tuple[int, bool, float | None]]) -> str:

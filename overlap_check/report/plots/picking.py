@@ -57,18 +57,15 @@ def pick_occurrence(
             )
         warm = [r for r in in_range if r.warm]
         return (warm or in_range)[0], None
+    worst = replace(result, per_run=tuple(runs)).worst_occurrence()
+    if worst is not None:
+        return worst
     pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
     candidates = [(r, o) for r in pool for o in r.worst]
     if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first
         ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
         candidates = [(r, o) for r in ordered for o in r.unpaired]
-    if not candidates:
-        return None
-    judged = [(r, o, o.overlap_pct) for r, o in candidates if o.overlap_pct is not None]
-    if judged:
-        worst = min(judged, key=lambda c: (c[2], c[0].run, c[1].index))
-        return worst[0], worst[1]
-    return candidates[0]
+    return candidates[0] if candidates else None
 
 
 def measure_occurrence(
