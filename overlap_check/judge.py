@@ -34,7 +34,7 @@ from overlap_check.plans import PlanStreams, plan_result
 from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key
 from overlap_check.streams import choose_main_stream, pair_results, rank_summary
 from overlap_check.table import empty_kernel_table
-from overlap_check.verdict import gate, worst_rank
+from overlap_check.verdict import gate, mark_gate, worst_rank
 
 Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
 
@@ -203,7 +203,7 @@ def judge(
         fail_on=options.fail_on,
         strict=options.strict,
     )
-    return _with_baseline(report, options)
+    return _with_baseline(mark_gate(report), options)
 
 
 def _reduce_again(

@@ -181,6 +181,7 @@ class StreamPair:
     verdict: Verdict
     provisional: bool
     per_run: tuple[StreamPairRun, ...] = ()
+    gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,7 @@ class PlanResult:
     fake_occurrences: int = 0  # fake occurrences in the warm samples (barrier search input)
     dominator: str | None = None  # the plan's dominator regex (None: longest main-stream kernel)
     side: str | None = None  # the plan's side regex
+    gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged
