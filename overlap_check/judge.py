@@ -119,7 +119,7 @@ def judge(
         for p, plan in enumerate(options.plans)
         for r in ranks
     }
-    _reduce_again(figures, ranks, plan_mains, (device.aicore, device.vectorcore), redo)
+    _reduce_again(figures, ranks, (device.aicore, device.vectorcore), redo)
     runs: list[RunInfo] = []
     notes: list[str] = []
     summaries: list[RankStreamSummary] = []
@@ -207,23 +207,16 @@ def judge(
 
 
 def _reduce_again(
-    figures: list[CaptureFigures],
-    ranks: Sequence[_Rank],
-    plan_mains: dict[tuple[int, int | None], int | None],
-    cores: tuple[int, int],
-    redo: Redo,
+    figures: list[CaptureFigures], ranks: Sequence[_Rank], cores: tuple[int, int], redo: Redo
 ) -> None:
-    """Reduce again, with the decisions as hints, the captures whose figures miss them (a
-    main stream outside their candidates; a warm run swept with other device cores)."""
-    wrong: list[tuple[int, Hints]] = []
-    plans = sorted({p for p, _ in plan_mains})
-    for r in ranks:
-        mains = tuple(plan_mains[p, r.rank] for p in plans)
-        warm = {i for s, i, _ in r.samples if s.warm}
-        for i in r.members:
-            fig = figures[i]
-            if not fig.covers(r.main, mains) or (i in warm and fig.cores != cores):
-                wrong.append((i, Hints(r.main, mains, cores)))
+    """Reduce again, with the decided device cores, the warm captures whose contention was
+    swept with other cores (captures without info.json whose Block Num maxima differ)."""
+    wrong = [
+        (i, Hints(cores))
+        for r in ranks
+        for i in sorted({i for s, i, _ in r.samples if s.warm})
+        if figures[i].cores != cores
+    ]
     if wrong:
         for (i, _), fig in zip(wrong, redo(wrong), strict=True):
             figures[i] = fig
