@@ -9,7 +9,7 @@ imports polars at run time, so the CLI can import this module cheaply.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +19,18 @@ SCHEMA_VERSION = 1
 
 Verdict = Literal["real", "partial", "fake", "not-split", "no-evidence"]
 PlanMode = Literal["ge", "npugraph_ex"]
+# Option vocabularies: the click choices, the config checks and the gate's table derive
+# from these (choices_of), so each is spelled once.
+FailOn = Literal["fake", "partial", "never"]
+Per = Literal["run", "step"]
+Order = Literal["given", "time"]
+
+
+def choices_of(kind: object) -> tuple[str, ...]:
+    """The values of one of the Literal vocabularies above, in their order."""
+    return tuple(str(value) for value in get_args(kind))
+
+
 CoresSource = Literal["info.json", "config", "soc", "soc-ini", "observed"]
 
 
@@ -115,10 +127,10 @@ class Options:
     warmup: int = 2
     min_runs: int = 5
     strict: bool = False
-    per: Literal["run", "step"] = "run"
-    fail_on: Literal["fake", "partial", "never"] = "fake"
+    per: Per = "run"
+    fail_on: FailOn = "fake"
     main_stream: int | None = None  # stream level: force the main stream
-    order: Literal["given", "time"] = "given"  # several PATHs: as given, or by capture time
+    order: Order = "given"  # several PATHs: as given, or by capture time
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None
     graph_dump: str | None = None
@@ -380,7 +392,7 @@ class Report:
     worst_rank: int | None = None  # the rank with the lowest figure, when several ranks
     # The gate settings the report was judged with, so that CI renderers can mark each
     # plan / stream pair as failing or not (added for report/cases.py).
-    fail_on: Literal["fake", "partial", "never"] = "fake"
+    fail_on: FailOn = "fake"
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
 

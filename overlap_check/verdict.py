@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from overlap_check.model import (
     BarrierCandidate,
     CoresResult,
+    FailOn,
     Options,
     PlanResult,
     RankStreamSummary,
@@ -42,20 +43,20 @@ from overlap_check.model import (
     rank_text,
 )
 
-FAILING: dict[str, frozenset[str]] = {
+FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verdict.py)
     "fake": frozenset({"fake", "not-split", "no-evidence"}),
     "partial": frozenset({"fake", "partial", "not-split", "no-evidence"}),
     "never": frozenset({"no-evidence"}),
 }
 
 
-def fails(verdict: str, fail_on: str) -> bool:
+def fails(verdict: str, fail_on: FailOn) -> bool:
     """Whether a plan or stream-pair verdict fails the gate under ``--fail-on``."""
     return verdict in FAILING[fail_on]
 
 
 def item_failures(
-    verdict: str, provisional: bool, fail_on: str, strict: bool, min_runs: int
+    verdict: str, provisional: bool, fail_on: FailOn, strict: bool, min_runs: int
 ) -> tuple[str, ...]:
     """Why one plan or stream pair fails the gate, in words; empty when it passes."""
     reasons = []
