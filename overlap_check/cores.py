@@ -127,7 +127,8 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
         frame = operator_limits_for(frame, limits.dump)
     # Each plan's side-operator regex is evaluated once, into a column.
     hits = [
-        side_expr(plan).fill_null(False).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)
+        side_expr(plan, kernels).fill_null(False).alias(f"_hit{i}")
+        for i, plan in enumerate(limits.plans)
     ]
     frame = frame.with_columns(core_code(frame), *hits)
     cols: list[pl.Expr] = []
