@@ -31,7 +31,7 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.plans import PlanStreams, plan_result
-from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key
+from overlap_check.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.streams import choose_main_stream, pair_results, rank_summary
 from overlap_check.table import empty_kernel_table
 from overlap_check.verdict import gate, mark_gate, worst_rank
@@ -49,15 +49,12 @@ class _Rank:
 
 
 def _ranks(figures: Sequence[CaptureFigures], options: Options) -> list[_Rank]:
-    """Runs grouped by rank (as runs.group_by_rank), samples numbered and warm flags set
-    (as runs.make_samples), and each rank's main stream."""
-    groups: dict[int | None, list[int]] = {}
-    for i, fig in enumerate(figures):
-        groups.setdefault(fig.capture.rank, []).append(i)
+    """Runs grouped by rank, samples numbered with their warm flags, each rank's main
+    stream: runs.group_by_rank and runs.number_samples on the figures."""
     ranks = []
     empty = empty_kernel_table()
-    for rank in sorted(groups, key=rank_key):
-        members = groups[rank]
+    groups = group_by_rank(range(len(figures)), lambda i: figures[i].capture.rank)
+    for rank, members in groups.items():
         for i in members:  # make_samples raises for the first run without steps
             error: UsageError | None = figures[i].step_error
             if error is not None:
@@ -67,21 +64,10 @@ def _ranks(figures: Sequence[CaptureFigures], options: Options) -> list[_Rank]:
             for run, i in enumerate(members, start=1)
             for k, s in enumerate(figures[i].samples)
         ]
-        warmup = plan_warmup(len(raw), options.warmup, options.min_runs)
-        samples = [
-            (
-                Sample(
-                    index=n,
-                    run=run,
-                    label=None if s.step is None else f"run {run} step {s.step}",
-                    kernels=empty,
-                    warm=n > warmup.warmup,
-                ),
-                i,
-                k,
-            )
-            for n, (run, i, k, s) in enumerate(raw, start=1)
-        ]
+        numbered, warmup = number_samples(
+            [(run, s.step, empty) for run, _, _, s in raw], options.warmup, options.min_runs
+        )
+        samples = [(sample, i, k) for sample, (_, i, k, _) in zip(numbered, raw, strict=True)]
         main = choose_main_stream([s.sets for *_, s in raw], options.main_stream)
         ranks.append(_Rank(rank, members, samples, warmup, main))
     return ranks
