@@ -141,24 +141,6 @@ def ranked_streams(totals: pl.DataFrame, exclude: int | None = None) -> list[int
     return [int(sid) for sid in ranked.get_column("stream_id").to_list()]
 
 
-def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
-    """The stream with the most time (ties: lowest ID; None: no kernel)."""
-    ranked = ranked_streams(time_per_stream(frames), exclude)
-    return ranked[0] if ranked else None
-
-
-def plan_main(
-    plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
-) -> int | None:
-    """The plan's main (dominator's) stream: the configured one, else the one with the most
-    dominator time, else the rank's main stream."""
-    if plan.main_stream is not None:
-        return plan.main_stream
-    if plan.dominator is not None:
-        return most_time(dominator_ns)
-    return rank_main
-
-
 def _pairs(sets: StreamSets) -> dict[int, dict[int, PairFigure | None]]:
     """streams.pair_figure of each stream against each other stream as the main one."""
     out: dict[int, dict[int, PairFigure | None]] = {m: {} for m in sorted(sets.busy)}

@@ -7,7 +7,7 @@ samples of all its runs): :func:`plan_result` (warm median, verdict, placement,
 barriers, diagnosis).
 
 Streams of a plan, decided once per rank so every run is judged alike
-(figures.plan_main and judge):
+(decide.plan_streams):
 
 - main (the dominator's stream): ``plan.main_stream``; else, with a dominator
   regex, the stream where matching kernels spent the most time; else the
