@@ -212,7 +212,9 @@ def _plan_result(
     samples = []
     for sample, i, k in r.samples:
         figure = _sample(figures, i, k).plan(p, streams.main)
-        run = replace(figure.run, run=sample.run, warm=sample.warm, sample=sample.label)
+        run = replace(
+            figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
+        )
         samples.append((run, figure.barriers))
     return plan_result(
         plan,

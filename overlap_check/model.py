@@ -241,7 +241,7 @@ class BarrierCandidate:
 
 @dataclass(frozen=True)
 class PlanRun:
-    run: int
+    run: int  # the capture it comes from (1-based within the rank), with --per step too
     warm: bool
     overlap_pct: float | None  # median over this run's judged occurrences
     occurrences: int
@@ -249,6 +249,7 @@ class PlanRun:
     judged: int = 0  # occurrences with side ops and a dominator
     worst: tuple[Occurrence, ...] = ()
     sample: str | None = None  # with --per step: the step this sample is
+    step: int | None = None  # with --per step: its Step Id (the label's figure, as a field)
     side_ops: int = 0
     no_side: int = 0  # dominator instances with no side op (reported, not judged)
     no_dominator: int = 0  # occurrences of side ops after the last dominator (not judged)

@@ -291,6 +291,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         judged=int(judged.size),
         worst=tuple(occ.occurrence(int(k)) for k in worst),
         sample=sample.label,
+        step=sample.step,
         side_ops=int(occ.side_count.sum()),
         no_side=int((occ.status == NO_SIDE).sum()),
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),

@@ -40,6 +40,7 @@ class Sample:
     label: str | None  # "run 3" / "run 3 step 50"; None for plain runs
     kernels: pl.DataFrame  # compute kernels only (no communication rows)
     warm: bool
+    step: int | None = None  # with per="step": the Step Id
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ def number_samples(
             label=None if step is None else f"run {run} step {step}",
             kernels=table,
             warm=i > plan.warmup,
+            step=step,
         )
         for i, (run, step, table) in enumerate(raw, start=1)
     ]
