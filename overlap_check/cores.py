@@ -60,7 +60,7 @@ from overlap_check.contention import (
     observed_maxima,
     run_contention,
 )
-from overlap_check.devices import device_notes, resolve_device, resolve_device_cores
+from overlap_check.devices import device_notes, resolve_device
 from overlap_check.limits import (
     GraphDumpLimits,
     operator_limits_for,
@@ -90,7 +90,6 @@ __all__ = [
     "configured_limits",
     "observed_maxima",
     "resolve_device",
-    "resolve_device_cores",
     "run_contention",
     "run_rules",
 ]
@@ -127,7 +126,8 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
         frame = operator_limits_for(frame, limits.dump)
     # Each plan's side-operator regex is evaluated once, into a column.
     hits = [
-        side_expr(plan).fill_null(False).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)
+        side_expr(plan, kernels).fill_null(False).alias(f"_hit{i}")
+        for i, plan in enumerate(limits.plans)
     ]
     frame = frame.with_columns(core_code(frame), *hits)
     cols: list[pl.Expr] = []
@@ -427,7 +427,11 @@ def check_cores(
     """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
     if len(captures) != len(runs):
         raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
-    device = resolve_device_cores(captures, options)
+    device = resolve_device(
+        [c.device_cores for c in captures],
+        lambda: [observed_maxima(c.kernels) for c in captures],
+        options,
+    )
     limits = configured_limits(options)
     cores = (device.aicore, device.vectorcore)
     return combine_cores(

@@ -20,9 +20,8 @@ import configparser
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from overlap_check.contention import observed_maxima
 from overlap_check.errors import ConfigError
-from overlap_check.model import Capture, DeviceCores, Options
+from overlap_check.model import DeviceCores, Options
 
 # SoC name -> (AI Core = cube cores, AI Vector cores). Only values with a public source.
 # "mirror" = CANN 8.1.RC1 platform_config mirrored on GitHub, github.com/leideng/CANN-8.1.RC1
@@ -202,15 +201,6 @@ def resolve_device(
     if soc_from_table is not None:
         return soc_from_table
     return observed_cores(observed())
-
-
-def resolve_device_cores(captures: Sequence[Capture], options: Options) -> DeviceCores:
-    """:func:`resolve_device` for captures in memory."""
-    return resolve_device(
-        [c.device_cores for c in captures],
-        lambda: [observed_maxima(c.kernels) for c in captures],
-        options,
-    )
 
 
 def device_notes(device: DeviceCores, options: Options) -> list[str]:

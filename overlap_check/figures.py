@@ -8,16 +8,16 @@ Three decisions need every run of a rank, so a worker cannot take them: the
 rank's main stream (most busy time over all its samples), each plan's main
 stream (most dominator time, else the rank's main stream) and the device cores
 (captures may disagree; the largest Block Num over all captures). A worker
-therefore computes the figures for each likely outcome: the pair figures against
-each of its :data:`CANDIDATES` busiest streams, the plan figures for each of its
-streams with the most dominator time, plus the outcome "the main stream has
-nothing of this plan here", which is the same for every such stream. The
-parent decides from the pieces of all runs (busy time, dominator and side-op
-time per stream, info.json cores, Block Num maxima) and picks the figures; a
-capture whose figures miss the decision (a stream outside its top
-:data:`CANDIDATES`, other device cores) is reduced again with the decisions as
-:class:`Hints` — rare, as runs of one workload agree. Everything else
-(warm-up, medians, verdicts, barrier ranking, the gate) is
+therefore computes the figures for every stream, not a guess: the pair figures
+of every two streams, the plan figures with each stream where the main stream
+changes them as the main stream, plus the outcome "the main stream has nothing
+of this plan here", which is the same for every other stream. The parent
+decides from the pieces of all runs (busy time, dominator and side-op time per
+stream, info.json cores, Block Num maxima) and picks the figures. Only the
+contention sweep needs the device cores themselves: a warm capture swept with
+other cores than the decision (captures without info.json whose Block Num
+maxima differ) is reduced again with the decided cores (:class:`Hints`).
+Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 :mod:`overlap_check.judge`'s.
 """
 
@@ -53,15 +53,11 @@ from overlap_check.runs import Sample, make_samples
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
-CANDIDATES = 3  # main streams a capture's figures are computed for, busiest first
-
 
 @dataclass(frozen=True)
 class Hints:
-    """Decisions over all runs, for a capture reduced again: figures for these only."""
+    """The decision over all runs a capture is reduced again for: its contention sweep."""
 
-    main: int | None  # the rank's main stream
-    plan_mains: tuple[int | None, ...]  # per plan: its main (dominator's) stream
     cores: tuple[int, int]  # device (aicore, vectorcore)
 
 
@@ -120,16 +116,6 @@ class CaptureFigures:
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
 
-    def covers(self, main: int | None, plan_mains: Sequence[int | None]) -> bool:
-        """Whether figures were computed for these decisions over all runs."""
-        for sample in self.samples:
-            if main is not None and main in sample.sets.busy and main not in sample.pairs:
-                return False
-            for p, chosen in enumerate(plan_mains):
-                if chosen in self.plans[p].matters and chosen not in sample.plans[p]:
-                    return False
-        return True
-
 
 def _lengths_only(sets: StreamSets) -> StreamSets:
     """The sets with each stream's busy intervals replaced by one interval of the same
@@ -155,36 +141,9 @@ def ranked_streams(totals: pl.DataFrame, exclude: int | None = None) -> list[int
     return [int(sid) for sid in ranked.get_column("stream_id").to_list()]
 
 
-def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
-    """The stream with the most time (ties: lowest ID; None: no kernel)."""
-    ranked = ranked_streams(time_per_stream(frames), exclude)
-    return ranked[0] if ranked else None
-
-
-def plan_main(
-    plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
-) -> int | None:
-    """The plan's main (dominator's) stream: the configured one, else the one with the most
-    dominator time, else the rank's main stream."""
-    if plan.main_stream is not None:
-        return plan.main_stream
-    if plan.dominator is not None:
-        return most_time(dominator_ns)
-    return rank_main
-
-
-def _busiest(sets: Sequence[StreamSets]) -> list[int]:
-    """Streams by busy time over these samples, most first (ties: lowest ID)."""
-    totals: dict[int, int] = {}
-    for s in sets:
-        for sid in s.busy:
-            totals[sid] = totals.get(sid, 0) + s.busy_ns(sid)
-    return sorted(totals, key=lambda sid: (-totals[sid], sid))
-
-
-def _pairs(sets: StreamSets, mains: Sequence[int]) -> dict[int, dict[int, PairFigure | None]]:
-    """streams.pair_figure of each stream against each candidate main present here."""
-    out: dict[int, dict[int, PairFigure | None]] = {m: {} for m in mains if m in sets.busy}
+def _pairs(sets: StreamSets) -> dict[int, dict[int, PairFigure | None]]:
+    """streams.pair_figure of each stream against each other stream as the main one."""
+    out: dict[int, dict[int, PairFigure | None]] = {m: {} for m in sorted(sets.busy)}
     for main, figures in out.items():
         for side in sets.busy:
             if side == main:
@@ -203,14 +162,10 @@ def _swapped(figure: PairFigure) -> PairFigure:
 
 
 def _plan_figures(
-    plan: Plan,
-    samples: Sequence[Sample],
-    options: Options,
-    mains: Sequence[int | None] | None,
-    rank_mains: Sequence[int],
+    plan: Plan, samples: Sequence[Sample], options: Options
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
-    """The plan's pieces, and per sample its figures for each candidate main stream
-    (``mains``: the given ones only)."""
+    """The plan's pieces, and per sample its figures with each stream that matters as the
+    main stream (key None: any other stream)."""
     tagged = [tag(s.kernels, plan) for s in samples]
     side = [t.filter(pl.col("_side")) for t in tagged]
     dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
@@ -225,14 +180,7 @@ def _plan_figures(
         side_ops=pl.concat([s.select("stream_id") for s in side]).group_by("stream_id").len(),
         matters=matters,
     )
-    if mains is None:
-        if plan.main_stream is not None:
-            likely: list[int] = [plan.main_stream]
-        elif plan.dominator is not None:
-            likely = ranked_streams(dominator_ns)[:CANDIDATES]
-        else:
-            likely = list(rank_mains)
-        mains = [m for m in likely if m in matters] + [None]
+    mains: list[int | None] = [*sorted(matters), None]
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
@@ -290,17 +238,10 @@ def capture_figures(
     except UsageError as err:
         return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
-    if hints is not None:
-        mains = [] if hints.main is None else [hints.main]
-    elif options.main_stream is not None:
-        mains = [options.main_stream]
-    else:
-        mains = _busiest(sets)[:CANDIDATES]
     pieces: list[PlanPieces] = []
     per_plan: list[list[dict[int | None, PlanSample]]] = []
-    for p, plan in enumerate(options.plans):
-        wanted = None if hints is None else [hints.plan_mains[p]]
-        plan_pieces, plan_figures = _plan_figures(plan, samples, options, wanted, mains)
+    for plan in options.plans:
+        plan_pieces, plan_figures = _plan_figures(plan, samples, options)
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)
     return replace(
@@ -309,7 +250,7 @@ def capture_figures(
             SampleFigures(
                 step=None if options.per == "run" else int(sample.kernels.item(0, "step")),
                 sets=_lengths_only(s),
-                pairs=_pairs(s, mains),
+                pairs=_pairs(s),
                 plans=tuple(plan_figures[j] for plan_figures in per_plan),
             )
             for j, (sample, s) in enumerate(zip(samples, sets, strict=True))

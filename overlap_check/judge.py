@@ -1,23 +1,25 @@
-"""Judging: the figures of every run (:mod:`overlap_check.figures`) → one Report.
+"""Judging: evidence of every run + the decisions over them (:mod:`overlap_check.decide`)
+-> one Report.
 
-Runs are grouped by rank and numbered, samples get their warm flags, and the
-decisions that need every run of a rank are taken here: the main stream, each
-plan's streams, the device cores. Captures reduced under a different guess are
-reduced again (``redo``) before anything is judged. Then, as the stages would
-on the kernel tables: stream pairs and parallelism (streams.pair_results,
-streams.rank_summary), core limits (cores.combine_cores), plans
-(plans.plan_result), and the gate.
+The Report carries every decision: each run's warm flag, each rank's main stream, each
+plan's streams, the device cores, and the gate's mark on each plan and stream pair. As
+the stages would on the kernel tables: stream pairs and parallelism
+(streams.pair_results, streams.rank_summary), core limits (cores.combine_cores), plans
+(plans.plan_result), and the gate (verdict.gate, verdict.mark_gate). A warm capture whose
+contention was swept with other device cores than the decision is reduced again
+(``redo``) before anything is judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from overlap_check import __version__
-from overlap_check.cores import Limits, combine_cores, resolve_device
+from overlap_check.cores import Limits, combine_cores
+from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
-from overlap_check.figures import CaptureFigures, Hints, SampleFigures, most_time, plan_main
+from overlap_check.figures import CaptureFigures, Hints, SampleFigures
 from overlap_check.model import (
     CoresResult,
     Options,
@@ -30,61 +32,12 @@ from overlap_check.model import (
     Thresholds,
     rank_text,
 )
-from overlap_check.plans import PlanStreams, plan_result
-from overlap_check.runs import Sample, WarmupPlan, plan_warmup, rank_key
-from overlap_check.streams import choose_main_stream, pair_results, rank_summary
-from overlap_check.table import empty_kernel_table
-from overlap_check.verdict import gate, worst_rank
+from overlap_check.plans import plan_result
+from overlap_check.runs import WarmupPlan
+from overlap_check.streams import pair_results, rank_summary
+from overlap_check.verdict import gate, mark_gate, worst_rank
 
 Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
-
-
-@dataclass(frozen=True)
-class _Rank:
-    rank: int | None
-    members: list[int]  # positions of its runs in the figures list, in run order
-    samples: list[tuple[Sample, int, int]]  # sample, member position, index in its samples
-    warmup: WarmupPlan
-    main: int | None
-
-
-def _ranks(figures: Sequence[CaptureFigures], options: Options) -> list[_Rank]:
-    """Runs grouped by rank (as runs.group_by_rank), samples numbered and warm flags set
-    (as runs.make_samples), and each rank's main stream."""
-    groups: dict[int | None, list[int]] = {}
-    for i, fig in enumerate(figures):
-        groups.setdefault(fig.capture.rank, []).append(i)
-    ranks = []
-    empty = empty_kernel_table()
-    for rank in sorted(groups, key=rank_key):
-        members = groups[rank]
-        for i in members:  # make_samples raises for the first run without steps
-            error: UsageError | None = figures[i].step_error
-            if error is not None:
-                raise error
-        raw = [
-            (run, i, k, s)
-            for run, i in enumerate(members, start=1)
-            for k, s in enumerate(figures[i].samples)
-        ]
-        warmup = plan_warmup(len(raw), options.warmup, options.min_runs)
-        samples = [
-            (
-                Sample(
-                    index=n,
-                    run=run,
-                    label=None if s.step is None else f"run {run} step {s.step}",
-                    kernels=empty,
-                    warm=n > warmup.warmup,
-                ),
-                i,
-                k,
-            )
-            for n, (run, i, k, s) in enumerate(raw, start=1)
-        ]
-        main = choose_main_stream([s.sets for *_, s in raw], options.main_stream)
-        ranks.append(_Rank(rank, members, samples, warmup, main))
-    return ranks
 
 
 def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
@@ -103,23 +56,13 @@ def judge(
     if not figures:
         raise InputError("no profiler capture to analyse")
     figures = list(figures)
-    ranks = _ranks(figures, options)
-    ordered = [i for r in ranks for i in r.members]
-    device = resolve_device(
-        [figures[i].capture.device_cores for i in ordered],
-        lambda: [m for i in ordered if (m := figures[i].observed) is not None],
-        options,
-    )
+    decisions = decide(figures, options)
+    ranks, device, ordered = decisions.ranks, decisions.device, decisions.order
     if limits_error is not None:
         raise limits_error
     if limits is None:
         raise ValueError("no core limits and no error saying why")
-    plan_mains = {
-        (p, r.rank): plan_main(plan, [figures[i].plans[p].dominator_ns for i in r.members], r.main)
-        for p, plan in enumerate(options.plans)
-        for r in ranks
-    }
-    _reduce_again(figures, ranks, plan_mains, (device.aicore, device.vectorcore), redo)
+    _reduce_again(figures, ranks, (device.aicore, device.vectorcore), redo)
     runs: list[RunInfo] = []
     notes: list[str] = []
     summaries: list[RankStreamSummary] = []
@@ -127,9 +70,7 @@ def judge(
     provisional_ranks: list[int | None] = []
     for r in ranks:
         for index, i in enumerate(r.members, start=1):
-            runs.append(
-                _run_info(figures[i], index, any(s.warm for s, j, _ in r.samples if j == i))
-            )
+            runs.append(_run_info(figures[i], index, r.warm(i)))
             capture = figures[i].capture
             if capture.skipped_rows:
                 notes.append(
@@ -168,7 +109,6 @@ def judge(
             p,
             r,
             figures,
-            plan_mains[p, r.rank],
             options.thresholds,
             _contention_ns(cores_result, r.rank),
         )
@@ -204,27 +144,23 @@ def judge(
         strict=options.strict,
         config_path=options.config_path,
     )
-    return _with_baseline(report, options)
+    return _with_baseline(mark_gate(report), options)
 
 
 def _reduce_again(
     figures: list[CaptureFigures],
-    ranks: Sequence[_Rank],
-    plan_mains: dict[tuple[int, int | None], int | None],
+    ranks: Sequence[RankDecisions],
     cores: tuple[int, int],
     redo: Redo,
 ) -> None:
-    """Reduce again, with the decisions as hints, the captures whose figures miss them (a
-    main stream outside their candidates; a warm run swept with other device cores)."""
-    wrong: list[tuple[int, Hints]] = []
-    plans = sorted({p for p, _ in plan_mains})
-    for r in ranks:
-        mains = tuple(plan_mains[p, r.rank] for p in plans)
-        warm = {i for s, i, _ in r.samples if s.warm}
-        for i in r.members:
-            fig = figures[i]
-            if not fig.covers(r.main, mains) or (i in warm and fig.cores != cores):
-                wrong.append((i, Hints(r.main, mains, cores)))
+    """Reduce again, with the decided device cores, the warm captures whose contention was
+    swept with other cores (captures without info.json whose Block Num maxima differ)."""
+    wrong = [
+        (i, Hints(cores))
+        for r in ranks
+        for i in sorted({i for s, i, _ in r.samples if s.warm})
+        if figures[i].cores != cores
+    ]
     if wrong:
         for (i, _), fig in zip(wrong, redo(wrong), strict=True):
             figures[i] = fig
@@ -266,26 +202,25 @@ def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | 
 def _plan_result(
     plan: Plan,
     p: int,
-    r: _Rank,
+    r: RankDecisions,
     figures: Sequence[CaptureFigures],
-    main: int | None,
     thresholds: Thresholds,
     contention_ns: int,
 ) -> PlanResult:
-    """plans.plan_result on the figures of plan ``p`` for the plan's main stream."""
+    """plans.plan_result on the figures of plan ``p`` for the plan's decided streams."""
     pieces = [figures[i].plans[p] for i in r.members]
-    side = plan.side_stream
-    if side is None:
-        side = most_time([x.side_ns for x in pieces], exclude=main)
+    streams = r.plans[p]
     samples = []
     for sample, i, k in r.samples:
-        figure = _sample(figures, i, k).plan(p, main)
-        run = replace(figure.run, run=sample.run, warm=sample.warm, sample=sample.label)
+        figure = _sample(figures, i, k).plan(p, streams.main)
+        run = replace(
+            figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
+        )
         samples.append((run, figure.barriers))
     return plan_result(
         plan,
         r.rank,
-        PlanStreams(main=main, side=side),
+        streams,
         [x.side_ops for x in pieces],
         samples,
         thresholds,

@@ -9,7 +9,7 @@ imports polars at run time, so the CLI can import this module cheaply.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +19,18 @@ SCHEMA_VERSION = 1
 
 Verdict = Literal["real", "partial", "fake", "not-split", "no-evidence"]
 PlanMode = Literal["ge", "npugraph_ex"]
+# Option vocabularies: the click choices, the config checks and the gate's table derive
+# from these (choices_of), so each is spelled once.
+FailOn = Literal["fake", "partial", "never"]
+Per = Literal["run", "step"]
+Order = Literal["given", "time"]
+
+
+def choices_of(kind: object) -> tuple[str, ...]:
+    """The values of one of the Literal vocabularies above, in their order."""
+    return tuple(str(value) for value in get_args(kind))
+
+
 CoresSource = Literal["info.json", "config", "soc", "soc-ini", "observed"]
 
 
@@ -120,10 +132,10 @@ class Options:
     warmup: int = 2
     min_runs: int = 5
     strict: bool = False
-    per: Literal["run", "step"] = "run"
-    fail_on: Literal["fake", "partial", "never"] = "fake"
+    per: Per = "run"
+    fail_on: FailOn = "fake"
     main_stream: int | None = None  # stream level: force the main stream
-    order: Literal["given", "time"] = "given"  # several PATHs: as given, or by capture time
+    order: Order = "given"  # several PATHs: as given, or by capture time
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None
     graph_dump: str | None = None
@@ -187,6 +199,7 @@ class StreamPair:
     verdict: Verdict
     provisional: bool
     per_run: tuple[StreamPairRun, ...] = ()
+    gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
 
 
 @dataclass(frozen=True)
@@ -234,7 +247,7 @@ class BarrierCandidate:
 
 @dataclass(frozen=True)
 class PlanRun:
-    run: int
+    run: int  # the capture it comes from (1-based within the rank), with --per step too
     warm: bool
     overlap_pct: float | None  # median over this run's judged occurrences
     occurrences: int
@@ -242,6 +255,7 @@ class PlanRun:
     judged: int = 0  # occurrences with side ops and a dominator
     worst: tuple[Occurrence, ...] = ()
     sample: str | None = None  # with --per step: the step this sample is
+    step: int | None = None  # with --per step: its Step Id (the label's figure, as a field)
     side_ops: int = 0
     no_side: int = 0  # dominator instances with no side op (reported, not judged)
     no_dominator: int = 0  # occurrences of side ops after the last dominator (not judged)
@@ -273,6 +287,19 @@ class PlanResult:
     side: str | None = None  # the plan's side regex
     config_file: str | None = None  # Plan.config_file: the config that defined the plan
     config_line: int | None = None  # and the line of its [[plan]] header
+    gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
+
+    def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
+        """The occurrence every renderer and the plots name as the worst: the lowest judged
+        overlap_pct among the warm runs' recorded worst ones (the cold runs' when no warm run
+        recorded any; ties: the first in run order). None: none of them was judged."""
+        pool = [r for r in self.per_run if r.warm and r.worst] or [
+            r for r in self.per_run if r.worst
+        ]
+        judged = [(r, o) for r in pool for o in r.worst if o.overlap_pct is not None]
+        if not judged:
+            return None
+        return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
 
 
 @dataclass(frozen=True)
@@ -374,7 +401,7 @@ class Report:
     worst_rank: int | None = None  # the rank with the lowest figure, when several ranks
     # The gate settings the report was judged with, so that CI renderers can mark each
     # plan / stream pair as failing or not (added for report/cases.py).
-    fail_on: Literal["fake", "partial", "never"] = "fake"
+    fail_on: FailOn = "fake"
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     config_path: str | None = None  # the config file the options came from (Options.config_path)

@@ -7,7 +7,7 @@ samples of all its runs): :func:`plan_result` (warm median, verdict, placement,
 barriers, diagnosis).
 
 Streams of a plan, decided once per rank so every run is judged alike
-(figures.plan_main and judge):
+(decide.plan_streams):
 
 - main (the dominator's stream): ``plan.main_stream``; else, with a dominator
   regex, the stream where matching kernels spent the most time; else the
@@ -69,7 +69,7 @@ from overlap_check.model import (
     Verdict,
 )
 from overlap_check.runs import Sample, spread
-from overlap_check.selection import side_expr
+from overlap_check.selection import dominator_expr, side_expr
 from overlap_check.verdict import diagnosis, label
 
 F64 = npt.NDArray[np.float64]
@@ -130,17 +130,11 @@ def _i64(frame: pl.DataFrame, column: str) -> I64:
 def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
 
-    ``kernels`` holds compute kernels only, so the flags equal selection.side_expr(plan)
-    and dominator_expr(plan, None) & ~side (a test holds them equal). Kernel names repeat
-    layer after layer: the regexes run once per distinct name, each row is a hash lookup.
+    ``kernels`` holds compute kernels only; which kernels the plan names is
+    :mod:`overlap_check.selection`'s (the core checks use the same definition).
     """
-    names = kernels.get_column("name").unique()
-
-    def matching(pattern: str) -> pl.Expr:
-        return pl.col("name").is_in(names.filter(names.str.contains(pattern)).implode())
-
-    is_side = matching(plan.side) if plan.side is not None else side_expr(plan)
-    is_dom = matching(plan.dominator) if plan.dominator is not None else pl.lit(False)
+    is_side = side_expr(plan, kernels)
+    is_dom = dominator_expr(plan, kernels)
     return (
         kernels.select("stream_id", "start_ns", "end_ns", "name", "is_communication")
         .with_columns(is_side.alias("_side"))
@@ -297,6 +291,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         judged=int(judged.size),
         worst=tuple(occ.occurrence(int(k)) for k in worst),
         sample=sample.label,
+        step=sample.step,
         side_ops=int(occ.side_count.sum()),
         no_side=int((occ.status == NO_SIDE).sum()),
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),

@@ -20,8 +20,9 @@ the result is then provisional too.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import polars as pl
 
@@ -39,6 +40,7 @@ class Sample:
     label: str | None  # "run 3" / "run 3 step 50"; None for plain runs
     kernels: pl.DataFrame  # compute kernels only (no communication rows)
     warm: bool
+    step: int | None = None  # with per="step": the Step Id
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,22 @@ def rank_key(rank: int | None) -> tuple[int, int]:
     return (1, 0) if rank is None else (0, rank)
 
 
-def group_by_rank(captures: Sequence[Capture]) -> dict[int | None, list[Capture]]:
-    """Captures per rank, each list in run order; ranks in ascending order."""
-    groups: dict[int | None, list[Capture]] = {}
-    for capture in captures:
-        groups.setdefault(capture.rank, []).append(capture)
+T = TypeVar("T")
+
+
+def _rank_of_capture(capture: Capture) -> int | None:
+    return capture.rank
+
+
+def group_by_rank(
+    items: Sequence[T],
+    rank_of: Callable[[T], int | None] = _rank_of_capture,  # type: ignore[assignment]
+) -> dict[int | None, list[T]]:
+    """Items (captures, or what stands for them) per rank, each list in run order; ranks in
+    ascending order, an unknown rank last."""
+    groups: dict[int | None, list[T]] = {}
+    for item in items:
+        groups.setdefault(rank_of(item), []).append(item)
     return {rank: groups[rank] for rank in sorted(groups, key=rank_key)}
 
 
@@ -82,7 +95,7 @@ def make_samples(
     runs: Sequence[Capture], per: str, warmup: int, min_runs: int
 ) -> tuple[list[Sample], WarmupPlan]:
     """The samples of one rank's runs, with their warm flags."""
-    raw: list[tuple[int, str | None, pl.DataFrame]] = []
+    raw: list[tuple[int, int | None, pl.DataFrame]] = []
     for run_index, capture in enumerate(runs, start=1):
         kernels = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
         if per == "run":
@@ -100,12 +113,26 @@ def make_samples(
             "step", maintain_order=True
         )
         for part in by_step:
-            step = part.item(0, "step")
-            raw.append((run_index, f"run {run_index} step {step}", part))
+            raw.append((run_index, int(part.item(0, "step")), part))
+    return number_samples(raw, warmup, min_runs)
+
+
+def number_samples(
+    raw: Sequence[tuple[int, int | None, pl.DataFrame]], warmup: int, min_runs: int
+) -> tuple[list[Sample], WarmupPlan]:
+    """Samples of one rank from (run, step or None, kernels) in run (then step) order:
+    numbered from 1, labelled, the first ``plan_warmup`` of them cold."""
     plan = plan_warmup(len(raw), warmup, min_runs)
     samples = [
-        Sample(index=i, run=run, label=label, kernels=table, warm=i > plan.warmup)
-        for i, (run, label, table) in enumerate(raw, start=1)
+        Sample(
+            index=i,
+            run=run,
+            label=None if step is None else f"run {run} step {step}",
+            kernels=table,
+            warm=i > plan.warmup,
+            step=step,
+        )
+        for i, (run, step, table) in enumerate(raw, start=1)
     ]
     return samples, plan
 

@@ -27,25 +27,66 @@ fails when any rank fails.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from overlap_check.model import (
     BarrierCandidate,
     CoresResult,
+    FailOn,
     Options,
     PlanResult,
     RankStreamSummary,
+    Report,
     StreamPair,
     Thresholds,
     Verdict,
     rank_text,
 )
 
-FAILING: dict[str, frozenset[str]] = {
+FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verdict.py)
     "fake": frozenset({"fake", "not-split", "no-evidence"}),
     "partial": frozenset({"fake", "partial", "not-split", "no-evidence"}),
     "never": frozenset({"no-evidence"}),
 }
+
+
+def fails(verdict: str, fail_on: FailOn) -> bool:
+    """Whether a plan or stream-pair verdict fails the gate under ``--fail-on``."""
+    return verdict in FAILING[fail_on]
+
+
+def item_failures(
+    verdict: str, provisional: bool, fail_on: FailOn, strict: bool, min_runs: int
+) -> tuple[str, ...]:
+    """Why one plan or stream pair fails the gate, in words; empty when it passes."""
+    reasons = []
+    if verdict == "no-evidence":
+        reasons.append("no evidence: nothing could be judged, which never passes")
+    elif fails(verdict, fail_on):
+        reasons.append(f"verdict {verdict} fails the gate (--fail-on {fail_on})")
+    if provisional and strict:
+        reasons.append(f"provisional (fewer than {min_runs} runs) with --strict")
+    return tuple(reasons)
+
+
+def mark_gate(report: Report) -> Report:
+    """The report with each plan and stream pair marked by the gate (``gate_failures``),
+    under the report's own ``fail_on`` / ``strict`` / ``min_runs``: renderers read it."""
+
+    def failures(verdict: str, provisional: bool) -> tuple[str, ...]:
+        return item_failures(verdict, provisional, report.fail_on, report.strict, report.min_runs)
+
+    return replace(
+        report,
+        plans=tuple(
+            replace(p, gate_failures=failures(p.verdict, p.provisional)) for p in report.plans
+        ),
+        stream_pairs=tuple(
+            replace(p, gate_failures=failures(p.verdict, p.provisional))
+            for p in report.stream_pairs
+        ),
+    )
+
 
 BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
 
@@ -152,13 +193,12 @@ def gate(
     use_plans: bool,
 ) -> GateDecision:
     """Decide pass/fail and say why in words, one reason per failing item."""
-    failing = FAILING[options.fail_on]
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []
     if use_plans:
         for plan in plans:
-            if plan.verdict in failing:
+            if fails(plan.verdict, options.fail_on):
                 reasons.append(
                     f"plan {plan.name}, rank {rank_text(plan.rank)}: {_plan_reason(plan)}"
                 )
@@ -180,7 +220,7 @@ def gate(
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
-            if pair.verdict in failing:
+            if fails(pair.verdict, options.fail_on):
                 reasons.append(
                     f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}: "
                     f"{pair.verdict} (busy-time overlap_pct {_fmt(pair.overlap_pct)})"

@@ -9,8 +9,10 @@ import polars as pl
 import pytest
 
 from overlap_check.cores import check_cores
-from overlap_check.devices import SOC_CORES, lookup_soc, read_soc_ini, resolve_device_cores
+from overlap_check.decide import decide
+from overlap_check.devices import SOC_CORES, lookup_soc, read_soc_ini
 from overlap_check.errors import ConfigError
+from overlap_check.figures import capture_figures
 from overlap_check.model import Capture, DeviceConfig, DeviceCores, Options, RunInfo
 from overlap_check.table import conform
 
@@ -32,6 +34,11 @@ vir_type_list=2,3,6,12,24
 [AICoreSpec]
 cube_freq=1850
 """
+
+
+def resolve_device_cores(captures: list[Capture], options: Options) -> DeviceCores:
+    """The device cores the engine decides for these captures (their evidence, decided)."""
+    return decide([capture_figures(c, options, None) for c in captures], options).device
 
 
 def capture(rows: list[dict[str, Any]] | None = None, cores: DeviceCores | None = None) -> Capture:

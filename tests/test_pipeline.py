@@ -281,3 +281,37 @@ def test_text_report(tmp_path: Path) -> None:
     assert "run 1 (cold) 0.000, run 2 (cold) 0.000" in text
     assert "3 of 5 runs" in text
     assert "Stream pairs" in text and "Runs" in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # stream level: the main stream is decided over all runs of each rank
+        ["--side", "SharedExpert", "--dominator", "GroupedMatmul"],  # plan streams too
+        ["--side", "SharedExpert", "--per", "step"],  # no dominator regex, per step
+    ],
+)
+def test_each_capture_is_read_once_per_analyze(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    from click.testing import CliRunner
+
+    from overlap_check.cli import cli
+    from overlap_check.readers import capture as capture_reader
+
+    scenarios.two_rank_job(runs=3, layers=2).write(tmp_path)
+    read = capture_reader.read_capture
+    paths: list[str] = []
+
+    def counted(source: object) -> Capture:
+        result = read(source)  # type: ignore[arg-type]
+        paths.append(result.path)
+        return result
+
+    monkeypatch.setattr(capture_reader, "read_capture", counted)
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--format", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    # 2 ranks x 3 runs, each read exactly once
+    assert len(report["runs"]) == 2 * 3
+    assert sorted(paths) == sorted(run["path"] for run in report["runs"])

@@ -31,6 +31,7 @@ from overlap_check.model import (
 from overlap_check.report import github, junit, markdown
 from overlap_check.report.color import paint_verdict, use_color
 from overlap_check.report.workflow_commands import command, escape_data, escape_property
+from overlap_check.verdict import mark_gate
 
 # --------------------------------------------------------------------------- builders
 
@@ -96,7 +97,7 @@ def report(*plans: PlanResult, **changes: object) -> Report:
         runs=(run,),
         plans=plans,
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return mark_gate(replace(base, **changes))  # type: ignore[arg-type]
 
 
 def failed(base: Report, *reasons: str) -> Report:

@@ -10,8 +10,7 @@ timing here (bench/ has it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future
+from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import figures, pipeline
+from overlap_check import figures, pipeline, workers
 from overlap_check.cli import cli
 from overlap_check.cores import check_cores
 from overlap_check.errors import InputError, OverlapCheckError
@@ -63,11 +62,8 @@ LIMITED = Plan("limited", side="SwiGlu", dominator="GroupedMatmul", limit_core=C
 
 
 def exhaustive(captures: Sequence[Capture], options: Options) -> Report:
-    """The captures judged in this process, each reduced with the figures of every stream as
-    a main stream (none is reduced again for the main streams decided over all runs)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(figures, "CANDIDATES", 1_000)
-        return pipeline.analyze_captures(captures, options)
+    """The captures judged in this process (every capture's figures cover every stream)."""
+    return pipeline.analyze_captures(captures, options)
 
 
 def most_time(tables: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
@@ -244,7 +240,7 @@ def test_held_captures_and_paths_mix_in_the_given_order(runs: list[Path]) -> Non
     )
 
 
-def test_captures_outside_the_candidates_are_reduced_again(
+def test_only_warm_captures_swept_with_other_cores_are_reduced_again(
     job: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[bool] = []
@@ -258,11 +254,10 @@ def test_captures_outside_the_candidates_are_reduced_again(
     options = Options(plans=(SIDE_DOM, SIDE_ONLY))
     expected = exhaustive(load_paths([job]), options)
     # 8 captures, and again only rank 0's 2 warm runs: swept with their own 24/48 cores, not
-    # the job's 20/40 (no capture is reduced again for a main stream)
+    # the job's 20/40 (no capture is ever reduced again for a main stream)
     assert len(calls) == 8 + 2
-    monkeypatch.setattr(figures, "CANDIDATES", 1)  # each run computes its own main only
     assert_same(pipeline.check([job], options, workers=1), expected)
-    assert len(calls) > 10 + 10  # some captures twice for a main stream too
+    assert len(calls) == 2 * (8 + 2)
 
 
 def test_device_cores_decided_over_all_captures(job: Path) -> None:
@@ -335,7 +330,7 @@ def test_a_read_error_comes_before_a_later_missing_path(broken: Path, tmp_path: 
 def test_cli_exit_code_and_message_of_a_worker_error(
     broken: Path, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", threshold)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", threshold)
     result = CliRunner().invoke(cli, ["analyze", str(broken), "--format", "json"])
     assert result.exit_code == 2
     assert f"overlap-check: error: {serial_error([broken])}" in result.output
@@ -345,9 +340,9 @@ def test_cli_report_through_the_pool_is_the_serial_one(
     job: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["analyze", str(job), "--side", "SwiGlu", "--dominator", "GroupedMatmul", "-f", "json"]
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 2**62)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 2**62)
     serial = CliRunner().invoke(cli, args)
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
     pooled = CliRunner().invoke(cli, args)
     assert pooled.exit_code == serial.exit_code
     assert pooled.stdout == serial.stdout
@@ -361,33 +356,34 @@ def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     sources = discover(job)
     assert len(sources) == 8
-    assert pipeline._worker_count(sources, None) == 1  # a few MB: not worth a process
-    assert pipeline._worker_count(sources[:1], 4) == 1  # never more workers than captures
-    assert pipeline._worker_count(sources, 3) == 3
-    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 2)
-    assert pipeline._worker_count(sources, None) == 2  # bounded by the cores
-    assert pipeline._worker_count(sources[:1], None) == 1  # one capture: no pool
-    monkeypatch.setattr(pipeline, "_cpu_count", lambda: 16)
-    assert pipeline._worker_count(sources, None) == 8  # bounded by the captures
+    assert workers.worker_count(sources, None) == 1  # a few MB: not worth a process
+    assert workers.worker_count(sources[:1], 4) == 1  # never more workers than captures
+    assert workers.worker_count(sources, 3) == 3
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "cpu_count", lambda: 2)
+    assert workers.worker_count(sources, None) == 2  # bounded by the cores
+    assert workers.worker_count(sources[:1], None) == 1  # one capture: no pool
+    monkeypatch.setattr(workers, "cpu_count", lambda: 16)
+    assert workers.worker_count(sources, None) == 8  # bounded by the captures
 
 
 class _DeadPool:
-    """A process pool whose workers died: every job comes back BrokenProcessPool."""
+    """A process pool whose workers died: its map raises BrokenProcessPool."""
 
-    def __init__(self, workers: int, mp_context: object = None) -> None:
+    def __init__(self, workers: int, **kwargs: object) -> None:
         self.workers = workers
 
-    def submit(self, *args: object) -> Future[figures.CaptureFigures]:
-        future: Future[figures.CaptureFigures] = Future()
-        future.set_exception(BrokenProcessPool("a worker died"))
-        return future
+    def __enter__(self) -> _DeadPool:
+        return self
 
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
+
+    def map(self, *args: object) -> Iterator[object]:
+        raise BrokenProcessPool("a worker died")
 
 
 def test_jobs_of_dead_workers_are_reduced_here(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline, "ProcessPoolExecutor", _DeadPool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", _DeadPool)
     options = Options(plans=(SIDE_DOM,))
     assert_same(pipeline.check([job], options, workers=2), exhaustive(load_paths([job]), options))

@@ -20,7 +20,7 @@ from overlap_check.baseline import (
     failing,
     load_baseline,
 )
-from overlap_check.cli.options import color_option, stdout_color
+from overlap_check.cli.options import DEFAULTS, color_option, stdout_color
 from overlap_check.config import load_config, merge_options
 from overlap_check.model import BaselineDelta
 from overlap_check.report.color import paint, paint_verdict
@@ -49,7 +49,7 @@ def _text(
     "--tolerance",
     type=float,
     default=None,
-    help="Allowed absolute drop of overlap_pct  [default: 0.1, or the config's]",
+    help=f"Allowed absolute drop of overlap_pct  [default: {DEFAULTS.tolerance}, or the config's]",
 )
 @click.option(
     "--format",

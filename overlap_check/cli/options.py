@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 import click
 
 from overlap_check.errors import UsageError
-from overlap_check.model import Capture, Options, Report
+from overlap_check.model import Capture, FailOn, Options, Order, Per, Report, choices_of
 from overlap_check.report.color import COLOR_MODES, color_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("text", "json", "markdown", "junit", "github")
+DEFAULTS = Options()  # the defaults the help shows in [brackets]
 
 # Shared by every command that prints a text report (analyze, run, compare, lint).
 color_option = click.option(
@@ -73,31 +74,33 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--warmup",
         type=int,
         metavar="K",
-        help="Runs (or steps with --per step) discarded as cold starts [2].",
+        help=f"Runs (or steps with --per step) discarded as cold starts [{DEFAULTS.warmup}].",
     ),
     click.option(
         "--min-runs",
         type=int,
         metavar="N",
-        help="Runs the method asks for; fewer gives a provisional result [5].",
+        help=f"Runs the method asks for; fewer gives a provisional result [{DEFAULTS.min_runs}].",
     ),
     click.option(
         "--strict", is_flag=True, default=None, help="A provisional result fails the gate."
     ),
     click.option(
-        "--per", type=click.Choice(["run", "step"]), help="Unit the median is taken over [run]."
+        "--per",
+        type=click.Choice(choices_of(Per)),
+        help=f"Unit the median is taken over [{DEFAULTS.per}].",
     ),
     click.option(
         "--real",
         type=float,
         metavar="X",
-        help="overlap_pct at or above which a plan is real [0.5].",
+        help=f"overlap_pct at or above which a plan is real [{DEFAULTS.thresholds.real}].",
     ),
     click.option(
         "--fake",
         type=float,
         metavar="Y",
-        help="overlap_pct at or below which a plan is fake [0.05].",
+        help=f"overlap_pct at or below which a plan is fake [{DEFAULTS.thresholds.fake}].",
     ),
     click.option(
         "--format",
@@ -115,8 +118,8 @@ _OPTIONS: list[Callable[[F], F]] = [
     color_option,
     click.option(
         "--fail-on",
-        type=click.Choice(["fake", "partial", "never"]),
-        help="Which plan verdicts fail the gate [fake].",
+        type=click.Choice(choices_of(FailOn)),
+        help=f"Which plan verdicts fail the gate [{DEFAULTS.fail_on}].",
     ),
     click.option(
         "--baseline",
@@ -127,13 +130,13 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--tolerance",
         type=float,
         metavar="X",
-        help="Allowed absolute drop of overlap_pct against the baseline [0.1].",
+        help=f"Allowed absolute drop of overlap_pct against the baseline [{DEFAULTS.tolerance}].",
     ),
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
     click.option(
         "--order",
-        type=click.Choice(["given", "time"]),
-        help="Run order of several PATHs: as given, or by capture time [given].",
+        type=click.Choice(choices_of(Order)),
+        help=f"Run order of several PATHs: as given, or by capture time [{DEFAULTS.order}].",
     ),
     click.option(
         "--soc",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from overlap_check.errors import ConfigError
+from overlap_check.model import FailOn, Order, Per, choices_of
 
 
 class Invalid(Exception):
@@ -93,9 +94,9 @@ def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid
     return Invalid(f"unknown key {key!r} in {where}; {hint}known: {', '.join(known)}")
 
 
-FAIL_ON = choice("fake", "partial", "never")
-PER = choice("run", "step")
-ORDER = choice("given", "time")
+FAIL_ON = choice(*choices_of(FailOn))
+PER = choice(*choices_of(Per))
+ORDER = choice(*choices_of(Order))
 
 
 def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overlap_check.config import checks
-from overlap_check.model import DeviceConfig, Plan
+from overlap_check.model import DeviceConfig, FailOn, Order, Per, Plan
 
 CONFIG_NAME = "overlap-check.toml"
 PYPROJECT_TABLE = "tool.overlap-check"
@@ -64,9 +64,9 @@ class Config:
     fake: float | None = None
     warmup: int | None = None
     min_runs: int | None = None
-    per: Literal["run", "step"] | None = None
-    order: Literal["given", "time"] | None = None
-    fail_on: Literal["fake", "partial", "never"] | None = None
+    per: Per | None = None
+    order: Order | None = None
+    fail_on: FailOn | None = None
     tolerance: float | None = None
     strict: bool | None = None
     fail_on_contention: bool | None = None

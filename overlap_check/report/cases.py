@@ -4,8 +4,8 @@ One case per plan and rank (per stream pair and rank when there is no plan),
 one per group of core-limit violations (or one passing core-limit case), one
 per baseline figure missing from this report, and a ``gate`` case when the
 gate failed for a reason no other case shows (contention, a rank with one
-stream, --strict). Whether a plan fails follows verdict.FAILING, so that the
-cases agree with the exit code; ``no-evidence`` fails whatever ``--fail-on``.
+stream, --strict). Whether a plan or pair fails is the gate's mark on it
+(``gate_failures``, verdict.mark_gate): the cases never decide it again.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Literal
 
 from overlap_check.baseline import describe
 from overlap_check.model import BaselineDelta, Occurrence, PlanResult, Report, StreamPair
-from overlap_check.verdict import FAILING
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -50,30 +49,12 @@ def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | 
     return None
 
 
-def verdict_failures(verdict: str, provisional: bool, report: Report) -> list[str]:
-    """Why a verdict fails the gate; empty when it passes."""
-    reasons = []
-    if verdict == "no-evidence":
-        reasons.append("no evidence: nothing could be judged, which never passes")
-    elif verdict in FAILING[report.fail_on]:
-        reasons.append(f"verdict {verdict} fails the gate (--fail-on {report.fail_on})")
-    if provisional and report.strict:
-        reasons.append(f"provisional (fewer than {report.min_runs} runs) with --strict")
-    return reasons
-
-
 def worst_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
-    """(run, occurrence) with the lowest overlap_pct among the warm runs' worst ones."""
-    judged = [
-        (run.run, occ)
-        for run in plan.per_run
-        if run.warm
-        for occ in run.worst
-        if occ.overlap_pct is not None
-    ]
-    if not judged:
+    """(run, occurrence) of the report's worst occurrence when a warm run holds it."""
+    worst = plan.worst_occurrence()
+    if worst is None or not worst[0].warm:
         return None
-    return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
+    return worst[0].run, worst[1]
 
 
 def _runs_line(samples: list[tuple[int, bool, float | None]]) -> str:
@@ -88,9 +69,8 @@ def _judged(
     provisional: bool,
     message: str,
     details: list[str],
-    report: Report,
+    failures: tuple[str, ...],
 ) -> Case:
-    failures = verdict_failures(verdict, provisional, report)
     status: Status = "failed" if failures else ("provisional" if provisional else "passed")
     warning = not failures and (provisional or verdict == "partial")
     return Case(group, name, status, message, tuple(failures), tuple(details), warning)
@@ -130,7 +110,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         plan.provisional,
         message,
         details,
-        report,
+        plan.gate_failures,
     )
     return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
 
@@ -154,7 +134,7 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
         pair.provisional,
         message,
         details,
-        report,
+        pair.gate_failures,
     )
     return _with_baseline(case, baseline_of(report, name, pair.rank), report)
 

@@ -38,10 +38,10 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
 
 
 def _worst(plan: PlanResult) -> str:
-    worst = [(o, r) for r in plan.per_run if r.warm for o in r.worst if o.overlap_pct is not None]
-    if not worst:
+    worst = plan.worst_occurrence()
+    if worst is None or not worst[0].warm:
         return "-"
-    occ, run = min(worst, key=lambda item: item[0].overlap_pct or 0.0)
+    run, occ = worst
     where = run.sample or f"run {run.run}"
     return f"#{occ.index} ({where}): {_pct(occ.overlap_pct)}"
 

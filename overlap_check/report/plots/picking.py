@@ -7,7 +7,6 @@ pairing (overlap_check.plans), so a chosen occurrence reads as the report would.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -16,15 +15,6 @@ import polars as pl
 from overlap_check.errors import UsageError
 from overlap_check.model import BarrierCandidate, Capture, Occurrence, Plan, PlanResult, PlanRun
 from overlap_check.table import compute_kernels
-
-
-def run_of(plan_run: PlanRun) -> int:
-    """The capture a sample comes from: ``run 3 step 50`` -> 3 (with --per step)."""
-    if plan_run.sample:
-        match = re.match(r"run (\d+)", plan_run.sample)
-        if match:
-            return int(match.group(1))
-    return plan_run.run
 
 
 def pick_occurrence(
@@ -39,7 +29,7 @@ def pick_occurrence(
     """
     runs = list(result.per_run)
     if run is not None:
-        runs = [r for r in runs if run_of(r) == run]  # with --per step: every step of it
+        runs = [r for r in runs if r.run == run]  # with --per step: every step of it
         if not runs:
             known = ", ".join(str(r.run) for r in result.per_run) or "none"
             raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
@@ -57,18 +47,15 @@ def pick_occurrence(
             )
         warm = [r for r in in_range if r.warm]
         return (warm or in_range)[0], None
+    worst = replace(result, per_run=tuple(runs)).worst_occurrence()
+    if worst is not None:
+        return worst
     pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
     candidates = [(r, o) for r in pool for o in r.worst]
     if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first
         ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
         candidates = [(r, o) for r in ordered for o in r.unpaired]
-    if not candidates:
-        return None
-    judged = [(r, o, o.overlap_pct) for r, o in candidates if o.overlap_pct is not None]
-    if judged:
-        worst = min(judged, key=lambda c: (c[2], c[0].run, c[1].index))
-        return worst[0], worst[1]
-    return candidates[0]
+    return candidates[0] if candidates else None
 
 
 def measure_occurrence(
@@ -78,9 +65,8 @@ def measure_occurrence(
     from overlap_check.plans import PlanStreams, occurrences, tag
 
     kernels = compute_kernels(capture.kernels)
-    step = re.search(r"step (-?\d+)", plan_run.sample or "")
-    if step is not None:  # --per step: occurrences are numbered within the step
-        kernels = kernels.filter(pl.col("step") == int(step.group(1)))
+    if plan_run.step is not None:  # --per step: occurrences are numbered within the step
+        kernels = kernels.filter(pl.col("step") == plan_run.step)
     plan = Plan(
         name=result.name,
         side=result.side,

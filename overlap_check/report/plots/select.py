@@ -30,7 +30,6 @@ from overlap_check.report.plots.picking import (
     barrier_marks,
     measure_occurrence,
     pick_occurrence,
-    run_of,
 )
 from overlap_check.report.plots.views import (
     DemandView,
@@ -220,7 +219,7 @@ def plan_timeline(
             result.verdict,
         )
     plan_run, recorded = chosen
-    info, capture = _lookup(by_run, result.rank, run_of(plan_run))
+    info, capture = _lookup(by_run, result.rank, plan_run.run)
     occ = recorded
     if occ is None:
         assert selection.occurrence is not None
@@ -228,7 +227,7 @@ def plan_timeline(
     side = _window(occ.side_start_ns, occ.side_end_ns)
     dom = _window(occ.dom_start_ns, occ.dom_end_ns)
     barriers = barrier_marks(
-        capture.kernels, result.barrier_candidates, side, dom, run_of(plan_run), occ.index
+        capture.kernels, result.barrier_candidates, side, dom, plan_run.run, occ.index
     )
     view_range = occurrence_range([side, dom], [b.start_ns for b in barriers])
     if view_range is None:  # an occurrence without windows: fall back to the whole run

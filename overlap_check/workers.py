@@ -1,0 +1,122 @@
+"""Captures reduced to their figures, by worker processes when the input pays for them.
+
+One ``ProcessPoolExecutor.map`` over the captures read from disk; a failure is data (the
+worker returns the tool's error, the parent raises the first one in capture order). This
+module imports no polars at import time: a worker sets its polars thread count (see
+:func:`_start_worker`) before the first task imports the engine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import TYPE_CHECKING
+
+from overlap_check.discover import Source
+from overlap_check.errors import OverlapCheckError
+from overlap_check.model import Capture, Options
+
+if TYPE_CHECKING:
+    from overlap_check.cores import Limits
+    from overlap_check.figures import CaptureFigures, Hints
+
+# Below this much kernel input (bytes of the kernel files, all captures together) the
+# captures are reduced in this process alone. A worker process costs ~0.7 s of a core to
+# start (a fresh interpreter importing polars), and this process already keeps ~1.4 of 2
+# cores busy (polars reads on every core), so a worker pays off only for long inputs.
+# Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial 2.97 s, with a
+# worker 3.22 s; 2 x 328 MB serial 3.67 s, with a worker 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
+PARALLEL_MIN_BYTES = 600 * 2**20
+
+Job = tuple[Source | Capture, "Hints | None"]  # a capture (to read, or in memory), its hints
+
+
+def cpu_count() -> int:
+    try:  # the cores this process may use (a CI runner may pin it to fewer)
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def input_bytes(sources: Sequence[Source]) -> int:
+    files = {
+        f
+        for s in sources
+        for f in (s.primary, s.kernel_details, *s.op_summary, *s.dbs, *s.traces, *s.task_time)
+        if f is not None
+    }
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:  # the reader names the file when it cannot read it
+            continue
+    return total
+
+
+def worker_count(sources: Sequence[Source], requested: int | None) -> int:
+    """Processes to reduce ``sources`` with (1: this process alone): as requested (at most
+    one per capture), else one per core when there are several captures and enough input."""
+    if requested is not None:
+        return max(1, min(requested, len(sources)))
+    if len(sources) < 2 or input_bytes(sources) < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(cpu_count(), len(sources)))
+
+
+def _start_worker(threads: str) -> None:
+    # In the worker only, before polars starts its pool: workers share the cores, and more
+    # polars threads than cores only make every capture slower (measured on 2 cores, 5 x
+    # 1M kernels, best of 5: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread ones).
+    os.environ.setdefault("POLARS_MAX_THREADS", threads)
+
+
+def reduce_one(
+    job: Job, options: Options, limits: Limits | None
+) -> CaptureFigures | OverlapCheckError:
+    """The figures of one capture, or the tool's error that reading it raised (as data)."""
+    from overlap_check.figures import source_figures
+
+    source, hints = job
+    try:
+        return source_figures(source, options, limits, hints)
+    except OverlapCheckError as err:
+        return err
+
+
+def reduce_all(
+    jobs: Sequence[Job], options: Options, limits: Limits | None, workers: int
+) -> list[CaptureFigures]:
+    """The figures of each job, in order; the first job (in order) that failed raises.
+
+    With ``workers`` > 1, the captures to read go to that many "spawn"ed processes (fork
+    can deadlock a process whose polars pool already runs); captures already in memory,
+    and any a dead worker left, are reduced here.
+    """
+    outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
+    remote = [k for k, (source, _) in enumerate(jobs) if not isinstance(source, Capture)]
+    if workers > 1 and len(remote) > 1:
+        threads = str(max(1, cpu_count() // workers))
+        n = len(remote)
+        try:
+            with ProcessPoolExecutor(
+                workers,
+                mp_context=get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(threads,),
+            ) as pool:
+                done = pool.map(reduce_one, [jobs[k] for k in remote], [options] * n, [limits] * n)
+                for k, outcome in zip(remote, done, strict=False):
+                    outcomes[k] = outcome
+        except (BrokenProcessPool, RuntimeError, OSError):
+            pass  # no worker could take them (died, or a daemon may not start any): here
+    out: list[CaptureFigures] = []
+    for k, job in enumerate(jobs):
+        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits)
+        if isinstance(outcome, OverlapCheckError):
+            raise outcome
+        out.append(outcome)
+    return out

@@ -1,0 +1,76 @@
+"""Every command's help has examples, and every default the help shows is Options()'s."""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from overlap_check.cli import COMMANDS, cli
+from overlap_check.config import checks
+from overlap_check.config.checks import Invalid
+from overlap_check.model import FailOn, Options, Order, Per
+from overlap_check.verdict import FAILING
+
+# option -> the Options() value its help shows in [brackets]
+DEFAULTS = Options()
+SHOWN = {
+    "--warmup": DEFAULTS.warmup,
+    "--min-runs": DEFAULTS.min_runs,
+    "--per": DEFAULTS.per,
+    "--real": DEFAULTS.thresholds.real,
+    "--fake": DEFAULTS.thresholds.fake,
+    "--fail-on": DEFAULTS.fail_on,
+    "--tolerance": DEFAULTS.tolerance,
+    "--order": DEFAULTS.order,
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_has_help_with_an_example(name: str) -> None:
+    result = CliRunner().invoke(cli, [name, "--help"])
+    assert result.exit_code == 0
+    assert "Examples:" in result.stdout
+    assert f"overlap-check {name} " in result.stdout.split("Examples:", 1)[1]
+
+
+def _options(name: str) -> dict[str, click.Option]:
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None
+    return {
+        flag: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        for flag in param.opts
+    }
+
+
+@pytest.mark.parametrize("name", ["analyze", "run"])
+def test_help_defaults_are_the_options_defaults(name: str) -> None:
+    options = _options(name)
+    for flag, value in SHOWN.items():
+        if flag not in options:
+            continue
+        shown = re.findall(r"\[([^\]]+)\]\.?$", options[flag].help or "")
+        assert shown == [str(value)], (name, flag, options[flag].help)
+
+
+def test_compare_tolerance_default_is_the_options_default() -> None:
+    shown = _options("compare")["--tolerance"].help or ""
+    assert f"[default: {DEFAULTS.tolerance}, or the config's]" in shown
+
+
+def test_choices_come_from_the_literal_types() -> None:
+    options = _options("analyze")
+    for flag, kind in (("--fail-on", FailOn), ("--per", Per), ("--order", Order)):
+        choice = options[flag].type
+        assert isinstance(choice, click.Choice)
+        assert tuple(choice.choices) == get_args(kind)
+    assert set(FAILING) == set(get_args(FailOn))  # the gate's table covers every value
+    for check, kind in ((checks.FAIL_ON, FailOn), (checks.PER, Per), (checks.ORDER, Order)):
+        assert [check(value) for value in get_args(kind)] == list(get_args(kind))
+        with pytest.raises(Invalid):
+            check("sometimes")
