@@ -586,14 +586,45 @@ def test_run_workload_quiet_writes_a_log(tmp_path: Path) -> None:
 
 
 def test_run_workload_command_not_found(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="command not found: no-such-command-xyz"):
-        run_workload(
-            ["no-such-command-xyz"],
-            env=dict(os.environ),
-            cwd=tmp_path,
-            forwarder=SignalForwarder(),
-            output=None,
-        )
+    # The workload failed (the shell's 127), not a traceback nor a usage error.
+    result = run_workload(
+        ["no-such-command-xyz"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        forwarder=SignalForwarder(),
+        output=None,
+    )
+    assert (result.exit_code, result.problem) == (127, "command not found: no-such-command-xyz")
+
+
+class ClosedPipe(io.StringIO):
+    """A stream whose reader went away after ``lines`` writes (``run ... 2>&1 | head``)."""
+
+    def __init__(self, writes: int) -> None:
+        super().__init__()
+        self.writes = writes
+
+    def write(self, text: str) -> int:
+        if self.writes == 0:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.writes -= 1
+        return super().write(text)
+
+
+def test_a_closed_output_sends_the_rest_to_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "workload.log"
+    code = "import os, time\nos.write(1, b'first\\n')\ntime.sleep(0.3)\nos.write(2, b'second\\n')\n"
+    result = run_workload(
+        [sys.executable, "-c", code],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        forwarder=SignalForwarder(),
+        output=ClosedPipe(writes=1),
+        log_path=log,
+    )
+    assert result.exit_code == 0  # the workload never saw the closed pipe
+    assert log.read_text() == "second\n"
+    assert result.output_problem == "output stopped (Broken pipe); the rest went to the log"
 
 
 def test_signals_are_forwarded_to_the_group_and_escalate(tmp_path: Path) -> None:
