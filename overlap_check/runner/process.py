@@ -87,9 +87,9 @@ class SignalForwarder:
 
     @contextlib.contextmanager
     def installed(self, *, restore: bool = True) -> Iterator[SignalForwarder]:
-        """Install the handlers. ``restore=False`` leaves them in place after the block: a
-        signal while the interpreter shuts down is then ignored instead of killing it
-        (exit -15) or printing a traceback."""
+        """Install the handlers. ``restore=False``: ignore both signals after the block, so
+        that one arriving while the interpreter shuts down can neither kill it (exit -15)
+        nor print a traceback; the command's exit code stands."""
         # Signal handlers can only be set from the main thread.
         if threading.current_thread() is not threading.main_thread():
             yield self
@@ -100,9 +100,8 @@ class SignalForwarder:
             yield self
         finally:
             self._raised = True  # from here on, signals change nothing
-            if restore:
-                for number, previous in self._previous.items():
-                    signal.signal(number, previous)
+            for number, previous in self._previous.items():
+                signal.signal(number, previous if restore else signal.SIG_IGN)
             self._previous.clear()
 
 
