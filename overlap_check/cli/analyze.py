@@ -63,6 +63,10 @@ def judge_paths(
     from overlap_check.readers import load_paths
     from overlap_check.runner.manifest import run_folder_paths
 
+    if plot:
+        from overlap_check.extras import require
+
+        require("matplotlib", "plot", "--plot")  # before the analysis, not after
     paths, notes = run_folder_paths(paths)
     if plot:  # pictures need the kernel tables: read them all into memory
         captures = load_paths(list(paths), options.order)

@@ -196,8 +196,12 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
     if not command:
         raise UsageError("no command to run", hint="usage: overlap-check run [options] -- COMMAND")
     cwd = Path.cwd()
-    # Options first: a config error must not wait for an hour of runs.
+    # Options first: a config error (or a missing extra) must not wait for an hour of runs.
     options = options_from_params(params)
+    if params.get("plot"):
+        from overlap_check.extras import require
+
+        require("matplotlib", "plot", "--plot")
     config = load_config(params.get("config"), cwd)
     env = dict(os.environ)
     profiler, reason = choose_profiler(
