@@ -288,7 +288,11 @@ def _out_dir(given: Path | None, cwd: Path) -> Path:
     """The --out folder: new or empty; by default a fresh timestamped one."""
     if given is not None:
         out = given if given.is_absolute() else cwd / given
-        if out.exists() and any(out.iterdir()):
+        try:
+            taken = out.exists() and any(out.iterdir())
+        except OSError as err:
+            raise UsageError(f"cannot use --out {given}: {err.strerror}") from None
+        if taken:
             raise UsageError(
                 f"--out {given} is not empty",
                 hint="runs are never overwritten; choose a new folder",
