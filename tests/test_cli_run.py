@@ -82,13 +82,10 @@ class Standin:
         assert result.returncode in (0, 1), result.stderr
         return result
 
-    def interrupted(
-        self, *options: str, command: Sequence[str], run: int, within: float
-    ) -> tuple[str, str]:
-        """Start ``run``, send Ctrl-C once run ``run``'s profiler has started (waiting at most
-        ``within`` seconds); the exit code must be 130. Returns (stdout, stderr)."""
+    def start(self, *options: str, command: Sequence[str]) -> subprocess.Popen[str]:
+        """``overlap-check run --out OUT OPTIONS -- COMMAND`` in the background, piped."""
         argv = ["run", "--out", str(self.out), *options, "--", *command]
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "overlap_check", *argv],
             env=self.env,
             cwd=self.root,
@@ -96,6 +93,13 @@ class Standin:
             stderr=subprocess.PIPE,
             text=True,
         )
+
+    def interrupted(
+        self, *options: str, command: Sequence[str], run: int, within: float
+    ) -> tuple[str, str]:
+        """Start ``run``, send Ctrl-C once run ``run``'s profiler has started (waiting at most
+        ``within`` seconds); the exit code must be 130. Returns (stdout, stderr)."""
+        proc = self.start(*options, command=command)
         try:
             status = self.out / f"run-{run}" / ".overlap-check"
             deadline = time.monotonic() + within
@@ -530,16 +534,9 @@ def test_a_disk_that_turns_read_only(standin: Standin, monkeypatch: pytest.Monke
 
 def test_closed_stdout_and_stderr_end_the_session_cleanly(standin: Standin) -> None:
     # `run ... 2>&1 | head -1`: the reader leaves after the first line.
-    argv = ["run", "--out", str(standin.out), "--runs", "2", "--", *WORKLOAD]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "overlap_check", *argv],
-        env=standin.env,
-        cwd=standin.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = standin.start("--runs", "2", command=WORKLOAD)
     assert proc.stderr is not None and proc.stdout is not None
-    assert proc.stderr.readline().startswith(b"overlap-check: profiler:")
+    assert proc.stderr.readline().startswith("overlap-check: profiler:")
     proc.stderr.close()
     proc.stdout.close()
     assert proc.wait(timeout=180) in (0, 1)  # the gate's code, not click's 1 for EPIPE

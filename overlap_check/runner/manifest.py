@@ -13,6 +13,7 @@ file system that turned read-only, or a SIGKILL, can leave it ``running``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -100,12 +101,23 @@ RESERVE_BYTES = 256 * 1024
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
-def reserve_space(out_dir: Path) -> None:
-    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up."""
-    with (out_dir / RESERVE_NAME).open("wb") as handle:
-        handle.write(bytes(RESERVE_BYTES))  # real blocks, not a sparse file
-        handle.flush()
-        os.fsync(handle.fileno())
+def reserve_space(out_dir: Path) -> bool:
+    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up.
+
+    Best effort: under a small file-size limit (``ulimit -f``) or on a disk that is
+    already full there is no reserve, and the session goes on without one.
+    """
+    reserve = out_dir / RESERVE_NAME
+    try:
+        with reserve.open("wb") as handle:
+            handle.write(bytes(RESERVE_BYTES))  # real blocks, not a sparse file
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            reserve.unlink(missing_ok=True)
+        return False
+    return True
 
 
 def release_reserve(out_dir: Path) -> bool:
