@@ -91,6 +91,10 @@ def run(ctx: click.Context, /, **params: Any) -> None:
         try:
             _run(ctx, params, forwarder, state)
         except KeyboardInterrupt:
+            # CPython marks "unhandled KeyboardInterrupt, exit by SIGINT (-2)" when one
+            # leaves code run by exec() of a string (dataclass creation does that), even
+            # if it is caught later; exec() of a string clears the mark again.
+            exec("")
             state.forget_empty_out()
             raise Interrupted(state.interrupted_message(), hint=state.interrupted_hint()) from None
 
