@@ -66,6 +66,10 @@ class UsageError(OverlapCheckError):
     """Options that do not fit together."""
 
 
+class MissingDependencyError(UsageError):
+    """An optional dependency is not installed; the hint names the extra to install."""
+
+
 class WorkloadError(OverlapCheckError):
     """`run`: the profiled command failed."""
 

@@ -75,6 +75,10 @@ class Capture:
 
     def to_pandas(self) -> pd.DataFrame:
         """The kernel table as a pandas DataFrame (needs the `pandas` extra)."""
+        from overlap_check.extras import require
+
+        for module in ("pandas", "pyarrow"):
+            require(module, "pandas", "Capture.to_pandas()")
         return self.kernels.to_pandas()
 
 

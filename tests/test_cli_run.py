@@ -11,8 +11,10 @@ options and workload arguments that differ.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -80,13 +82,10 @@ class Standin:
         assert result.returncode in (0, 1), result.stderr
         return result
 
-    def interrupted(
-        self, *options: str, command: Sequence[str], run: int, within: float
-    ) -> tuple[str, str]:
-        """Start ``run``, send Ctrl-C once run ``run``'s profiler has started (waiting at most
-        ``within`` seconds); the exit code must be 130. Returns (stdout, stderr)."""
+    def start(self, *options: str, command: Sequence[str]) -> subprocess.Popen[str]:
+        """``overlap-check run --out OUT OPTIONS -- COMMAND`` in the background, piped."""
         argv = ["run", "--out", str(self.out), *options, "--", *command]
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "overlap_check", *argv],
             env=self.env,
             cwd=self.root,
@@ -94,6 +93,13 @@ class Standin:
             stderr=subprocess.PIPE,
             text=True,
         )
+
+    def interrupted(
+        self, *options: str, command: Sequence[str], run: int, within: float
+    ) -> tuple[str, str]:
+        """Start ``run``, send Ctrl-C once run ``run``'s profiler has started (waiting at most
+        ``within`` seconds); the exit code must be 130. Returns (stdout, stderr)."""
+        proc = self.start(*options, command=command)
         try:
             status = self.out / f"run-{run}" / ".overlap-check"
             deadline = time.monotonic() + within
@@ -212,10 +218,13 @@ def test_keep_going_judges_the_runs_that_worked(standin: Standin) -> None:
     assert "--keep-going: continuing" in result.stderr
     manifest = standin.manifest()
     assert [r.status for r in manifest.runs] == ["ok", "failed", "ok", "ok"]
-    # Replaying needs the good runs named: run-2 may have left a partial profile.
-    good = [str(standin.out / f"run-{i}") for i in (1, 3, 4)]
-    assert manifest.analyze_args == ("overlap-check", "analyze", *good, *PLAN, "--format", "json")
+    # `analyze <out>` reads the manifest and leaves out run 2 (it may hold a partial profile).
+    out = str(standin.out)
+    assert manifest.analyze_args == ("overlap-check", "analyze", out, *PLAN, "--format", "json")
     report = json.loads(result.stdout)
+    replay = standin.overlap_check(*manifest.analyze_args[1:])
+    assert replay.returncode == result.returncode, replay.stderr
+    assert json.loads(replay.stdout)["plans"] == report["plans"]
     plan = plan_of(report)
     # Runs 1, 3, 4 of the scenario are judged as runs 1..3: 0.0 (cold), 0.45, 0.9.
     assert [r["overlap_pct"] for r in plan["per_run"]] == pytest.approx([0.0, 0.45, 0.9])
@@ -260,10 +269,20 @@ def test_ctrl_c_after_completed_runs_keeps_them(standin: Standin) -> None:
     _, stderr = standin.interrupted(command=[sys.executable, "-c", code], run=3, within=90)
     out = standin.out
     assert "2 completed run(s) kept" in stderr
-    assert f"judge them with: overlap-check analyze {out / 'run-1'} {out / 'run-2'}" in stderr
+    assert f"judge them with: overlap-check analyze {out}\n" in stderr
     manifest = standin.manifest()
     assert [r.status for r in manifest.runs] == ["ok", "ok", "interrupted"]
     assert all((out / r.result_dirs[0]).is_dir() for r in manifest.runs[:2])
+    # The interrupted run exported a profile, but `analyze <out>` (and the manifest's own
+    # command) read the manifest and judge runs 1 and 2 only, with a note.
+    for argv in (("analyze", str(out)), manifest.analyze_args[1:]):
+        replay = standin.overlap_check(*argv, "--format", "json", "-q")
+        assert replay.returncode in (0, 1), replay.stderr
+        report = json.loads(replay.stdout)
+        assert [r["path"] for r in report["runs"]] == [
+            str(out / d) for r in manifest.runs[:2] for d in r.result_dirs
+        ]
+        assert any(n.startswith("run 3 not judged (interrupted") for n in report["notes"])
 
 
 def test_a_workload_with_its_own_sitecustomize_still_runs(standin: Standin) -> None:
@@ -407,3 +426,158 @@ def test_cli_runner_end_to_end_with_default_out(
     assert [r.status for r in manifest.runs] == ["ok", "ok"]
     assert manifest.options["runs"] == 2
     assert "torch_npu" not in sys.modules  # the test process never imported it
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Any:
+    # `run` leaves its handlers installed until the process exits; not this process's.
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for number, handler in saved.items():
+        signal.signal(number, handler)
+
+
+def assert_closed(manifest: Manifest, status: str) -> None:
+    """The session ended as ``status``: nothing left ``running``, completed runs listed."""
+    assert manifest.status == status
+    assert all(r.status != "running" for r in manifest.runs)
+    assert all(r.result_dirs for r in manifest.runs if r.status == "ok")
+
+
+def test_a_command_that_does_not_exist_is_a_failed_workload(standin: Standin) -> None:
+    result = standin.run("--profiler", "torch_npu", command=["/nonexistent"])
+    assert result.returncode == 3, result.stderr
+    assert "run 1 of 5: the command failed (command not found: /nonexistent)" in result.stderr
+    assert "Traceback" not in result.stderr
+    manifest = standin.manifest()
+    assert_closed(manifest, "failed")
+    assert [(r.status, r.exit_code, r.problem) for r in manifest.runs] == [
+        ("failed", 127, "command not found: /nonexistent")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("place", "reason"),
+    [
+        ("file/runs", "Not a directory"),
+        ("/proc/overlap-check-runs", ""),
+        ("/sys/overlap-check-runs", ""),
+    ],
+)
+def test_an_out_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: str, reason: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("a regular file")
+    out = Path(place) if place.startswith("/") else tmp_path / place
+    result = CliRunner().invoke(cli, ["run", "--out", str(out), "--", *WORKLOAD])
+    assert result.exit_code == 2, result.output
+    assert f"overlap-check: error: cannot use --out {out}: {reason}" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def full_disk_after(
+    monkeypatch: pytest.MonkeyPatch, writes: int, error: int, *, reserve_helps: bool
+) -> None:
+    """Manifest writes fail with ``error`` after ``writes`` good ones; with ``reserve_helps``,
+    they work again once the reserve file is given up (what it is kept for)."""
+    import overlap_check.runner.manifest as manifest_module
+
+    real = manifest_module._write_atomically
+    calls = iter(range(1000))
+
+    def write(target: Path, text: str) -> Path:
+        reserve = target.parent / manifest_module.RESERVE_NAME
+        if next(calls) >= writes and (reserve.exists() or not reserve_helps):
+            raise OSError(error, os.strerror(error))
+        return real(target, text)
+
+    monkeypatch.setattr(manifest_module, "_write_atomically", write)
+
+
+def in_process_run(standin: Standin, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    for key, value in standin.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(standin.root)
+    return CliRunner().invoke(cli, ["run", "--out", str(standin.out), *args, "--", *WORKLOAD])
+
+
+def test_a_disk_that_fills_up_during_run_2(
+    standin: Standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writes: the opening manifest, run 1 started, run 1 ended; run 2's start fails.
+    full_disk_after(monkeypatch, 3, errno.ENOSPC, reserve_helps=True)
+    result = in_process_run(standin, monkeypatch, "--runs", "3")
+    assert result.exit_code == 2, result.output
+    assert f"{standin.out}: cannot write the runs: No space left on device" in result.output
+    assert "1 completed run(s) kept" in result.output and "Traceback" not in result.output
+    manifest = standin.manifest()
+    assert_closed(manifest, "failed")  # the reserve paid for the closing write
+    # Run 2 never started: its record could not be written.
+    assert [(r.status, r.problem) for r in manifest.runs] == [
+        ("ok", None),
+        ("failed", "No space left on device"),
+    ]
+    assert manifest.problem == "cannot write: No space left on device"
+
+
+def test_a_disk_that_turns_read_only(standin: Standin, monkeypatch: pytest.MonkeyPatch) -> None:
+    full_disk_after(monkeypatch, 3, errno.EROFS, reserve_helps=False)
+    result = in_process_run(standin, monkeypatch, "--runs", "3")
+    assert result.exit_code == 2, result.output
+    assert "cannot write the runs: Read-only file system" in result.output
+    assert "manifest.json could not be updated and may still say running" in result.output
+
+
+def test_closed_stdout_and_stderr_end_the_session_cleanly(standin: Standin) -> None:
+    # `run ... 2>&1 | head -1`: the reader leaves after the first line.
+    proc = standin.start("--runs", "2", command=WORKLOAD)
+    assert proc.stderr is not None and proc.stdout is not None
+    assert proc.stderr.readline().startswith("overlap-check: profiler:")
+    proc.stderr.close()
+    proc.stdout.close()
+    assert proc.wait(timeout=180) in (0, 1)  # the gate's code, not click's 1 for EPIPE
+    manifest = standin.manifest()
+    assert_closed(manifest, "complete")
+    assert [r.status for r in manifest.runs] == ["ok", "ok"]
+    # Once our stderr was gone, the workload's output went to its log instead.
+    assert all(r.log and (standin.out / r.log).is_file() for r in manifest.runs)
+
+
+def test_a_profile_cut_short_by_a_file_size_limit_is_not_judged(standin: Standin) -> None:
+    # Run 2 runs under RLIMIT_FSIZE = 20000 bytes: trace_view.json (~75 KB) is cut short.
+    launcher = (
+        "import os, resource, sys\n"
+        "if os.environ['OVERLAP_CHECK_RUN_INDEX'] == '2':\n"
+        "    resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))\n"
+        f"os.execv(sys.executable, [sys.executable, {str(HARNESS.WORKLOAD)!r}])\n"
+    )
+    result = standin.judged(
+        "--runs", "3", "--format", "json", *PLAN, command=[sys.executable, "-c", launcher]
+    )
+    manifest = standin.manifest()
+    assert [r.status for r in manifest.runs] == ["ok", "incomplete", "ok"]
+    assert "export failed" in (manifest.runs[1].problem or "")
+    report = json.loads(result.stdout)
+    assert len(report["runs"]) == 2  # runs 1 and 3
+    assert any(n.startswith("run 2 not judged (incomplete: ") for n in report["notes"])
+
+
+@pytest.mark.parametrize(("damage", "status"), [("empty", "incomplete"), ("garbage", "bad-data")])
+def test_one_run_with_a_bad_kernel_table_leaves_the_others_judged(
+    standin: Standin, damage: str, status: str
+) -> None:
+    standin.env["FAKE_TORCH_NPU_DAMAGE"] = f"2:{damage}"
+    result = standin.judged("--runs", "3", "--format", "json", *PLAN)
+    manifest = standin.manifest()
+    assert [r.status for r in manifest.runs] == ["ok", status, "ok"]
+    assert "kernel_details.csv" in (manifest.runs[1].problem or "")
+    report = json.loads(result.stdout)
+    assert [r["index"] for r in report["runs"]] == [1, 2]  # scenario runs 1 and 3
+    assert any(n.startswith(f"run 2 not judged ({status}: ") for n in report["notes"])
+    # The text report shows the partial result too.
+    again = standin.overlap_check("analyze", str(standin.out), *PLAN, "-q")
+    assert f"run 2 not judged ({status}: " in again.stdout

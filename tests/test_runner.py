@@ -586,14 +586,45 @@ def test_run_workload_quiet_writes_a_log(tmp_path: Path) -> None:
 
 
 def test_run_workload_command_not_found(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="command not found: no-such-command-xyz"):
-        run_workload(
-            ["no-such-command-xyz"],
-            env=dict(os.environ),
-            cwd=tmp_path,
-            forwarder=SignalForwarder(),
-            output=None,
-        )
+    # The workload failed (the shell's 127), not a traceback nor a usage error.
+    result = run_workload(
+        ["no-such-command-xyz"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        forwarder=SignalForwarder(),
+        output=None,
+    )
+    assert (result.exit_code, result.problem) == (127, "command not found: no-such-command-xyz")
+
+
+class ClosedPipe(io.StringIO):
+    """A stream whose reader went away after ``lines`` writes (``run ... 2>&1 | head``)."""
+
+    def __init__(self, writes: int) -> None:
+        super().__init__()
+        self.writes = writes
+
+    def write(self, text: str) -> int:
+        if self.writes == 0:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.writes -= 1
+        return super().write(text)
+
+
+def test_a_closed_output_sends_the_rest_to_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "workload.log"
+    code = "import os, time\nos.write(1, b'first\\n')\ntime.sleep(0.3)\nos.write(2, b'second\\n')\n"
+    result = run_workload(
+        [sys.executable, "-c", code],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        forwarder=SignalForwarder(),
+        output=ClosedPipe(writes=1),
+        log_path=log,
+    )
+    assert result.exit_code == 0  # the workload never saw the closed pipe
+    assert log.read_text() == "second\n"
+    assert result.output_problem == "output stopped (Broken pipe); the rest went to the log"
 
 
 def test_signals_are_forwarded_to_the_group_and_escalate(tmp_path: Path) -> None:
@@ -637,3 +668,105 @@ def _lines(path: Path) -> list[str]:
 def test_describe_exit() -> None:
     assert describe_exit(3) == "exit code 3"
     assert describe_exit(-signal.SIGKILL) == "killed by SIGKILL"
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_cut_short_finds_the_file_that_ends_mid_way(tmp_path: Path) -> None:
+    import sqlite3
+
+    from overlap_check.runner.exports import cut_short
+
+    out = tmp_path / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir()
+    (out / "kernel_details.csv").write_text("Name,Start Time(us)\nA,1\n")
+    (out / "trace_view.json").write_text('[{"ph": "X"}]\n')
+    db = out / "analysis.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE t (x)")
+        connection.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 40)
+    connection.close()
+    (out / "raw.bin").write_bytes(b"\x00\x01")  # not a format we check
+    assert cut_short(tmp_path) is None
+    whole = db.read_bytes()
+    page_size = int.from_bytes(whole[16:18], "big")
+    db.write_bytes(whole[: 2 * page_size])  # a page-aligned cut, as a size limit makes
+    assert cut_short(tmp_path) == (
+        f"{db} holds {2 * page_size} of the {len(whole)} bytes its header counts: "
+        "the export was cut short (a file-size limit, a full disk?)"
+    )
+    db.unlink()
+    (out / "trace_view.json").write_text('[{"ph": "X"}, {"ph"')
+    assert "trace_view.json ends in the middle of its JSON" in (cut_short(tmp_path) or "")
+    (out / "kernel_details.csv").write_text("Name,Start Time(us)\nA,")
+    assert "kernel_details.csv ends in the middle of a line" in (cut_short(tmp_path) or "")
+    (out / "kernel_details.csv").write_text("")
+    assert "kernel_details.csv is empty" in (cut_short(tmp_path) or "")
+
+
+def test_the_closing_write_may_use_the_reserve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import overlap_check.runner.manifest as manifest_module
+
+    manifest = _manifest()
+    manifest_module.reserve_space(tmp_path)
+    reserve = tmp_path / manifest_module.RESERVE_NAME
+    assert reserve.stat().st_size == 256 * 1024
+    real = manifest_module._write_atomically
+
+    def full(target: Path, text: str) -> Path:
+        if reserve.exists():
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(target, text)
+
+    monkeypatch.setattr(manifest_module, "_write_atomically", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_manifest(tmp_path, manifest)  # an ordinary write keeps the reserve
+    assert reserve.exists()
+    write_manifest(tmp_path, manifest, closing=True)
+    assert not reserve.exists() and read_manifest(tmp_path) == manifest
+
+
+def test_a_run_folder_is_read_as_its_completed_runs(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from overlap_check.runner.manifest import run_folder_paths
+
+    runs = (
+        RunRecord(1, "run-1", "t", status="ok", result_dirs=("run-1/a_ascend_pt",)),
+        RunRecord(2, "run-2", "t", status="interrupted", result_dirs=("run-2/b_ascend_pt",)),
+    )
+    write_manifest(tmp_path, replace(_manifest(), runs=runs, status="interrupted"))
+    paths, notes = run_folder_paths([str(tmp_path), "other"])
+    assert paths == [str(tmp_path / "run-1" / "a_ascend_pt"), "other"]
+    assert notes == ["run 2 not judged (interrupted: exit code None)"]
+    write_manifest(tmp_path, replace(_manifest(), runs=runs[:1], status="complete"))
+    assert run_folder_paths([str(tmp_path)]) == ([str(tmp_path)], [])
+    write_manifest(tmp_path, replace(_manifest(), runs=runs[1:], status="running"))
+    with pytest.raises(InputError, match="no completed run to judge in this run folder"):
+        run_folder_paths([str(tmp_path)])
+
+
+def test_a_signal_outside_the_run_loop_interrupts_once() -> None:
+    forwarder = SignalForwarder()
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with forwarder.installed():
+            with forwarder.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)  # only recorded
+                time.sleep(0.05)
+            assert forwarder.received == [signal.SIGTERM]
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
+            os.kill(os.getpid(), signal.SIGINT)  # already ending: ignored
+            time.sleep(0.05)
+        assert forwarder.received == [signal.SIGTERM] * 2 + [signal.SIGINT]
+        assert {s: signal.getsignal(s) for s in saved} == saved
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)

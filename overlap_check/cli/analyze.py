@@ -52,12 +52,28 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
 def judge_paths(
     paths: Sequence[str], options: Options, *, plot: bool
 ) -> tuple[Report, list[Capture]]:
-    """The Report of these PATHs and their captures (with kernel tables only for ``plot``)."""
+    """The Report of these PATHs and their captures (with kernel tables only for ``plot``).
+
+    A folder written by ``run`` (it holds ``manifest.json``) stands for its completed
+    runs only; the report notes the runs left out.
+    """
+    from dataclasses import replace
+
     from overlap_check.pipeline import analyze_captures, check_paths
     from overlap_check.readers import load_paths
+    from overlap_check.runner.manifest import run_folder_paths
 
+    if plot:
+        from overlap_check.extras import require
+
+        require("matplotlib", "plot", "--plot")  # before the analysis, not after
+    paths, notes = run_folder_paths(paths)
     if plot:  # pictures need the kernel tables: read them all into memory
         captures = load_paths(list(paths), options.order)
-        return analyze_captures(captures, options), captures
-    checked = check_paths(paths, options)  # only figures: one capture per reducer at a time
-    return checked.report, list(checked.captures)
+        report = analyze_captures(captures, options)
+    else:
+        checked = check_paths(paths, options)  # only figures: one capture per reducer at a time
+        report, captures = checked.report, list(checked.captures)
+    if notes:
+        report = replace(report, notes=report.notes + tuple(notes))
+    return report, captures

@@ -84,16 +84,25 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
       overlap-check plot runs/ --side SharedExpert --dominator GroupedMatmul \\
           --run 4 --occurrence 17 --chart timeline -o layer17.svg
 
-    Exit codes: 0 the pictures were written, 2 bad usage or input.
+    Exit codes: 0 the pictures were written, 2 bad usage or input, or matplotlib is
+    missing (pip install 'overlap-check[plot]').
     """
+    from overlap_check.extras import require
+
+    require("matplotlib", "plot", "overlap-check plot")  # before the analysis, not after
     from overlap_check.pipeline import analyze_captures
     from overlap_check.readers import load_paths
     from overlap_check.report.plots import CHART_KINDS, picture_format, write_plots
+    from overlap_check.runner.manifest import run_folder_paths
 
     out_file = Path(params.pop("out_file"))
     picture_format(out_file)  # a bad suffix fails before the analysis, not after
     options = options_from_params(params)
-    captures = load_paths(list(paths), options.order)
+    read, notes = run_folder_paths(paths)  # a `run` folder: its completed runs only
+    if not params.get("quiet"):
+        for note in notes:
+            click.echo(f"overlap-check: note: {note}", err=True)
+    captures = load_paths(read, options.order)
     report = analyze_captures(captures, options)
     written = write_plots(
         report,

@@ -3,23 +3,25 @@
 Everything after ``--`` is the workload, passed through untouched. Each run
 writes into ``<out>/run-<i>/``; ``<out>/manifest.json`` records every run as
 it ends. The analysis is the one ``analyze`` does, on the runs that finished
-and left a profile, and the exit code is the gate's (3: the workload failed,
-130: interrupted, 2: no profile / bad options).
+and left a whole profile, and the exit code is the gate's (3: the workload
+failed, 130: interrupted (SIGINT or SIGTERM, at any moment), 2: no profile,
+bad options, an --out that cannot be written, a full disk).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import click
 
 from overlap_check import __version__
 from overlap_check.cli.options import analysis_options, emit, options_from_params
-from overlap_check.errors import UsageError
+from overlap_check.errors import InputError, Interrupted, UsageError
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
@@ -79,22 +81,131 @@ def run(ctx: click.Context, /, **params: Any) -> None:
       overlap-check run --runs 7 --plan moe-shared-expert -- torchrun --nproc-per-node 2 infer.py
       overlap-check run --profiler msprof --out runs/ -- ./serve.sh
     """
-    from dataclasses import replace
+    from overlap_check.runner.process import SignalForwarder
 
+    # Installed first and never removed: a signal at any moment of the command ends it
+    # with exit 130 (Interrupted), never a traceback or a death by SIGTERM.
+    forwarder = SignalForwarder()
+    state = _Progress(quiet=bool(params.get("quiet")))
+    with forwarder.installed(restore=False):
+        try:
+            _run(ctx, params, forwarder, state)
+        except KeyboardInterrupt:
+            # CPython marks "unhandled KeyboardInterrupt, exit by SIGINT (-2)" when one
+            # leaves code run by exec() of a string (dataclass creation does that), even
+            # if it is caught later; exec() of a string clears the mark again.
+            exec("")
+            state.forget_empty_out()
+            raise Interrupted(state.interrupted_message(), hint=state.interrupted_hint()) from None
+
+
+class _Stderr:
+    """Our stderr for progress lines and the workload's output, until a write fails.
+
+    A closed pipe (``run ... 2>&1 | head``) must not end the session: once a
+    write fails the stream is ``closed`` (the session then logs the workload's
+    output, as with -q) and the descriptor is pointed at /dev/null so that
+    Python's final flush cannot fail either.
+    """
+
+    closed = False
+
+    def write(self, text: str) -> int:
+        if self.closed:
+            raise ValueError("stderr is closed")
+        try:
+            return sys.stderr.write(text)
+        except (OSError, ValueError):
+            self._close()
+            raise
+
+    def flush(self) -> None:
+        if self.closed:
+            return
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            self._close()
+            raise
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+    def say(self, message: str) -> None:
+        if self.closed:
+            return
+        try:
+            click.echo(message, err=True)
+        except (OSError, ValueError):
+            self._close()
+
+    def _close(self) -> None:
+        self.closed = True
+        _to_devnull(sys.stderr)
+
+
+def _to_devnull(stream: Any) -> None:
+    """Point a standard stream's descriptor at /dev/null (nothing can read it any more)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+class _Progress:
+    """Progress lines on stderr, and what an interruption message needs to say."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.stderr = _Stderr()
+        self.out: Path | None = None
+        self.manifest: Any = None  # the final Manifest, once the runs are done
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            self.stderr.say(f"overlap-check: {message}")
+
+    def forget_empty_out(self) -> None:
+        """Interrupted before the session began: remove the --out folder made for it."""
+        if self.manifest is None and self.out is not None:
+            with contextlib.suppress(OSError):
+                self.out.rmdir()  # only when still empty
+
+    def interrupted_message(self) -> str:
+        if self.manifest is None:
+            return "interrupted before the first run"
+        done = len(self.manifest.usable_runs())
+        return f"interrupted while judging; {done} completed run(s) kept in {self.out}"
+
+    def interrupted_hint(self) -> str | None:
+        if self.manifest is None or not self.manifest.usable_runs():
+            return None
+        return f"judge them with: overlap-check analyze {self.out}"
+
+
+def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _Progress) -> None:
     from overlap_check.cli.analyze import judge_paths
     from overlap_check.config import load_config
-    from overlap_check.runner.manifest import Manifest, now_iso, write_manifest
+    from overlap_check.runner.manifest import Manifest, now_iso
     from overlap_check.runner.msprof import choose_profiler, find_msprof
-    from overlap_check.runner.session import RunPlan, analyze_paths, execute
+    from overlap_check.runner.session import RunPlan, execute, mark_bad_data, prepare_out_dir
     from overlap_check.runner.torch_npu_injection import check_output_path
 
     command = tuple(params["command"])
     if not command:
         raise UsageError("no command to run", hint="usage: overlap-check run [options] -- COMMAND")
-    quiet = bool(params.get("quiet"))
     cwd = Path.cwd()
-    # Options first: a config error must not wait for an hour of runs.
+    # Options first: a config error (or a missing extra) must not wait for an hour of runs.
     options = options_from_params(params)
+    if params.get("plot"):
+        from overlap_check.extras import require
+
+        require("matplotlib", "plot", "--plot")
     config = load_config(params.get("config"), cwd)
     env = dict(os.environ)
     profiler, reason = choose_profiler(
@@ -113,11 +224,9 @@ def run(ctx: click.Context, /, **params: Any) -> None:
     out = _out_dir(params["out"], cwd)
     if profiler == "torch_npu":
         check_output_path(out)
+    prepare_out_dir(out)
+    progress.out = out
     level = params["level"] or config.level or DEFAULT_LEVEL
-
-    def progress(message: str) -> None:
-        if not quiet:
-            click.echo(f"overlap-check: {message}", err=True)
 
     progress(f"profiler: {profiler} ({reason}); {runs} run(s) into {out}")
     manifest = Manifest(
@@ -131,9 +240,9 @@ def run(ctx: click.Context, /, **params: Any) -> None:
         runs_requested=runs,
         created=now_iso(),
         options=_jsonable(ctx.params),
+        # `analyze <out>` reads the manifest and judges only the runs that completed.
         analyze_args=("overlap-check", "analyze", str(out), *_analyze_args(ctx)),
     )
-    option_args = manifest.analyze_args[3:]
     plan = RunPlan(
         command=command,
         out_dir=out,
@@ -145,28 +254,37 @@ def run(ctx: click.Context, /, **params: Any) -> None:
         msprof_path=msprof_path,
         cwd=cwd,
     )
+    output = None if progress.quiet else cast("IO[Any]", progress.stderr)
     manifest = execute(
-        plan, manifest, base_env=env, output=None if quiet else sys.stderr, progress=progress
+        plan, manifest, base_env=env, output=output, progress=progress, forwarder=forwarder
     )
-    usable = manifest.usable_runs()
-    skipped = [r for r in manifest.runs if r not in usable]
-    paths = [str(p) for p in analyze_paths(out, manifest)]
-    if skipped:  # `analyze <out>` would also read what the failed runs left
-        manifest = replace(
-            manifest, analyze_args=("overlap-check", "analyze", *paths, *option_args)
-        )
-        write_manifest(out, manifest)
-    progress(f"judging {len(usable)} run(s) from {out}")
-    # The very paths a later `analyze` is told to read, so that it gives the same result.
-    report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
-    if skipped:
-        notes = tuple(
-            f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
-            for r in skipped
-        )
-        report = replace(report, notes=report.notes + notes)
-    code = emit(report, params, captures)
-    progress(f"runs kept in {out}; judge them again with: overlap-check analyze {' '.join(paths)}")
+    progress.manifest = manifest
+    while True:  # a run whose export cannot be read is set aside; the others are judged
+        progress(f"judging {len(manifest.usable_runs())} run(s) from {out}")
+        try:
+            report, captures = judge_paths([str(out)], options, plot=bool(params.get("plot")))
+            break
+        except InputError as err:
+            try:
+                marked = mark_bad_data(out, manifest, err.path, str(err))
+            except OSError as write_error:
+                raise InputError(
+                    f"cannot update the run manifest: {write_error.strerror}", path=out
+                ) from None
+            if marked is None:
+                raise
+            progress(f"not judged: {err}")
+            manifest = progress.manifest = marked
+            if not manifest.usable_runs():
+                raise InputError(
+                    "none of the runs left a readable profile", path=out, hint=str(err)
+                ) from None
+    try:
+        code = emit(report, params, captures)
+    except BrokenPipeError:  # stdout's reader went away (`run ... | head -0`): say it all to no one
+        _to_devnull(sys.stdout)
+        code = emit(report, params, captures)
+    progress(f"runs kept in {out}; judge them again with: overlap-check analyze {out}")
     ctx.exit(code)
 
 
@@ -174,7 +292,11 @@ def _out_dir(given: Path | None, cwd: Path) -> Path:
     """The --out folder: new or empty; by default a fresh timestamped one."""
     if given is not None:
         out = given if given.is_absolute() else cwd / given
-        if out.exists() and any(out.iterdir()):
+        try:
+            taken = out.exists() and any(out.iterdir())
+        except OSError as err:
+            raise UsageError(f"cannot use --out {given}: {err.strerror}") from None
+        if taken:
             raise UsageError(
                 f"--out {given} is not empty",
                 hint="runs are never overwritten; choose a new folder",

@@ -18,6 +18,11 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _known(value: int | None) -> str:
+    """A stream id as the report prints it: ``-`` when unknown, as for ranks."""
+    return "-" if value is None else str(value)
+
+
 def _us(ns: float) -> str:
     return f"{ns / 1000:.3f}"
 
@@ -104,7 +109,7 @@ def _plans(report: Report, color: bool) -> list[str]:
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
         lines.append(
-            f"    streams: side {plan.side_stream}, main {plan.main_stream}; "
+            f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
             f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
         )
         unjudged = _unjudged(plan)
@@ -155,7 +160,7 @@ def _ranks(report: Report, color: bool) -> list[str]:
     rows = [
         [
             rank_text(r.rank),
-            str(r.main_stream),
+            _known(r.main_stream),
             f"{r.parallelism:.3f}",
             _us(r.concurrent_ns),
             _us(r.wall_ns),

@@ -4,13 +4,21 @@ It records the command, where and when each run happened, how it ended and
 which result dirs it left, so that nothing is lost when a run fails or is
 interrupted, and ``overlap-check analyze <out>`` can judge the same data later.
 Paths inside are relative to the folder holding the manifest.
+
+The session never leaves it ``running`` when it ends, whatever ends it: a
+failing run, Ctrl-C, SIGTERM or a disk that fills up (a small reserve file
+is kept beside it and given up to write the closing manifest). Only a
+file system that turned read-only, or a SIGKILL, can leave it ``running``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +29,11 @@ from overlap_check.errors import InputError
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 
-RunStatus = Literal["running", "ok", "failed", "no-profile", "interrupted"]
+# ok: judged. failed: non-zero exit. no-profile: nothing exported. incomplete: the export was
+# cut short. bad-data: the export could not be read. interrupted: Ctrl-C / SIGTERM.
+RunStatus = Literal[
+    "running", "ok", "failed", "no-profile", "incomplete", "bad-data", "interrupted"
+]
 SessionStatus = Literal["running", "complete", "failed", "interrupted"]
 
 
@@ -55,6 +67,7 @@ class Manifest:
     analyze_args: tuple[str, ...] = ()  # `overlap-check analyze <out> ...` equivalent
     profiler_argv: tuple[str, ...] = ()  # the first run's full argv (msprof ... COMMAND)
     status: SessionStatus = "running"
+    problem: str | None = None  # why the session ended early, when not a run's fault
     updated: str | None = None
     runs: tuple[RunRecord, ...] = ()
     tool: str = "overlap-check"
@@ -83,11 +96,56 @@ def to_json(manifest: Manifest) -> dict[str, Any]:
     return ordered
 
 
-def write_manifest(out_dir: Path, manifest: Manifest) -> Path:
-    """Write ``out_dir/manifest.json`` atomically (temporary file, fsync, os.replace)."""
-    target = out_dir / MANIFEST_NAME
+RESERVE_NAME = ".manifest-reserve"
+RESERVE_BYTES = 256 * 1024
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def reserve_space(out_dir: Path) -> bool:
+    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up.
+
+    Best effort: under a small file-size limit (``ulimit -f``) or on a disk that is
+    already full there is no reserve, and the session goes on without one.
+    """
+    reserve = out_dir / RESERVE_NAME
+    try:
+        with reserve.open("wb") as handle:
+            handle.write(bytes(RESERVE_BYTES))  # real blocks, not a sparse file
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            reserve.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def release_reserve(out_dir: Path) -> bool:
+    """Delete the reserve file; True if there was one."""
+    try:
+        (out_dir / RESERVE_NAME).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def write_manifest(out_dir: Path, manifest: Manifest, *, closing: bool = False) -> Path:
+    """Write ``out_dir/manifest.json`` atomically (temporary file, fsync, os.replace).
+
+    ``closing``: the write that ends a session; on a full disk the reserve file is
+    given up for it and the write tried once more.
+    """
     text = json.dumps(to_json(manifest), indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=out_dir)
+    try:
+        return _write_atomically(out_dir / MANIFEST_NAME, text)
+    except OSError as err:
+        if not closing or err.errno not in DISK_FULL or not release_reserve(out_dir):
+            raise
+    return _write_atomically(out_dir / MANIFEST_NAME, text)
+
+
+def _write_atomically(target: Path, text: str) -> Path:
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -130,3 +188,50 @@ def read_manifest(path: Path) -> Manifest:
         return Manifest(**fields, runs=runs)
     except TypeError as err:
         raise InputError(f"unexpected manifest content: {err}", path=path, key="runs") from err
+
+
+def run_folder_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """PATHs as ``analyze`` reads them: each ``run`` folder replaced by its completed runs'
+    result dirs (:func:`judged_paths`); the notes say which runs were left out."""
+    expanded: list[str] = []
+    notes: list[str] = []
+    for path in paths:
+        found = judged_paths(Path(path))
+        if found is None:
+            expanded.append(path)
+            continue
+        dirs, why = found
+        if not dirs:
+            raise InputError(
+                "no completed run to judge in this run folder",
+                path=Path(path) / MANIFEST_NAME,
+                hint="; ".join(why) or None,
+            )
+        expanded += [str(d) for d in dirs]
+        notes += why
+    return expanded, notes
+
+
+def judged_paths(folder: Path) -> tuple[list[Path], list[str]] | None:
+    """What ``analyze`` reads for a ``run`` folder (one holding ``manifest.json``), and notes.
+
+    Only runs with status ``ok`` are read: a failed, interrupted or incomplete run
+    may have left a partial profile. None when ``folder`` is not a run folder.
+    """
+    if not (folder / MANIFEST_NAME).is_file():
+        return None
+    manifest = read_manifest(folder)
+    usable = manifest.usable_runs()
+    notes = [
+        f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
+        for r in manifest.runs
+        if r not in usable
+    ]
+    if manifest.status == "running":
+        notes.append(
+            f"the run session in {folder} never finished (manifest status running): "
+            "only its completed runs are judged"
+        )
+    if not notes:
+        return [folder], []
+    return [folder / d for r in usable for d in r.result_dirs], notes

@@ -4,11 +4,14 @@ The workload starts in a new session (its own process group) so that a
 Ctrl-C reaches overlap-check alone; overlap-check forwards it to the whole
 group (a launcher and its ranks), waits for the workload to stop (the
 profiler exports at exit), and only then reports the interruption. A second
-Ctrl-C sends SIGTERM, a third SIGKILL.
+Ctrl-C sends SIGTERM, a third SIGKILL. The workload's output is copied to ours
+unless ours is a terminal, so that a closed pipe or a full disk on our side
+does not kill it.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import signal
@@ -21,10 +24,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from overlap_check.errors import UsageError
-
 # What the n-th forwarded signal becomes: gentle first, then firmer.
 ESCALATION = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+PUMP_GRACE_S = 10.0  # how long the output copy may outlive the workload
 
 
 @dataclass(frozen=True)
@@ -32,15 +34,29 @@ class WorkloadResult:
     exit_code: int  # negative: killed by that signal (subprocess convention)
     seconds: float
     interrupted: bool  # a signal reached overlap-check while it ran
+    problem: str | None = None  # why it never started (exit_code 127/126, the shell's codes)
+    output_problem: str | None = None  # its output could not be shown or logged in full
 
 
 class SignalForwarder:
-    """Catches SIGINT/SIGTERM while installed; forwards them to the workload's group."""
+    """Handles SIGINT/SIGTERM for the whole ``run`` command, from its start to the process exit.
+
+    Three behaviours, so that a signal at any moment ends in one clean exit 130:
+
+    - while a workload runs: forward the signal to its process group (the
+      second becomes SIGTERM, the third SIGKILL) and let it stop by itself;
+    - inside :meth:`deferred` (the run loop, manifest writes): only record it;
+      the loop stops at its next check;
+    - elsewhere (reading options, judging): raise KeyboardInterrupt, once; later
+      signals are recorded and ignored, since the command is already ending.
+    """
 
     def __init__(self) -> None:
         self.received: list[int] = []
         self.child: subprocess.Popen[bytes] | None = None
         self._previous: dict[int, Any] = {}
+        self._deferring = 0
+        self._raised = False
 
     @property
     def interrupted(self) -> bool:
@@ -49,15 +65,31 @@ class SignalForwarder:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
         child = self.child
-        if child is None or child.poll() is not None:
+        if child is not None and child.poll() is None:
+            escalation = ESCALATION[min(len(self.received), len(ESCALATION)) - 1]
+            forwarded: int = signum if len(self.received) == 1 else escalation
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, forwarded)
             return
-        escalation = ESCALATION[min(len(self.received), len(ESCALATION)) - 1]
-        forwarded: int = signum if len(self.received) == 1 else escalation
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child.pid, forwarded)
+        if self._deferring or self._raised:
+            return
+        self._raised = True
+        raise KeyboardInterrupt
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator[SignalForwarder]:
+    def deferred(self) -> Iterator[None]:
+        """Signals inside the block are only recorded (and forwarded to a running workload)."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+
+    @contextlib.contextmanager
+    def installed(self, *, restore: bool = True) -> Iterator[SignalForwarder]:
+        """Install the handlers. ``restore=False``: ignore both signals after the block, so
+        that one arriving while the interpreter shuts down can neither kill it (exit -15)
+        nor print a traceback; the command's exit code stands."""
         # Signal handlers can only be set from the main thread.
         if threading.current_thread() is not threading.main_thread():
             yield self
@@ -67,28 +99,90 @@ class SignalForwarder:
         try:
             yield self
         finally:
+            self._raised = True  # from here on, signals change nothing
             for number, previous in self._previous.items():
-                signal.signal(number, previous)
+                signal.signal(number, previous if restore else signal.SIG_IGN)
             self._previous.clear()
 
 
-def _pump(source: IO[bytes], sink: IO[Any]) -> None:
-    """Copy a pipe into a text or binary stream without a file descriptor (tests)."""
-    buffer = getattr(sink, "buffer", None)
-    read1 = getattr(source, "read1", source.read)  # read1: what is there, without waiting
-    for chunk in iter(lambda: read1(65536), b""):
+class _Sink:
+    """Where the workload's output goes: ``output``, or the log once ``output`` fails.
+
+    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the
+    workload, so a failing write sends the rest to the log file (or drops it
+    when there is none, or the log fails too) and remembers why.
+    """
+
+    def __init__(self, output: IO[Any] | None, log_path: Path | None) -> None:
+        self.output = output
+        self.log_path = log_path
+        self.log: IO[bytes] | None = None
+        self.problem: str | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._lock = threading.Lock()
+
+    def write(self, chunk: bytes) -> None:
+        with self._lock:
+            if self.output is not None:
+                try:
+                    self._to_output(chunk)
+                    return
+                except (OSError, ValueError) as err:  # ValueError: a closed stream
+                    self.output = None
+                    self.problem = f"output stopped ({_reason(err)}); the rest went to the log"
+            self._to_log(chunk)
+
+    def _to_output(self, chunk: bytes) -> None:
+        assert self.output is not None
+        buffer = getattr(self.output, "buffer", None)
         if buffer is not None:
             buffer.write(chunk)
             buffer.flush()
         else:
-            sink.write(chunk.decode("utf-8", errors="replace"))
-            sink.flush()
+            self.output.write(self._decoder.decode(chunk))
+            self.output.flush()
+
+    def _to_log(self, chunk: bytes) -> None:
+        if self.log_path is None:
+            return
+        try:
+            if self.log is None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self.log = self.log_path.open("ab")
+            self.log.write(chunk)
+            self.log.flush()
+        except OSError as err:
+            self.problem = f"its output could not be logged ({_reason(err)}); the rest was dropped"
+            self.log_path = None
+
+    def close(self) -> None:
+        if self.log is not None:
+            with contextlib.suppress(OSError):
+                self.log.close()
+
+
+def _reason(err: BaseException) -> str:
+    return getattr(err, "strerror", None) or str(err) or type(err).__name__
+
+
+def _pump(source: IO[bytes], sink: _Sink) -> None:
+    """Copy a pipe into the sink until the workload closes it."""
+    # A signal taken by this thread would not wake the main thread from waitpid(), so
+    # the forwarding would wait for the workload's end: leave signals to the main thread.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    read1 = getattr(source, "read1", source.read)  # read1: what is there, without waiting
+    for chunk in iter(lambda: read1(65536), b""):
+        sink.write(chunk)
     source.close()
 
 
-def _fileno(stream: IO[Any]) -> int | None:
+def _terminal_fd(stream: IO[Any] | None) -> int | None:
+    """The stream's descriptor when it is a terminal (the workload then writes there itself)."""
+    if stream is None:
+        return None
     try:
-        return stream.fileno()
+        fd = stream.fileno()
+        return fd if os.isatty(fd) else None
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
         return None
 
@@ -104,60 +198,64 @@ def run_workload(
 ) -> WorkloadResult:
     """Run ``argv`` to completion; its stdout and stderr go to ``output`` (our stderr).
 
-    ``output=None`` sends both to ``log_path`` instead (``-q``). Never raises for
-    the workload's own failure; that is the exit code.
+    ``output=None`` sends both to ``log_path`` instead (``-q``), as does a failing
+    ``output``. A terminal is handed to the workload as is; anything else (a pipe,
+    a file) is copied by us, so that a reader that goes away cannot kill it. Never
+    raises for the workload's own failure, a command that does not exist included:
+    that is the exit code (127 not found, 126 not executable) and ``problem``.
     """
-    pumps: list[threading.Thread] = []
-    log_handle = None
-    if output is None:
-        if log_path is None:
-            target: int | IO[Any] = subprocess.DEVNULL
-        else:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_handle = log_path.open("ab")
-            target = log_handle
-        stdout: int | IO[Any] = target
-        stderr: int | IO[Any] = target
-    else:
-        fd = _fileno(output)
-        if fd is not None:
-            output.flush()
-            stdout = stderr = fd
-        else:
-            stdout = stderr = subprocess.PIPE
+    if output is not None:
+        output.flush()
+    terminal = _terminal_fd(output)
+    sink = _Sink(output, log_path)
     began = time.monotonic()
+    pipe = subprocess.PIPE if terminal is None else terminal
     try:
         child = subprocess.Popen(
             list(argv),
             env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
+            stdout=pipe,
+            stderr=subprocess.STDOUT if terminal is None else terminal,  # one pipe keeps the order
             start_new_session=True,
         )
-    except FileNotFoundError as err:
-        raise UsageError(
-            f"command not found: {argv[0]}", hint="check the command after -- and PATH"
-        ) from err
-    except PermissionError as err:
-        raise UsageError(f"command is not executable: {argv[0]}") from err
-    finally:
-        if log_handle is not None:
-            log_handle.close()
+    except FileNotFoundError:
+        return _not_started(127, f"command not found: {argv[0]}", began, forwarder)
+    except OSError as err:  # PermissionError, ENOEXEC ...
+        return _not_started(126, f"cannot execute {argv[0]}: {_reason(err)}", began, forwarder)
     forwarder.child = child
+    pump = None
     try:
-        if output is not None and child.stdout is not None and child.stderr is not None:
-            for pipe in (child.stdout, child.stderr):
-                pump = threading.Thread(target=_pump, args=(pipe, output), daemon=True)
-                pump.start()
-                pumps.append(pump)
-        exit_code = child.wait()
-        for pump in pumps:
-            pump.join()
+        if child.stdout is not None:
+            pump = threading.Thread(target=_pump, args=(child.stdout, sink), daemon=True)
+            pump.start()
+        exit_code = _wait(child)
+        if pump is not None:  # a process the workload left behind may hold the pipe: not forever
+            pump.join(timeout=PUMP_GRACE_S)
     finally:
         forwarder.child = None
-    return WorkloadResult(exit_code, time.monotonic() - began, forwarder.interrupted)
+        sink.close()
+    return WorkloadResult(
+        exit_code, time.monotonic() - began, forwarder.interrupted, output_problem=sink.problem
+    )
+
+
+def _wait(child: subprocess.Popen[bytes]) -> int:
+    """``child.wait()`` in short slices: a signal taken by another thread (polars' own
+    threads cannot be told to leave them alone) does not interrupt a blocking waitpid(),
+    and the main thread must run the handler while the workload still runs."""
+    while True:
+        try:
+            return child.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _not_started(
+    code: int, problem: str, began: float, forwarder: SignalForwarder
+) -> WorkloadResult:
+    return WorkloadResult(code, time.monotonic() - began, forwarder.interrupted, problem=problem)
 
 
 def describe_exit(exit_code: int) -> str:

@@ -14,15 +14,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from overlap_check.errors import InputError, Interrupted, WorkloadError
-from overlap_check.runner import msprof, torch_npu_injection
+from overlap_check.errors import InputError, Interrupted, UsageError, WorkloadError
+from overlap_check.runner import exports, msprof, torch_npu_injection
 from overlap_check.runner.manifest import (
+    MANIFEST_NAME,
     Manifest,
     RunRecord,
+    RunStatus,
+    SessionStatus,
     now_iso,
+    release_reserve,
+    reserve_space,
     write_manifest,
 )
-from overlap_check.runner.process import SignalForwarder, describe_exit, run_workload
+from overlap_check.runner.process import (
+    SignalForwarder,
+    WorkloadResult,
+    describe_exit,
+    run_workload,
+)
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,23 @@ def run_dir_name(index: int) -> str:
     return f"run-{index}"
 
 
-def analyze_paths(out: Path, manifest: Manifest) -> list[Path]:
-    """What ``analyze`` should read to judge the usable runs: ``out`` itself when every
-    run is usable, else the usable run dirs (failed and interrupted runs may have
-    left partial profiles that ``analyze <out>`` would read too)."""
-    usable = manifest.usable_runs()
-    if usable and len(usable) == len(manifest.runs):
-        return [out]
-    return [out / r.dir for r in usable]
+def prepare_out_dir(out: Path) -> None:
+    """Create the --out folder; a place that cannot hold it is a usage error naming it."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".overlap-check-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(
+            f"cannot use --out {out}: {_os_reason(err)}",
+            hint="choose a writable folder on a local disk (not under a file, /proc or /sys)",
+        ) from None
+
+
+def _os_reason(err: OSError) -> str:
+    where = f" ({err.filename})" if err.filename else ""
+    return f"{err.strerror or type(err).__name__}{where}"
 
 
 def workload_argv(plan: RunPlan, run_dir: Path) -> list[str]:
@@ -88,6 +107,70 @@ def collect_results(plan: RunPlan, run_dir: Path) -> tuple[tuple[Path, ...], str
     return found, torch_npu_injection.explain_missing_profile(run_dir, plan.window)
 
 
+def export_problem(found: tuple[Path, ...], run_dir: Path) -> str | None:
+    """Why a run's export is not whole: the profiler's stop failed, or a file is cut short."""
+    for trace in torch_npu_injection.read_process_traces(run_dir):
+        for error in trace.errors:
+            if error.startswith("stop:"):
+                return f"the profiler's export failed in process {trace.pid}: {error[5:].strip()}"
+    for result_dir in found:
+        why = exports.cut_short(result_dir)
+        if why is not None:
+            return why
+    return None
+
+
+def run_status(result: WorkloadResult, problem: str | None, incomplete: str | None) -> RunStatus:
+    if result.interrupted:
+        return "interrupted"
+    if result.exit_code != 0:
+        return "failed"
+    if problem is not None:
+        return "no-profile"
+    if incomplete is not None:
+        return "incomplete"
+    return "ok"
+
+
+class _Session:
+    """The manifest as it stands, and the writes that keep it on disk."""
+
+    def __init__(self, out: Path, manifest: Manifest) -> None:
+        self.out = out
+        self.manifest = manifest
+
+    def save(self, manifest: Manifest, *, closing: bool = False) -> None:
+        self.manifest = manifest
+        write_manifest(self.out, manifest, closing=closing)
+
+    def finish(self, status: SessionStatus, problem: str | None = None) -> Manifest:
+        manifest = replace(self.manifest, status=status, problem=problem, updated=now_iso())
+        self.save(manifest, closing=True)
+        release_reserve(self.out)
+        return manifest
+
+    def disk_error(self, err: OSError) -> InputError:
+        """Close the manifest after a failed write, if the disk still lets us; the error."""
+        reason = _os_reason(err)
+        closed = True
+        manifest = self.manifest
+        for record in manifest.runs:
+            if record.status == "running":
+                manifest = manifest.with_run(
+                    replace(record, ended=now_iso(), status="failed", problem=reason)
+                )
+        self.manifest = manifest
+        try:
+            self.finish("failed", problem=f"cannot write: {reason}")
+        except OSError:
+            closed = False
+        done = len(self.manifest.usable_runs())
+        hint = f"{done} completed run(s) kept in {self.out}"
+        if not closed:
+            hint += f"; {self.out / MANIFEST_NAME} could not be updated and may still say running"
+        return InputError(f"cannot write the runs: {reason}", path=self.out, hint=hint)
+
+
 def execute(
     plan: RunPlan,
     manifest: Manifest,
@@ -95,116 +178,146 @@ def execute(
     base_env: Mapping[str, str],
     output: IO[Any] | None,
     progress: Progress,
+    forwarder: SignalForwarder | None = None,
 ) -> Manifest:
     """Run the workload ``plan.runs`` times; returns the final manifest.
 
-    Raises (after writing the manifest): :class:`Interrupted` on Ctrl-C,
+    ``forwarder``: the command's signal handling (one is installed here when not
+    given). Signals only stop the loop at its next check, so the manifest is
+    always closed: ``complete``, ``failed`` or ``interrupted``, never ``running``.
+
+    Raises (after writing the manifest): :class:`Interrupted` on Ctrl-C or SIGTERM,
     :class:`WorkloadError` when a run fails, :class:`InputError` when a run
-    leaves no profile (both only without ``keep_going``), and
-    :class:`InputError` when no run at all left a profile.
+    leaves no profile (both only without ``keep_going``), when no run at all
+    left a whole profile, or when the disk refuses a write.
     """
-    out = plan.out_dir
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, manifest)
-    forwarder = SignalForwarder()
-    session_began = time.monotonic()
-    with forwarder.installed():
-        for index in range(1, plan.runs + 1):
-            if forwarder.interrupted:
-                break
-            run_dir = out / run_dir_name(index)
-            run_dir.mkdir(parents=True, exist_ok=True)
-            log_path = None if output is not None else run_dir / ".overlap-check" / "workload.log"
-            argv = workload_argv(plan, run_dir)
-            record = RunRecord(
-                index=index,
-                dir=run_dir.relative_to(out).as_posix(),
-                started=now_iso(),
-                log=log_path.relative_to(out).as_posix() if log_path else None,
-            )
-            manifest = manifest.with_run(record)
-            if index == 1:
-                manifest = replace(manifest, profiler_argv=tuple(argv))
-            write_manifest(out, manifest)
-            elapsed = time.monotonic() - session_began
-            progress(f"run {index}/{plan.runs} ({plan.profiler}, {elapsed:.0f} s elapsed)")
-            result = run_workload(
-                argv,
-                env=workload_env(plan, base_env, run_dir, index),
-                cwd=plan.cwd,
+    if forwarder is None:
+        forwarder = SignalForwarder()
+        with forwarder.installed():
+            return execute(
+                plan, manifest, base_env=base_env, output=output, progress=progress,
                 forwarder=forwarder,
-                output=output,
-                log_path=log_path,
-            )
-            found, problem = collect_results(plan, run_dir)
-            traces = (
-                torch_npu_injection.read_process_traces(run_dir)
-                if plan.profiler == "torch_npu"
-                else ()
-            )
-            status: Any
-            if result.interrupted:
-                status = "interrupted"
-            elif result.exit_code != 0:
-                status = "failed"
-            elif problem is not None:
-                status = "no-profile"
-            else:
-                status = "ok"
-            record = replace(
-                record,
-                ended=now_iso(),
-                seconds=round(result.seconds, 3),
-                exit_code=result.exit_code,
-                status=status,
-                result_dirs=tuple(p.relative_to(out).as_posix() for p in found),
-                problem=problem if status != "ok" else None,
-                processes=len(traces),
-            )
-            manifest = manifest.with_run(record)
-            write_manifest(out, manifest)
-            progress(
-                f"run {index}/{plan.runs} {status}: {describe_exit(result.exit_code)}, "
-                f"{result.seconds:.1f} s, {len(found)} result dir(s)"
-            )
-            if status == "interrupted":
-                break
-            if status == "failed":
-                message = (
-                    f"run {index} of {plan.runs}: the command failed "
-                    f"({describe_exit(result.exit_code)})"
+            )  # fmt: skip
+    session = _Session(plan.out_dir, manifest)
+    with forwarder.deferred():
+        try:
+            _loop(plan, session, base_env, output, progress, forwarder)
+            if forwarder.interrupted:
+                manifest = session.finish("interrupted")
+                done = len(manifest.usable_runs())
+                raise Interrupted(
+                    f"interrupted; {done} completed run(s) kept in {plan.out_dir}",
+                    hint=f"judge them with: overlap-check analyze {plan.out_dir}" if done else None,
                 )
-                if not plan.keep_going:
-                    manifest = _finish(out, manifest, "failed")
-                    raise WorkloadError(message, path=run_dir, hint=_log_hint(out, record))
-                progress(f"{message}; --keep-going: continuing")
-            elif status == "no-profile":
-                if not plan.keep_going:
-                    manifest = _finish(out, manifest, "failed")
-                    raise InputError(f"run {index} left no profile", path=run_dir, hint=problem)
-                progress(f"run {index} left no profile: {problem}; --keep-going: continuing")
-    if forwarder.interrupted:
-        manifest = _finish(out, manifest, "interrupted")
-        done = len(manifest.usable_runs())
-        paths = " ".join(str(p) for p in analyze_paths(out, manifest))
-        raise Interrupted(
-            f"interrupted; {done} completed run(s) kept in {out}",
-            hint=f"judge them with: overlap-check analyze {paths}" if done else None,
-        )
-    manifest = _finish(out, manifest, "complete")
+            manifest = session.finish("complete")
+        except OSError as err:
+            raise session.disk_error(err) from None
     if not manifest.usable_runs():
         raise InputError(
             f"none of the {plan.runs} runs left a usable profile",
-            path=out,
+            path=plan.out_dir,
             hint=next((r.problem for r in manifest.runs if r.problem), None),
         )
     return manifest
 
 
-def _finish(out: Path, manifest: Manifest, status: Any) -> Manifest:
-    manifest = replace(manifest, status=status, updated=now_iso())
-    write_manifest(out, manifest)
-    return manifest
+def _loop(
+    plan: RunPlan,
+    session: _Session,
+    base_env: Mapping[str, str],
+    output: IO[Any] | None,
+    progress: Progress,
+    forwarder: SignalForwarder,
+) -> None:
+    out = plan.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    session.save(session.manifest)
+    reserve_space(out)
+    session_began = time.monotonic()
+    for index in range(1, plan.runs + 1):
+        if forwarder.interrupted:
+            return
+        run_dir = out / run_dir_name(index)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        log_path = run_dir / ".overlap-check" / "workload.log"
+        argv = workload_argv(plan, run_dir)
+        record = RunRecord(
+            index=index,
+            dir=run_dir.relative_to(out).as_posix(),
+            started=now_iso(),
+            log=log_path.relative_to(out).as_posix() if output is None else None,
+        )
+        manifest = session.manifest.with_run(record)
+        if index == 1:
+            manifest = replace(manifest, profiler_argv=tuple(argv))
+        session.save(manifest)
+        elapsed = time.monotonic() - session_began
+        progress(f"run {index}/{plan.runs} ({plan.profiler}, {elapsed:.0f} s elapsed)")
+        result = run_workload(
+            argv,
+            env=workload_env(plan, base_env, run_dir, index),
+            cwd=plan.cwd,
+            forwarder=forwarder,
+            output=output,
+            log_path=log_path,
+        )
+        if result.output_problem is not None:
+            output = None  # the rest of the runs log their output, as with -q
+            progress(f"run {index}: {result.output_problem}")
+        found, problem = collect_results(plan, run_dir)
+        incomplete = export_problem(found, run_dir) if problem is None else None
+        traces = (
+            torch_npu_injection.read_process_traces(run_dir) if plan.profiler == "torch_npu" else ()
+        )
+        status = run_status(result, problem, incomplete)
+        why = result.problem or (problem if status == "no-profile" else incomplete)
+        record = replace(
+            record,
+            ended=now_iso(),
+            seconds=round(result.seconds, 3),
+            exit_code=result.exit_code,
+            status=status,
+            result_dirs=tuple(p.relative_to(out).as_posix() for p in found),
+            problem=why if status != "ok" else None,
+            processes=len(traces),
+            log=log_path.relative_to(out).as_posix() if log_path.exists() else None,
+        )
+        session.save(session.manifest.with_run(record))
+        exit_text = result.problem or describe_exit(result.exit_code)
+        progress(
+            f"run {index}/{plan.runs} {status}: {exit_text}, "
+            f"{result.seconds:.1f} s, {len(found)} result dir(s)"
+        )
+        if status == "interrupted":
+            return
+        if status == "failed":
+            message = f"run {index} of {plan.runs}: the command failed ({exit_text})"
+            if not plan.keep_going:
+                session.finish("failed")
+                raise WorkloadError(message, path=run_dir, hint=_log_hint(out, record))
+            progress(f"{message}; --keep-going: continuing")
+        elif status == "no-profile":
+            if not plan.keep_going:
+                session.finish("failed")
+                raise InputError(f"run {index} left no profile", path=run_dir, hint=problem)
+            progress(f"run {index} left no profile: {problem}; --keep-going: continuing")
+        elif status == "incomplete":
+            progress(f"run {index} is not judged: {incomplete}")
+
+
+def mark_bad_data(out: Path, manifest: Manifest, path: str | None, why: str) -> Manifest | None:
+    """The manifest with the run holding ``path`` marked ``bad-data`` (and written), or None
+    when ``path`` is in no usable run (the error is then not about one run's data)."""
+    if path is None:
+        return None
+    target = Path(path).resolve()
+    for record in manifest.usable_runs():
+        run_dir = (out / record.dir).resolve()
+        if target == run_dir or run_dir in target.parents:
+            marked = manifest.with_run(replace(record, status="bad-data", problem=why))
+            write_manifest(out, marked)
+            return marked
+    return None
 
 
 def _log_hint(out: Path, record: RunRecord) -> str:

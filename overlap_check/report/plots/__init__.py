@@ -45,6 +45,9 @@ def write_plots(
     of a warm run); ``kinds`` chooses among timeline, runs and demand charts.
     Raises UsageError for a bad suffix or a choice the report does not hold.
     """
+    from overlap_check.extras import require
+
+    require("matplotlib", "plot", "drawing pictures")
     from overlap_check.report.plots import canvas
 
     target = Path(path)

@@ -10,6 +10,8 @@ It records how it is called and, when a profile with a
   of its scenarios (cyclically), with ``rank`` from ``RANK`` when set.
 - ``FAKE_TORCH_NPU_PARSE_FAIL=1``: write only raw data and ``logs/``, no
   ``ASCEND_PROFILER_OUTPUT`` (as when torch_npu's parsing fails).
+- ``FAKE_TORCH_NPU_DAMAGE=K:empty`` (or ``K:garbage``): in run K, leave
+  ``kernel_details.csv`` empty (or with a header no reader knows).
 """
 
 from __future__ import annotations
@@ -200,6 +202,10 @@ def _write_output(root: Path, prof: profile, worker_name: str | None, parse: boo
     worker = worker_name or socket.gethostname()
     level = prof.experimental_config._profiler_level
     written = write_result_dir(scenario, root, Variant(level=level), worker=worker)
+    damage_run, _, damage = os.environ.get("FAKE_TORCH_NPU_DAMAGE", "").partition(":")
+    if damage_run == str(index):
+        kernels = written / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+        kernels.write_text("" if damage == "empty" else "no,such,columns\n1,2,3\n")
     if not parse or os.environ.get("FAKE_TORCH_NPU_PARSE_FAIL") == "1":
         import shutil
 
