@@ -2,9 +2,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+FUZZ_CASES ?= 2000
+FUZZ_START ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format typecheck bench fixtures demo docs-images check clean
+.PHONY: help install test fuzz lint format typecheck bench fixtures demo docs-images check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -18,6 +20,9 @@ install: $(PY) ## Create .venv and install overlap-check with its dev tools
 
 test: ## Run the test suite (real captures in ../shared/real-profiles are used when present)
 	$(PY) -m pytest
+
+fuzz: ## Mutation-fuzz the CLI with FUZZ_CASES damaged captures (default 2000; FUZZ_START=n replays case n)
+	FUZZ_CASES=$(FUZZ_CASES) FUZZ_START=$(FUZZ_START) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
 
 lint: ## ruff: lint and format check
 	$(PY) -m ruff check overlap_check tests bench scripts

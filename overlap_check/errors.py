@@ -76,3 +76,25 @@ class Interrupted(OverlapCheckError):
     """Ctrl-C; the runs completed so far are kept."""
 
     exit_code = 130
+
+
+def regular_file(path: str | Path, what: str = "file") -> Path:
+    """``path``, or InputError (exit 2) naming it when it is not a regular file.
+
+    Reading a FIFO blocks forever and a directory or a broken link cannot be read;
+    each is bad input to say so, never something to wait on or skip silently.
+    """
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_symlink() and not path.exists():
+        kind = "a broken symbolic link"
+    elif not path.exists():
+        raise InputError("no such file", path=path)
+    elif path.is_dir():
+        kind = "a directory"
+    elif path.is_fifo():
+        kind = "a FIFO"
+    else:
+        kind = "not a regular file"
+    raise InputError(f"is {kind}, not a {what}", path=path)

@@ -37,6 +37,7 @@ from overlap_check.figures import CaptureFigures, Hints, source_figures
 from overlap_check.judge import judge
 from overlap_check.model import Capture, Options, Report
 from overlap_check.readers import capture_order, time_order
+from overlap_check.sanity import check_report
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -109,7 +110,7 @@ def check_paths(
             return reducer.figures([(pairs[i][1], hints) for i, hints in wrong])
 
         report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
-    return Checked(report, tuple(f.capture for f, _ in pairs))
+    return Checked(check_report(report), tuple(f.capture for f, _ in pairs))
 
 
 def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckError | None]:

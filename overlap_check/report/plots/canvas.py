@@ -13,6 +13,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from overlap_check.errors import UsageError
 from overlap_check.report.plots.files import picture_format
 
 DPI = 100
@@ -109,11 +110,14 @@ def new_figure(width_in: float, height_in: float) -> Figure:
 def save(figure: Figure, path: Path) -> Path:
     """Write the figure as PNG or SVG (from the suffix); returns the path."""
     fmt = picture_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
-    # A fixed hash salt keeps SVG element ids stable between runs.
-    with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
-        figure.savefig(path, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
+        # A fixed hash salt keeps SVG element ids stable between runs.
+        with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
+            figure.savefig(path, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+    except OSError as err:  # a read-only place, a file where a dir should be, a full disk
+        raise UsageError(f"cannot write the picture: {err.strerror or err}", path=path) from err
     return path
 
 
