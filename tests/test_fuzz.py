@@ -23,6 +23,7 @@ import re
 import shutil
 import signal
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from overlap_check.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real-profiles"
-QUICK_CASES = 240
+QUICK_CASES = 200
 CASE_SECONDS = 20  # a case that runs longer is a hang (a FIFO read, a runaway loop)
 
 VALUES = [
@@ -87,9 +88,14 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+# The files the readers take kernels from: damaged three times as often as the rest.
+KERNEL_FILES = re.compile(r"(kernel_details|trace_view|op_summary|task_time|msprof).*|.*\.db$")
+
+
 def _data_files(root: Path) -> list[Path]:
     wanted = (".csv", ".json", ".db")
     files = [p for p in _files(root) if p.suffix in wanted or ".json." in p.name]
+    files += [p for p in files if KERNEL_FILES.match(p.name)] * 2
     return files or _files(root)
 
 
@@ -149,6 +155,46 @@ def replace_values(rng: random.Random, path: Path) -> str:
             break  # offsets move after one replacement
     path.write_text(text, encoding="utf-8")
     return f"value {value!r}"
+
+
+KEY_COLUMNS = (
+    "Start Time(us)", "Duration(us)", "Stream ID", "Block Dim", "Mix Block Dim", "Block Num",
+    "Device_id", "Accelerator Core", "Task Type", "Step Id", "Task ID", "Name", "Type",
+    "Task Start Time(us)", "Task Duration(us)",
+)  # fmt: skip
+JSON_KEYS = ("ts", "dur", "pid", "tid", "name", "args", "ph", "labels", "Task Type", "Stream Id")
+JSON_VALUES = [
+    "null", "[]", "{}", "true", '"N/A"', '"-1"', "-1", "1e400", "-50", '"9223372036854775808"',
+    "9223372036854775807", '"Stream 99999999999999999999"', '"NPU 4294967296"', "[1, 2]",
+    '"1736408883704643.1234567891"', '"\u0000"',
+]  # fmt: skip
+
+
+def column_values(rng: random.Random, path: Path) -> str:
+    """One key column (or JSON key) set to one odd value in a share of the rows."""
+    share = rng.choice([0.05, 0.5, 1.0])
+    if path.suffix == ".db":
+        return sqlite_values(rng, path)
+    if path.suffix == ".csv":
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        header = lines[0].split(",")
+        known = [i for i, name in enumerate(header) if name.strip() in KEY_COLUMNS]
+        column = rng.choice(known or list(range(len(header))))
+        value = rng.choice(VALUES)
+        for row in range(1, len(lines)):
+            cells = lines[row].split(",")
+            if len(cells) == len(header) and rng.random() < share:
+                cells[column] = value
+                lines[row] = ",".join(cells)
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return f"column {header[column]!r} = {value!r} in {share:.0%}"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    key = rng.choice(JSON_KEYS)
+    value = rng.choice(JSON_VALUES)
+    pattern = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)("[^"]*"|[-0-9.eE+]+|null|true|false)')
+    text = pattern.sub(lambda m: m.group(1) + value if rng.random() < share else m.group(0), text)
+    path.write_text(text, encoding="utf-8")
+    return f"json {key!r} = {value} in {share:.0%}"
 
 
 def stray_quote(rng: random.Random, path: Path) -> str:
@@ -251,8 +297,9 @@ def deep_tree(rng: random.Random, root: Path) -> str:
 
 Mutation = Callable[[random.Random, Path], str]
 FILE_MUTATIONS: list[Mutation] = [
-    flip_bytes, truncate, edit_header, replace_values, replace_values, replace_values,
-    stray_quote, not_utf8, deep_json, corrupt_sqlite, shuffle_rows, odd_file,
+    flip_bytes, truncate, edit_header, replace_values, replace_values, column_values,
+    column_values, column_values, column_values, stray_quote, not_utf8, deep_json,
+    corrupt_sqlite, shuffle_rows, odd_file,
 ]  # fmt: skip
 
 
@@ -309,8 +356,8 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise Hang(f"no answer within {CASE_SECONDS} s")
 
 
-def run_case(seed: int, tmp: Path) -> tuple[str, list[str]]:
-    """Build and run case ``seed`` under ``tmp``; (description, problems)."""
+def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
+    """Build and run case ``seed`` under ``tmp``; (description, exit code, problems)."""
     rng = random.Random(seed)
     subject = SUBJECTS[seed % len(SUBJECTS)]
     case = tmp / f"case{seed}"
@@ -341,7 +388,7 @@ def run_case(seed: int, tmp: Path) -> tuple[str, list[str]]:
     try:
         result = CliRunner().invoke(cli, args, catch_exceptions=True)
     except Hang as err:
-        return description, [str(err)]
+        return description, -1, [str(err)]
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -372,7 +419,7 @@ def run_case(seed: int, tmp: Path) -> tuple[str, list[str]]:
     else:
         problems.append(f"exit code {result.exit_code}")
     _remove(case)
-    return description, problems
+    return description, result.exit_code, problems
 
 
 def _remove(root: Path) -> None:
@@ -394,10 +441,13 @@ def _cases() -> range:
 @pytest.mark.fuzz
 def test_damaged_captures_give_a_report_or_a_named_error(tmp_path: Path) -> None:
     failures: list[str] = []
+    codes: Counter[int] = Counter()
     cases = _cases()
     for seed in cases:
-        description, problems = run_case(seed, tmp_path)
+        description, code, problems = run_case(seed, tmp_path)
+        codes[code] += 1
         failures.extend(f"{description}: {p}" for p in problems)
-    summary = f"{len(cases)} cases, {len(failures)} problem(s)"
+    exits = ", ".join(f"exit {code}: {n}" for code, n in sorted(codes.items()))
+    summary = f"{len(cases)} cases ({exits}), {len(failures)} problem(s)"
     print(summary)
     assert not failures, summary + "\n" + "\n".join(failures[:60])
