@@ -7,6 +7,7 @@ stderr and an exit code (CONTRACT.md: 2 input/usage/config, 3 workload failed,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -79,18 +80,16 @@ class Interrupted(OverlapCheckError):
 
 
 def regular_file(path: str | Path, what: str = "file") -> Path:
-    """``path``, or InputError (exit 2) naming it when it is not a regular file.
+    """``path``, or InputError (exit 2) naming it when it exists but is not a regular file.
 
     Reading a FIFO blocks forever and a directory or a broken link cannot be read;
     each is bad input to say so, never something to wait on or skip silently.
     """
     path = Path(path)
-    if path.is_file():
+    if path.is_file() or not os.path.lexists(path):  # absent: the reader says so itself
         return path
-    if path.is_symlink() and not path.exists():
+    if not path.exists():
         kind = "a broken symbolic link"
-    elif not path.exists():
-        raise InputError("no such file", path=path)
     elif path.is_dir():
         kind = "a directory"
     elif path.is_fifo():

@@ -216,6 +216,16 @@ def task(name: str, ts_us: int, dur_us: float) -> dict[str, object]:
     }
 
 
+def one_kernel_run(tmp_path: Path) -> Path:
+    """A result dir holding one good kernel and no metadata."""
+    run = tmp_path / "r_ascend_pt"
+    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_text(
+        f"{GOOD_HEADER}\n2,A,{T0}.000\t,1.0\n"
+    )
+    return run
+
+
 def test_deeply_nested_trace_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "trace_view.json"
     path.write_text("[" * 100_000)  # json.loads: RecursionError
@@ -223,11 +233,7 @@ def test_deeply_nested_trace_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_deeply_nested_profiler_info_is_a_note(tmp_path: Path) -> None:
-    run = tmp_path / "r_ascend_pt"
-    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
-    (run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_text(
-        f"{GOOD_HEADER}\n2,A,{T0}.000\t,1.0\n"
-    )
+    run = one_kernel_run(tmp_path)
     (run / "profiler_info_3.json").write_text('{"a":' * 50_000)
     (capture,) = load(run)
     assert capture.rank == 3  # from the file name
@@ -313,11 +319,7 @@ def test_kernel_time_past_int64_is_an_error(tmp_path: Path) -> None:
 
 
 def test_huge_rank_id_is_a_note_not_a_crash(tmp_path: Path) -> None:
-    run = tmp_path / "r_ascend_pt"
-    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
-    (run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_text(
-        f"{GOOD_HEADER}\n2,A,{T0}.000\t,1.0\n"
-    )
+    run = one_kernel_run(tmp_path)
     (run / "profiler_info.json").write_text('{"rank_id": 9223372036854775807}')
     (capture,) = load(run)  # was: polars InvalidOperationError (i64 -> i32)
     assert capture.rank is None

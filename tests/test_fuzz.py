@@ -389,6 +389,10 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
         result = CliRunner().invoke(cli, args, catch_exceptions=True)
     except Hang as err:
         return description, -1, [str(err)]
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:
+        return description, -1, [f"escaped the CLI: {type(err).__name__}: {err}"]
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

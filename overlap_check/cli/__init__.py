@@ -69,9 +69,15 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
+        except (
+            click.exceptions.Exit,
+            click.ClickException,
+            click.Abort,
+            SystemExit,
+            GeneratorExit,
+        ):
             raise
-        except Exception as err:
+        except BaseException as err:  # also a Rust panic in polars (not an Exception)
             # A crash is a bug, not a failed gate: exit 2 with one line, never a traceback.
             click.echo(f"overlap-check: error: {internal_error_message(err, args[1:])}", err=True)
             ctx.exit(2)

@@ -15,8 +15,8 @@ polars raise, which also counts as suspect.
 Slow path, only for a suspect file: Python's ``csv`` module, record by record,
 which knows each record's field count and line number. Rows with a wrong field
 count or an unparseable number are skipped and their 1-based line numbers kept;
-so is every line of a record that spans several (a stray ``"`` that never closes
-swallows the lines after it: each is counted, none vanishes silently).
+a record with a wrong field count that spans several lines (a stray ``"`` that
+never closes swallows the lines after it) counts each of its lines.
 A well-formed file with an empty last field takes the slow path and gives the
 same table. Known blind spot: a row whose only fault is one surplus *empty*
 field at its end reads as good (its values are intact).
@@ -317,13 +317,10 @@ def _slow(
                 consumed = reader.line_num
                 if not record:
                     continue  # blank line
-                if consumed > first_line and any("\n" in f or "\r" in f for f in record):
-                    # Profiler CSVs hold no line breaks in fields: a record over several
-                    # lines is a stray quote swallowing its followers; each line is malformed.
-                    short_or_long.extend(range(first_line, consumed + 1))
-                    continue
                 if len(record) != width:
-                    short_or_long.append(first_line)
+                    # A bad record over several lines is a stray quote that swallowed the
+                    # lines after it: each of them is malformed, not one "row".
+                    short_or_long.extend(range(first_line, consumed + 1))
                     continue
                 for target, position in zip(cells, positions, strict=True):
                     target.append(record[position])
