@@ -442,6 +442,19 @@ def _cases() -> range:
     return range(start, start + count)
 
 
+# Cases that once failed (with ../shared/real-profiles present), kept in every run.
+REGRESSIONS = (
+    1732,  # a lone '"' in msprof op_summary: a polars panic (BaseException) in the CSV reader
+    2942,
+)
+
+
+@pytest.mark.parametrize("seed", REGRESSIONS)
+def test_cases_that_once_failed(tmp_path: Path, seed: int) -> None:
+    description, _, problems = run_case(seed, tmp_path)
+    assert not problems, f"{description}: {problems}"
+
+
 @pytest.mark.fuzz
 def test_damaged_captures_give_a_report_or_a_named_error(tmp_path: Path) -> None:
     failures: list[str] = []

@@ -288,6 +288,8 @@ def _fast(
             frames.append(parse(b"").drop("__suspect"))  # no rows: the typed, empty table
     except (pl.exceptions.PolarsError, OSError):
         return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
+    except pl.exceptions.PanicException:  # (a BaseException) polars' reader on odd quoting
+        return None
     # One chunk per block, as a whole-file parse leaves one per morsel: no rechunk
     # (it would hold the table twice).
     return pl.concat(frames, rechunk=False)
