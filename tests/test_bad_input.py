@@ -444,3 +444,13 @@ def test_an_impossible_figure_is_an_error_naming_the_capture() -> None:
     pair = replace(report.stream_pairs[0], overlap_pct=1.5)
     with pytest.raises(InputError, match=r"overlap_pct = 1.5 is outside \[0, 1\]"):
         check_report(replace(report, stream_pairs=(pair,)))
+
+
+def test_device_id_past_int32_is_a_malformed_row(tmp_path: Path) -> None:
+    path = tmp_path / "kernel_details.csv"
+    rows = [f"0,2,A,{T0}.000\t,1.0", f"9223372036854775807,2,B,{T0 + 5}.000\t,1.0"]
+    path.write_text(f"Device_id,{GOOD_HEADER}\n" + "\n".join(rows) + "\n")
+    (capture,) = load(path)  # was: InvalidOperationError casting device to Int32 (conform)
+    assert capture.kernels["name"].to_list() == ["A"]
+    assert capture.kernels["device"].to_list() == [0]
+    assert capture.skipped_rows == 1
