@@ -2,9 +2,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+FUZZ_CASES ?= 2000
+FUZZ_START ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-min lint format typecheck bench fixtures demo docs-images check clean
+.PHONY: help install test test-min fuzz lint format typecheck bench fixtures demo docs-images check clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -30,6 +32,9 @@ test-min: ## Install the declared minimum versions in $(MIN_VENV) and run the fi
 	$(MIN_VENV)/bin/python -m pip install -q --constraint $(MIN_VENV)/constraints.txt -e . 'pytest>=8' 'hypothesis>=6.100'
 	$(MIN_VENV)/bin/python -m pip list --format=freeze | grep -iE '^(polars|numpy|click|msgspec)=='
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider -m 'not slow' $(MIN_TESTS)
+
+fuzz: ## Mutation-fuzz the CLI with FUZZ_CASES damaged captures (default 2000; FUZZ_START=n replays case n)
+	FUZZ_CASES=$(FUZZ_CASES) FUZZ_START=$(FUZZ_START) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
 
 lint: ## ruff: lint and format check
 	$(PY) -m ruff check overlap_check tests bench scripts

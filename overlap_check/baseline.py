@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from overlap_check.errors import InputError, UsageError
+from overlap_check.errors import InputError, UsageError, regular_file
 from overlap_check.model import SCHEMA_VERSION, BaselineDelta, Report
 
 # Reports round their figures; a drop of exactly the tolerance must not fail.
@@ -39,6 +39,7 @@ def stream_pair_name(side: int, main: int) -> str:
 
 def load_baseline(path: str | Path) -> dict[str, Any]:
     """Read a JSON report; InputError naming the file if it is not a schema_version 1 report."""
+    regular_file(path, "baseline report")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -47,6 +48,8 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"not valid JSON: {err.msg}", path=path, line=err.lineno) from err
+    except RecursionError as err:
+        raise InputError("JSON nested too deeply to be a report", path=path) from err
     _figures_of_dict(document, path)  # validates
     assert isinstance(document, dict)
     return document

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from overlap_check.errors import InputError
+from overlap_check.errors import InputError, regular_file
 
 SourceKind = Literal["ascend_pt", "prof", "output_dir", "file"]
 FileKind = Literal["csv", "trace", "db"]
@@ -66,8 +66,19 @@ def file_kind(path: Path) -> FileKind | None:
     return None
 
 
+def _regular(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """``paths`` that exist, sorted; InputError for one that is not a regular file."""
+    found = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+        elif os.path.lexists(path):  # a FIFO, dir or broken link under a profiler file's name
+            regular_file(path, "profiler output file")
+    return tuple(sorted(found))
+
+
 def _files(directory: Path, pattern: str) -> tuple[Path, ...]:
-    return tuple(sorted(p for p in directory.glob(pattern) if p.is_file()))
+    return _regular(directory.glob(pattern))
 
 
 def _first(paths: Iterable[Path]) -> Path | None:
@@ -80,10 +91,10 @@ def _torch_outputs(directory: Path) -> dict[str, tuple[Path, ...]]:
     trace = directory / "trace_view.json"
     task_time = directory / "task_time.csv"
     return {
-        "kernel_details": (kernel,) if kernel.is_file() else (),
-        "traces": (trace,) if trace.is_file() else (),
+        "kernel_details": _regular([kernel]),
+        "traces": _regular([trace]),
         "dbs": _files(directory, "ascend_pytorch_profiler*.db"),
-        "task_time": (task_time,) if task_time.is_file() else (),
+        "task_time": _regular([task_time]),
     }
 
 
@@ -213,6 +224,16 @@ def _classify(directory: Path) -> Source | None:
     return output_dir_source(directory)
 
 
+def _subdirs(directory: Path) -> list[Path]:
+    """Subdirectories (not links to them), in reverse name order (a stack pops the first)."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError as err:
+        raise InputError(f"cannot read directory: {err.strerror or err}", path=directory) from err
+    return [directory / name for name in sorted(names, reverse=True)]
+
+
 def discover(path: str | Path) -> list[Source]:
     """Every capture under one PATH (unordered; readers order them by capture time)."""
     root = Path(path)
@@ -226,15 +247,19 @@ def discover(path: str | Path) -> list[Source]:
     if top is not None:
         return [top]
     found: list[Source] = []
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames.sort()
-        here = Path(dirpath)
-        if here == root:
-            continue
-        source = _classify(here)
+    # Depth first in name order, without recursion (os.walk recurses: a tree a thousand
+    # levels deep would end in RecursionError); a capture's subdirs belong to it.
+    pending = _subdirs(root)
+    while pending:
+        here = pending.pop()
+        try:
+            source = _classify(here)
+        except OSError as err:  # a name too long for the system, a dir gone meanwhile
+            raise InputError(f"cannot read directory: {err.strerror or err}", path=here) from err
         if source is not None:
             found.append(source)
-            dirnames.clear()  # a capture's subdirs (PROF_*, FRAMEWORK ...) belong to it
+        else:
+            pending.extend(_subdirs(here))
     if not found:
         raise InputError(
             "no profiler output found in this directory",

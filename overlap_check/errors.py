@@ -7,6 +7,7 @@ stderr and an exit code (docs/contract.md: 2 input/usage/config, 3 workload fail
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -80,3 +81,23 @@ class Interrupted(OverlapCheckError):
     """Ctrl-C; the runs completed so far are kept."""
 
     exit_code = 130
+
+
+def regular_file(path: str | Path, what: str = "file") -> Path:
+    """``path``, or InputError (exit 2) naming it when it exists but is not a regular file.
+
+    Reading a FIFO blocks forever and a directory or a broken link cannot be read;
+    each is bad input to say so, never something to wait on or skip silently.
+    """
+    path = Path(path)
+    if path.is_file() or not os.path.lexists(path):  # absent: the reader says so itself
+        return path
+    if not path.exists():
+        kind = "a broken symbolic link"
+    elif path.is_dir():
+        kind = "a directory"
+    elif path.is_fifo():
+        kind = "a FIFO"
+    else:
+        kind = "not a regular file"
+    raise InputError(f"is {kind}, not a {what}", path=path)

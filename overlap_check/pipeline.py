@@ -28,6 +28,7 @@ from overlap_check.figures import CaptureFigures, Hints
 from overlap_check.judge import judge
 from overlap_check.model import Capture, Options, Report
 from overlap_check.readers import capture_order, time_order
+from overlap_check.sanity import check_report
 from overlap_check.workers import reduce_all, worker_count
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def check_paths(
         return reduce_all([(pairs[i][1], hints) for i, hints in wrong], options, limits, count)
 
     report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
-    return Checked(report, tuple(f.capture for f, _ in pairs))
+    return Checked(check_report(report), tuple(f.capture for f, _ in pairs))
 
 
 def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckError | None]:

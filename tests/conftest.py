@@ -7,6 +7,8 @@ the folder is absent, so a plain clone still passes.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,20 @@ def real_profiles() -> Path:
     if not REAL_PROFILES.is_dir():
         pytest.skip("../shared/real-profiles is not present")
     return REAL_PROFILES
+
+
+@pytest.fixture
+def deep_dir(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path/deep with 1000 nested ``d`` dirs below it, removed again after the test
+    without recursion (pytest's own clean-up of old temp dirs uses shutil.rmtree,
+    which recurses once per level and would fail on it in a later session)."""
+    root = tmp_path / "deep"
+    here = str(root)
+    os.mkdir(here)
+    for _ in range(1000):
+        here += "/d"
+        os.mkdir(here)
+    yield root
+    while here != str(tmp_path):
+        os.rmdir(here)
+        here = os.path.dirname(here)

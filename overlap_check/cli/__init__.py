@@ -29,6 +29,18 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def internal_error_message(err: BaseException, args: list[str]) -> str:
+    """One line for an exception no reader turned into the tool's error class."""
+    filename = getattr(err, "filename", None)
+    if isinstance(err, OSError) and filename is not None:
+        return f"{filename}: {err.strerror or err}"
+    inputs = " ".join(a for a in args if not a.startswith("-")) or "(no PATH)"
+    kind = type(err).__name__
+    return f"internal error on {inputs}: {kind}: {err}".replace("\n", " ") + (
+        " - please report it at the overlap-check issue tracker"
+    )
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
@@ -48,6 +60,7 @@ class LazyGroup(click.Group):
         # so that CliRunner tests and the console script behave the same.
         from overlap_check.errors import OverlapCheckError
 
+        args = [*ctx._protected_args, *ctx.args]  # Group.invoke consumes them
         try:
             return super().invoke(ctx)
         except OverlapCheckError as err:
@@ -56,6 +69,18 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)
+        except (
+            click.exceptions.Exit,
+            click.ClickException,
+            click.Abort,
+            SystemExit,
+            GeneratorExit,
+        ):
+            raise
+        except BaseException as err:  # also a Rust panic in polars (not an Exception)
+            # A crash is a bug, not a failed gate: exit 2 with one line, never a traceback.
+            click.echo(f"overlap-check: error: {internal_error_message(err, args[1:])}", err=True)
+            ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help without importing every command module.

@@ -13,7 +13,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from overlap_check.errors import InputError
+from overlap_check.errors import InputError, regular_file
 from overlap_check.lint.imports import Aliases, collect_aliases
 
 _IGNORE = re.compile(r"#\s*overlap-check:\s*ignore(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
@@ -61,6 +61,7 @@ class SourceModule:
 
 def read_module(path: Path) -> SourceModule:
     """Parse one file; unreadable input or a syntax error is an InputError naming file, line."""
+    regular_file(path, "Python source file")
     try:
         data = path.read_bytes()
     except OSError as err:

@@ -22,6 +22,7 @@ from overlap_check.readers.csvread import read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.metadata import (
+    MAX_ID,
     ProfilerInfo,
     device_info_number,
     dir_timestamp_ns,
@@ -231,6 +232,51 @@ def _capture_time(
     return None
 
 
+# Times are ns on a Unix-epoch clock: anything at or past 2**62 (year 2116) is not a
+# time, and sums of up to a few hundred such values still fit int64.
+MAX_TIME_NS = 2**62
+# Busy and overlap sums are exact only while a capture spans less than 2**53 ns
+# (104 days; float64 weights in the concurrency sweep), far above any real capture.
+MAX_SPAN_NS = 2**53
+
+
+def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
+    """The kernel rows whose times can be, and how many were not (counted as malformed:
+    no start or end, a negative time, end before start, past MAX_TIME_NS; or a device
+    id past Int32).
+
+    InputError naming the capture when the rest spans more than MAX_SPAN_NS or adds up
+    to more kernel time than int64 holds: every figure from it would be wrong.
+    """
+    frame = kernels.frame
+    if not frame.height:
+        return frame, 0
+    start, end = pl.col("start_ns"), pl.col("end_ns")
+    good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS)
+    if "device" in frame.columns:  # Int32 in the kernel table
+        good &= pl.col("device").is_null() | pl.col("device").is_between(0, MAX_ID)
+    keep = frame.select(good.fill_null(False)).to_series()
+    dropped = frame.height - int(keep.sum())
+    if dropped:
+        frame = kernels.frame = frame.filter(keep)
+        kernels.notes.append(
+            f"{src.path}: {dropped} {kernels.source} row(s) with impossible times (missing, "
+            "negative, end before start, or past 2**62 ns) or device ids skipped as malformed"
+        )
+    if frame.height:
+        span, total = frame.select(
+            (end.max() - start.min()).alias("span"),
+            (end - start).cast(pl.Float64).sum().alias("total"),
+        ).row(0)
+        if span >= MAX_SPAN_NS or total >= MAX_TIME_NS:
+            raise InputError(
+                f"{kernels.source}: kernel times span {span / 86_400e9:.0f} days "
+                f"(sum {total / 86_400e9:.0f} days): not the times of one capture",
+                path=src.path,
+            )
+    return frame, dropped
+
+
 def read_capture(src: Source) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores."""
     kernels = _read_kernels(src)
@@ -243,8 +289,8 @@ def read_capture(src: Source) -> Capture:
     level = info.level if info and info.level else None
     if level is None and not kernels.has_streams:
         level = "Level0"
+    frame, impossible = _possible_times(src, kernels)
     device = _device(src, kernels)
-    frame = kernels.frame
     if "device" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))
     if device is not None:  # a one-device capture: rows without Device_id are on it
@@ -262,7 +308,7 @@ def read_capture(src: Source) -> Capture:
         level=level,
         capture_time_ns=_capture_time(src, info, kernels, frame),
         kernels=conform(frame),
-        skipped_rows=skipped_rows,
+        skipped_rows=skipped_rows + impossible,
         skipped_lines=skipped_lines,
         skipped_file=skipped_file,
         device_cores=cores,

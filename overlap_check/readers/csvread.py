@@ -14,7 +14,9 @@ polars raise, which also counts as suspect.
 
 Slow path, only for a suspect file: Python's ``csv`` module, record by record,
 which knows each record's field count and line number. Rows with a wrong field
-count or an unparseable number are skipped and their 1-based line numbers kept.
+count or an unparseable number are skipped and their 1-based line numbers kept;
+a record with a wrong field count that spans several lines (a stray ``"`` that
+never closes swallows the lines after it) counts each of its lines.
 A well-formed file with an empty last field takes the slow path and gives the
 same table. Known blind spot: a row whose only fault is one surplus *empty*
 field at its end reads as good (its values are intact).
@@ -286,6 +288,8 @@ def _fast(
             frames.append(parse(b"").drop("__suspect"))  # no rows: the typed, empty table
     except (pl.exceptions.PolarsError, OSError):
         return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
+    except pl.exceptions.PanicException:  # (a BaseException) polars' reader on odd quoting
+        return None
     # One chunk per block, as a whole-file parse leaves one per morsel: no rechunk
     # (it would hold the table twice).
     return pl.concat(frames, rechunk=False)
@@ -316,7 +320,9 @@ def _slow(
                 if not record:
                     continue  # blank line
                 if len(record) != width:
-                    short_or_long.append(first_line)
+                    # A bad record over several lines is a stray quote that swallowed the
+                    # lines after it: each of them is malformed, not one "row".
+                    short_or_long.extend(range(first_line, consumed + 1))
                     continue
                 for target, position in zip(cells, positions, strict=True):
                     target.append(record[position])

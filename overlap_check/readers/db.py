@@ -20,6 +20,7 @@ import polars as pl
 
 from overlap_check.errors import InputError, SchemaError
 from overlap_check.readers.kernel_csv import finish_frame
+from overlap_check.readers.metadata import rank_value
 from overlap_check.readers.steps import with_steps
 
 
@@ -102,7 +103,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
         connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.Error as err:
+    except (sqlite3.Error, UnicodeDecodeError) as err:  # a schema name that is not UTF-8
         raise InputError(f"not an SQLite database ({err})", path=path) from err
     return connection
 
@@ -381,6 +382,6 @@ def read_db(path: Path) -> DbKernels:
     return DbKernels(
         path=path,
         kernels=finish_frame(frame),
-        rank=rank if rank is None or rank >= 0 else None,
+        rank=rank_value(rank),
         session_end_ns=session_end,
     )

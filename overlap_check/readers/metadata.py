@@ -31,6 +31,9 @@ class ProfilerInfo:
     notes: tuple[str, ...] = ()
 
 
+MAX_ID = 2**31 - 1  # ranks and device ids are Int32 in the kernel table
+
+
 def _as_int(value: object) -> int | None:
     """An int from an int or integer text; None otherwise (bools are not ints here)."""
     if isinstance(value, bool):
@@ -48,7 +51,7 @@ def _as_int(value: object) -> int | None:
 def rank_value(value: object) -> int | None:
     """``rank_id`` as written (int or text); -1 and other negatives mean no rank."""
     rank = _as_int(value)
-    return rank if rank is not None and rank >= 0 else None
+    return rank if rank is not None and 0 <= rank <= MAX_ID else None
 
 
 def _load_json(path: Path) -> tuple[Any, str | None]:
@@ -56,6 +59,8 @@ def _load_json(path: Path) -> tuple[Any, str | None]:
         return json.loads(path.read_bytes()), None
     except (OSError, ValueError) as err:
         return None, f"{path}: unreadable ({type(err).__name__}: {err}); ignored"
+    except RecursionError:  # nested deeper than the decoder goes: no metadata file is
+        return None, f"{path}: unreadable (JSON nested too deeply); ignored"
 
 
 def read_profiler_info(path: Path) -> ProfilerInfo:
@@ -67,6 +72,9 @@ def read_profiler_info(path: Path) -> ProfilerInfo:
         note = problem or f"{path}: not a JSON object; ignored"
         return ProfilerInfo(rank=rank_from_name, level=None, end_ns=None, notes=(note,))
     rank = rank_value(data["rank_id"]) if "rank_id" in data else rank_from_name
+    notes: tuple[str, ...] = ()
+    if rank is None and _as_int(data.get("rank_id")) not in (None, -1):
+        notes = (f"{path}: rank_id {data['rank_id']!r} is not a rank; ignored",)
     config = data.get("config")
     experimental = config.get("experimental_config") if isinstance(config, dict) else None
     level = None
@@ -75,7 +83,7 @@ def read_profiler_info(path: Path) -> ProfilerInfo:
         level = str(raw) if isinstance(raw, str) and raw else None
     end_info = data.get("end_info")
     end_ns = _as_int(end_info.get("collectionTimeEnd")) if isinstance(end_info, dict) else None
-    return ProfilerInfo(rank=rank, level=level, end_ns=end_ns)
+    return ProfilerInfo(rank=rank, level=level, end_ns=end_ns, notes=notes)
 
 
 def dir_timestamp_ns(name: str) -> int | None:

@@ -356,6 +356,14 @@ def _kernel_flags(frame: pl.DataFrame) -> pl.Series:
 def read_trace(path: Path) -> TraceKernels:
     """Kernels (and communication ops) of one trace file."""
     events = load_events(path)
+    try:
+        return _kernels(path, events)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as err:
+        # JSON allows any value anywhere: a pid that is a list, a stream number past int64
+        raise SchemaError(f"unexpected value in the trace events ({err})", path=path) from err
+
+
+def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     layout = _layout(events.metadata)
     if not layout.hardware:
         raise SchemaError(

@@ -157,6 +157,8 @@ def json_decode(data: bytes, path: Path) -> TraceEvents:
         raise InputError(
             f"invalid or truncated JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno
         ) from err
+    except RecursionError as err:  # no trace nests more than a few levels
+        raise InputError("JSON nested too deeply to be a trace", path=path) from err
     if isinstance(parsed, dict) and isinstance(parsed.get("traceEvents"), list):
         parsed = parsed["traceEvents"]
     if not isinstance(parsed, list):

@@ -14,6 +14,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from overlap_check.errors import UsageError
 from overlap_check.output_file import write_atomically
 from overlap_check.report.plots.files import picture_format
 
@@ -111,13 +112,16 @@ def new_figure(width_in: float, height_in: float) -> Figure:
 def save(figure: Figure, path: Path) -> Path:
     """Write the figure as PNG or SVG (from the suffix); returns the path."""
     fmt = picture_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
-    # A fixed hash salt keeps SVG element ids stable between runs.
-    picture = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
-        figure.savefig(picture, format=fmt, dpi=DPI, metadata=_metadata(fmt))
-    write_atomically(path, picture.getvalue())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
+        # A fixed hash salt keeps SVG element ids stable between runs.
+        picture = io.BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
+            figure.savefig(picture, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+        write_atomically(path, picture.getvalue())
+    except OSError as err:  # a read-only place, a file where a dir should be, a full disk
+        raise UsageError(f"cannot write the picture: {err.strerror or err}", path=path) from err
     return path
 
 
