@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from overlap_check.cores import check_cores
+from overlap_check.cores.device import SOC_CORES, lookup_soc, read_soc_ini
 from overlap_check.decide import decide
-from overlap_check.devices import SOC_CORES, lookup_soc, read_soc_ini
 from overlap_check.errors import ConfigError
 from overlap_check.figures import capture_figures
 from overlap_check.model import Capture, DeviceConfig, DeviceCores, Options, RunInfo

@@ -9,14 +9,14 @@ import polars as pl
 import pytest
 
 from overlap_check.cores import check_cores
-from overlap_check.errors import ConfigError, InputError
-from overlap_check.limits import (
+from overlap_check.cores.limits import (
     GraphDumpLimits,
     operator_limits_for,
     parse_aicore_num,
     parse_text_proto,
     read_graph_dump,
 )
+from overlap_check.errors import ConfigError, InputError
 from overlap_check.model import Capture, DeviceConfig, DeviceCores, Options, RunInfo
 from overlap_check.table import conform
 

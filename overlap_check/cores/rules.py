@@ -1,4 +1,4 @@
-"""Core-limit checks: per-kernel Block Num against configured limits, and contention.
+"""Core-limit rules: per-kernel Block Num against configured limits; runs added up.
 
 Rules per kernel (docs/method.md "Core limits and block counts"):
 
@@ -29,7 +29,7 @@ capped at the device's cores (Block Num is a logical count; 256 blocks on 48 cor
 run in waves), so only kernels of different streams together can exceed it.
 Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
 (sum of (demand - cores) x time): how far and how long together (the sweep itself
-is :mod:`overlap_check.contention`).
+is :mod:`overlap_check.cores.contention`).
 
 Each run is checked on its own (:func:`run_rules`, ``run_contention``: small pieces
 that a worker process returns instead of its kernel table) and
@@ -44,24 +44,26 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from overlap_check.contention import (
+from overlap_check.cores.contention import (
+    MAX_CONTENTION,
+    RunContention,
+    observed_maxima,
+    run_contention,
+)
+from overlap_check.cores.device import device_notes, resolve_device
+from overlap_check.cores.kinds import (
     AI_CORE,
     AI_VECTOR_CORE,
     AIC_BLOCKS,
     AIV_BLOCKS,
     EXEMPT_CORE,
-    MAX_CONTENTION,
     MIX_AIC,
     MIX_AIV,
     C,
-    RunContention,
     core_code,
     core_label,
-    observed_maxima,
-    run_contention,
 )
-from overlap_check.devices import device_notes, resolve_device
-from overlap_check.limits import (
+from overlap_check.cores.limits import (
     GraphDumpLimits,
     operator_limits_for,
     parse_aicore_num,
@@ -80,19 +82,6 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.selection import side_expr
-
-__all__ = [
-    "Limits",
-    "RunContention",
-    "RunRules",
-    "check_cores",
-    "combine_cores",
-    "configured_limits",
-    "observed_maxima",
-    "resolve_device",
-    "run_contention",
-    "run_rules",
-]
 
 MAX_LISTED = 10_000  # violations / warnings kept in the result (all are counted)
 
