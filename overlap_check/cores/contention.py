@@ -27,7 +27,7 @@ from overlap_check.cores.kinds import (
     C,
     core_code,
 )
-from overlap_check.intervals import I64
+from overlap_check.intervals import I64, Steps, sweeps
 from overlap_check.model import ContentionInterval
 
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
@@ -50,7 +50,7 @@ def _merged_bounds(starts: I64, ends: I64) -> tuple[I64, I64]:
 
 @dataclass(frozen=True)
 class _Segments:
-    """Time between consecutive distinct kernel bounds (intervals.sweep's segments), whether
+    """Time between consecutive distinct kernel bounds (intervals.sweeps' segments), whether
     at least two streams are busy on each, and the summed weights on each."""
 
     start: I64
@@ -62,38 +62,19 @@ class _Segments:
 def _segments(
     starts: I64, ends: I64, streams: I64, ids: list[int], weights: list[I64]
 ) -> _Segments:
-    # One stable sort of all kernel bounds serves every sum: after the last event at a
-    # time t, a running sum holds the weights of the kernels with start <= t < end.
-    # At a million kernels every array here is 16 MB: each is dropped as soon as it is
-    # used, and the running sums reuse one buffer.
-    n = starts.size
-    order = np.argsort(np.concatenate([starts, ends]), kind="stable")
-    ordered = np.concatenate([starts, ends])[order]
-    last = np.flatnonzero(ordered[1:] != ordered[:-1])  # the last event at each time
-    seg_start, seg_end = ordered[last], ordered[last + 1]
-    del ordered
-    steps = np.zeros(2 * n, dtype=np.int64)
-    running = np.empty(2 * n, dtype=np.int64)
-
-    def at_segments() -> I64:
-        np.take(steps, order, out=running)
-        np.cumsum(running, out=running)
-        return running[last]
-
     # Busy streams: +1 where a stream's merged busy interval opens, -1 where it closes,
-    # placed on kernel bounds (merged bounds are kernel bounds, so no new segments).
+    # placed on kernel bounds (merged bounds are kernel bounds, so no new segments): one
+    # more sum of the same sweep as the weights.
+    opening = np.zeros(starts.size, dtype=np.int8)  # each kernel opens or closes at most once
+    closing = np.zeros(starts.size, dtype=np.int8)
     for sid in ids:
         rows = np.flatnonzero(streams == sid)
         first, carrier = _merged_bounds(starts[rows], ends[rows])
-        steps[rows[first]] += 1
-        steps[n + rows[carrier]] -= 1
-    two_busy = at_segments() >= 2
-    sums = []
-    for w in weights:
-        steps[:n] = w
-        np.negative(w, out=steps[n:])
-        sums.append(at_segments())
-    return _Segments(start=seg_start, end=seg_end, two_busy=two_busy, sums=sums)
+        opening[rows[first]] += 1
+        closing[rows[carrier]] -= 1
+    steps: list[Steps] = [(opening, closing), *((w, None) for w in weights)]
+    seg_start, seg_end, (busy, *sums) = sweeps(starts, ends, steps)
+    return _Segments(start=seg_start, end=seg_end, two_busy=busy >= 2, sums=sums)
 
 
 def _distinct(values: I64) -> I64:
