@@ -15,7 +15,6 @@ from overlap_check.cores.device import resolve_device
 from overlap_check.cores.rules import (
     Limits,
     RunRules,
-    check_cores,
     combine_cores,
     configured_limits,
     run_rules,
@@ -25,7 +24,6 @@ __all__ = [
     "Limits",
     "RunContention",
     "RunRules",
-    "check_cores",
     "combine_cores",
     "configured_limits",
     "observed_maxima",

@@ -33,8 +33,8 @@ is :mod:`overlap_check.cores.contention`).
 
 Each run is checked on its own (:func:`run_rules`, ``run_contention``: small pieces
 that a worker process returns instead of its kernel table) and
-:func:`combine_cores` adds the runs' pieces up; :func:`check_cores` does both for
-captures in memory.
+:func:`combine_cores` adds the runs' pieces up (``pipeline.analyze_captures`` does both
+for captures in memory).
 """
 
 from __future__ import annotations
@@ -47,10 +47,8 @@ import polars as pl
 from overlap_check.cores.contention import (
     MAX_CONTENTION,
     RunContention,
-    observed_maxima,
-    run_contention,
 )
-from overlap_check.cores.device import device_notes, resolve_device
+from overlap_check.cores.device import device_notes
 from overlap_check.cores.kinds import (
     AI_CORE,
     AI_VECTOR_CORE,
@@ -71,7 +69,6 @@ from overlap_check.cores.limits import (
 )
 from overlap_check.model import (
     AppliedLimit,
-    Capture,
     ContentionInterval,
     CoresResult,
     CoreViolation,
@@ -407,30 +404,4 @@ def combine_cores(
         contention_runs=warm_runs,
         over_limit_by_rank=tuple(by_rank.items()),
         notes=tuple(notes),
-    )
-
-
-def check_cores(
-    captures: Sequence[Capture], runs: Sequence[RunInfo], options: Options
-) -> CoresResult:
-    """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
-    if len(captures) != len(runs):
-        raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
-    device = resolve_device(
-        [c.device_cores for c in captures],
-        lambda: [observed_maxima(c.kernels) for c in captures],
-        options,
-    )
-    limits = configured_limits(options)
-    cores = (device.aicore, device.vectorcore)
-    return combine_cores(
-        device,
-        limits,
-        runs,
-        [run_rules(c.kernels, limits) if limits.any else None for c in captures],
-        [
-            run_contention(c.kernels, cores) if r.warm else None
-            for c, r in zip(captures, runs, strict=True)
-        ],
-        options,
     )
