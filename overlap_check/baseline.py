@@ -1,4 +1,5 @@
-"""Baselines: compare this analysis with a previous JSON report (schema_version 1).
+"""Baselines: compare this analysis with a previous JSON report (schema_version 1),
+read back as a Report (Report.from_json), the type `analyze` produces.
 
 A figure is a plan's warm-run median ``overlap_pct`` per rank or, when neither
 report has plans, a stream pair's (named ``stream 3 vs 2``). Rules:
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -37,8 +37,8 @@ def stream_pair_name(side: int, main: int) -> str:
     return f"stream {side} vs {main}"
 
 
-def load_baseline(path: str | Path) -> dict[str, Any]:
-    """Read a JSON report; InputError naming the file if it is not a schema_version 1 report."""
+def load_baseline(path: str | Path) -> Report:
+    """Read a JSON report back as a Report; InputError naming the file (and the line or key)."""
     regular_file(path, "baseline report")
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -50,71 +50,26 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
         raise InputError(f"not valid JSON: {err.msg}", path=path, line=err.lineno) from err
     except RecursionError as err:
         raise InputError("JSON nested too deeply to be a report", path=path) from err
-    _figures_of_dict(document, path)  # validates
-    assert isinstance(document, dict)
-    return document
+    report = Report.from_json(document, str(path))
+    _figures(report, path)  # a figure twice is no baseline either
+    return report
 
 
-def _figures_of_dict(document: Any, path: str | Path | None) -> tuple[Figures, Figures]:
-    """(plan figures, stream-pair figures) of a JSON report, validated on the way."""
-    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
-        raise InputError(
-            f"not an overlap-check JSON report (schema_version {SCHEMA_VERSION})",
-            path=path,
-            hint="write one with --format json or --output FILE.json",
-        )
-
-    def entries(section: str) -> list[dict[str, Any]]:
-        raw = document.get(section, [])
-        if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
-            raise InputError("expected a list of objects", path=path, key=section)
-        return raw
-
-    def field(entry: dict[str, Any], where: str, name: str, kind: str) -> Any:
-        value = entry.get(name)
-        ok = {
-            "name": isinstance(value, str),
-            "rank": value is None or (isinstance(value, int) and not isinstance(value, bool)),
-            "stream": isinstance(value, int) and not isinstance(value, bool),
-            "pct": value is None
-            or (
-                isinstance(value, (int, float))
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-                and 0.0 <= value <= 1.0
-            ),
-        }[kind]
-        if not ok:
-            raise InputError(f"unexpected value {value!r}", path=path, key=f"{where}.{name}")
-        return value
+def _figures(report: Report, path: str | Path | None = None) -> tuple[Figures, Figures]:
+    """(plan figures, stream-pair figures) of a report; InputError when one appears twice."""
 
     def add(figures: Figures, key: Key, value: float | None, where: str) -> None:
         if key in figures:
             raise InputError(f"{key[0]!r} rank {key[1]} appears twice", path=path, key=where)
-        figures[key] = None if value is None else float(value)
+        figures[key] = value
 
     plans: Figures = {}
-    for number, entry in enumerate(entries("plans")):
-        where = f"plans[{number}]"
-        key = (field(entry, where, "name", "name"), field(entry, where, "rank", "rank"))
-        add(plans, key, field(entry, where, "overlap_pct", "pct"), where)
+    for number, plan in enumerate(report.plans):
+        add(plans, (plan.name, plan.rank), plan.overlap_pct, f"plans[{number}]")
     streams: Figures = {}
-    for number, entry in enumerate(entries("stream_pairs")):
-        where = f"stream_pairs[{number}]"
-        name = stream_pair_name(
-            field(entry, where, "side", "stream"), field(entry, where, "main", "stream")
-        )
-        key = (name, field(entry, where, "rank", "rank"))
-        add(streams, key, field(entry, where, "overlap_pct", "pct"), where)
-    return plans, streams
-
-
-def _figures_of_report(report: Report) -> tuple[Figures, Figures]:
-    plans: Figures = {(plan.name, plan.rank): plan.overlap_pct for plan in report.plans}
-    streams: Figures = {
-        (stream_pair_name(pair.side, pair.main), pair.rank): pair.overlap_pct
-        for pair in report.stream_pairs
-    }
+    for number, pair in enumerate(report.stream_pairs):
+        key = (stream_pair_name(pair.side, pair.main), pair.rank)
+        add(streams, key, pair.overlap_pct, f"stream_pairs[{number}]")
     return plans, streams
 
 
@@ -155,11 +110,9 @@ def _compare(
     return tuple(_delta(key, before, after, tolerance) for key in keys)
 
 
-def compare_reports(
-    base: Mapping[str, Any], head: Mapping[str, Any], tolerance: float
-) -> tuple[BaselineDelta, ...]:
+def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
     """Per plan and rank (stream pairs when neither report has plans): base vs head."""
-    return _compare(_figures_of_dict(base, None), _figures_of_dict(head, None), tolerance)
+    return _compare(_figures(base), _figures(head), tolerance)
 
 
 def describe(delta: BaselineDelta, tolerance: float) -> str:
@@ -189,9 +142,9 @@ def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:
     return tuple(delta for delta in deltas if delta.status in FAILING_STATUSES)
 
 
-def apply_baseline(report: Report, base: Mapping[str, Any], tolerance: float) -> Report:
+def apply_baseline(report: Report, base: Report, tolerance: float) -> Report:
     """The report with ``baseline`` set; the gate fails on regressions and missing figures."""
-    deltas = _compare(_figures_of_dict(base, None), _figures_of_report(report), tolerance)
+    deltas = _compare(_figures(base), _figures(report), tolerance)
     judged = replace(report, baseline=deltas, baseline_tolerance=tolerance)
     reasons = [f"baseline: {describe(delta, tolerance)}" for delta in failing(deltas)]
     return judged.failing(*reasons)

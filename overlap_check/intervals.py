@@ -7,6 +7,9 @@ intervals that touch (end == next start) are merged, which changes no length.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -70,21 +73,47 @@ def sweep(
     the intervals covering each segment (the count when ``weights`` is None).
     """
     s = _as_i64(starts)
-    e = _as_i64(ends)
     w = np.ones(s.size, dtype=np.int64) if weights is None else _as_i64(weights)
-    if s.size == 0:
+    seg_starts, seg_ends, (value,) = sweeps(s, _as_i64(ends), [(w, None)])
+    return seg_starts, seg_ends, value
+
+
+# One sum of `sweeps`: what each interval adds at its start, and at its end (None: the
+# start's amount taken away again, a weighted interval).
+Steps = tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.integer[Any]] | None]
+
+
+def sweeps(starts: I64, ends: I64, steps: Iterable[Steps]) -> tuple[I64, I64, list[I64]]:
+    """Several piecewise-constant sums over the same intervals, sharing one sort.
+
+    Returns ``(seg_starts, seg_ends, values)``: the segments between consecutive distinct
+    bounds and, per entry of ``steps``, the running sum on each segment (after the last
+    event at a time t it holds the steps of the bounds at or before t). At a million
+    intervals every array here is 16 MB: each is dropped once used, and the running sums
+    share one buffer.
+    """
+    n = starts.size
+    if n == 0:
         empty = np.empty(0, dtype=np.int64)
-        return empty, empty.copy(), empty.copy()
-    times = np.concatenate([s, e])
-    deltas = np.concatenate([w, -w])
-    order = np.argsort(times, kind="stable")
-    times = times[order]
-    level = np.cumsum(deltas[order])
-    seg_starts = times[:-1]
-    seg_ends = times[1:]
-    value = level[:-1]
-    keep = seg_ends > seg_starts
-    return seg_starts[keep], seg_ends[keep], value[keep]
+        return empty, empty.copy(), [empty.copy() for _ in steps]
+    order = np.argsort(np.concatenate([starts, ends]), kind="stable")
+    ordered = np.concatenate([starts, ends])[order]
+    last = np.flatnonzero(ordered[1:] != ordered[:-1])  # the last event at each time
+    seg_starts, seg_ends = ordered[last], ordered[last + 1]
+    del ordered
+    buffer = np.empty(2 * n, dtype=np.int64)
+    running = np.empty(2 * n, dtype=np.int64)
+    values = []
+    for at_start, at_end in steps:
+        buffer[:n] = at_start
+        if at_end is None:
+            np.negative(at_start, out=buffer[n:])
+        else:
+            buffer[n:] = at_end
+        np.take(buffer, order, out=running)
+        np.cumsum(running, out=running)
+        values.append(running[last])
+    return seg_starts, seg_ends, values
 
 
 def time_at_concurrency(stream_sets: list[tuple[I64, I64]]) -> dict[int, int]:

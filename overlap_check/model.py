@@ -410,6 +410,14 @@ class Report:
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     config_path: str | None = None  # the config file the options came from (Options.config_path)
 
+    @classmethod
+    def from_json(cls, document: object, path: str | None = None) -> Report:
+        """The Report back from a parsed JSON report (report/json.py's document): rendering
+        it again gives the same JSON. InputError naming ``path`` and the key when it is not one."""
+        from overlap_check.report.json_read import report_from_json
+
+        return report_from_json(document, path)
+
     def failing(self, *reasons: str) -> Report:
         """A copy whose gate fails for these extra reasons (baselines, contention)."""
         if not reasons:

@@ -10,9 +10,28 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Collection
 from pathlib import Path
 
 from overlap_check.errors import InputError
+
+# --output FILE: the format its suffix names (analyze and lint; each keeps the ones it has)
+SUFFIX_FORMATS = {
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".xml": "junit",
+    ".txt": "text",
+    ".log": "text",
+    ".sarif": "sarif",
+}
+
+
+def format_of_suffix(path: str | Path, formats: Collection[str]) -> str | None:
+    """The format ``--output FILE`` writes by its suffix, when it is one of ``formats`` (the
+    command's); None: the suffix names none of them."""
+    found = SUFFIX_FORMATS.get(Path(path).suffix.lower())
+    return found if found in formats else None
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

@@ -122,6 +122,15 @@ def _subset(before: Any, after: Any, where: str, problems: list[str]) -> None:
         problems.append(f"{where}: {before!r} -> {after!r}")
 
 
+def _body(text: str) -> tuple[str, str]:
+    """(the JSON, the trailer): analyze cases end in ``[stderr]``, compare ones in ``[exit N]``."""
+    for trailer in ("\n[stderr]", "\n[exit "):
+        if trailer in text:
+            body, rest = text.rsplit(trailer, 1)
+            return body, rest
+    return text, ""
+
+
 def compare(before: Path, after: Path) -> int:
     bad = 0
     for old in sorted(before.iterdir()):
@@ -140,12 +149,12 @@ def compare(before: Path, after: Path) -> int:
         if old.suffix == ".json":
             problems: list[str] = []
             try:
-                ja, jb = (json.loads(t.rsplit("\n[stderr]", 1)[0]) for t in (a, b))
+                ja, jb = (json.loads(_body(t)[0]) for t in (a, b))
             except ValueError:
                 problems.append("not JSON")
             else:
                 _subset(ja, jb, "$", problems)
-                if a.rsplit("[stderr]", 1)[1] != b.rsplit("[stderr]", 1)[1]:
+                if _body(a)[1] != _body(b)[1]:
                     problems.append("exit code")
             if not problems:
                 continue

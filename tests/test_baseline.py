@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,22 +14,19 @@ from overlap_check.baseline import apply_baseline, compare_reports, load_baselin
 from overlap_check.cli import cli
 from overlap_check.errors import InputError, UsageError
 from overlap_check.model import BaselineDelta, PlanResult, Report, StreamPair, Thresholds
+from overlap_check.report.json import render, to_dict
 
 
-def doc(plans: list[tuple[str, int | None, float | None]], pairs: Any = ()) -> dict[str, Any]:
-    """A schema_version 1 report with only the keys baselines read."""
-    return {
-        "schema_version": 1,
-        "verdict": "pass",
-        "plans": [
-            {"name": name, "rank": rank, "overlap_pct": pct, "verdict": "real"}
-            for name, rank, pct in plans
-        ],
-        "stream_pairs": [
-            {"rank": rank, "main": main, "side": side, "overlap_pct": pct}
-            for rank, main, side, pct in pairs
-        ],
-    }
+def doc(plans: list[tuple[str, int | None, float | None]], pairs: Any = ()) -> Report:
+    """A report with these plan figures (name, rank, overlap_pct) and stream pairs
+    (rank, main, side, overlap_pct): what a baseline is read back as."""
+    streams = tuple(stream_pair(rank, main, side, pct) for rank, main, side, pct in pairs)
+    return head_report(*(plan_result(name, rank, pct) for name, rank, pct in plans), pairs=streams)
+
+
+def stream_pair(rank: int | None, main: int, side: int, pct: float) -> StreamPair:
+    return StreamPair(rank=rank, main=main, side=side, overlap_ns=0.0, overlap_pct=pct,
+                      verdict="real", provisional=False)  # fmt: skip
 
 
 def plan_result(name: str, rank: int | None, pct: float | None) -> PlanResult:
@@ -160,29 +158,39 @@ def test_apply_baseline_keeps_earlier_gate_reasons() -> None:
 # --------------------------------------------------------------------------- load_baseline
 
 
-def write_json(folder: Path, name: str, document: Any) -> Path:
+def write_json(folder: Path, name: str, report: Report) -> Path:
+    """The report as `analyze --format json` writes it."""
     path = folder / name
-    path.write_text(json.dumps(document), encoding="utf-8")
+    path.write_text(render(report), encoding="utf-8")
     return path
 
 
 def test_load_baseline_reads_a_report(tmp_path: Path) -> None:
-    path = write_json(tmp_path, "base.json", doc([("moe", 0, 0.9)]))
-    assert load_baseline(path)["plans"][0]["name"] == "moe"
+    report = doc([("moe", 0, 0.9)], pairs=[(0, 2, 3, 0.5)])
+    assert load_baseline(write_json(tmp_path, "base.json", report)) == report
+
+
+def spoilt(change: Callable[[dict[str, Any]], object]) -> str:
+    """A valid report's JSON with one thing changed."""
+    document = to_dict(doc([("a", 0, 0.5)], pairs=[(0, 2, 3, 0.5)]))
+    change(document)
+    return json.dumps(document)
 
 
 @pytest.mark.parametrize(
     ("content", "message", "key"),
     [
-        ('{"schema_version": 2, "plans": []}', "schema_version 1", None),
+        (spoilt(lambda d: d.update(schema_version=2)), "schema_version 1", None),
         ("[1, 2]", "schema_version 1", None),
-        ('{"schema_version": 1, "plans": {}}', "expected a list", "plans"),
-        ('{"schema_version": 1, "plans": [{"name": "a", "rank": 0, "overlap_pct": 1.5}]}',
+        (spoilt(lambda d: d.update(plans={})), "expected a list", "plans"),
+        (spoilt(lambda d: d["plans"][0].update(overlap_pct=1.5)),
          "unexpected value 1.5", "plans[0].overlap_pct"),
-        ('{"schema_version": 1, "plans": [{"rank": 0, "overlap_pct": 0.5}]}',
-         "unexpected value None", "plans[0].name"),
-        ('{"schema_version": 1, "stream_pairs": [{"rank": 0, "main": "2", "side": 3}]}',
+        (spoilt(lambda d: d["plans"][0].pop("name")), "unexpected value None", "plans[0].name"),
+        (spoilt(lambda d: d["stream_pairs"][0].update(main="2")),
          "unexpected value '2'", "stream_pairs[0].main"),
+        (spoilt(lambda d: d.pop("runs")), "expected a list", "runs"),
+        (spoilt(lambda d: d["plans"].append(d["plans"][0])), "'a' rank 0 appears twice",
+         "plans[1]"),
     ],
 )  # fmt: skip
 def test_load_baseline_rejects_other_files(

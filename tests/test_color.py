@@ -8,7 +8,6 @@ formats or ``--output`` files.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import subprocess
@@ -36,6 +35,7 @@ from overlap_check.model import (
 )
 from overlap_check.report import text
 from overlap_check.report.color import color_for, paint
+from overlap_check.report.json import render as render_json
 from overlap_check.report.text_cores import render_cores
 from overlap_check.report.text_table import table
 
@@ -326,9 +326,11 @@ def test_compare_cli_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for name in ("GITHUB_STEP_SUMMARY", "OVERLAP_CHECK_TOLERANCE"):
         monkeypatch.delenv(name, raising=False)
     for name, pct in (("base.json", 0.87), ("head.json", 0.40)):
-        plans = [{"name": "moe", "rank": 0, "overlap_pct": pct, "verdict": "real"}]
-        document = {"schema_version": 1, "verdict": "pass", "plans": plans, "stream_pairs": []}
-        (tmp_path / name).write_text(json.dumps(document))
+        plan = PlanResult(name="moe", rank=0, verdict="real", overlap_pct=pct, provisional=False,
+                          side_stream=3, main_stream=2)  # fmt: skip
+        report = Report(tool_version=__version__, verdict="pass", exit_code=0,
+                        thresholds=Thresholds(), runs=(), plans=(plan,))  # fmt: skip
+        (tmp_path / name).write_text(render_json(report))
     runner = CliRunner()
     plain = runner.invoke(cli, ["compare", "base.json", "head.json"], env=NO_ENV)
     assert plain.exit_code == 1 and "\033" not in plain.stdout

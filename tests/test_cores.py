@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap_check.cores import check_cores
 from overlap_check.model import (
     Capture,
     CoreLimit,
@@ -20,8 +19,8 @@ from overlap_check.model import (
     DeviceCores,
     Options,
     Plan,
-    RunInfo,
 )
+from overlap_check.pipeline import analyze_captures
 from overlap_check.report.text_cores import render_cores
 from overlap_check.table import conform
 
@@ -67,15 +66,19 @@ def capture(rows: list[dict[str, Any]], cores: DeviceCores | None = None) -> Cap
     )
 
 
-def run(index: int = 3, warm: bool = True, rank: int | None = 0) -> RunInfo:
-    return RunInfo(index=index, path="synthetic", rank=rank, warm=warm, source="x", streams=())
-
-
 MOE = Plan(name="moe", side="SharedExpert", limit_core=CoreLimit(aicore=12, vectorcore=24))
 
 
-def check(rows: list[dict[str, Any]], options: Options, warm: bool = True) -> CoresResult:
-    return check_cores([capture(rows)], [run(warm=warm)], options)
+def cores_of(captures: list[Capture], options: Options) -> CoresResult:
+    """The core findings of analysing these runs (the public path)."""
+    found = analyze_captures(captures, options).cores
+    assert found is not None
+    return found
+
+
+def check(rows: list[dict[str, Any]], options: Options) -> CoresResult:
+    """One run (so warm: the warm-up shrinks to leave one judged run)."""
+    return cores_of([capture(rows)], options)
 
 
 def flagged(items: tuple[Any, ...]) -> set[tuple[str, str, str]]:
@@ -107,12 +110,12 @@ def test_each_rule_kind_is_a_violation_and_limits_themselves_pass() -> None:
     assert result.checked_kernels == 6  # the six side ops
     by_name = {v.name: v for v in result.violations}
     matmul = by_name["SharedExpertMatmul"]
-    assert (matmul.run, matmul.rank, matmul.stream_id, matmul.limit) == (3, 0, 3, 12)
+    assert (matmul.run, matmul.rank, matmul.stream_id, matmul.limit) == (1, 0, 3, 12)
     assert (matmul.block_num, matmul.accelerator_core, matmul.plan) == (16, "AI_CORE", "moe")
     assert matmul.start_ns == T0
     assert matmul.limit_source == "plan:moe"
     assert "Block Num 16 > aicore limit 12" in matmul.message
-    assert "stream 3" in matmul.message and "run 3" in matmul.message
+    assert "stream 3" in matmul.message and "run 1" in matmul.message
     mix = by_name["SharedExpertMixVec"]
     assert (mix.mix_block_num, mix.limit) == (32, 24)
     assert "Mix Block Num 32 > vectorcore limit 24" in mix.message
@@ -196,7 +199,7 @@ def test_no_limit_configured_checks_nothing() -> None:
 def test_violations_come_from_every_run_with_its_index() -> None:
     rows = [k("SharedExpertMatmul", 3, 0, 10, "AI_CORE", 16)]
     caps = [capture(rows), capture(rows)]
-    result = check_cores(caps, [run(1, warm=False), run(2, warm=True)], Options(plans=(MOE,)))
+    result = cores_of(caps, Options(plans=(MOE,), warmup=1))  # run 1 cold, run 2 warm
     assert [v.run for v in result.violations] == [1, 2]
 
 
@@ -264,9 +267,10 @@ def test_one_stream_alone_is_never_contention() -> None:
 
 
 def test_contention_counts_only_warm_runs() -> None:
-    result = check(CONTENTION_ROWS, Options(), warm=False)
-    assert (result.contention, result.over_limit_ns, result.contention_runs) == ((), 0, 0)
-    assert any("no warm run" in n for n in result.notes)
+    # run 1 (the warm-up, cold) contends; run 2 (warm) runs one stream only
+    quiet = [k("GroupedMatmul", 2, 0, 100, "AI_CORE", 20)]
+    result = cores_of([capture(CONTENTION_ROWS), capture(quiet)], Options(warmup=1))
+    assert (result.contention, result.over_limit_ns, result.contention_runs) == ((), 0, 1)
 
 
 def _brute_force_over(rows: list[tuple[int, int, int, int]], maximum: int) -> int:
@@ -294,7 +298,7 @@ def test_over_limit_time_matches_brute_force(items: list[tuple[int, int, int, in
         {**k(f"op{i}", s, 0, 0, "AI_CORE", b), "start_ns": a, "end_ns": e}
         for i, (s, a, e, b) in enumerate(rows)
     ]
-    result = check_cores([capture(kernels, DeviceCores(24, 48, "config"))], [run()], Options())
+    result = cores_of([capture(kernels, DeviceCores(24, 48, "config"))], Options())
     assert result.aicore_over_limit_ns == _brute_force_over(rows, 24)
 
 
@@ -314,20 +318,16 @@ def test_render_cores_names_source_limits_violations_and_contention() -> None:
     assert "36/24" in text and "60/48" in text
     assert text.index("36/24") < text.index("60/48") < text.index("32/24")  # worst first
     assert f"{(T0 + 10 * US) // 1000}.{(T0 + 10 * US) % 1000:03d}" in text  # absolute epoch us
-    relative = render_cores(check(rows, Options(plans=(MOE,))), origins={(0, 3): T0})
+    relative = render_cores(check(rows, Options(plans=(MOE,))), origins={(0, 1): T0})
     (worst_line,) = [line for line in relative.splitlines() if "36/24" in line]
-    assert worst_line.split()[:5] == ["3", "0", "10.000", "40.000", "aicore"]  # 10 us after origin
+    assert worst_line.split()[:5] == ["1", "0", "10.000", "40.000", "aicore"]  # 10 us after origin
 
 
 def test_render_cores_without_limits_or_warm_runs() -> None:
-    text = render_cores(check([k("A", 2, 0, 10)], Options(), warm=False))
+    # analyze always leaves a judged (warm) run; a result swept over none renders so
+    text = render_cores(CoresResult(device=DeviceCores(24, 48, "info.json")))
     assert "limits: none configured" in text
     assert "contention: not swept (no warm run)" in text
-
-
-def test_capture_and_run_lists_must_pair_up() -> None:
-    with pytest.raises(ValueError):
-        check_cores([capture([k("A", 2, 0, 10)])], [], Options())
 
 
 # --------------------------------------------------------------------------- end to end
@@ -355,7 +355,7 @@ def test_synthetic_result_dir_end_to_end(tmp_path: Path) -> None:
     scenario = synth.Scenario("e2e", kernels, aicore=20, vectorcore=40)
     (captured,) = load(synth.write_result_dir(scenario, tmp_path))
     plan = Plan("moe", side="SharedExpert", limit_core=CoreLimit(aicore=8, vectorcore=16))
-    result = check_cores([captured], [run(1)], Options(plans=(plan,)))
+    result = cores_of([captured], Options(plans=(plan,)))
     assert result.device is not None
     assert (result.device.aicore, result.device.vectorcore, result.device.source) == (
         20,

@@ -8,12 +8,12 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.cores import check_cores
+from overlap_check.cores.device import SOC_CORES, lookup_soc, read_soc_ini
 from overlap_check.decide import decide
-from overlap_check.devices import SOC_CORES, lookup_soc, read_soc_ini
 from overlap_check.errors import ConfigError
 from overlap_check.figures import capture_figures
-from overlap_check.model import Capture, DeviceConfig, DeviceCores, Options, RunInfo
+from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
+from overlap_check.pipeline import analyze_captures
 from overlap_check.table import conform
 
 INI_910B1 = """\
@@ -34,6 +34,13 @@ vir_type_list=2,3,6,12,24
 [AICoreSpec]
 cube_freq=1850
 """
+
+
+def cores_of(captures: list[Capture], options: Options) -> CoresResult:
+    """The core findings of analysing these runs (the public path)."""
+    found = analyze_captures(captures, options).cores
+    assert found is not None
+    return found
 
 
 def resolve_device_cores(captures: list[Capture], options: Options) -> DeviceCores:
@@ -88,8 +95,7 @@ def test_observed_maxima_are_the_last_resort() -> None:
 
 
 def test_observed_source_is_noted_in_the_result() -> None:
-    run = RunInfo(1, "p", 0, True, "x", ())
-    result = check_cores([capture()], [run], Options())
+    result = cores_of([capture()], Options())
     assert result.device is not None and result.device.source == "observed"
     assert any("device cores unknown" in n for n in result.notes)
 
@@ -186,15 +192,13 @@ def test_real_msprof_capture_device_cores_from_info_json(real_profiles: Path) ->
     # PROF_*/device_0/info.json.0: "ai_core_num": 20, "aiv_num": 40 (beats the SoC name)
     assert (device.aicore, device.vectorcore, device.source) == (20, 40, "info.json")
     assert device.detail is not None and device.detail.endswith("device_0/info.json.0")
-    runs = [RunInfo(i, c.path, c.rank, True, c.source, ()) for i, c in enumerate(captures, 1)]
-    result = check_cores(captures, runs, Options())
+    result = cores_of(captures, Options())
     assert result.device == device
 
 
 def test_a_soc_name_that_disagrees_with_info_json_is_noted() -> None:
     options = Options(device=DeviceConfig(soc="Ascend910B2"))
-    run = RunInfo(1, "p", 0, True, "x", ())
-    result = check_cores([capture(cores=DeviceCores(20, 40, "info.json"))], [run], options)
+    result = cores_of([capture(cores=DeviceCores(20, 40, "info.json"))], options)
     assert result.device is not None and result.device.aicore == 20
     assert (
         "SoC Ascend910B2 has 24/48 cores but info.json says 20/40; info.json used" in result.notes

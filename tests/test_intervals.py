@@ -66,6 +66,22 @@ def test_sweep_matches_brute_force(items: list[tuple[int, int]], weights: list[i
     assert np.all(seg_e > seg_s)
 
 
+def test_sweeps_share_one_sort_and_take_separate_end_steps() -> None:
+    # intervals [0, 10), [5, 20), [10, 15): bounds 0 5 10 15 20 -> four segments
+    starts = np.array([0, 5, 10], dtype=np.int64)
+    ends = np.array([10, 20, 15], dtype=np.int64)
+    weights = np.array([2, 3, 4], dtype=np.int64)
+    # a count that rises at the first interval's start and falls at the second's end only
+    rise = np.array([1, 0, 0], dtype=np.int8)
+    fall = np.array([0, -1, 0], dtype=np.int8)
+    seg_s, seg_e, (weighted, held) = intervals.sweeps(starts, ends, [(weights, None), (rise, fall)])
+    assert seg_s.tolist() == [0, 5, 10, 15]
+    assert seg_e.tolist() == [5, 10, 15, 20]
+    # [0,5): 2; [5,10): 2 + 3; [10,15): 3 + 4 (the first ended at 10); [15,20): 3
+    assert weighted.tolist() == [2, 5, 7, 3]
+    assert held.tolist() == [1, 1, 1, 1]  # held from 0 until the second's end at 20
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(interval_list, max_size=4))
 def test_time_at_concurrency_matches_brute_force(sets: list[list[tuple[int, int]]]) -> None:

@@ -8,16 +8,16 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.cores import check_cores
-from overlap_check.errors import ConfigError, InputError
-from overlap_check.limits import (
+from overlap_check.cores.limits import (
     GraphDumpLimits,
     operator_limits_for,
     parse_aicore_num,
     parse_text_proto,
     read_graph_dump,
 )
-from overlap_check.model import Capture, DeviceConfig, DeviceCores, Options, RunInfo
+from overlap_check.errors import ConfigError, InputError
+from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
+from overlap_check.pipeline import analyze_captures
 from overlap_check.table import conform
 
 # --------------------------------------------------------------------------- aicore_num
@@ -48,6 +48,13 @@ def test_malformed_aicore_num_names_the_key(text: str) -> None:
     assert "'device.ge_aicore_num'" in str(err.value)
 
 
+def cores_of(captures: list[Capture], options: Options) -> CoresResult:
+    """The core findings of analysing these runs (the public path)."""
+    found = analyze_captures(captures, options).cores
+    assert found is not None
+    return found
+
+
 def test_aicore_num_error_hint_shows_the_right_form() -> None:
     with pytest.raises(ConfigError) as err:
         parse_aicore_num("24,48", key="ge_config.aicore_num", path="overlap-check.toml")
@@ -55,13 +62,12 @@ def test_aicore_num_error_hint_shows_the_right_form() -> None:
     assert "'ge_config.aicore_num'" in str(err.value) and '"24|48"' in str(err.value)
 
 
-def test_check_cores_rejects_a_bad_global_string() -> None:
+def test_analysis_rejects_a_bad_global_string() -> None:
     kernels = conform(pl.DataFrame({"name": ["A"], "stream_id": [2], "start_ns": [0]}))
     cap = Capture("p", "x", 0, 0, None, None, kernels, device_cores=DeviceCores(24, 48, "config"))
     with pytest.raises(ConfigError) as err:
-        check_cores(
+        cores_of(
             [cap],
-            [RunInfo(1, "p", 0, True, "x", ())],
             Options(device=DeviceConfig(ge_aicore_num="24,48")),
         )
     assert err.value.key == "device.ge_aicore_num"
@@ -219,7 +225,7 @@ def test_graph_dump_operator_limit_overrides_the_global_one(tmp_path: Path) -> N
     cap = Capture("p", "x", 0, 0, "Level1", None, conform(pl.DataFrame(rows)),
                   device_cores=DeviceCores(24, 48, "info.json"))  # fmt: skip
     options = Options(device=DeviceConfig(ge_aicore_num="24|48"), graph_dump=str(path))
-    result = check_cores([cap], [RunInfo(1, "p", 0, True, "x", ())], options)
+    result = cores_of([cap], options)
     got = sorted((v.name, v.kind, v.limit, v.limit_source) for v in result.violations)
     assert got == [
         ("Mul", "aicore", 24, "ge-global"),

@@ -703,6 +703,10 @@ def test_cli_output_file_format_follows_its_suffix(tmp_path: Path) -> None:
     assert ET.fromstring(out_xml.read_text()).tag == "testsuites"
     CliRunner().invoke(cli, ["lint", path, "--format", "json", "--output", str(out_txt)])
     assert out_txt.read_text().startswith(path)
+    # a suffix naming a format lint lacks (.md: analyze's markdown): the --format given
+    out_md = tmp_path / "lint.md"
+    CliRunner().invoke(cli, ["lint", path, "--format", "json", "--output", str(out_md)])
+    assert json.loads(out_md.read_text())["findings"]
 
 
 def test_cli_help_has_examples_and_list_rules() -> None:

@@ -50,8 +50,9 @@ def _reports(folder: Path) -> Iterator[tuple[str, Report]]:
     yield "streams", overlap_check.check([str(folder)], Options())
     planned = overlap_check.check([str(folder)], Options(plans=(PLAN,), fail_on_contention=True))
     yield "plan", planned
-    base = to_dict(overlap_check.check([str(ROOT / "fixtures" / "real-dual-stream")],
-                                       Options(plans=(PLAN,))))  # fmt: skip
+    base = overlap_check.check(
+        [str(ROOT / "fixtures" / "real-dual-stream")], Options(plans=(PLAN,))
+    )
     yield "baseline", apply_baseline(planned, base, 0.1)
 
 

@@ -74,7 +74,7 @@ def lint(
     """
     from overlap_check.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list
-    from overlap_check.lint.render import SUFFIX_FORMATS, render
+    from overlap_check.lint.render import render
 
     if list_rules:
         for code, (_, summary) in RULES.items():
@@ -93,9 +93,10 @@ def lint(
     colored = fmt == "text" and stdout_color(color)
     click.echo(render(result, fmt, color=colored), nl=False, color=True if colored else None)
     if output is not None:
-        text = render(result, SUFFIX_FORMATS.get(output.suffix.lower(), fmt))  # no colour
-        from overlap_check.output_file import write_output
+        from overlap_check.output_file import format_of_suffix, write_output
 
+        # the format its suffix names, else the --format given; no colour
+        text = render(result, format_of_suffix(output, FORMATS) or fmt)
         write_output(output, text)
     if result.findings:
         raise click.exceptions.Exit(1)

@@ -66,8 +66,8 @@ def choice(*allowed: str) -> Callable[[Any], str]:
 
 
 def ge_aicore_num(value: Any) -> str:
-    # one parser for config files and pasted strings: overlap_check.limits
-    from overlap_check.limits import parse_aicore_num
+    # one parser for config files and pasted strings: overlap_check.cores.limits
+    from overlap_check.cores.limits import parse_aicore_num
 
     if not isinstance(value, str):
         raise Invalid(f'expected "aic|aiv" such as "24|48", got {value!r}')

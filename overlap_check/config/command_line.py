@@ -7,6 +7,7 @@ from pathlib import Path
 from overlap_check.config.checks import validate_regex
 from overlap_check.errors import UsageError
 from overlap_check.model import Plan
+from overlap_check.output_file import format_of_suffix
 
 
 def plan_from_cli(
@@ -42,22 +43,17 @@ def plan_from_cli(
     )
 
 
-_FORMAT_OF_SUFFIX = {
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".xml": "junit",
-    ".txt": "text",
-    ".log": "text",
-}
+# The report formats a file can hold (github annotations go to stdout only).
+FILE_FORMATS = ("json", "markdown", "junit", "text")
 
 
 def format_for_path(path: str | Path) -> str:
     """The report format ``--output FILE`` writes, from the file's suffix."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in _FORMAT_OF_SUFFIX:
+    found = format_of_suffix(path, FILE_FORMATS)
+    if found is None:
+        suffix = Path(path).suffix.lower()
         raise UsageError(
             f"--output {path}: cannot tell the report format from the suffix {suffix!r}",
             hint="use .json, .md, .xml (JUnit) or .txt",
         )
-    return _FORMAT_OF_SUFFIX[suffix]
+    return found

@@ -86,9 +86,6 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
     "sarif": render_sarif,
 }
 
-# --output FILE: the format follows a known suffix, else the --format given.
-SUFFIX_FORMATS = {".json": "json", ".xml": "junit", ".txt": "text", ".sarif": "sarif"}
-
 
 def render(result: LintResult, fmt: str, *, color: bool = False) -> str:
     """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only."""

@@ -1,10 +1,10 @@
-"""Contention (failure mode 3c) of one run, and the Accelerator Core kinds it sums.
+"""Contention (failure mode 3c) of one run (the core kinds it sums: kinds.py).
 
 Wherever at least two compute streams are busy, the blocks demanded per core kind
 by all kernels running then are summed (aicore = AI_CORE + MIX_AIC Block Num;
 vectorcore = AI_VECTOR_CORE Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num),
 each kernel's demand capped at the device's cores; time where a sum exceeds the
-cores is over the limit (see :mod:`overlap_check.cores`, which adds the runs up).
+cores is over the limit (see :mod:`overlap_check.cores.rules`, which adds the runs up).
 
 One stable sort of all kernel bounds gives every running sum (no per-kernel loop):
 a million kernels take a fraction of the time reading them does.
@@ -18,65 +18,20 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.intervals import I64
+from overlap_check.cores.kinds import (
+    AI_CORE,
+    AI_VECTOR_CORE,
+    AIC_DEMAND,
+    AIV_DEMAND,
+    MIX_AIC,
+    C,
+    core_code,
+)
+from overlap_check.intervals import I64, Steps, sweeps
 from overlap_check.model import ContentionInterval
 
-EXEMPT = ("AI_CPU", "DSA_SQE", "HCCL", "COMMUNICATION")
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
 MAX_NAMES = 20  # kernel names listed per contention interval
-
-# The Accelerator Core of each kernel as a small code ("core", Int8). Upper-casing a
-# million strings costs more than all the rest of a run's checks; a table holds a few
-# distinct spellings, so each is normalised once and rows are only compared.
-OTHER, AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, EXEMPT_CORE = range(6)
-_SPELLED = {
-    AI_CORE: ("AI_CORE",),
-    AI_VECTOR_CORE: ("AI_VECTOR_CORE",),
-    MIX_AIC: ("MIX_AIC",),
-    MIX_AIV: ("MIX_AIV",),
-    EXEMPT_CORE: EXEMPT,
-}
-C = pl.col("core")
-# Blocks compared with each kind's limit, and the column they come from.
-AIC_BLOCKS = (
-    pl.when(C.is_in([AI_CORE, MIX_AIC]))
-    .then(pl.col("block_num"))
-    .when(C == MIX_AIV)
-    .then(pl.col("mix_block_num"))
-)
-AIV_BLOCKS = (
-    pl.when(C.is_in([AI_VECTOR_CORE, MIX_AIV]))
-    .then(pl.col("block_num"))
-    .when(C == MIX_AIC)
-    .then(pl.col("mix_block_num"))
-)
-# Contention demand: MIX_AIV's Mix Block Num is left out (its meaning is undocumented).
-AIC_DEMAND = pl.when(C.is_in([AI_CORE, MIX_AIC])).then(pl.col("block_num"))
-AIV_DEMAND = AIV_BLOCKS
-
-
-def core_code(kernels: pl.DataFrame, *, strip: bool = True) -> pl.Expr:
-    """The "core" column: ``accelerator_core`` stripped and upper-cased, as a kind code
-    (OTHER for an unknown or missing core)."""
-    distinct = kernels.get_column("accelerator_core").unique().drop_nulls()
-    normal = (distinct.str.strip_chars() if strip else distinct).str.to_uppercase()
-    raw = pl.col("accelerator_core")
-    code = pl.lit(OTHER, pl.Int8)
-    for kind, names in _SPELLED.items():
-        spellings = distinct.filter(normal.is_in(list(names))).to_list()
-        if spellings:
-            hit = raw == spellings[0] if len(spellings) == 1 else raw.is_in(spellings)
-            code = pl.when(hit).then(pl.lit(kind, pl.Int8)).otherwise(code)
-    return code.alias("core")
-
-
-def core_label(column: str = "core") -> pl.Expr:
-    """A core kind code back as the Accelerator Core name ("" for OTHER and exempt)."""
-    labels = {AI_CORE: "AI_CORE", AI_VECTOR_CORE: "AI_VECTOR_CORE", MIX_AIC: "MIX_AIC"}
-    labels[MIX_AIV] = "MIX_AIV"
-    return pl.col(column).replace_strict(
-        list(labels), list(labels.values()), default="", return_dtype=pl.String
-    )
 
 
 def _merged_bounds(starts: I64, ends: I64) -> tuple[I64, I64]:
@@ -95,7 +50,7 @@ def _merged_bounds(starts: I64, ends: I64) -> tuple[I64, I64]:
 
 @dataclass(frozen=True)
 class _Segments:
-    """Time between consecutive distinct kernel bounds (intervals.sweep's segments), whether
+    """Time between consecutive distinct kernel bounds (intervals.sweeps' segments), whether
     at least two streams are busy on each, and the summed weights on each."""
 
     start: I64
@@ -107,38 +62,19 @@ class _Segments:
 def _segments(
     starts: I64, ends: I64, streams: I64, ids: list[int], weights: list[I64]
 ) -> _Segments:
-    # One stable sort of all kernel bounds serves every sum: after the last event at a
-    # time t, a running sum holds the weights of the kernels with start <= t < end.
-    # At a million kernels every array here is 16 MB: each is dropped as soon as it is
-    # used, and the running sums reuse one buffer.
-    n = starts.size
-    order = np.argsort(np.concatenate([starts, ends]), kind="stable")
-    ordered = np.concatenate([starts, ends])[order]
-    last = np.flatnonzero(ordered[1:] != ordered[:-1])  # the last event at each time
-    seg_start, seg_end = ordered[last], ordered[last + 1]
-    del ordered
-    steps = np.zeros(2 * n, dtype=np.int64)
-    running = np.empty(2 * n, dtype=np.int64)
-
-    def at_segments() -> I64:
-        np.take(steps, order, out=running)
-        np.cumsum(running, out=running)
-        return running[last]
-
     # Busy streams: +1 where a stream's merged busy interval opens, -1 where it closes,
-    # placed on kernel bounds (merged bounds are kernel bounds, so no new segments).
+    # placed on kernel bounds (merged bounds are kernel bounds, so no new segments): one
+    # more sum of the same sweep as the weights.
+    opening = np.zeros(starts.size, dtype=np.int8)  # each kernel opens or closes at most once
+    closing = np.zeros(starts.size, dtype=np.int8)
     for sid in ids:
         rows = np.flatnonzero(streams == sid)
         first, carrier = _merged_bounds(starts[rows], ends[rows])
-        steps[rows[first]] += 1
-        steps[n + rows[carrier]] -= 1
-    two_busy = at_segments() >= 2
-    sums = []
-    for w in weights:
-        steps[:n] = w
-        np.negative(w, out=steps[n:])
-        sums.append(at_segments())
-    return _Segments(start=seg_start, end=seg_end, two_busy=two_busy, sums=sums)
+        opening[rows[first]] += 1
+        closing[rows[carrier]] -= 1
+    steps: list[Steps] = [(opening, closing), *((w, None) for w in weights)]
+    seg_start, seg_end, (busy, *sums) = sweeps(starts, ends, steps)
+    return _Segments(start=seg_start, end=seg_end, two_busy=busy >= 2, sums=sums)
 
 
 def _distinct(values: I64) -> I64:

@@ -1,4 +1,4 @@
-"""Core-limit checks: per-kernel Block Num against configured limits, and contention.
+"""Core-limit rules: per-kernel Block Num against configured limits; runs added up.
 
 Rules per kernel (docs/method.md "Core limits and block counts"):
 
@@ -29,12 +29,12 @@ capped at the device's cores (Block Num is a logical count; 256 blocks on 48 cor
 run in waves), so only kernels of different streams together can exceed it.
 Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
 (sum of (demand - cores) x time): how far and how long together (the sweep itself
-is :mod:`overlap_check.contention`).
+is :mod:`overlap_check.cores.contention`).
 
 Each run is checked on its own (:func:`run_rules`, ``run_contention``: small pieces
 that a worker process returns instead of its kernel table) and
-:func:`combine_cores` adds the runs' pieces up; :func:`check_cores` does both for
-captures in memory.
+:func:`combine_cores` adds the runs' pieces up (``pipeline.analyze_captures`` does both
+for captures in memory).
 """
 
 from __future__ import annotations
@@ -44,24 +44,24 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from overlap_check.contention import (
+from overlap_check.cores.contention import (
+    MAX_CONTENTION,
+    RunContention,
+)
+from overlap_check.cores.device import device_notes
+from overlap_check.cores.kinds import (
     AI_CORE,
     AI_VECTOR_CORE,
     AIC_BLOCKS,
     AIV_BLOCKS,
     EXEMPT_CORE,
-    MAX_CONTENTION,
     MIX_AIC,
     MIX_AIV,
     C,
-    RunContention,
     core_code,
     core_label,
-    observed_maxima,
-    run_contention,
 )
-from overlap_check.devices import device_notes, resolve_device
-from overlap_check.limits import (
+from overlap_check.cores.limits import (
     GraphDumpLimits,
     operator_limits_for,
     parse_aicore_num,
@@ -69,7 +69,6 @@ from overlap_check.limits import (
 )
 from overlap_check.model import (
     AppliedLimit,
-    Capture,
     ContentionInterval,
     CoresResult,
     CoreViolation,
@@ -80,19 +79,6 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.selection import side_expr
-
-__all__ = [
-    "Limits",
-    "RunContention",
-    "RunRules",
-    "check_cores",
-    "combine_cores",
-    "configured_limits",
-    "observed_maxima",
-    "resolve_device",
-    "run_contention",
-    "run_rules",
-]
 
 MAX_LISTED = 10_000  # violations / warnings kept in the result (all are counted)
 
@@ -418,30 +404,4 @@ def combine_cores(
         contention_runs=warm_runs,
         over_limit_by_rank=tuple(by_rank.items()),
         notes=tuple(notes),
-    )
-
-
-def check_cores(
-    captures: Sequence[Capture], runs: Sequence[RunInfo], options: Options
-) -> CoresResult:
-    """Limit violations (all runs) and contention (warm runs); ``captures[i]`` is ``runs[i]``."""
-    if len(captures) != len(runs):
-        raise ValueError(f"{len(captures)} captures but {len(runs)} runs")
-    device = resolve_device(
-        [c.device_cores for c in captures],
-        lambda: [observed_maxima(c.kernels) for c in captures],
-        options,
-    )
-    limits = configured_limits(options)
-    cores = (device.aicore, device.vectorcore)
-    return combine_cores(
-        device,
-        limits,
-        runs,
-        [run_rules(c.kernels, limits) if limits.any else None for c in captures],
-        [
-            run_contention(c.kernels, cores) if r.warm else None
-            for c, r in zip(captures, runs, strict=True)
-        ],
-        options,
     )

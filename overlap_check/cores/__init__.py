@@ -1,0 +1,33 @@
+"""Core limits: which cores a device has, which limits govern a kernel, and whether the
+kernels kept to them alone (rules) and together (contention).
+
+- ``kinds``: the Accelerator Core kinds, their codes and the blocks each counts;
+- ``device``: the device's cores (info.json, config, the SoC table, a ``.ini``);
+- ``limits``: GE's ``aicore_num`` and graph-dump operator limits;
+- ``rules``: the per-kernel rules of one run, the configured limits, the runs added up;
+- ``contention``: the contention sweep of one run.
+
+The names the rest of the package uses are importable from here.
+"""
+
+from overlap_check.cores.contention import RunContention, observed_maxima, run_contention
+from overlap_check.cores.device import resolve_device
+from overlap_check.cores.rules import (
+    Limits,
+    RunRules,
+    combine_cores,
+    configured_limits,
+    run_rules,
+)
+
+__all__ = [
+    "Limits",
+    "RunContention",
+    "RunRules",
+    "combine_cores",
+    "configured_limits",
+    "observed_maxima",
+    "resolve_device",
+    "run_contention",
+    "run_rules",
+]

@@ -1,0 +1,444 @@
+"""A typed Report back from the JSON that report/json.py writes (schema_version 1).
+
+The inverse of ``report.json.to_dict``: rendering the result again gives the same
+document. Microseconds become integer nanoseconds again (the JSON rounds to 1 ns);
+points in time come from their exact ``*_ns`` twin where the JSON has one, else from
+``*_start_us``/``*_end_us`` plus the run's ``origin_ns``. What the JSON does not carry
+(the gate's per-item marks, ``fail_on``, ``strict``) takes the dataclass default.
+Every bad value is an InputError naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar, cast, get_args, get_type_hints
+
+from overlap_check.errors import InputError
+from overlap_check.model import (
+    SCHEMA_VERSION,
+    AppliedLimit,
+    BarrierCandidate,
+    BaselineDelta,
+    ContentionInterval,
+    CoresResult,
+    CoreViolation,
+    DeviceCores,
+    Occurrence,
+    PlanResult,
+    PlanRun,
+    RankStreamSummary,
+    Report,
+    RunInfo,
+    StreamPair,
+    StreamPairRun,
+    StreamStat,
+    Thresholds,
+    Verdict,
+)
+
+T = TypeVar("T")
+Origins = dict[tuple[int | None, int], int | None]
+
+
+def _literal(cls: type, name: str) -> object:
+    """The Literal type of one dataclass field (its allowed values)."""
+    return get_type_hints(cls)[name]
+
+
+def _ns(us: float | None) -> int | None:
+    """JSON microseconds (3 decimals) -> integer nanoseconds."""
+    return None if us is None else round(us * 1000)
+
+
+class _Object:
+    """One JSON object and where it is (``plans[0].per_run[1]``), with typed getters."""
+
+    def __init__(self, value: Any, where: str, path: str | Path | None) -> None:
+        if not isinstance(value, dict):
+            raise InputError(f"expected an object, got {value!r}", path=path, key=where or None)
+        self.value: dict[str, Any] = value
+        self.where = where
+        self.path = path
+
+    def _key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def _bad(self, name: str, value: Any) -> InputError:
+        return InputError(f"unexpected value {value!r}", path=self.path, key=self._key(name))
+
+    def _get(self, name: str, ok: Callable[[Any], bool], optional: bool) -> Any:
+        value = self.value.get(name)
+        if (value is None and optional) or (value is not None and ok(value)):
+            return value
+        raise self._bad(name, value)
+
+    def integer(self, name: str) -> int:
+        return cast(int, self._get(name, _is_int, False))
+
+    def integer_or_none(self, name: str) -> int | None:
+        return cast("int | None", self._get(name, _is_int, True))
+
+    def number(self, name: str) -> float:
+        return float(self._get(name, _is_number, False))
+
+    def nanoseconds(self, name: str) -> int:
+        """A ``*_us`` duration as the integer nanoseconds it was rounded from."""
+        return round(self.number(name) * 1000)
+
+    def number_or_none(self, name: str) -> float | None:
+        return _float(self._get(name, _is_number, True))
+
+    def fraction(self, name: str) -> float:
+        return float(self._get(name, _is_fraction, False))
+
+    def fraction_or_none(self, name: str) -> float | None:
+        """A share of time: a finite number in [0, 1] (anything else cannot be)."""
+        return _float(self._get(name, _is_fraction, True))
+
+    def text(self, name: str) -> str:
+        return cast(str, self._get(name, _is_str, False))
+
+    def text_or_none(self, name: str) -> str | None:
+        return cast("str | None", self._get(name, _is_str, True))
+
+    def flag(self, name: str) -> bool:
+        return cast(bool, self._get(name, _is_bool, False))
+
+    def choice(self, name: str, kind: object) -> Any:
+        return self._get(name, lambda v: v in get_args(kind), False)
+
+    def texts(self, name: str) -> tuple[str, ...]:
+        return tuple(self._items(name, _is_str))
+
+    def integers(self, name: str) -> tuple[int, ...]:
+        return tuple(self._items(name, _is_int))
+
+    def _items(self, name: str, ok: Callable[[Any], bool]) -> list[Any]:
+        items = self.value.get(name)
+        if not isinstance(items, list):
+            raise InputError("expected a list", path=self.path, key=self._key(name))
+        for number, item in enumerate(items):
+            if not ok(item):
+                raise self._bad(f"{name}[{number}]", item)
+        return items
+
+    def child(self, name: str) -> _Object:
+        return _Object(self.value.get(name), self._key(name), self.path)
+
+    def child_or_none(self, name: str) -> _Object | None:
+        return None if self.value.get(name) is None else self.child(name)
+
+    def each(self, name: str, build: Callable[[_Object], T]) -> tuple[T, ...]:
+        items = self.value.get(name)
+        if not isinstance(items, list):
+            raise InputError("expected a list of objects", path=self.path, key=self._key(name))
+        return tuple(
+            build(_Object(item, f"{self._key(name)}[{number}]", self.path))
+            for number, item in enumerate(items)
+        )
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _is_fraction(value: Any) -> bool:
+    return _is_number(value) and 0.0 <= value <= 1.0
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _point(obj: _Object, name: str, origin: int | None) -> int | None:
+    """A point in time given only relative to the run's origin (``{name}_us``)."""
+    relative = _ns(obj.number_or_none(f"{name}_us"))
+    return None if relative is None or origin is None else origin + relative
+
+
+def _run(obj: _Object) -> RunInfo:
+    def stream(s: _Object) -> StreamStat:
+        return StreamStat(s.integer("stream_id"), s.integer("kernels"), s.nanoseconds("busy_us"))
+
+    return RunInfo(
+        index=obj.integer("index"),
+        path=obj.text("path"),
+        rank=obj.integer_or_none("rank"),
+        warm=obj.flag("warm"),
+        source=obj.text("source"),
+        streams=obj.each("streams", stream),
+        skipped_rows=obj.integer("skipped_rows"),
+        skipped_lines=obj.integers("skipped_lines"),
+        device=obj.integer_or_none("device"),
+        level=obj.text_or_none("level"),
+        capture_time_ns=obj.integer_or_none("capture_time_ns"),
+        communication=obj.integer("communication_rows"),
+        stream_source=obj.text_or_none("stream_source"),
+        origin_ns=obj.integer_or_none("origin_ns"),
+        notes=obj.texts("notes"),
+    )
+
+
+def _pair(obj: _Object) -> StreamPair:
+    def run(r: _Object) -> StreamPairRun:
+        return StreamPairRun(
+            run=r.integer("run"),
+            sample=r.text_or_none("sample"),
+            warm=r.flag("warm"),
+            overlap_ns=r.nanoseconds("overlap_us"),
+            overlap_pct=r.fraction("overlap_pct"),
+            main_busy_ns=r.nanoseconds("main_busy_us"),
+            side_busy_ns=r.nanoseconds("side_busy_us"),
+        )
+
+    return StreamPair(
+        rank=obj.integer_or_none("rank"),
+        main=obj.integer("main"),
+        side=obj.integer("side"),
+        overlap_ns=obj.number("overlap_us") * 1000,
+        overlap_pct=obj.fraction("overlap_pct"),
+        verdict=obj.choice("verdict", Verdict),
+        provisional=obj.flag("provisional"),
+        per_run=obj.each("per_run", run),
+    )
+
+
+def _rank(obj: _Object) -> RankStreamSummary:
+    return RankStreamSummary(
+        rank=obj.integer_or_none("rank"),
+        main_stream=obj.integer_or_none("main_stream"),
+        parallelism=obj.number("parallelism"),
+        concurrent_ns=obj.number("concurrent_us") * 1000,
+        wall_ns=obj.number("wall_us") * 1000,
+    )
+
+
+def _occurrence(obj: _Object, origin: int | None) -> Occurrence:
+    return Occurrence(
+        index=obj.integer("index"),
+        status=obj.choice("status", _literal(Occurrence, "status")),
+        side_ops=obj.integer("side_ops"),
+        side_start_ns=obj.integer_or_none("side_start_ns"),
+        side_end_ns=_point(obj, "side_end", origin),
+        dominator=obj.text_or_none("dominator"),
+        dom_start_ns=obj.integer_or_none("dom_start_ns"),
+        dom_end_ns=_point(obj, "dom_end", origin),
+        overlap_ns=obj.nanoseconds("overlap_us"),
+        overlap_pct=obj.fraction_or_none("overlap_pct"),
+        busy_overlap_pct=obj.fraction_or_none("busy_overlap_pct"),
+    )
+
+
+def _plan_run(obj: _Object, origin: int | None) -> PlanRun:
+    return PlanRun(
+        run=obj.integer("run"),
+        sample=obj.text_or_none("sample"),
+        warm=obj.flag("warm"),
+        overlap_pct=obj.fraction_or_none("overlap_pct"),
+        busy_overlap_pct=obj.fraction_or_none("busy_overlap_pct"),
+        occurrences=obj.integer("occurrences"),
+        judged=obj.integer("judged"),
+        side_ops=obj.integer("side_ops"),
+        no_side=obj.integer("no_side"),
+        no_dominator=obj.integer("no_dominator"),
+        zero_length=obj.integer("zero_length"),
+        fake=obj.integer("fake_occurrences"),
+        worst=obj.each("worst", lambda o: _occurrence(o, origin)),
+        unpaired=obj.each("unpaired", lambda o: _occurrence(o, origin)),
+    )
+
+
+def _barrier(obj: _Object) -> BarrierCandidate:
+    return BarrierCandidate(
+        name=obj.text("name"),
+        stream_id=obj.integer("stream_id"),
+        start_ns=obj.integer("start_ns"),
+        gap_ns=obj.nanoseconds("gap_us"),
+        after_side_end_ns=obj.nanoseconds("after_side_end_us"),
+        run=obj.integer("run"),
+        occurrence=obj.integer("occurrence"),
+        occurrences=obj.integer("occurrences"),
+        covers_side_window=obj.flag("covers_side_window"),
+    )
+
+
+def _plan(obj: _Object, origins: Origins) -> PlanResult:
+    rank = obj.integer_or_none("rank")
+
+    def run(r: _Object) -> PlanRun:
+        return _plan_run(r, origins.get((rank, r.integer("run"))))
+
+    return PlanResult(
+        name=obj.text("name"),
+        rank=rank,
+        method=obj.text("method"),
+        overlap_pct=obj.fraction_or_none("overlap_pct"),
+        busy_overlap_pct=obj.fraction_or_none("busy_overlap_pct"),
+        provisional=obj.flag("provisional"),
+        verdict=obj.choice("verdict", Verdict),
+        side_stream=obj.integer_or_none("side_stream"),
+        main_stream=obj.integer_or_none("main_stream"),
+        side=obj.text_or_none("side"),
+        dominator=obj.text_or_none("dominator"),
+        runs_used=obj.integer("runs_used"),
+        overlap_min=obj.fraction_or_none("overlap_min"),
+        overlap_max=obj.fraction_or_none("overlap_max"),
+        per_run=obj.each("per_run", run),
+        barrier_candidates=obj.each("barrier_candidates", _barrier),
+        fake_occurrences=obj.integer("fake_occurrences"),
+        placement=obj.texts("placement"),
+        diagnosis=obj.text("diagnosis"),
+        config_file=obj.text_or_none("config_file"),
+        config_line=obj.integer_or_none("config_line"),
+    )
+
+
+def _violation(obj: _Object, origin: int | None, warning: bool) -> CoreViolation:
+    """A violation, or a warning (no ``blocks_field``, its start only relative)."""
+    relative = _point(obj, "start", origin)
+    return CoreViolation(
+        run=obj.integer("run"),
+        rank=obj.integer_or_none("rank"),
+        stream_id=obj.integer_or_none("stream_id"),
+        name=obj.text("name"),
+        accelerator_core=obj.text_or_none("accelerator_core"),
+        block_num=obj.integer_or_none("block_num"),
+        mix_block_num=obj.integer_or_none("mix_block_num"),
+        limit=obj.integer("limit"),
+        kind=obj.choice("kind", _literal(CoreViolation, "kind")),
+        plan=obj.text_or_none("plan"),
+        limit_source=obj.text_or_none("limit_source"),
+        blocks_field="block_num"
+        if warning
+        else obj.choice("blocks_field", _literal(CoreViolation, "blocks_field")),
+        # without an origin the JSON has start_us null, and so has a re-render
+        start_ns=(relative or 0) if warning else obj.integer("start_ns"),
+        message=obj.text("message"),
+    )
+
+
+def _contention(obj: _Object) -> ContentionInterval:
+    kind = obj.choice("kind", _literal(ContentionInterval, "kind"))
+    return ContentionInterval(
+        run=obj.integer("run"),
+        rank=obj.integer_or_none("rank"),
+        kind=kind,
+        start_ns=obj.integer("start_ns"),
+        duration_ns=obj.nanoseconds("duration_us"),
+        demand=obj.integer(f"{kind}_demand"),
+        maximum=obj.integer(f"{kind}_max"),
+        kernels=obj.texts("kernels"),
+        streams=obj.integers("streams"),
+        excess_block_ns=obj.nanoseconds("excess_block_us"),
+    )
+
+
+def _limit(obj: _Object) -> AppliedLimit:
+    return AppliedLimit(
+        source=obj.choice("source", _literal(AppliedLimit, "source")),
+        aicore=obj.integer_or_none("aicore"),
+        vectorcore=obj.integer_or_none("vectorcore"),
+        mode=obj.choice("mode", _literal(AppliedLimit, "mode")),
+        plan=obj.text_or_none("plan"),
+        detail=obj.text_or_none("detail"),
+        kernels=obj.integer("kernels"),
+    )
+
+
+def _device(obj: _Object) -> DeviceCores:
+    return DeviceCores(
+        aicore=obj.integer("aicore"),
+        vectorcore=obj.integer("vectorcore"),
+        source=obj.choice("source", _literal(DeviceCores, "source")),
+        detail=obj.text_or_none("detail"),
+    )
+
+
+def _cores(obj: _Object, origins: Origins) -> CoresResult:
+    device = obj.child_or_none("device")
+
+    def violation(v: _Object, warning: bool) -> CoreViolation:
+        run = (v.integer_or_none("rank"), v.integer("run"))
+        return _violation(v, origins.get(run), warning)
+
+    return CoresResult(
+        device=None if device is None else _device(device),
+        violations=obj.each("violations", lambda v: violation(v, False)),
+        warnings=obj.each("warnings", lambda w: violation(w, True)),
+        contention=obj.each("contention", _contention),
+        limits=obj.each("limits", _limit),
+        over_limit_ns=obj.nanoseconds("over_limit_us"),
+        aicore_over_limit_ns=obj.nanoseconds("aicore_over_limit_us"),
+        vectorcore_over_limit_ns=obj.nanoseconds("vectorcore_over_limit_us"),
+        violation_count=obj.integer("violation_count"),
+        warning_count=obj.integer("warning_count"),
+        contention_count=obj.integer("contention_count"),
+        checked_kernels=obj.integer("checked_kernels"),
+        exempt_kernels=obj.integer("exempt_kernels"),
+        unchecked_kernels=obj.integer("unchecked_kernels"),
+        notes=obj.texts("notes"),
+    )
+
+
+def _delta(obj: _Object) -> BaselineDelta:
+    return BaselineDelta(
+        plan=obj.text("plan"),
+        rank=obj.integer_or_none("rank"),
+        base=obj.fraction_or_none("base"),
+        head=obj.fraction_or_none("head"),
+        delta=obj.number_or_none("delta"),
+        status=obj.choice("status", _literal(BaselineDelta, "status")),
+    )
+
+
+def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None = None) -> Report:
+    """The Report a JSON document (already parsed) describes; InputError naming the key."""
+    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(
+            f"not an overlap-check JSON report (schema_version {SCHEMA_VERSION})",
+            path=path,
+            hint="write one with --format json or --output FILE.json",
+        )
+    top = _Object(document, "", path)
+    runs = top.each("runs", _run)
+    origins: Origins = {(r.rank, r.index): r.origin_ns for r in runs}
+    thresholds = top.child("thresholds")
+    cores = top.child_or_none("cores")
+    baseline = top.value.get("baseline")
+    return Report(
+        schema_version=top.integer("schema_version"),
+        tool_version=top.text("tool_version"),
+        config_path=top.text_or_none("config_path"),
+        verdict=top.choice("verdict", _literal(Report, "verdict")),
+        exit_code=top.integer("exit_code"),
+        thresholds=Thresholds(
+            real=thresholds.fraction("real"),
+            fake=thresholds.fraction("fake"),
+        ),
+        warmup=top.integer("warmup"),
+        min_runs=top.integer("min_runs"),
+        per=top.text("per"),
+        gate_reasons=top.texts("gate_reasons"),
+        notes=top.texts("notes"),
+        worst_rank=top.integer_or_none("worst_rank"),
+        runs=runs,
+        stream_pairs=top.each("stream_pairs", _pair),
+        ranks=top.each("ranks", _rank),
+        plans=top.each("plans", lambda p: _plan(p, origins)),
+        cores=None if cores is None else _cores(cores, origins),
+        baseline=None if baseline is None else top.each("baseline", _delta),
+    )
