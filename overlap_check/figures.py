@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache, partial
 
 import numpy as np
 import polars as pl
@@ -40,6 +41,7 @@ from overlap_check.cores import (
 )
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
+from overlap_check.hiding import other_stream_busy
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
@@ -182,11 +184,13 @@ def _plan_figures(
     )
     mains: list[int | None] = [*sorted(matters), None]
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
+    # hidden side time: each side op against every stream but its own (per sample, once)
+    hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, table in enumerate(tagged):
             kernels = main_kernels(table, main)
-            occ = occurrences(table, plan, streams, kernels)
+            occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
             figures[j][main] = PlanSample(
                 run=plan_run(samples[j], occ, options.thresholds),
                 barriers=barrier_instances(kernels, occ, options.thresholds, 0),

@@ -29,7 +29,6 @@ from overlap_check.model import (
     Report,
     RunInfo,
     StreamPair,
-    Thresholds,
     rank_text,
 )
 from overlap_check.plans import plan_result
@@ -109,7 +108,7 @@ def judge(
             p,
             r,
             figures,
-            options.thresholds,
+            options,
             _contention_ns(cores_result, r.rank),
         )
         for p, plan in enumerate(options.plans)
@@ -204,7 +203,7 @@ def _plan_result(
     p: int,
     r: RankDecisions,
     figures: Sequence[CaptureFigures],
-    thresholds: Thresholds,
+    options: Options,
     contention_ns: int,
 ) -> PlanResult:
     """plans.plan_result on the figures of plan ``p`` for the plan's decided streams."""
@@ -223,9 +222,10 @@ def _plan_result(
         streams,
         [x.side_ops for x in pieces],
         samples,
-        thresholds,
+        options.thresholds,
         provisional=r.warmup.provisional,
         contention_ns=contention_ns,
+        fake_share=options.fake_share,
     )
 
 
