@@ -24,7 +24,7 @@ Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
 import numpy as np
@@ -41,7 +41,7 @@ from overlap_check.cores import (
 )
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
-from overlap_check.hiding import other_stream_busy
+from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
@@ -117,6 +117,8 @@ class CaptureFigures:
     contention: RunContention | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
+    # main stream -> the streams hiding.helper_streams names with it as the main stream
+    helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _lengths_only(sets: StreamSets) -> StreamSets:
@@ -235,6 +237,7 @@ def capture_figures(
         cores,
         contention,
         observed,
+        helpers={sid: helper_streams(capture.kernels, sid) for sid in sorted(whole.busy)},
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set

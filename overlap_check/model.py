@@ -217,6 +217,8 @@ class RankStreamSummary:
     parallelism: float  # sum of kernel time / wall span
     concurrent_ns: float  # time with >= 2 compute streams busy
     wall_ns: float
+    # streams not judged (hiding.helper_streams): only helper work, or next to no busy time
+    helper_streams: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

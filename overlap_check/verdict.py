@@ -209,7 +209,7 @@ def gate(
     else:
         paired = {pair.rank for pair in stream_pairs}
         for summary in ranks:
-            if summary.rank not in paired:
+            if summary.rank not in paired and not summary.helper_streams:
                 streams = (
                     "no compute kernel at all"
                     if summary.main_stream is None

@@ -103,6 +103,7 @@ def _rank(summary: RankStreamSummary) -> JSON:
         "parallelism": summary.parallelism,
         "concurrent_us": us(summary.concurrent_ns),
         "wall_us": us(summary.wall_ns),
+        "helper_streams": list(summary.helper_streams),
     }
 
 

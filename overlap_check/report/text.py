@@ -205,7 +205,13 @@ def _ranks(report: Report, color: bool) -> list[str]:
     ]
     header = ["rank", "main", "parallelism", "concurrent_us (>= 2 streams)", "wall_us"]
     explanation = "warm medians; parallelism = kernel time / wall span, ~1.0 is serial"
-    return [_heading("Ranks", explanation, color), *table(header, rows)]
+    helpers = [
+        f"  rank {rank_text(r.rank)}: helper stream(s) {', '.join(map(str, r.helper_streams))}"
+        " (only AI_CPU/DSA_SQE work or under 1% of the main stream's busy time): not judged"
+        for r in report.ranks
+        if r.helper_streams
+    ]
+    return [_heading("Ranks", explanation, color), *table(header, rows), *helpers]
 
 
 def _streams(run: RunInfo) -> str:
