@@ -17,7 +17,9 @@ Gate rules (``--fail-on``):
 
 ``no-evidence`` always fails: an analysis that found nothing to judge (no side
 ops, no dominator, no occurrence, or without a plan no pair of compute streams)
-must never read as a pass. Without plans the stream pairs are judged by the
+must never read as a pass (a rank whose only streams beside the main one are helper
+streams, hiding.helper_streams, has nothing to judge and passes). Without plans the
+stream pairs are judged by the
 same rule (a pair can only be real, partial or fake). The gate also fails on
 core-limit violations, on contention only with ``fail_on_contention``, and on a
 provisional result with ``strict``. Every rank is judged on its own; the gate
