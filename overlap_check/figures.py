@@ -24,7 +24,8 @@ Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cache, partial
 
 import numpy as np
 import polars as pl
@@ -40,6 +41,7 @@ from overlap_check.cores import (
 )
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
+from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
@@ -115,6 +117,8 @@ class CaptureFigures:
     contention: RunContention | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
+    # main stream -> the streams hiding.helper_streams names with it as the main stream
+    helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _lengths_only(sets: StreamSets) -> StreamSets:
@@ -182,11 +186,13 @@ def _plan_figures(
     )
     mains: list[int | None] = [*sorted(matters), None]
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
+    # hidden side time: each side op against every stream but its own (per sample, once)
+    hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, table in enumerate(tagged):
             kernels = main_kernels(table, main)
-            occ = occurrences(table, plan, streams, kernels)
+            occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
             figures[j][main] = PlanSample(
                 run=plan_run(samples[j], occ, options.thresholds),
                 barriers=barrier_instances(kernels, occ, options.thresholds, 0),
@@ -231,6 +237,7 @@ def capture_figures(
         cores,
         contention,
         observed,
+        helpers={sid: helper_streams(capture.kernels, sid) for sid in sorted(whole.busy)},
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set

@@ -15,6 +15,7 @@ from :mod:`overlap_check.intervals`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,12 +88,24 @@ def hidden_fraction(
         de = np.asarray(dom_end, dtype=np.int64)[mg]
         cs, ce = intervals.clip(ms, me, ds, np.maximum(ds, de))
         under[groups] = np.add.reduceat(ce - cs, first)
+    return _shares(side_busy, hidden, under)
+
+
+def _shares(side_busy: I64, hidden: I64, under: I64) -> Hidden:
     has = side_busy > 0
-    hidden_pct = np.full(n_occurrences, np.nan)
-    dominator_pct = np.full(n_occurrences, np.nan)
+    hidden_pct = np.full(side_busy.size, np.nan)
+    dominator_pct = np.full(side_busy.size, np.nan)
     hidden_pct[has] = hidden[has] / side_busy[has]
     dominator_pct[has] = under[has] / side_busy[has]
     return Hidden(side_busy, hidden, under, hidden_pct, dominator_pct)
+
+
+def combined(parts: Sequence[Hidden]) -> Hidden:
+    """The hidden time of side ops measured in parts (one per side-op stream), summed."""
+    side_busy: I64 = np.vstack([h.side_busy_ns for h in parts]).sum(axis=0)
+    hidden: I64 = np.vstack([h.hidden_ns for h in parts]).sum(axis=0)
+    under: I64 = np.vstack([h.under_dominator_ns for h in parts]).sum(axis=0)
+    return _shares(side_busy, hidden, under)
 
 
 def verdict_counts(figures: npt.ArrayLike, thresholds: Thresholds) -> dict[Verdict, int]:
@@ -115,9 +128,17 @@ def capped_verdict(
     values = values[~np.isnan(values)]
     if values.size == 0:
         return "no-evidence"
+    counts = verdict_counts(values, thresholds)
     verdict = label(float(np.median(values)), thresholds)
-    fake = verdict_counts(values, thresholds)["fake"]
-    if verdict == "real" and fake > fake_share * values.size:
+    return capped(verdict, (counts["real"], counts["partial"], counts["fake"]), fake_share)
+
+
+def capped(
+    verdict: Verdict, counts: tuple[int, int, int], fake_share: float = FAKE_SHARE
+) -> Verdict:
+    """``verdict`` at best ``partial`` when more than ``fake_share`` of the judged
+    occurrences (``counts``: real, partial, fake) are fake."""
+    if verdict == "real" and counts[2] > fake_share * sum(counts):
         return "partial"
     return verdict
 

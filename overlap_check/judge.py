@@ -29,7 +29,6 @@ from overlap_check.model import (
     Report,
     RunInfo,
     StreamPair,
-    Thresholds,
     rank_text,
 )
 from overlap_check.plans import plan_result
@@ -38,6 +37,18 @@ from overlap_check.streams import pair_results, rank_summary
 from overlap_check.verdict import gate, mark_gate, worst_rank
 
 Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
+
+
+def _helper_streams(
+    figures: Sequence[CaptureFigures], members: Sequence[int], main: int
+) -> frozenset[int]:
+    """The rank's helper streams: named so in every run where the stream ran compute."""
+    named = [frozenset(figures[i].helpers.get(main, ())) for i in members]
+    present = [frozenset(figures[i].helpers) for i in members]
+    candidates = frozenset().union(*named)
+    return frozenset(
+        s for s in candidates if all(s in n for n, p in zip(named, present, strict=True) if s in p)
+    )
 
 
 def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
@@ -89,11 +100,18 @@ def judge(
                 notes.append(
                     f"rank {rank_text(r.rank)}: main stream {r.main} has no compute kernel"
                 )
-            pair_figures = [f.pair_figures(r.main) for f in per_sample]
+            helpers = _helper_streams(figures, r.members, r.main)
+            pair_figures = [
+                {s: f for s, f in f.pair_figures(r.main).items() if s not in helpers}
+                for f in per_sample
+            ]
             pairs += pair_results(
                 r.rank, r.main, samples, pair_figures, options.thresholds, r.warmup.provisional
             )
-        summaries.append(rank_summary(r.rank, samples, sets, r.main))
+        summary = rank_summary(r.rank, samples, sets, r.main)
+        if r.main is not None:
+            summary = replace(summary, helper_streams=tuple(sorted(helpers)))
+        summaries.append(summary)
     by_run = dict(zip(ordered, runs, strict=True))
     cores_result = combine_cores(
         device,
@@ -109,7 +127,7 @@ def judge(
             p,
             r,
             figures,
-            options.thresholds,
+            options,
             _contention_ns(cores_result, r.rank),
         )
         for p, plan in enumerate(options.plans)
@@ -204,7 +222,7 @@ def _plan_result(
     p: int,
     r: RankDecisions,
     figures: Sequence[CaptureFigures],
-    thresholds: Thresholds,
+    options: Options,
     contention_ns: int,
 ) -> PlanResult:
     """plans.plan_result on the figures of plan ``p`` for the plan's decided streams."""
@@ -223,9 +241,10 @@ def _plan_result(
         streams,
         [x.side_ops for x in pieces],
         samples,
-        thresholds,
+        options.thresholds,
         provisional=r.warmup.provisional,
         contention_ns=contention_ns,
+        fake_share=options.fake_share,
     )
 
 

@@ -8,6 +8,7 @@ imports polars at run time, so the CLI can import this module cheaply.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -138,6 +139,7 @@ class Options:
     strict: bool = False
     per: Per = "run"
     fail_on: FailOn = "fake"
+    fake_share: float = 0.25  # a plan is at best partial above this share of fake occurrences
     main_stream: int | None = None  # stream level: force the main stream
     order: Order = "given"  # several PATHs: as given, or by capture time
     device: DeviceConfig = field(default_factory=DeviceConfig)
@@ -215,6 +217,8 @@ class RankStreamSummary:
     parallelism: float  # sum of kernel time / wall span
     concurrent_ns: float  # time with >= 2 compute streams busy
     wall_ns: float
+    # streams not judged (hiding.helper_streams): only helper work, or next to no busy time
+    helper_streams: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,13 @@ class Occurrence:
     # no-side: a dominator instance with no side op; no-dominator: side ops after the
     # last dominator; zero-length: a window of length 0 (nothing to divide by)
     status: Literal["ok", "no-side", "no-dominator", "zero-length"] = "ok"
+    layer: int | None = None  # the layer (dominator instance) it belongs to, 1-based
+    # docs/hidden-fraction.md: side busy time, the part under compute on any other stream,
+    # and the shares of it (None: no side busy time, or not computed)
+    hidden_pct: float | None = None
+    dominator_pct: float | None = None  # the share under its own dominator
+    side_busy_ns: int | None = None
+    hidden_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -266,6 +277,8 @@ class PlanRun:
     zero_length: int = 0  # occurrences with a zero-length window (not judged)
     fake: int = 0  # judged occurrences at or below the fake threshold
     unpaired: tuple[Occurrence, ...] = ()  # the first few unjudged occurrences
+    hidden_pct: float | None = None  # median hidden_pct over the judged occurrences
+    hidden_counts: tuple[int, int, int] = (0, 0, 0)  # judged occurrences: real, partial, fake
 
 
 @dataclass(frozen=True)
@@ -292,6 +305,10 @@ class PlanResult:
     config_file: str | None = None  # Plan.config_file: the config that defined the plan
     config_line: int | None = None  # and the line of its [[plan]] header
     gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
+    hidden_pct: float | None = None  # median over warm samples: what the verdict follows
+    decided_by: str = "hidden_pct"  # the figure the verdict bands were applied to
+    # judged warm occurrences per hidden_pct band: real, partial, fake
+    verdict_counts: tuple[int, int, int] = (0, 0, 0)
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged
@@ -304,6 +321,10 @@ class PlanResult:
         if not judged:
             return None
         return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
+
+    def deciding_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
+        """The occurrence the verdict's figure (hidden_pct) names: see deciding_occurrence."""
+        return deciding_occurrence(self.per_run)
 
 
 @dataclass(frozen=True)
@@ -425,3 +446,16 @@ class Report:
         return replace(
             self, verdict="fail", exit_code=1, gate_reasons=self.gate_reasons + tuple(reasons)
         )
+
+
+def deciding_occurrence(
+    runs: Sequence[PlanRun],
+) -> tuple[PlanRun, Occurrence] | None:
+    """The occurrence the text names for a verdict taken on hidden_pct: the lowest judged
+    hidden_pct among the warm runs' worst ones (the cold runs' when no warm run recorded
+    any; ties: the first in run order). None: none was judged."""
+    pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
+    judged = [(r, o) for r in pool for o in r.worst if o.hidden_pct is not None]
+    if not judged:
+        return None
+    return min(judged, key=lambda item: item[1].hidden_pct or 0.0)

@@ -50,7 +50,7 @@ warm samples, most frequent first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,6 +58,14 @@ import numpy.typing as npt
 import polars as pl
 
 from overlap_check import intervals
+from overlap_check.hiding import (
+    FAKE_SHARE,
+    Hidden,
+    capped,
+    combined,
+    hidden_fraction,
+    verdict_counts,
+)
 from overlap_check.intervals import I64
 from overlap_check.model import (
     BarrierCandidate,
@@ -67,12 +75,14 @@ from overlap_check.model import (
     PlanRun,
     Thresholds,
     Verdict,
+    deciding_occurrence,
 )
 from overlap_check.runs import Sample, spread
 from overlap_check.selection import dominator_expr, side_expr
 from overlap_check.verdict import diagnosis, label
 
 F64 = npt.NDArray[np.float64]
+_EMPTY: I64 = np.zeros(0, dtype=np.int64)
 STATUS = ("ok", "no-side", "no-dominator", "zero-length")
 OK, NO_SIDE, NO_DOMINATOR, ZERO_LENGTH = range(4)
 WORST = 3
@@ -100,6 +110,41 @@ class Occurrences:
     busy_pct: F64  # nan when not judged
     dom_row: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # -1: none
     main_names: pl.Series = field(default_factory=lambda: pl.Series(dtype=pl.String))
+    # the side ops by start, the occurrence and stream of each (for hiding.hidden_fraction)
+    side_ops: tuple[I64, I64, I64, I64] = field(
+        default_factory=lambda: (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+    )  # start, end, occurrence, stream
+    hidden: Hidden | None = None  # with_hidden(): hidden side time per occurrence
+
+    def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
+        """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
+        op against the compute on every stream but its own. ``busy_without(s)``: merged
+        compute busy time of every stream but ``s`` (hiding.other_stream_busy)."""
+        ss, se, occ, sid = self.side_ops
+        n = self.status.size
+        parts = [
+            hidden_fraction(
+                ss[sid == s],
+                se[sid == s],
+                occ[sid == s],
+                n,
+                busy_without(int(s)),
+                self.dom_start,
+                self.dom_end,
+            )
+            for s in np.unique(sid)
+        ]
+        if len(parts) <= 1:  # one side stream (no side op: nothing is hidden)
+            none = (_EMPTY, _EMPTY)
+            alone = parts[0] if parts else hidden_fraction(ss, se, occ, n, none, _EMPTY, _EMPTY)
+            return replace(self, hidden=alone)
+        return replace(self, hidden=combined(parts))
+
+    def hidden_pct(self) -> F64:
+        """hidden_pct per occurrence (nan: not computed, or no side busy time)."""
+        if self.hidden is None:
+            return np.full(self.status.size, np.nan)
+        return self.hidden.hidden_pct
 
     def dominator(self, k: int) -> str | None:
         row = int(self.dom_row[k])
@@ -108,6 +153,8 @@ class Occurrences:
     def occurrence(self, k: int) -> Occurrence:
         has_side = self.side_count[k] > 0
         has_dom = bool(self.dom_row[k] >= 0)
+        h = self.hidden
+        has_busy = h is not None and bool(h.side_busy_ns[k] > 0)
         return Occurrence(
             index=k + 1,
             side_ops=int(self.side_count[k]),
@@ -120,6 +167,11 @@ class Occurrences:
             overlap_pct=None if np.isnan(self.pct[k]) else float(self.pct[k]),
             busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
             status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
+            layer=k + 1,
+            hidden_pct=float(h.hidden_pct[k]) if h is not None and has_busy else None,
+            dominator_pct=float(h.dominator_pct[k]) if h is not None and has_busy else None,
+            side_busy_ns=int(h.side_busy_ns[k]) if h is not None else None,
+            hidden_ns=int(h.hidden_ns[k]) if h is not None else None,
         )
 
 
@@ -230,7 +282,12 @@ def occurrences(
     ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
     de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
     measured = _measure(ss, se, occ, rows.size, ds, de, has_dom)
-    return replace(measured, dom_row=rows, main_names=main.get_column("name"))
+    return replace(
+        measured,
+        dom_row=rows,
+        main_names=main.get_column("name"),
+        side_ops=(ss, se, occ, _i64(side, "stream_id")),
+    )
 
 
 def _measure(
@@ -280,7 +337,12 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
     pct = occ.pct[judged]
     busy = occ.busy_pct[judged]
     busy = busy[~np.isnan(busy)]
-    worst = judged[np.argsort(pct, kind="stable")[:WORST]]
+    hidden = occ.hidden_pct()[judged]
+    hidden = hidden[~np.isnan(hidden)]
+    counts = verdict_counts(hidden, thresholds)
+    # the worst occurrences by the figure the verdict follows (hidden_pct), then overlap_pct
+    order = np.lexsort((pct, np.nan_to_num(occ.hidden_pct()[judged], nan=np.inf)))
+    worst = judged[order[:WORST]]
     unjudged = np.flatnonzero(occ.status != OK)[:WORST]
     return PlanRun(
         run=sample.run,
@@ -298,6 +360,8 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
         fake=int((pct <= thresholds.fake).sum()),
         unpaired=tuple(occ.occurrence(int(k)) for k in unjudged),
+        hidden_pct=float(np.median(hidden)) if hidden.size else None,
+        hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
     )
 
 
@@ -430,12 +494,14 @@ def plan_result(
     *,
     provisional: bool,
     contention_ns: int = 0,
+    fake_share: float = FAKE_SHARE,
 ) -> PlanResult:
     """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
 
     ``samples``: per sample (run or step), in order, its plan_run (with ``run``, ``warm``
     and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
-    ``side_ops``: as for placement.
+    ``side_ops``: as for placement. The verdict follows the warm median of hidden_pct,
+    at best partial when more than ``fake_share`` of the judged warm occurrences are fake.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -443,7 +509,18 @@ def plan_result(
     warm = [run.warm for run in runs]
     figure = spread([run.overlap_pct for run in runs], warm)
     busy = spread([run.busy_overlap_pct for run in runs], warm)
-    verdict: Verdict = "not-split" if evidence else label(figure.median, thresholds)
+    hidden = spread([run.hidden_pct for run in runs], warm)
+    warm_counts = [r.hidden_counts for r in runs if r.warm]
+    verdict_counts = (
+        sum(c[0] for c in warm_counts),
+        sum(c[1] for c in warm_counts),
+        sum(c[2] for c in warm_counts),
+    )
+    verdict: Verdict = (
+        "not-split"
+        if evidence
+        else capped(label(hidden.median, thresholds), verdict_counts, fake_share)
+    )
     if streams.main is None or side_total == 0:
         verdict = "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
@@ -456,6 +533,8 @@ def plan_result(
     if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
         figure = replace(figure, median=None)
         busy = replace(busy, median=None)
+        hidden = replace(hidden, median=None)
+    notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
     return PlanResult(
         name=plan.name,
         rank=rank,
@@ -473,17 +552,64 @@ def plan_result(
         placement=evidence,
         diagnosis=diagnosis(
             verdict,
-            figure.median,
+            hidden.median,
             thresholds,
             placement=evidence,
             barriers=barriers,
             fake_occurrences=fake_occurrences,
             no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
             contention_ns=contention_ns,
-        ),
+            figure="hidden_pct",
+        )
+        + notes,
         fake_occurrences=fake_occurrences,
         dominator=plan.dominator,
         side=plan.side,
         config_file=plan.config_file,
         config_line=plan.config_line,
+        hidden_pct=hidden.median,
+        verdict_counts=verdict_counts,
+    )
+
+
+def _us(ns: int | None) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:.0f}"
+
+
+def _band_note(
+    verdict: Verdict,
+    overlap: float | None,
+    hidden: float | None,
+    runs: Sequence[PlanRun],
+    thresholds: Thresholds,
+) -> str:
+    """Why the window figure and the hidden fraction fall in different bands ("" when they
+    agree), told on the deciding occurrence (the warm runs' worst by hidden_pct)."""
+    if verdict in ("not-split", "no-evidence") or overlap is None or hidden is None:
+        return ""
+    window, hid = label(overlap, thresholds), label(hidden, thresholds)
+    if window == hid:
+        return ""
+    text = f"; overlap_pct {overlap:.3f} says {window} but hidden_pct {hidden:.3f} says {hid}"
+    deciding = deciding_occurrence(runs)
+    if deciding is None:
+        return text
+    occ = deciding[1]
+    spans = (
+        occ.side_start_ns is not None
+        and occ.dom_start_ns is not None
+        and occ.side_end_ns is not None
+        and occ.dom_end_ns is not None
+        and occ.side_start_ns <= occ.dom_start_ns
+        and occ.side_end_ns >= occ.dom_end_ns
+    )
+    where = "the side window spans the dominator, but " if spans else ""
+    shown = occ.hidden_ns if occ.hidden_ns is not None else 0
+    busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
+    return (
+        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under other "
+        f"streams' compute (occurrence #{occ.index})"
+        if hid != "real"
+        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
+        f"compute, not under the named dominator (occurrence #{occ.index})"
     )

@@ -17,7 +17,9 @@ Gate rules (``--fail-on``):
 
 ``no-evidence`` always fails: an analysis that found nothing to judge (no side
 ops, no dominator, no occurrence, or without a plan no pair of compute streams)
-must never read as a pass. Without plans the stream pairs are judged by the
+must never read as a pass (a rank whose only streams beside the main one are helper
+streams, hiding.helper_streams, has nothing to judge and passes). Without plans the
+stream pairs are judged by the
 same rule (a pair can only be real, partial or fake). The gate also fails on
 core-limit violations, on contention only with ``fail_on_contention``, and on a
 provisional result with ``strict``. Every rank is judged on its own; the gate
@@ -125,8 +127,11 @@ def diagnosis(
     fake_occurrences: int = 0,
     no_evidence: str | None = None,
     contention_ns: int = 0,
+    figure: str = "overlap_pct",
 ) -> str:
-    """One line saying which failure mode (3a / 3b / 3c) applies and what to do next."""
+    """One line saying which failure mode (3a / 3b / 3c) applies and what to do next.
+
+    ``overlap_pct``: the figure the verdict follows, named ``figure`` in the text."""
     if verdict == "no-evidence":
         reason = no_evidence or "nothing to judge"
         return f"no evidence: {reason}; check the plan's regexes and streams"
@@ -139,7 +144,7 @@ def diagnosis(
     pct = f"{overlap_pct:.3f}" if overlap_pct is not None else "n/a"
     if verdict == "fake":
         text = (
-            f"3b fake parallelism: overlap_pct {pct} <= {thresholds.fake}; "
+            f"3b fake parallelism: {figure} {pct} <= {thresholds.fake}; "
             "the streams ran one after the other"
         )
         if barriers:
@@ -150,7 +155,7 @@ def diagnosis(
         return text
     if verdict == "partial":
         text = (
-            f"3b partial overlap: overlap_pct {pct} is between {thresholds.fake} and "
+            f"3b partial overlap: {figure} {pct} is between {thresholds.fake} and "
             f"{thresholds.real}; the split needs redesign "
             "(longer side work, a longer or different dominator)"
         )
@@ -160,7 +165,7 @@ def diagnosis(
             )
         return text
     text = (
-        f"3c real overlap (overlap_pct {pct}); if wall time did not drop, look at contention "
+        f"3c real overlap ({figure} {pct}); if wall time did not drop, look at contention "
         "(block demand vs device cores), tails and core limits (limit_core_num)"
     )
     if contention_ns > 0:
@@ -202,13 +207,11 @@ def gate(
                 reasons.append(
                     f"plan {plan.name}, rank {rank_text(plan.rank)}: {_plan_reason(plan)}"
                 )
-                failed.append(
-                    (plan.overlap_pct if plan.overlap_pct is not None else -1.0, plan.rank)
-                )
+                failed.append((plan.hidden_pct if plan.hidden_pct is not None else -1.0, plan.rank))
     else:
         paired = {pair.rank for pair in stream_pairs}
         for summary in ranks:
-            if summary.rank not in paired:
+            if summary.rank not in paired and not summary.helper_streams:
                 streams = (
                     "no compute kernel at all"
                     if summary.main_stream is None
@@ -250,13 +253,13 @@ def _plan_reason(plan: PlanResult) -> str:
         return plan.diagnosis.split("; check", 1)[0] or "no evidence"
     if plan.verdict == "not-split":
         return f"not-split ({plan.placement[0]})" if plan.placement else "not-split"
-    return f"{plan.verdict} (overlap_pct {_fmt(plan.overlap_pct)})"
+    return f"{plan.verdict} ({plan.decided_by} {_fmt(plan.hidden_pct)})"
 
 
 def worst_rank(plans: Sequence[PlanResult], stream_pairs: Sequence[StreamPair]) -> int | None:
     """The rank with the lowest figure (plans first, else stream pairs); None with one rank."""
     figures: list[tuple[float, int | None]] = [
-        (p.overlap_pct if p.overlap_pct is not None else -1.0, p.rank) for p in plans
+        (p.hidden_pct if p.hidden_pct is not None else -1.0, p.rank) for p in plans
     ] or [(p.overlap_pct, p.rank) for p in stream_pairs]
     if len({rank for _, rank in figures}) < 2:
         return None

@@ -151,7 +151,11 @@ def test_text_report_colours_verdicts_and_headings() -> None:
     assert lines[4].startswith(f"{BOLD}Plans{RESET} (window overlap_pct = ")
     # verdict column width 7 ("verdict"): "fake" + 3 blanks of padding, then the 2-blank gap;
     # judged/occ is 10 wide: "-" + 9 blanks + the gap before worst occurrence's "-"
-    row = f"  moe   0     0.000        n/a       {RED}fake{RESET}     0 of 0 runs  -{' ' * 11}-"
+    # busy_pct and hidden_pct (8 and 10 wide) are n/a: no figure was given
+    row = (
+        f"  moe   0     0.000        n/a       n/a         {RED}fake{RESET}     0 of 0 runs  "
+        f"-{' ' * 11}-"
+    )
     assert row in lines
     assert lines.count(f"{BOLD}Stream pairs{RESET} (" + text.BUSY + ")") == 1
     # overlap_pct column is 19 wide, exactly "0.250 (provisional)": no padding after it
@@ -169,7 +173,10 @@ def test_text_report_pass_is_bold_green() -> None:
                     runs=(), plans=(passing,))  # fmt: skip
     lines = text.render(report, color=True).splitlines()
     assert lines[0] == f"overlap-check 9.9: {BOLD_GREEN}PASS{RESET} (exit 0)"
-    row = f"  moe   0     0.900        n/a       {GREEN}real{RESET}     0 of 0 runs  -{' ' * 11}-"
+    row = (
+        f"  moe   0     0.900        n/a       n/a         {GREEN}real{RESET}     0 of 0 runs  "
+        f"-{' ' * 11}-"
+    )
     assert row in lines
     assert f"{BOLD}Stream pairs{RESET}: none (fewer than two compute streams)" in lines
 

@@ -122,7 +122,10 @@ def test_two_rank_job(tmp_path: Path) -> None:
     assert sorted(r.rank for r in report.runs) == [0] * 5 + [1] * 5
     assert report.exit_code == 1
     assert report.worst_rank == 1
-    assert report.gate_reasons == ("plan moe-shared-expert, rank 1: fake (overlap_pct 0.000)",)
+    # rank 1's side work runs while the main stream waits on an EVENT_WAIT (a task, not
+    # compute): none of it is hidden
+    assert by_rank[1].hidden_pct == 0.0
+    assert report.gate_reasons == ("plan moe-shared-expert, rank 1: fake (hidden_pct 0.000)",)
     assert "Worst rank: 1" in text_report.render(report)
     # Communication rows never make a stream.
     assert all(s.stream_id in (2, 3) for r in report.runs for s in r.streams)

@@ -304,8 +304,10 @@ def test_only_warm_runs_are_judged_and_searched_for_barriers() -> None:
     (cast,) = result.barrier_candidates
     assert (cast.name, cast.occurrences, cast.run, cast.occurrence) == ("Cast", 3 * 2, 3, 1)
     swapped = analyze_captures([*fake[:2], *real, fake[2]], Options(plans=(MOE,))).plans[0]
-    # The fake runs 1-2 are warm-up: one fake warm run (5) of three.
-    assert (swapped.verdict, swapped.overlap_pct, swapped.fake_occurrences) == ("real", 1.0, 2)
+    # The fake runs 1-2 are warm-up: one fake warm run (5) of three. The median is real, but
+    # 2 of the 3 * 2 warm occurrences are fake, more than a quarter (1.5): at best partial.
+    assert (swapped.verdict, swapped.overlap_pct, swapped.fake_occurrences) == ("partial", 1.0, 2)
+    assert swapped.verdict_counts == (2 * 2, 0, 2)
     assert [(b.name, b.occurrences, b.run) for b in swapped.barrier_candidates] == [("Cast", 2, 5)]
 
 

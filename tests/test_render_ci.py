@@ -532,7 +532,7 @@ def test_hostile_plan_name_from_the_command_line_stays_in_its_annotation() -> No
     lines = result.stdout.split("\n")
     assert len(lines) == 3 and lines[2] == ""  # the annotation, the verdict line, the end
     assert _unescape(lines[1]) == f"overlap-check: fail (plan {HOSTILE}, rank 0: fake " + (
-        "(overlap_pct 0.000))"
+        "(hidden_pct 0.000))"  # the side work ran while the main stream waited: none hidden
     )
 
 

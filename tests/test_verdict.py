@@ -38,7 +38,7 @@ def test_label_bands(pct: float | None, verdict: str) -> None:
 
 
 def plan(verdict: Verdict, pct: float | None, rank: int = 0) -> PlanResult:
-    return PlanResult("moe", rank, verdict, pct, False, 3, 2)
+    return PlanResult("moe", rank, verdict, pct, False, 3, 2, hidden_pct=pct)
 
 
 def decide(plans: list[PlanResult], **kw: object):  # type: ignore[no-untyped-def]
@@ -71,8 +71,8 @@ def test_any_failing_rank_fails_and_the_worst_is_named() -> None:
     assert not decision.passed
     assert decision.worst_rank == 1
     assert decision.reasons == (
-        "plan moe, rank 1: fake (overlap_pct 0.010)",
-        "plan moe, rank 2: fake (overlap_pct 0.030)",
+        "plan moe, rank 1: fake (hidden_pct 0.010)",
+        "plan moe, rank 2: fake (hidden_pct 0.030)",
     )
 
 

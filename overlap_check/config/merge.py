@@ -20,6 +20,7 @@ from overlap_check.model import DeviceConfig, Options, Plan, Thresholds
 ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "real": ("OVERLAP_CHECK_REAL", float),
     "fake": ("OVERLAP_CHECK_FAKE", float),
+    "fake_share": ("OVERLAP_CHECK_FAKE_SHARE", float),
     "warmup": ("OVERLAP_CHECK_WARMUP", int),
     "min_runs": ("OVERLAP_CHECK_MIN_RUNS", int),
     "tolerance": ("OVERLAP_CHECK_TOLERANCE", float),
@@ -39,6 +40,7 @@ def _parse_flag(text: str) -> bool:
 _MERGED: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "real": ("thresholds", checks.fraction),
     "fake": ("thresholds", checks.fraction),
+    "fake_share": ("thresholds", checks.fraction),
     "warmup": ("runs", checks.integer(0)),
     "min_runs": ("runs", checks.integer(1)),
     "per": ("runs", checks.PER),

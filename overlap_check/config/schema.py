@@ -15,7 +15,11 @@ PYPROJECT_TABLE = "tool.overlap-check"
 
 # section -> key -> check. Plans ([[plan]]) are parsed apart.
 SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    "thresholds": {"real": checks.fraction, "fake": checks.fraction},
+    "thresholds": {
+        "real": checks.fraction,
+        "fake": checks.fraction,
+        "fake_share": checks.fraction,
+    },
     "runs": {
         "warmup": checks.integer(0),
         "min_runs": checks.integer(1),
@@ -62,6 +66,7 @@ class Config:
     prefix: str = ""  # "tool.overlap-check." when read from pyproject.toml
     real: float | None = None
     fake: float | None = None
+    fake_share: float | None = None
     warmup: int | None = None
     min_runs: int | None = None
     per: Per | None = None

@@ -103,6 +103,7 @@ def _rank(summary: RankStreamSummary) -> JSON:
         "parallelism": summary.parallelism,
         "concurrent_us": us(summary.concurrent_ns),
         "wall_us": us(summary.wall_ns),
+        "helper_streams": list(summary.helper_streams),
     }
 
 
@@ -119,9 +120,19 @@ def _occurrence(occ: Occurrence, origin: int | None) -> JSON:
         "overlap_us": us(occ.overlap_ns),
         "overlap_pct": occ.overlap_pct,
         "busy_overlap_pct": occ.busy_overlap_pct,
+        "layer": occ.layer,
+        "hidden_pct": occ.hidden_pct,
+        "dominator_pct": occ.dominator_pct,
+        "side_busy_us": us(occ.side_busy_ns),
+        "hidden_us": us(occ.hidden_ns),
         **exact("side_start_ns", occ.side_start_ns),
         **exact("dom_start_ns", occ.dom_start_ns),
     }
+
+
+def _counts(counts: tuple[int, int, int]) -> JSON:
+    real, partial, fake = counts
+    return {"real": real, "partial": partial, "fake": fake}
 
 
 def _plan_run(run: PlanRun, origin: int | None) -> JSON:
@@ -131,6 +142,8 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
         "warm": run.warm,
         "overlap_pct": run.overlap_pct,
         "busy_overlap_pct": run.busy_overlap_pct,
+        "hidden_pct": run.hidden_pct,
+        "verdict_counts": _counts(run.hidden_counts),
         "occurrences": run.occurrences,
         "judged": run.judged,
         "side_ops": run.side_ops,
@@ -165,6 +178,9 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "method": plan.method,
         "overlap_pct": plan.overlap_pct,
         "busy_overlap_pct": plan.busy_overlap_pct,
+        "hidden_pct": plan.hidden_pct,
+        "decided_by": plan.decided_by,
+        "verdict_counts": _counts(plan.verdict_counts),
         "provisional": plan.provisional,
         "verdict": plan.verdict,
         "side_stream": plan.side_stream,

@@ -87,6 +87,14 @@ class _Object:
         """A ``*_us`` duration as the integer nanoseconds it was rounded from."""
         return round(self.number(name) * 1000)
 
+    def nanoseconds_or_none(self, name: str) -> int | None:
+        return _ns(self.number_or_none(name))
+
+    def counts(self, name: str) -> tuple[int, int, int]:
+        """A ``{real, partial, fake}`` object (hidden_pct bands) as a tuple."""
+        counts = self.child(name)
+        return (counts.integer("real"), counts.integer("partial"), counts.integer("fake"))
+
     def number_or_none(self, name: str) -> float | None:
         return _float(self._get(name, _is_number, True))
 
@@ -224,6 +232,7 @@ def _rank(obj: _Object) -> RankStreamSummary:
         parallelism=obj.number("parallelism"),
         concurrent_ns=obj.number("concurrent_us") * 1000,
         wall_ns=obj.number("wall_us") * 1000,
+        helper_streams=obj.integers("helper_streams"),
     )
 
 
@@ -240,6 +249,11 @@ def _occurrence(obj: _Object, origin: int | None) -> Occurrence:
         overlap_ns=obj.nanoseconds("overlap_us"),
         overlap_pct=obj.fraction_or_none("overlap_pct"),
         busy_overlap_pct=obj.fraction_or_none("busy_overlap_pct"),
+        layer=obj.integer_or_none("layer"),
+        hidden_pct=obj.fraction_or_none("hidden_pct"),
+        dominator_pct=obj.fraction_or_none("dominator_pct"),
+        side_busy_ns=obj.nanoseconds_or_none("side_busy_us"),
+        hidden_ns=obj.nanoseconds_or_none("hidden_us"),
     )
 
 
@@ -259,6 +273,8 @@ def _plan_run(obj: _Object, origin: int | None) -> PlanRun:
         fake=obj.integer("fake_occurrences"),
         worst=obj.each("worst", lambda o: _occurrence(o, origin)),
         unpaired=obj.each("unpaired", lambda o: _occurrence(o, origin)),
+        hidden_pct=obj.fraction_or_none("hidden_pct"),
+        hidden_counts=obj.counts("verdict_counts"),
     )
 
 
@@ -304,6 +320,9 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         diagnosis=obj.text("diagnosis"),
         config_file=obj.text_or_none("config_file"),
         config_line=obj.integer_or_none("config_line"),
+        hidden_pct=obj.fraction_or_none("hidden_pct"),
+        decided_by=obj.text("decided_by"),
+        verdict_counts=obj.counts("verdict_counts"),
     )
 
 

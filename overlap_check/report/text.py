@@ -9,6 +9,7 @@ from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, pain
 from overlap_check.report.text_table import Painter, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
+HIDDEN = "hidden_pct: side busy time under other streams' compute, warm median (decides)"
 BUSY = (
     "busy-time overlap_pct = |busy(main) ∩ busy(side)| / min(busy(main), busy(side)), warm median"
 )
@@ -76,13 +77,39 @@ def _occurrence_counts(plan: PlanResult) -> str:
     )
 
 
+def _window(start: int | None, end: int | None, origin: int | None) -> str:
+    if start is None or end is None or origin is None:
+        return "[n/a]"
+    return f"[{_us(start - origin)}, {_us(end - origin)}] us"
+
+
+def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> str:
+    """The recipes' record of the occurrence the verdict's figure names (times from the
+    run's first compute kernel)."""
+    found = plan.deciding_occurrence()
+    if found is None:
+        return ""
+    run, occ = found
+    origin = origins.get((plan.rank, run.run))
+    barrier = plan.barrier_candidates[0].name if plan.barrier_candidates else "none"
+    return (
+        f"#{occ.index} ({run.sample or f'run {run.run}'}): side window "
+        f"{_window(occ.side_start_ns, occ.side_end_ns, origin)}, dominator window "
+        f"{_window(occ.dom_start_ns, occ.dom_end_ns, origin)} ({occ.dominator}), "
+        f"overlap_pct {_pct(occ.overlap_pct)}, hidden_pct {_pct(occ.hidden_pct)}, "
+        f"verdict {plan.verdict}, barrier {barrier}"
+    )
+
+
 def _plans(report: Report, color: bool) -> list[str]:
+    origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
     rows = [
         [
             plan.name,
             rank_text(plan.rank),
             _pct(plan.overlap_pct) + (" (provisional)" if plan.provisional else ""),
             _pct(plan.busy_overlap_pct),
+            _pct(plan.hidden_pct),
             plan.verdict,
             f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}",
             _occurrence_counts(plan),
@@ -95,14 +122,15 @@ def _plans(report: Report, color: bool) -> list[str]:
         "rank",
         "overlap_pct",
         "busy_pct",
+        "hidden_pct",
         "verdict",
         "used",
         "judged/occ",
         "worst occurrence",
     ]
-    painters = {2: _judged(color), 4: _styled(VERDICT_STYLE, color)}
+    painters = {2: _judged(color), 5: _styled(VERDICT_STYLE, color)}
     lines = [
-        _heading("Plans", WINDOW + "; busy_pct: busy-time figure", color),
+        _heading("Plans", WINDOW + "; busy_pct: busy-time figure; " + HIDDEN, color),
         *table(header, rows, paint=painters),
         "",
     ]
@@ -112,6 +140,14 @@ def _plans(report: Report, color: bool) -> list[str]:
             f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
             f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
         )
+        real, partial, fake = plan.verdict_counts
+        if real + partial + fake:
+            lines.append(
+                f"    warm occurrences by hidden_pct: {real} real, {partial} partial, {fake} fake"
+            )
+        deciding = _deciding(plan, origins)
+        if deciding:
+            lines.append(f"    deciding occurrence {deciding}")
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
@@ -169,7 +205,13 @@ def _ranks(report: Report, color: bool) -> list[str]:
     ]
     header = ["rank", "main", "parallelism", "concurrent_us (>= 2 streams)", "wall_us"]
     explanation = "warm medians; parallelism = kernel time / wall span, ~1.0 is serial"
-    return [_heading("Ranks", explanation, color), *table(header, rows)]
+    helpers = [
+        f"  rank {rank_text(r.rank)}: helper stream(s) {', '.join(map(str, r.helper_streams))}"
+        " (only AI_CPU/DSA_SQE work or under 1% of the main stream's busy time): not judged"
+        for r in report.ranks
+        if r.helper_streams
+    ]
+    return [_heading("Ranks", explanation, color), *table(header, rows), *helpers]
 
 
 def _streams(run: RunInfo) -> str:
