@@ -224,7 +224,7 @@ def corrupt_sqlite(rng: random.Random, path: Path) -> str:
     if data[:6] != b"SQLite":
         return flip_bytes(rng, path)
     choice = rng.randrange(3)
-    if choice == 0 and len(data) > 4096:
+    if choice == 0 and len(data) >= 2 * 4096:  # a page past the first one to damage
         page = rng.randrange(1, len(data) // 4096)
         for i in range(page * 4096, min(len(data), page * 4096 + 64)):
             data[i] = rng.randrange(256)
