@@ -25,6 +25,8 @@ PlanMode = Literal["ge", "npugraph_ex"]
 FailOn = Literal["fake", "partial", "never"]
 Per = Literal["run", "step"]
 Order = Literal["given", "time"]
+# The recipes establish a plan only at >= the real threshold, so partial fails by default.
+DEFAULT_FAIL_ON: FailOn = "partial"
 
 
 def choices_of(kind: object) -> tuple[str, ...]:
@@ -138,7 +140,7 @@ class Options:
     min_runs: int = 5
     strict: bool = False
     per: Per = "run"
-    fail_on: FailOn = "fake"
+    fail_on: FailOn = DEFAULT_FAIL_ON
     fake_share: float = 0.25  # a plan is at best partial above this share of fake occurrences
     main_stream: int | None = None  # stream level: force the main stream
     order: Order = "given"  # several PATHs: as given, or by capture time
@@ -426,7 +428,7 @@ class Report:
     worst_rank: int | None = None  # the rank with the lowest figure, when several ranks
     # The gate settings the report was judged with, so that CI renderers can mark each
     # plan / stream pair as failing or not (added for report/cases.py).
-    fail_on: FailOn = "fake"
+    fail_on: FailOn = DEFAULT_FAIL_ON
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     config_path: str | None = None  # the config file the options came from (Options.config_path)
@@ -438,6 +440,13 @@ class Report:
         from overlap_check.report.json_read import report_from_json
 
         return report_from_json(document, path)
+
+    @property
+    def provisional(self) -> bool:
+        """A judged figure stands on fewer runs (or steps) than ``min_runs``."""
+        return any(p.provisional for p in self.plans) or any(
+            p.provisional for p in self.stream_pairs
+        )
 
     def failing(self, *reasons: str) -> Report:
         """A copy whose gate fails for these extra reasons (baselines, contention)."""

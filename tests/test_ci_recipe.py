@@ -169,7 +169,7 @@ def test_fake_plan_fails(tmp_path: Path) -> None:
     assert numbers == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
     failure = cases[0].find("failure")
     assert failure is not None
-    assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on fake)"
+    assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on partial)"
     assert "Cast" in (failure.text or "")  # the barrier candidate is named
     summary = (folder / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## overlap-check: ❌ fail")
@@ -177,11 +177,11 @@ def test_fake_plan_fails(tmp_path: Path) -> None:
 
 
 def test_regression_against_the_baseline_fails(tmp_path: Path, main_branch: Path) -> None:
-    # 0.25 is partial: it passes --fail-on fake on its own ...
-    alone = workspace(tmp_path, scenarios.partial_dual_stream(0.25), "alone")
+    # 0.6 is real: it passes the gate on its own ...
+    alone = workspace(tmp_path, scenarios.partial_dual_stream(0.6), "alone")
     assert run_step(GATE, alone).returncode == 0
-    # ... but drops 1.0 - 0.25 = 0.75 > 0.1 below the main branch's report.
-    folder = workspace(tmp_path, scenarios.partial_dual_stream(0.25), "pr")
+    # ... but drops 1.0 - 0.6 = 0.4 > 0.1 below the main branch's report.
+    folder = workspace(tmp_path, scenarios.partial_dual_stream(0.6), "pr")
     keep_as_baseline(main_branch, folder)
     gate = run_step(GATE, folder)
     assert gate.returncode == 1, gate.stderr
@@ -190,10 +190,10 @@ def test_regression_against_the_baseline_fails(tmp_path: Path, main_branch: Path
     failure = cases[0].find("failure")
     assert failure is not None
     assert failure.attrib["message"].startswith(
-        "baseline: moe-shared-expert rank 0: overlap_pct 1.000 -> 0.250 (-0.750)"
+        "baseline: moe-shared-expert rank 0: overlap_pct 1.000 -> 0.600 (-0.400)"
     )
     summary = (folder / "step-summary.md").read_text(encoding="utf-8")
-    assert "| -0.750 (1.000 → 0.250) ❌ |" in summary
+    assert "| -0.400 (1.000 → 0.600) ❌ |" in summary
 
 
 def test_within_tolerance_passes(tmp_path: Path, main_branch: Path) -> None:
@@ -207,13 +207,13 @@ def test_within_tolerance_passes(tmp_path: Path, main_branch: Path) -> None:
 
 
 def test_compare_on_the_kept_reports(tmp_path: Path, main_branch: Path) -> None:
-    folder = workspace(tmp_path, scenarios.partial_dual_stream(0.25), "pr")
+    folder = workspace(tmp_path, scenarios.partial_dual_stream(0.6), "pr")
     assert run_step(GATE, folder).returncode == 0
     script = "overlap-check compare overlap-check-baseline/overlap-check.json overlap-check.json\n"
     keep_as_baseline(main_branch, folder)
     compared = run_step(script, folder)
     assert compared.returncode == 1
-    assert "moe-shared-expert rank 0: overlap_pct 1.000 -> 0.250 (-0.750)" in compared.stdout
+    assert "moe-shared-expert rank 0: overlap_pct 1.000 -> 0.600 (-0.400)" in compared.stdout
 
 
 def test_bad_regex_in_the_config_exits_2_naming_the_file(tmp_path: Path) -> None:

@@ -134,8 +134,13 @@ def test_text_report_without_colour_has_no_escapes() -> None:
     assert "\033" not in plain
     assert text.render(failing_report(), color=False) == plain
     lines = plain.splitlines()
-    assert lines[:3] == ["overlap-check 9.9: FAIL (exit 1)", "Gate failed because:",
-                         "  - plan moe is fake"]  # fmt: skip
+    # the stream pair is provisional: that comes first, before the verdict
+    assert lines[0] == (
+        "PROVISIONAL: judged on fewer than 5 runs (--min-runs); "
+        "rerun with more before trusting the verdict"
+    )
+    assert lines[1:4] == ["overlap-check 9.9: FAIL (exit 1)", "Gate failed because:",
+                          "  - plan moe is fake"]  # fmt: skip
     assert "  0     2     3     1.500       0.250 (provisional)  partial" in lines
     assert "  moe   0     0.500  0.000  -0.500  regressed" in lines
 
@@ -145,10 +150,11 @@ def test_text_report_colours_verdicts_and_headings() -> None:
     colored = text.render(failing_report(), color=True)
     assert ANSI.sub("", colored) == plain  # the same text, only wrapped in escapes
     lines = colored.splitlines()
-    assert lines[0] == f"overlap-check 9.9: {BOLD_RED}FAIL{RESET} (exit 1)"
-    assert lines[1] == f"{BOLD_RED}Gate failed because:{RESET}"
-    assert lines[3] == ""
-    assert lines[4].startswith(f"{BOLD}Plans{RESET} (window overlap_pct = ")
+    assert lines[0].startswith("\033[1;33mPROVISIONAL: ") and lines[0].endswith(RESET)
+    assert lines[1] == f"overlap-check 9.9: {BOLD_RED}FAIL{RESET} (exit 1)"
+    assert lines[2] == f"{BOLD_RED}Gate failed because:{RESET}"
+    assert lines[4] == ""
+    assert lines[5].startswith(f"{BOLD}Plans{RESET} (window overlap_pct = ")
     # verdict column width 7 ("verdict"): "fake" + 3 blanks of padding, then the 2-blank gap;
     # judged/occ is 10 wide: "-" + 9 blanks + the gap before worst occurrence's "-"
     # busy_pct and hidden_pct (8 and 10 wide) are n/a: no figure was given
