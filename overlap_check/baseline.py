@@ -1,8 +1,9 @@
 """Baselines: compare this analysis with a previous JSON report (schema_version 1),
 read back as a Report (Report.from_json), the type `analyze` produces.
 
-A figure is a plan's warm-run median ``overlap_pct`` per rank or, when neither
-report has plans, a stream pair's (named ``stream 3 vs 2``). Rules:
+A figure is a plan's warm-run median ``hidden_pct`` per rank (the figure its verdict
+follows) or, when neither report has plans, a stream pair's busy-time ``overlap_pct``
+(named ``stream 3 vs 2``). Rules:
 
 - ``regressed``: the figure dropped by MORE than the tolerance (absolute; a drop
   of exactly the tolerance passes), or it had a figure and now has none;
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overlap_check.errors import InputError, UsageError, regular_file
-from overlap_check.model import SCHEMA_VERSION, BaselineDelta, Report
+from overlap_check.model import SCHEMA_VERSION, BaselineDelta, BaselineFigure, Report
 
 # Reports round their figures; a drop of exactly the tolerance must not fail.
 _EPSILON = 1e-9
@@ -65,7 +66,7 @@ def _figures(report: Report, path: str | Path | None = None) -> tuple[Figures, F
 
     plans: Figures = {}
     for number, plan in enumerate(report.plans):
-        add(plans, (plan.name, plan.rank), plan.overlap_pct, f"plans[{number}]")
+        add(plans, (plan.name, plan.rank), plan.hidden_pct, f"plans[{number}]")
     streams: Figures = {}
     for number, pair in enumerate(report.stream_pairs):
         key = (stream_pair_name(pair.side, pair.main), pair.rank)
@@ -78,17 +79,19 @@ def _check_tolerance(tolerance: float) -> None:
         raise UsageError(f"tolerance must be between 0 and 1, got {tolerance}")
 
 
-def _delta(key: Key, base: Figures, head: Figures, tolerance: float) -> BaselineDelta:
+def _delta(
+    key: Key, base: Figures, head: Figures, tolerance: float, figure: BaselineFigure
+) -> BaselineDelta:
     name, rank = key
     if key not in head:
-        return BaselineDelta(name, rank, base[key], None, None, "missing-in-head")
+        return BaselineDelta(name, rank, base[key], None, None, "missing-in-head", figure)
     if key not in base:
-        return BaselineDelta(name, rank, None, head[key], None, "missing-in-base")
+        return BaselineDelta(name, rank, None, head[key], None, "missing-in-base", figure)
     before, after = base[key], head[key]
     status: Status
     if before is None or after is None:
         status = "ok" if before is after else ("improved" if before is None else "regressed")
-        return BaselineDelta(name, rank, before, after, None, status)
+        return BaselineDelta(name, rank, before, after, None, status, figure)
     change = after - before
     if change < -(tolerance + _EPSILON):
         status = "regressed"
@@ -96,7 +99,7 @@ def _delta(key: Key, base: Figures, head: Figures, tolerance: float) -> Baseline
         status = "improved"
     else:
         status = "ok"
-    return BaselineDelta(name, rank, before, after, change, status)
+    return BaselineDelta(name, rank, before, after, change, status, figure)
 
 
 def _compare(
@@ -105,9 +108,10 @@ def _compare(
     _check_tolerance(tolerance)
     use_plans = bool(base[0] or head[0])
     before, after = (base[0], head[0]) if use_plans else (base[1], head[1])
+    figure: BaselineFigure = "hidden_pct" if use_plans else "overlap_pct"
     # head order first (what the report shows), then what only the baseline has
     keys = list(after) + [key for key in before if key not in after]
-    return tuple(_delta(key, before, after, tolerance) for key in keys)
+    return tuple(_delta(key, before, after, tolerance, figure) for key in keys)
 
 
 def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
@@ -120,13 +124,13 @@ def describe(delta: BaselineDelta, tolerance: float) -> str:
     where = delta.plan if delta.rank is None else f"{delta.plan} rank {delta.rank}"
     if delta.status == "missing-in-head":
         return (
-            f"{where}: in the baseline (overlap_pct {_pct(delta.base)}) but not in this report; "
+            f"{where}: in the baseline ({delta.figure} {_pct(delta.base)}) but not in this report; "
             "refresh the baseline if it was renamed or removed"
         )
     if delta.status == "missing-in-base":
-        return f"{where}: new (overlap_pct {_pct(delta.head)}), not in the baseline"
+        return f"{where}: new ({delta.figure} {_pct(delta.head)}), not in the baseline"
     change = f" ({delta.delta:+.3f})" if delta.delta is not None else ""
-    text = f"{where}: overlap_pct {_pct(delta.base)} -> {_pct(delta.head)}{change}"
+    text = f"{where}: {delta.figure} {_pct(delta.base)} -> {_pct(delta.head)}{change}"
     if delta.status == "regressed":
         text += f", dropped by more than the tolerance {tolerance:.3f}"
     elif delta.status == "improved":
@@ -171,6 +175,7 @@ def comparison_to_dict(
                 "head": delta.head,
                 "delta": delta.delta,
                 "status": delta.status,
+                "figure": delta.figure,
             }
             for delta in deltas
         ],

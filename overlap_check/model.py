@@ -25,6 +25,7 @@ PlanMode = Literal["ge", "npugraph_ex"]
 FailOn = Literal["fake", "partial", "never"]
 Per = Literal["run", "step"]
 Order = Literal["given", "time"]
+BaselineFigure = Literal["hidden_pct", "overlap_pct"]
 # The recipes establish a plan only at >= the real threshold, so partial fails by default.
 DEFAULT_FAIL_ON: FailOn = "partial"
 
@@ -403,6 +404,8 @@ class BaselineDelta:
     head: float | None
     delta: float | None
     status: Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
+    # What was compared: a plan's deciding figure, or a stream pair's busy-time overlap.
+    figure: BaselineFigure = "hidden_pct"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from overlap_check.report.json import render, to_dict
 
 
 def doc(plans: list[tuple[str, int | None, float | None]], pairs: Any = ()) -> Report:
-    """A report with these plan figures (name, rank, overlap_pct) and stream pairs
+    """A report with these plan figures (name, rank, hidden_pct) and stream pairs
     (rank, main, side, overlap_pct): what a baseline is read back as."""
     streams = tuple(stream_pair(rank, main, side, pct) for rank, main, side, pct in pairs)
     return head_report(*(plan_result(name, rank, pct) for name, rank, pct in plans), pairs=streams)
@@ -31,8 +31,12 @@ def stream_pair(rank: int | None, main: int, side: int, pct: float) -> StreamPai
 
 def plan_result(name: str, rank: int | None, pct: float | None) -> PlanResult:
     verdict = "no-evidence" if pct is None else "real"
-    return PlanResult(name=name, rank=rank, verdict=verdict, overlap_pct=pct, provisional=False,
-                      side_stream=3, main_stream=2)  # fmt: skip
+    # the verdict follows hidden_pct, so the baseline compares it; overlap_pct set
+    # otherwise to show it is not what is compared
+    window = None if pct is None else 1.0 - pct
+    return PlanResult(name=name, rank=rank, verdict=verdict, overlap_pct=window,
+                      hidden_pct=pct, provisional=False, side_stream=3,
+                      main_stream=2)  # fmt: skip
 
 
 def head_report(*plans: PlanResult, pairs: tuple[StreamPair, ...] = ()) -> Report:
@@ -115,7 +119,7 @@ def test_apply_baseline_fails_the_gate_on_regression() -> None:
     assert judged.baseline == (BaselineDelta("moe", 0, 0.87, 0.40, 0.40 - 0.87, "regressed"),)
     assert judged.baseline_tolerance == 0.1
     (reason,) = judged.gate_reasons
-    assert reason.startswith("baseline: moe rank 0: overlap_pct 0.870 -> 0.400 (-0.470)")
+    assert reason.startswith("baseline: moe rank 0: hidden_pct 0.870 -> 0.400 (-0.470)")
 
 
 def test_apply_baseline_within_tolerance_passes() -> None:
@@ -233,7 +237,7 @@ def reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_compare_passes_within_tolerance(reports: Path) -> None:
     result = CliRunner().invoke(cli, ["compare", "base.json", "same.json"])
     assert result.exit_code == 0, result.output
-    assert "moe rank 0: overlap_pct 0.870 -> 0.820 (-0.050)" in result.output
+    assert "moe rank 0: hidden_pct 0.870 -> 0.820 (-0.050)" in result.output
     assert result.output.splitlines()[-1] == "result: pass (0 failing of 2)"
 
 
@@ -262,6 +266,7 @@ def test_compare_json_and_markdown(reports: Path) -> None:
         "head": 0.40,
         "delta": 0.40 - 0.87,
         "status": "regressed",
+        "figure": "hidden_pct",
     }
     result = CliRunner().invoke(cli, ["compare", "base.json", "worse.json", "--format", "markdown"])
     assert "| moe | 0 | 0.870 | 0.400 | -0.470 | ❌ regressed |" in result.stdout

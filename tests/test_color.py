@@ -339,7 +339,8 @@ def test_compare_cli_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     for name in ("GITHUB_STEP_SUMMARY", "OVERLAP_CHECK_TOLERANCE"):
         monkeypatch.delenv(name, raising=False)
     for name, pct in (("base.json", 0.87), ("head.json", 0.40)):
-        plan = PlanResult(name="moe", rank=0, verdict="real", overlap_pct=pct, provisional=False,
+        plan = PlanResult(name="moe", rank=0, verdict="real", overlap_pct=pct, hidden_pct=pct,
+                          provisional=False,
                           side_stream=3, main_stream=2)  # fmt: skip
         report = Report(tool_version=__version__, verdict="pass", exit_code=0,
                         thresholds=Thresholds(), runs=(), plans=(plan,))  # fmt: skip

@@ -78,6 +78,7 @@ def plan(
         rank=rank,
         verdict=verdict,  # type: ignore[arg-type]
         overlap_pct=pct,
+        hidden_pct=pct,
         provisional=provisional,
         side_stream=3,
         main_stream=2,
@@ -125,7 +126,7 @@ def test_pass_in_every_format() -> None:
     assert md.startswith("## overlap-check: ✅ pass\n")
     assert "### Plans, rank 0" in md
     # plan | overlap_pct | verdict | runs used | worst occurrence (lowest warm worst: run 4)
-    assert "| moe-shared-expert | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, #12) |" in md
+    assert "| moe-shared-expert | 0.870 | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, #12) |" in md
     assert "- **moe-shared-expert**: 3c real overlap" in md
     assert "vs baseline" not in md
 
@@ -159,7 +160,7 @@ def test_fake_plan_fails_in_every_format() -> None:
     md = markdown.render(rep)
     assert md.startswith("## overlap-check: ❌ fail\n")
     assert "- plan moe-shared-expert, rank 0: fake (overlap_pct 0.000)" in md
-    assert "| moe-shared-expert | 0.000 | ❌ fake | 3 of 5 |" in md
+    assert "| moe-shared-expert | 0.000 | 0.000 | ❌ fake | 3 of 5 |" in md
     assert "barrier candidate: Cast" in md
 
     root = junit_tree(rep)
@@ -183,7 +184,7 @@ def test_no_evidence_never_passes(fail_on: str) -> None:
         report(plan("no-evidence", None), fail_on=fail_on),
         "plan moe-shared-expert, rank 0: no-evidence (overlap_pct n/a)",
     )
-    assert "| moe-shared-expert | n/a | ❌ no-evidence |" in markdown.render(rep)
+    assert "| moe-shared-expert | n/a | n/a | ❌ no-evidence |" in markdown.render(rep)
     root = junit_tree(rep)
     assert counts(root)["failures"] == 1
     failure = root.find("testsuite/testcase/failure")
@@ -367,7 +368,7 @@ def test_baseline_regression_fails_the_plan_case_and_shows_the_change() -> None:
     assert "| vs baseline |" in md
     assert "| -0.470 (0.870 → 0.400) ❌ |" in md
     assert "### Baseline (tolerance 0.100)" in md
-    assert "- ❌ indexer rank 0: in the baseline (overlap_pct 0.700) but not in this report" in md
+    assert "- ❌ indexer rank 0: in the baseline (hidden_pct 0.700) but not in this report" in md
     root = junit_tree(rep)
     assert counts(root) == {"tests": 2, "failures": 2, "errors": 0, "skipped": 0}
     names = [c.attrib["name"] for c in root.iter("testcase")]

@@ -49,7 +49,10 @@ def _text(
     "--tolerance",
     type=float,
     default=None,
-    help=f"Allowed absolute drop of overlap_pct  [default: {DEFAULTS.tolerance}, or the config's]",
+    help=(
+        "Allowed absolute drop of a plan's hidden_pct (a stream pair's overlap_pct)  "
+        f"[default: {DEFAULTS.tolerance}, or the config's]"
+    ),
 )
 @click.option(
     "--format",

@@ -130,7 +130,10 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--tolerance",
         type=float,
         metavar="X",
-        help=f"Allowed absolute drop of overlap_pct against the baseline [{DEFAULTS.tolerance}].",
+        help=(
+            "Allowed absolute drop of a plan's hidden_pct against the baseline "
+            f"[{DEFAULTS.tolerance}]."
+        ),
     ),
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
     click.option(

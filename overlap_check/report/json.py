@@ -323,6 +323,7 @@ def to_dict(report: Report) -> JSON:
                 "head": d.head,
                 "delta": d.delta,
                 "status": d.status,
+                "figure": d.figure,
             }
             for d in report.baseline
         ],

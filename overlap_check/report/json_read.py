@@ -421,6 +421,7 @@ def _delta(obj: _Object) -> BaselineDelta:
         head=obj.fraction_or_none("head"),
         delta=obj.number_or_none("delta"),
         status=obj.choice("status", _literal(BaselineDelta, "status")),
+        figure=obj.choice("figure", _literal(BaselineDelta, "figure")),
     )
 
 

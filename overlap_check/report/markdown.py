@@ -76,7 +76,7 @@ def _plan_sections(report: Report) -> list[str]:
     ranks = list(dict.fromkeys(plan.rank for plan in report.plans))
     for rank in ranks:
         plans = [plan for plan in report.plans if plan.rank == rank]
-        header = ["plan", "overlap_pct", "verdict", "runs used"]
+        header = ["plan", "hidden_pct", "overlap_pct", "verdict", "runs used"]
         header += ["vs baseline"] * with_baseline + ["worst occurrence"]
         rows = []
         notes = []
@@ -88,6 +88,7 @@ def _plan_sections(report: Report) -> list[str]:
             )
             row: list[object] = [
                 plan.name,
+                pct(plan.hidden_pct),
                 pct(plan.overlap_pct),
                 _verdict_cell(case, plan.verdict, plan.provisional),
                 f"{plan.runs_used} of {len(plan.per_run)}",
@@ -257,7 +258,7 @@ def render_comparison(
         f"## overlap-check compare: {'❌ fail' if failed else '✅ pass'}",
         "",
         f"Baseline `{cell(base)}` vs `{cell(head)}`, tolerance {tolerance:.3f} "
-        "(absolute drop of overlap_pct).",
+        "(absolute drop of a plan's hidden_pct, or a stream pair's overlap_pct).",
         "",
     ]
     rows = [
