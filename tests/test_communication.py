@@ -167,6 +167,24 @@ def test_malformed_row_names_file_and_line(tmp_path: Path) -> None:
     assert str(err.value).startswith(f"{path}:3: malformed step_trace_time.csv row")
 
 
+def test_negative_figure_is_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "step_trace_time.csv"
+    path.write_text(header("2023") + "\n1,1,2,-3,5,0,9,0,2\n")
+    with pytest.raises(InputError, match=":2: malformed"):
+        read_step_trace_csv(path)
+
+
+def test_impossible_communication_figure_is_an_error(capture_dir: Path) -> None:
+    from dataclasses import replace
+
+    from overlap_check.sanity import check_report
+
+    report = _report(capture_dir)
+    rank = replace(report.communication[0], hidden_pct=1.5)
+    with pytest.raises(InputError, match="hidden_pct"):
+        check_report(replace(report, communication=(rank,)))
+
+
 def test_not_a_step_trace(tmp_path: Path) -> None:
     path = tmp_path / "step_trace_time.csv"
     path.write_text("Name,Value\nx,1\n")

@@ -73,9 +73,18 @@ def read_step_trace_csv(path: Path) -> tuple[ProfilerStepTime, ...]:
     if table.skipped_lines:
         raise InputError(
             f"malformed step_trace_time.csv row ({len(table.skipped_lines)} in all): "
-            "a field missing or not a number",
+            "a field missing, or a value not a number or negative",
             path=path,
             line=table.skipped_lines[0],
+        )
+    negative = table.frame.select(
+        pl.any_horizontal(pl.col(n) < 0 for n in _FIGURES if n in table.fields).fill_null(False)
+    ).to_series()
+    if negative.any():  # (nonnegative columns would also reject N/A)
+        raise InputError(
+            "malformed step_trace_time.csv row: a negative time",
+            path=path,
+            line=int(negative.arg_true()[0]) + 2,  # after the header, one row a line
         )
     return _rows(table.frame)
 
