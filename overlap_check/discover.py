@@ -220,6 +220,7 @@ def file_source(path: Path) -> Source:
         dbs=others(siblings.dbs) if siblings else (),
         traces=others(siblings.traces) if siblings else (),
         task_time=others(siblings.task_time) if siblings else (),
+        step_trace=siblings.step_trace if siblings else None,
     )
 
 

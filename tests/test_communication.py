@@ -251,6 +251,19 @@ def test_real_capture_matches_profiler_overlapped(real_profiles: Path, folder: s
         assert abs(step.exposed_ns - step.profiler.not_overlapped_ns) <= US
 
 
+@pytest.mark.parametrize("folder", AGREE[:3])
+def test_real_trace_view_matches_profiler_overlapped(real_profiles: Path, folder: str) -> None:
+    """The same from the trace alone (its communication threads): step_trace_time.csv next to
+    a bare trace_view.json is its sibling."""
+    if not (real_profiles / folder).is_dir():
+        pytest.skip(f"{folder} is absent")
+    (trace,) = (real_profiles / folder).glob("*/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    (rank,) = _report(trace).communication
+    for step in rank.steps:
+        assert step.profiler is not None and step.profiler.overlapped_ns is not None
+        assert abs(step.hidden_ns - step.profiler.overlapped_ns) <= US
+
+
 def test_real_trimmed_legacy_capture_is_flagged(real_profiles: Path) -> None:
     """The 2023 capture's kernel_details.csv is a 21-row excerpt of the step that
     step_trace_time.csv describes in full (docs/method.md): the figures cannot agree, and
