@@ -89,6 +89,32 @@ def test_per_step_medians(capture_dir: Path) -> None:
     assert rank.hidden_pct == pytest.approx((100 / 150 + 120 / 170) / 2)
 
 
+def test_warm_median_over_runs(tmp_path: Path) -> None:
+    """Five runs, each one step: compute [0, 100) us on stream 2 and one all-reduce of 50 us
+    starting at x = 50, 60, 70, 80, 90 us, so hidden = 100 - x = 50, 40, 30, 20, 10 us and
+    exposed = 50 - hidden = 0, 10, 20, 30, 40 us. Runs 1-2 are cold; over runs 3-5 the
+    medians are hidden 20, exposed 30, busy 50 us and hidden_pct median(0.6, 0.4, 0.2) 0.4."""
+    runs = []
+    for k, x in enumerate((50, 60, 70, 80, 90)):
+        shift = k * 10_000_000  # each run 10 s later: its own result dir
+        runs.append(
+            Scenario(
+                name="comm-runs",
+                kernels=(_kernel(2, shift, 100, 1),),
+                communication=(_comm(shift + x, 50, 1, 0),),
+            )
+        )
+    for run in runs:
+        write_result_dir(run, tmp_path)
+    report = check([tmp_path], Options())
+    (rank,) = report.communication
+    assert [s.hidden_ns // US for s in rank.steps] == [50, 40, 30, 20, 10]
+    assert [s.warm for s in rank.steps] == [False, False, True, True, True]
+    assert (rank.busy_ns, rank.hidden_ns, rank.exposed_ns) == (50 * US, 20 * US, 30 * US)
+    assert rank.hidden_pct == pytest.approx(0.4)
+    assert not rank.provisional
+
+
 def _damage_step_trace(capture_dir: Path) -> Path:
     """Step 2's Overlapped 120 us written as 100 us (and Not Overlapped 70): 20 / 170 = 11.8%."""
     path = capture_dir / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
