@@ -188,14 +188,39 @@ def _us_text(*values: int | None) -> str:
     return "/".join("n/a" if v is None else f"{v / 1000:.3f}" for v in values)
 
 
+def _unseen_communication(r: RankDecisions, figures: Sequence[CaptureFigures]) -> list[str]:
+    """Notes for profiler steps with communication where the kernel table has no
+    communication row (a kernel source without them): no cross-check is possible there."""
+    notes = []
+    for run, i in enumerate(r.members, start=1):
+        fig = figures[i]
+        ours = {f.step for f in fig.comm.steps} if fig.comm is not None else set()
+        for row in fig.capture.profiler_steps:
+            if (
+                row.communication_ns
+                and row.step not in ours
+                and row is _profiler_row(fig, row.step)
+            ):
+                where = "" if row.step is None else f" step {row.step}"
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {run}{where}: the profiler counts "
+                    f"{_us_text(row.communication_ns)} us of communication "
+                    f"({fig.capture.profiler_steps_file}) but {fig.capture.source} has no "
+                    "communication row there: not compared"
+                )
+    return notes
+
+
 def _communication(
     r: RankDecisions, figures: Sequence[CaptureFigures], options: Options
 ) -> tuple[RankCommunication | None, list[str]]:
     """The rank's communication busy / hidden / exposed time: every step of every run beside
     the profiler's own figures, and warm medians over the samples; notes for a step whose
-    figures differ from the profiler's by more than PROFILER_TOLERANCE."""
+    figures differ from the profiler's by more than PROFILER_TOLERANCE, or that the
+    profiler counts communication in and we read none."""
+    unseen = _unseen_communication(r, figures)
     if all(figures[i].comm is None for i in r.members):
-        return None, []
+        return None, unseen
     warm_steps = {(i, s.step): s.warm for s, i, _ in r.samples}
     steps: list[CommunicationStep] = []
     notes: list[str] = []
@@ -230,6 +255,7 @@ def _communication(
                     f"{difference:.1%} of its Communication "
                     f"({fig.capture.profiler_steps_file}; docs/method.md)"
                 )
+    notes += unseen
     samples: list[CommFigure] = []
     for sample, i, _ in r.samples:
         comm = figures[i].comm

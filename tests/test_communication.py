@@ -139,6 +139,19 @@ def test_difference_above_one_percent_is_a_note_in_every_renderer(capture_dir: P
     assert note in json.loads(json_report.render(report))["notes"]
 
 
+def test_profiler_communication_we_cannot_see_is_a_note(tmp_path: Path) -> None:
+    """A step_trace_time.csv row with communication for a capture without communication
+    rows: nothing to compare, and the report says so."""
+    quiet = Scenario(name="no-comm", kernels=(_kernel(2, 0, 100, 1),))
+    capture_dir = write_result_dir(quiet, tmp_path)
+    path = capture_dir / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    path.write_text(header("2025") + "\n1,100.0,30.0,20.0,50.0,0,100,0,30.0,0\n")
+    report = _report(capture_dir)
+    assert report.communication == ()
+    (note,) = [n for n in report.notes if "the profiler counts" in n]
+    assert "run 1 step 1" in note and "50.000 us of communication" in note
+
+
 def test_json_reads_back_and_renders_alike(capture_dir: Path) -> None:
     rendered = json_report.render(_report(capture_dir))
     assert json_report.render(Report.from_json(json.loads(rendered))) == rendered
