@@ -52,6 +52,9 @@ class Source:
     device_info: tuple[Path, ...] = ()  # PROF_*/device_N/info.json.N
     host_info: tuple[Path, ...] = ()  # PROF_*/host/info.json (rank_id of msprof runs)
     prof_dirs: tuple[Path, ...] = ()
+    # the profiler's own per-step communication figures (step_trace_time.csv, else the db
+    # export's analysis.db): a cross-check, never a kernel source
+    step_trace: Path | None = None
 
 
 def file_kind(path: Path) -> FileKind | None:
@@ -105,6 +108,13 @@ def _msprof_outputs(directory: Path) -> dict[str, tuple[Path, ...]]:
         "traces": _files(directory, "msprof_*.json"),
         "task_time": _files(directory, "task_time_*.csv"),
     }
+
+
+def _step_trace(directory: Path) -> Path | None:
+    """step_trace_time.csv in ``directory``, else its analysis.db (db export)."""
+    return _first(_regular([directory / "step_trace_time.csv"])) or _first(
+        _regular([directory / "analysis.db"])
+    )
 
 
 def is_result_dir(directory: Path) -> bool:
@@ -166,6 +176,7 @@ def result_source(root: Path) -> Source:
         device_info=tuple(p for part in prof_parts for p in part["device_info"]),
         host_info=tuple(p for part in prof_parts for p in part["host_info"]),
         prof_dirs=profs,
+        step_trace=_step_trace(root / OUTPUT_DIR),
     )
 
 
@@ -184,6 +195,7 @@ def output_dir_source(directory: Path) -> Source | None:
         dbs=dbs,
         traces=torch["traces"] or msprof["traces"],
         task_time=torch["task_time"] or msprof["task_time"],
+        step_trace=_step_trace(directory),
     )
 
 
@@ -208,6 +220,7 @@ def file_source(path: Path) -> Source:
         dbs=others(siblings.dbs) if siblings else (),
         traces=others(siblings.traces) if siblings else (),
         task_time=others(siblings.task_time) if siblings else (),
+        step_trace=siblings.step_trace if siblings else None,
     )
 
 

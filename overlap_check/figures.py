@@ -30,6 +30,7 @@ from functools import cache, partial
 import numpy as np
 import polars as pl
 
+from overlap_check.communication import CaptureCommunication, capture_communication
 from overlap_check.cores import (
     Limits,
     RunContention,
@@ -119,6 +120,8 @@ class CaptureFigures:
     step_error: UsageError | None = None  # --per step on a capture without steps
     # main stream -> the streams hiding.helper_streams names with it as the main stream
     helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # communication busy / hidden / exposed per step (None: no communication row)
+    comm: CaptureCommunication | None = None
 
 
 def _lengths_only(sets: StreamSets) -> StreamSets:
@@ -238,6 +241,7 @@ def capture_figures(
         contention,
         observed,
         helpers={sid: helper_streams(capture.kernels, sid) for sid in sorted(whole.busy)},
+        comm=capture_communication(capture.kernels),
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set

@@ -16,15 +16,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from overlap_check import __version__
+from overlap_check.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
 from overlap_check.cores import Limits, combine_cores
 from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.figures import CaptureFigures, Hints, SampleFigures
 from overlap_check.model import (
+    CommunicationStep,
     CoresResult,
     Options,
     Plan,
     PlanResult,
+    ProfilerStepTime,
+    RankCommunication,
     RankStreamSummary,
     Report,
     RunInfo,
@@ -32,7 +36,7 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.plans import plan_result
-from overlap_check.runs import WarmupPlan
+from overlap_check.runs import WarmupPlan, spread
 from overlap_check.streams import pair_results, rank_summary
 from overlap_check.verdict import gate, mark_gate, worst_rank
 
@@ -112,6 +116,12 @@ def judge(
         if r.main is not None:
             summary = replace(summary, helper_streams=tuple(sorted(helpers)))
         summaries.append(summary)
+    communication = []
+    for r in ranks:
+        found, comm_notes = _communication(r, figures, options)
+        notes += comm_notes
+        if found is not None:
+            communication.append(found)
     by_run = dict(zip(ordered, runs, strict=True))
     cores_result = combine_cores(
         device,
@@ -161,8 +171,118 @@ def judge(
         fail_on=options.fail_on,
         strict=options.strict,
         config_path=options.config_path,
+        communication=tuple(communication),
     )
     return _with_baseline(mark_gate(report), options)
+
+
+def _profiler_row(fig: CaptureFigures, step: int | None) -> ProfilerStepTime | None:
+    """The capture's step_trace_time.csv row of this step (its own device's, when several)."""
+    rows = [p for p in fig.capture.profiler_steps if p.step == step]
+    own = [p for p in rows if p.device is None or p.device == fig.capture.device]
+    found = own or rows
+    return found[0] if found else None
+
+
+def _us_text(*values: int | None) -> str:
+    return "/".join("n/a" if v is None else f"{v / 1000:.3f}" for v in values)
+
+
+def _unseen_communication(r: RankDecisions, figures: Sequence[CaptureFigures]) -> list[str]:
+    """Notes for profiler steps with communication where the kernel table has no
+    communication row (a kernel source without them): no cross-check is possible there."""
+    notes = []
+    for run, i in enumerate(r.members, start=1):
+        fig = figures[i]
+        ours = {f.step for f in fig.comm.steps} if fig.comm is not None else set()
+        for row in fig.capture.profiler_steps:
+            if (
+                row.communication_ns
+                and row.step not in ours
+                and row is _profiler_row(fig, row.step)
+            ):
+                where = "" if row.step is None else f" step {row.step}"
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {run}{where}: the profiler counts "
+                    f"{_us_text(row.communication_ns)} us of communication "
+                    f"({fig.capture.profiler_steps_file}) but {fig.capture.source} has no "
+                    "communication row there: not compared"
+                )
+    return notes
+
+
+def _communication(
+    r: RankDecisions, figures: Sequence[CaptureFigures], options: Options
+) -> tuple[RankCommunication | None, list[str]]:
+    """The rank's communication busy / hidden / exposed time: every step of every run beside
+    the profiler's own figures, and warm medians over the samples; notes for a step whose
+    figures differ from the profiler's by more than PROFILER_TOLERANCE, or that the
+    profiler counts communication in and we read none."""
+    unseen = _unseen_communication(r, figures)
+    if all(figures[i].comm is None for i in r.members):
+        return None, unseen
+    warm_steps = {(i, s.step): s.warm for s, i, _ in r.samples}
+    steps: list[CommunicationStep] = []
+    notes: list[str] = []
+    for run, i in enumerate(r.members, start=1):
+        fig = figures[i]
+        for figure in fig.comm.steps if fig.comm is not None else ():
+            profiler = _profiler_row(fig, figure.step)
+            difference = None if profiler is None else profiler_difference(figure, profiler)
+            steps.append(
+                CommunicationStep(
+                    run=run,
+                    warm=warm_steps.get((i, figure.step), r.warm(i)),
+                    step=figure.step,
+                    busy_ns=figure.busy_ns,
+                    hidden_ns=figure.hidden_ns,
+                    exposed_ns=figure.exposed_ns,
+                    compute_ns=figure.compute_ns,
+                    profiler=profiler,
+                    profiler_difference=difference,
+                )
+            )
+            if profiler is not None and difference is not None and difference > PROFILER_TOLERANCE:
+                where = "" if figure.step is None else f" step {figure.step}"
+                theirs = _us_text(
+                    profiler.communication_ns, profiler.overlapped_ns, profiler.not_overlapped_ns
+                )
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {run}{where}: communication busy/hidden/exposed "
+                    f"{_us_text(figure.busy_ns, figure.hidden_ns, figure.exposed_ns)} us differ "
+                    f"from the profiler's Communication/Overlapped/Not Overlapped "
+                    f"{theirs} us by "
+                    f"{difference:.1%} of its Communication "
+                    f"({fig.capture.profiler_steps_file}; docs/method.md)"
+                )
+    notes += unseen
+    samples: list[CommFigure] = []
+    for sample, i, _ in r.samples:
+        comm = figures[i].comm
+        if comm is None:
+            samples.append(CommFigure(sample.step, 0, 0, 0))
+        elif options.per == "step":
+            match = [f for f in comm.steps if f.step == sample.step]
+            samples.append(match[0] if match else CommFigure(sample.step, 0, 0, 0))
+        else:
+            samples.append(comm.whole)
+    warm = [s.warm for s, _, _ in r.samples]
+
+    def median(values: Sequence[float | None]) -> float | None:
+        return spread(values, warm).median
+
+    return (
+        RankCommunication(
+            rank=r.rank,
+            busy_ns=median([f.busy_ns for f in samples]),
+            hidden_ns=median([f.hidden_ns for f in samples]),
+            exposed_ns=median([f.exposed_ns for f in samples]),
+            hidden_pct=median([f.hidden_ns / f.busy_ns if f.busy_ns else None for f in samples]),
+            provisional=r.warmup.provisional,
+            steps=tuple(steps),
+        ),
+        notes,
+    )
 
 
 def _reduce_again(

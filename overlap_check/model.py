@@ -57,6 +57,20 @@ class DeviceCores:
 
 
 @dataclass(frozen=True)
+class ProfilerStepTime:
+    """One row of the profiler's own step_trace_time.csv (or analysis.db StepTraceTime):
+    its compute-vs-communication figures for the whole device in one step (None: N/A)."""
+
+    step: int | None  # None: the file's blank Step (no schedule)
+    device: int | None
+    computing_ns: int | None
+    not_overlapped_ns: int | None  # Communication(Not Overlapped)
+    overlapped_ns: int | None
+    communication_ns: int | None
+    free_ns: int | None
+
+
+@dataclass(frozen=True)
 class Capture:
     """One profiler capture of one rank (one run), read into the kernel table.
 
@@ -76,6 +90,8 @@ class Capture:
     device_cores: DeviceCores | None = None  # from PROF_*/device_N/info.json.N
     stream_source: str | None = None  # where Stream IDs came from when not the kernel file
     notes: tuple[str, ...] = ()
+    profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
+    profiler_steps_file: str | None = None  # the file they were read from
 
     def to_pandas(self) -> pd.DataFrame:
         """The kernel table as a pandas DataFrame (needs the `pandas` extra)."""
@@ -397,6 +413,40 @@ class CoresResult:
 
 
 @dataclass(frozen=True)
+class CommunicationStep:
+    """Communication of one step of one run (docs/method.md, "Communication"): the union of
+    the communication rows (busy), its part under the union of compute kernels on all
+    streams (hidden) and the rest (exposed); beside them the profiler's own figures for the
+    same step, when the capture has step_trace_time.csv."""
+
+    run: int  # 1-based within the rank
+    warm: bool
+    step: int | None  # None: the whole run (a capture without steps)
+    busy_ns: int
+    hidden_ns: int
+    exposed_ns: int
+    compute_ns: int  # union of compute kernels, all streams
+    profiler: ProfilerStepTime | None = None
+    # largest of |busy - Communication|, |hidden - Overlapped|, |exposed - Not Overlapped|
+    # as a share of the profiler's Communication (None: nothing to compare with)
+    profiler_difference: float | None = None
+
+
+@dataclass(frozen=True)
+class RankCommunication:
+    """Communication busy, hidden and exposed time of one rank: each a warm median of its own
+    over the samples (runs, or steps with --per step), and every step of every run."""
+
+    rank: int | None
+    busy_ns: float | None  # None: no warm sample
+    hidden_ns: float | None
+    exposed_ns: float | None
+    hidden_pct: float | None  # median of hidden / busy over warm samples with busy time
+    provisional: bool
+    steps: tuple[CommunicationStep, ...] = ()
+
+
+@dataclass(frozen=True)
 class BaselineDelta:
     plan: str
     rank: int | None
@@ -435,6 +485,7 @@ class Report:
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     config_path: str | None = None  # the config file the options came from (Options.config_path)
+    communication: tuple[RankCommunication, ...] = ()  # ranks with communication rows
 
     @classmethod
     def from_json(cls, document: object, path: str | None = None) -> Report:

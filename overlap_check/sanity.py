@@ -31,11 +31,24 @@ _DURATIONS = frozenset(
         "over_limit_ns",
         "aicore_over_limit_ns",
         "vectorcore_over_limit_ns",
+        # communication (RankCommunication, CommunicationStep, ProfilerStepTime)
+        "hidden_ns",
+        "exposed_ns",
+        "compute_ns",
+        "computing_ns",
+        "not_overlapped_ns",
+        "overlapped_ns",
+        "communication_ns",
+        "free_ns",
     }
 )
 # Fractions: in [0, 1].
-_FRACTIONS = frozenset({"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max"})
-_NON_NEGATIVE = frozenset({"parallelism", "kernels", "skipped_rows", "demand", "maximum"})
+_FRACTIONS = frozenset(
+    {"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max", "hidden_pct"}
+)
+_NON_NEGATIVE = frozenset(
+    {"parallelism", "kernels", "skipped_rows", "demand", "maximum", "profiler_difference"}
+)
 
 
 def _impossible(name: str, value: object) -> str | None:

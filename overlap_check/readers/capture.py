@@ -17,7 +17,7 @@ import polars as pl
 
 from overlap_check.discover import Source, file_kind
 from overlap_check.errors import InputError, NoStreamDataError
-from overlap_check.model import Capture
+from overlap_check.model import Capture, ProfilerStepTime
 from overlap_check.readers.csvread import read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.kernel_csv import read_kernel_csv
@@ -30,6 +30,7 @@ from overlap_check.readers.metadata import (
     read_device_cores,
     read_profiler_info,
 )
+from overlap_check.readers.step_trace import read_step_trace_csv, read_step_trace_db
 from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.task_time import looks_like_task_time, read_task_time
 from overlap_check.readers.trace import read_trace
@@ -277,6 +278,14 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     return frame, dropped
 
 
+def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
+    if src.step_trace is None:
+        return ()
+    if src.step_trace.suffix.lower() == ".db":
+        return read_step_trace_db(src.step_trace)
+    return read_step_trace_csv(src.step_trace)
+
+
 def read_capture(src: Source) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores."""
     kernels = _read_kernels(src)
@@ -314,4 +323,6 @@ def read_capture(src: Source) -> Capture:
         device_cores=cores,
         stream_source=stream_source,
         notes=tuple(kernels.notes) + core_notes,
+        profiler_steps=_profiler_steps(src),
+        profiler_steps_file=None if src.step_trace is None else str(src.step_trace),
     )

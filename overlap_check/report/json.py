@@ -18,10 +18,13 @@ from typing import Any
 
 from overlap_check.model import (
     BarrierCandidate,
+    CommunicationStep,
     CoresResult,
     Occurrence,
     PlanResult,
     PlanRun,
+    ProfilerStepTime,
+    RankCommunication,
     RankStreamSummary,
     Report,
     RunInfo,
@@ -104,6 +107,44 @@ def _rank(summary: RankStreamSummary) -> JSON:
         "concurrent_us": us(summary.concurrent_ns),
         "wall_us": us(summary.wall_ns),
         "helper_streams": list(summary.helper_streams),
+    }
+
+
+def _profiler(row: ProfilerStepTime) -> JSON:
+    return {
+        "step": row.step,
+        "device": row.device,
+        "computing_us": us(row.computing_ns),
+        "not_overlapped_us": us(row.not_overlapped_ns),
+        "overlapped_us": us(row.overlapped_ns),
+        "communication_us": us(row.communication_ns),
+        "free_us": us(row.free_ns),
+    }
+
+
+def _communication_step(step: CommunicationStep) -> JSON:
+    return {
+        "run": step.run,
+        "warm": step.warm,
+        "step": step.step,
+        "busy_us": us(step.busy_ns),
+        "hidden_us": us(step.hidden_ns),
+        "exposed_us": us(step.exposed_ns),
+        "compute_us": us(step.compute_ns),
+        "profiler": None if step.profiler is None else _profiler(step.profiler),
+        "profiler_difference": step.profiler_difference,
+    }
+
+
+def _communication(rank: RankCommunication) -> JSON:
+    return {
+        "rank": rank.rank,
+        "busy_us": us(rank.busy_ns),
+        "hidden_us": us(rank.hidden_ns),
+        "exposed_us": us(rank.exposed_ns),
+        "hidden_pct": rank.hidden_pct,
+        "provisional": rank.provisional,
+        "steps": [_communication_step(s) for s in rank.steps],
     }
 
 
@@ -311,6 +352,7 @@ def to_dict(report: Report) -> JSON:
         "runs": [_run(r) for r in report.runs],
         "stream_pairs": [_pair(p) for p in report.stream_pairs],
         "ranks": [_rank(r) for r in report.ranks],
+        "communication": [_communication(c) for c in report.communication],
         "plans": [_plan(p, origins) for p in report.plans],
         "cores": None if report.cores is None else _cores(report.cores, origins),
         "baseline": None

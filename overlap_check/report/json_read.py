@@ -21,6 +21,7 @@ from overlap_check.model import (
     AppliedLimit,
     BarrierCandidate,
     BaselineDelta,
+    CommunicationStep,
     ContentionInterval,
     CoresResult,
     CoreViolation,
@@ -28,6 +29,8 @@ from overlap_check.model import (
     Occurrence,
     PlanResult,
     PlanRun,
+    ProfilerStepTime,
+    RankCommunication,
     RankStreamSummary,
     Report,
     RunInfo,
@@ -233,6 +236,49 @@ def _rank(obj: _Object) -> RankStreamSummary:
         concurrent_ns=obj.number("concurrent_us") * 1000,
         wall_ns=obj.number("wall_us") * 1000,
         helper_streams=obj.integers("helper_streams"),
+    )
+
+
+def _profiler(obj: _Object) -> ProfilerStepTime:
+    return ProfilerStepTime(
+        step=obj.integer_or_none("step"),
+        device=obj.integer_or_none("device"),
+        computing_ns=obj.nanoseconds_or_none("computing_us"),
+        not_overlapped_ns=obj.nanoseconds_or_none("not_overlapped_us"),
+        overlapped_ns=obj.nanoseconds_or_none("overlapped_us"),
+        communication_ns=obj.nanoseconds_or_none("communication_us"),
+        free_ns=obj.nanoseconds_or_none("free_us"),
+    )
+
+
+def _communication_step(obj: _Object) -> CommunicationStep:
+    profiler = obj.child_or_none("profiler")
+    return CommunicationStep(
+        run=obj.integer("run"),
+        warm=obj.flag("warm"),
+        step=obj.integer_or_none("step"),
+        busy_ns=obj.nanoseconds("busy_us"),
+        hidden_ns=obj.nanoseconds("hidden_us"),
+        exposed_ns=obj.nanoseconds("exposed_us"),
+        compute_ns=obj.nanoseconds("compute_us"),
+        profiler=None if profiler is None else _profiler(profiler),
+        profiler_difference=obj.number_or_none("profiler_difference"),
+    )
+
+
+def _communication(obj: _Object) -> RankCommunication:
+    def ns(name: str) -> float | None:
+        value = obj.number_or_none(name)
+        return None if value is None else value * 1000
+
+    return RankCommunication(
+        rank=obj.integer_or_none("rank"),
+        busy_ns=ns("busy_us"),
+        hidden_ns=ns("hidden_us"),
+        exposed_ns=ns("exposed_us"),
+        hidden_pct=obj.fraction_or_none("hidden_pct"),
+        provisional=obj.flag("provisional"),
+        steps=obj.each("steps", _communication_step),
     )
 
 
@@ -461,4 +507,8 @@ def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None 
         plans=top.each("plans", lambda p: _plan(p, origins)),
         cores=None if cores is None else _cores(cores, origins),
         baseline=None if baseline is None else top.each("baseline", _delta),
+        # absent from reports written before the Communication section
+        communication=()
+        if top.value.get("communication") is None
+        else top.each("communication", _communication),
     )

@@ -175,6 +175,27 @@ def _core_section(report: Report) -> list[str]:
     return lines
 
 
+def _communication_section(report: Report) -> list[str]:
+    """Communication busy / hidden / exposed per rank and per step, beside the profiler's."""
+    if not report.communication:
+        return []
+    from overlap_check.report import text_communication as comm
+
+    steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    return [
+        "",
+        "### Communication",
+        "",
+        f"{comm.EXPLANATION}.",
+        "",
+        *_table(comm.RANK_HEADER, comm.rank_cells(report)),
+        "",
+        f"{comm.STEPS}.",
+        "",
+        *_table(comm.STEP_HEADER, steps),
+    ]
+
+
 def _baseline_section(report: Report) -> list[str]:
     """Baseline figures the tables do not show: missing from this report."""
     tolerance = report.baseline_tolerance or 0.0
@@ -202,6 +223,7 @@ def render(report: Report) -> str:
         lines += ["", "**Why the gate failed:**", ""]
         lines += [f"- {cell(reason)}" for reason in report.gate_reasons]
     lines += _plan_sections(report) if report.plans else _pair_sections(report)
+    lines += _communication_section(report)
     lines += _core_section(report)
     lines += _baseline_section(report)
     gate_cases = [case for case in ci_cases(report) if case.group == "gate"]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from overlap_check.model import PlanResult, PlanRun, Report, RunInfo, rank_text
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
+from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
@@ -298,7 +299,11 @@ def render(report: Report, *, color: bool = False) -> str:
     lines.append("")
     if report.plans:
         lines += [*_plans(report, color), ""]
-    lines += [*_pairs(report, color), "", *_ranks(report, color), "", *_runs(report, color)]
+    lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
+    communication = render_communication(report, color)
+    if communication:
+        lines += [*communication, ""]
+    lines += _runs(report, color)
     if report.baseline:
         lines += _baseline(report, color)
     lines += _cores_section(report, color)
