@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from overlap_check.errors import ConfigError
-from overlap_check.model import FailOn, Order, Per, choices_of
+from overlap_check.model import ExecutionPath, FailOn, Order, Per, choices_of
 
 
 class Invalid(Exception):
@@ -96,6 +96,7 @@ def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid
 
 FAIL_ON = choice(*choices_of(FailOn))
 PER = choice(*choices_of(Per))
+EXECUTION_PATH = choice(*choices_of(ExecutionPath))
 ORDER = choice(*choices_of(Order))
 
 
