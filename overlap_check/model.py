@@ -155,6 +155,8 @@ class Options:
     config_path: str | None = None  # the config file read; None: none found or given
     path: ExecutionPath | None = None  # --path / --source: plans that give no path of their own
     path_source: str | None = None  # where ``path`` came from (a compile call found by --source)
+    # kernel-name regexes of Ascend C operators beyond cores.rules.ASCEND_C_OPERATORS
+    ascend_c: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- results

@@ -142,3 +142,55 @@ def test_a_plan_gives_its_path_in_the_config(tmp_path: Path) -> None:
         assert "plan[1].path" in str(err) and "'npugraph_ex'" in str(err)
     else:
         raise AssertionError("a bad path must be a ConfigError")
+
+
+NGX_CONFIG = """
+[[plan]]
+name = "moe-shared-expert"
+side = "SharedExpert"
+dominator = "GroupedMatmul"
+path = "npugraph_ex"
+[plan.limit_core]
+aicore = 12
+vectorcore = 24
+mode = "npugraph_ex"
+"""
+
+
+def test_npugraph_ex_limit_fails_for_an_ascend_c_operator(tmp_path: Path) -> None:
+    config = tmp_path / "overlap-check.toml"
+    config.write_text(NGX_CONFIG)
+    fixture = str(FIXTURES / "npugraph-ex-limits")
+    result = CliRunner().invoke(
+        cli, ["analyze", fixture, "--config", str(config), "--format", "json", "-q"]
+    )
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    assert report["plans"][0]["verdict"] == "real"  # the gate fails on the limit alone
+    cores = report["cores"]
+    # The side GroupedMatmul (MIX_AIC, Block Num 20 > 12, Mix Block Num 40 > 24) is Ascend C:
+    # 2 violations per layer x 2 layers x 5 runs = 20. The MatMulV3 (AI_CORE 20 > 12) may not
+    # be Ascend C: 1 per layer x 2 x 5 = 10 warnings.
+    assert len(cores["violations"]) == 2 * 2 * 5
+    assert {v["name"] for v in cores["violations"]} == {
+        "aclnnGroupedMatmulV5_SharedExpertGroupedMatmul_GroupedMatmul"
+    }
+    assert "an Ascend C operator" in cores["violations"][0]["message"]
+    assert len(cores["warnings"]) == 1 * 2 * 5
+    assert {w["name"] for w in cores["warnings"]} == {"aclnnMatmul_SharedExpertDown_MatMulV3"}
+    assert report["gate_reasons"] == ["core limits: 20 kernel(s) over their configured core limit"]
+
+
+def test_config_names_more_ascend_c_operators(tmp_path: Path) -> None:
+    config = tmp_path / "overlap-check.toml"
+    config.write_text(NGX_CONFIG + '\n[cores]\nascend_c = ["MatMulV3$"]\n')
+    fixture = str(FIXTURES / "npugraph-ex-limits")
+    result = CliRunner().invoke(
+        cli, ["analyze", fixture, "--config", str(config), "--format", "json", "-q"]
+    )
+    assert result.exit_code == 1, result.output
+    cores = json.loads(result.output)["cores"]
+    assert (len(cores["violations"]), len(cores["warnings"])) == (20 + 10, 0)
+    config.write_text(NGX_CONFIG + '\n[cores]\nascend_c = ["("]\n')
+    bad = CliRunner().invoke(cli, ["analyze", fixture, "--config", str(config)])
+    assert bad.exit_code == 2 and "cores.ascend_c" in bad.output

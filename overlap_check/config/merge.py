@@ -101,6 +101,7 @@ def merge_options(
         main_stream=overrides.get("main_stream"),
         baseline=overrides.get("baseline"),
         path=_path(overrides.get("path")),
+        ascend_c=config.ascend_c,
         path_source=overrides.get("path_source"),
         config_path=None if config.source is None else str(config.source),
         **chosen,
