@@ -116,6 +116,9 @@ class Plan:
     side_stream: int | None = None
     main_stream: int | None = None
     limit_core: CoreLimit | None = None
+    # the main path's limit (npugraph_ex: its stream's): the kernels on main_stream, else
+    # the dominator kernels; the side ops' limit_core wins where both govern a kernel
+    main_limit_core: CoreLimit | None = None
     path: ExecutionPath | None = None  # None: Options.path, else unknown
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of

@@ -194,3 +194,31 @@ def test_config_names_more_ascend_c_operators(tmp_path: Path) -> None:
     config.write_text(NGX_CONFIG + '\n[cores]\nascend_c = ["("]\n')
     bad = CliRunner().invoke(cli, ["analyze", fixture, "--config", str(config)])
     assert bad.exit_code == 2 and "cores.ascend_c" in bad.output
+
+
+def test_a_plan_limits_its_main_path_too(tmp_path: Path) -> None:
+    config = tmp_path / "overlap-check.toml"
+    main_limit = '[plan.main_limit_core]\naicore = 12\nmode = "npugraph_ex"\n'
+    config.write_text(NGX_CONFIG.replace('path = "npugraph_ex"', "main_stream = 2") + main_limit)
+    fixture = str(FIXTURES / "npugraph-ex-limits")
+    result = CliRunner().invoke(
+        cli, ["analyze", fixture, "--config", str(config), "--format", "json", "-q"]
+    )
+    assert result.exit_code == 1, result.output
+    cores = json.loads(result.output)["cores"]
+    main = [v for v in cores["violations"] if v["limit_source"] == "plan:moe-shared-expert:main"]
+    # Per layer on main stream 2, AI-core kernels over 12: the dominator GroupedMatmul (MIX_AIC
+    # 24, Ascend C: fails) and the MatMulV3 (AI_CORE 24: reported); 2 layers x 5 runs.
+    assert {v["name"] for v in main} == {"aclnnGroupedMatmulV5_GroupedMatmul_GroupedMatmul"}
+    assert len(main) == 1 * 2 * 5
+    main_warnings = [
+        w for w in cores["warnings"] if w["limit_source"] == "plan:moe-shared-expert:main"
+    ]
+    assert {w["name"] for w in main_warnings} == {"aclnnMatmul_MatMulV3Common_MatMulV3"}
+    assert len(main_warnings) == 1 * 2 * 5
+    # the side limit still governs the side ops: 2 violations + 1 warning per layer
+    assert len(cores["violations"]) == (2 + 1) * 2 * 5
+    assert len(cores["warnings"]) == (1 + 1) * 2 * 5
+    config.write_text('[[plan]]\nname = "p"\nside = "S"\n[plan.main_limit_core]\naicore = 12\n')
+    bad = CliRunner().invoke(cli, ["analyze", fixture, "--config", str(config)])
+    assert bad.exit_code == 2 and "main_limit_core needs main_stream or dominator" in bad.output

@@ -49,7 +49,16 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
     # operators known to be Ascend C besides cores.rules.ASCEND_C_OPERATORS (docs/advice.md)
     "cores": {"ascend_c": checks.regexes},
 }
-PLAN_KEYS = ("name", "side", "dominator", "side_stream", "main_stream", "limit_core", "path")
+PLAN_KEYS = (
+    "name",
+    "side",
+    "dominator",
+    "side_stream",
+    "main_stream",
+    "limit_core",
+    "main_limit_core",
+    "path",
+)
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),
     "vectorcore": checks.integer(1),

@@ -306,6 +306,20 @@ def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
 # --------------------------------------------------------------------------- entry point
 
 
+MAIN_SUFFIX = ":main"  # the name of a plan's main-path limit: "plan:<name>:main" in reports
+
+
+def main_path_limit(plan: Plan) -> Plan:
+    """A plan's ``main_limit_core`` as a limit of its own, after every side limit (first
+    wins): it governs the kernels on ``main_stream``, else those the dominator regex names."""
+    return Plan(
+        name=plan.name + MAIN_SUFFIX,
+        side=None if plan.main_stream is not None else plan.dominator,
+        side_stream=plan.main_stream,
+        limit_core=plan.main_limit_core,
+    )
+
+
 def configured_limits(options: Options) -> Limits:
     """The limits the options configure (reads the graph dump, when one is given)."""
     plans = tuple(
@@ -313,7 +327,7 @@ def configured_limits(options: Options) -> Limits:
         for p in options.plans
         if p.limit_core is not None
         and (p.limit_core.aicore is not None or p.limit_core.vectorcore is not None)
-    )
+    ) + tuple(main_path_limit(p) for p in options.plans if p.main_limit_core is not None)
     ge_global = None
     if options.device.ge_aicore_num is not None:
         ge_global = parse_aicore_num(options.device.ge_aicore_num, key="device.ge_aicore_num")
@@ -404,9 +418,12 @@ def combine_cores(
         notes += limits.dump.notes
     for plan in limits.plans:
         if governed_by.get(f"plan:{plan.name}", 0) == 0:
-            notes.append(
-                f"plan {plan.name}: limit_core governs no kernel (no side operators found)"
+            what = (
+                "main_limit_core governs no kernel (nothing on the main stream or dominator)"
+                if plan.name.endswith(MAIN_SUFFIX)
+                else "limit_core governs no kernel (no side operators found)"
             )
+            notes.append(f"plan {plan.name.removesuffix(MAIN_SUFFIX)}: {what}")
     if unchecked:
         notes.append(
             f"{unchecked} kernel(s) under a limit have no Accelerator Core or Block Num "
