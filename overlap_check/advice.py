@@ -17,7 +17,16 @@ from collections.abc import Sequence
 from overlap_check.model import Cause, Evidence, EvidenceKind, ExecutionPath
 
 # The evidence kinds that are measured 3c causes (what renderers list as "cause N").
-CAUSE_KINDS: frozenset[EvidenceKind] = frozenset({"contention", "cube-saturated"})
+CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(
+    {
+        "contention",
+        "cube-saturated",
+        "side-tail",
+        "join-wait",
+        "dominator-stretched",
+        "shape-change",
+    }
+)
 
 GIVE_PATH = (
     'name the execution path (path = "ge" | "npugraph_ex" | "eager" in the plan, --path, '

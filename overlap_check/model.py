@@ -296,8 +296,20 @@ class PlanRun:
 # fix advice is keyed by it (overlap_check/advice.py), never parsed from prose.
 Cause = Literal["no-evidence", "not-split", "fake", "partial", "real"]
 Stage = Literal["3a", "3b", "3c"]  # docs/method.md's failure modes
+# The last four are hooks for measurements other stages add (the tails after the join,
+# the join wait, and against a reference capture the dominator stretched and the shapes
+# changed): they pass them to plans.plan_result(causes=...), listed by size with the rest.
 EvidenceKind = Literal[
-    "nothing-judged", "placement", "barrier", "contention", "cube-saturated", "band-mismatch"
+    "nothing-judged",
+    "placement",
+    "barrier",
+    "contention",
+    "cube-saturated",
+    "band-mismatch",
+    "side-tail",
+    "join-wait",
+    "dominator-stretched",
+    "shape-change",
 ]
 
 
