@@ -40,6 +40,7 @@ from overlap_check.cores import (
     run_contention,
     run_rules,
 )
+from overlap_check.cores.kinds import AIC_DEMAND, core_code
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
@@ -53,6 +54,7 @@ from overlap_check.plans import (
     tag,
 )
 from overlap_check.runs import Sample, make_samples
+from overlap_check.selection import dominator_expr, side_expr
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
@@ -101,6 +103,9 @@ class PlanPieces:
     # streams where a main stream changes the figures (dominators, or with no dominator
     # regex any non-side kernel): a main stream elsewhere gives the figures of key None
     matters: frozenset[int]
+    # stream -> the fewest AI-core blocks any dominator kernel there asked for (a cube
+    # saturated by every instance: docs/advice.md); empty without a dominator regex
+    dominator_blocks: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,26 @@ def _plan_figures(
     return pieces, figures
 
 
+def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
+    """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
+    the plan's dominator kernels: equal to the device's AI cores, every instance filled
+    the cube. Empty without a dominator regex or without block counts."""
+    if plan.dominator is None:
+        return {}
+    compute = kernels.select(
+        "stream_id", "name", "is_communication", "accelerator_core", "block_num"
+    )
+    dominators = compute.filter(dominator_expr(plan, compute) & ~side_expr(plan, compute))
+    blocks = (
+        dominators.with_columns(core_code(dominators))
+        .select("stream_id", AIC_DEMAND.alias("blocks"))
+        .drop_nulls()
+        .group_by("stream_id")
+        .agg(pl.col("blocks").min())
+    )
+    return {int(sid): int(b) for sid, b in blocks.iter_rows()}
+
+
 def _device_cores(
     capture: Capture, observed: tuple[int, int] | None, options: Options
 ) -> tuple[int, int] | None:
@@ -253,6 +278,7 @@ def capture_figures(
     per_plan: list[list[dict[int | None, PlanSample]]] = []
     for plan in options.plans:
         plan_pieces, plan_figures = _plan_figures(plan, samples, options)
+        plan_pieces = replace(plan_pieces, dominator_blocks=dominator_blocks(capture.kernels, plan))
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)
     return replace(

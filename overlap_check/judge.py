@@ -24,6 +24,7 @@ from overlap_check.figures import CaptureFigures, Hints, SampleFigures
 from overlap_check.model import (
     CommunicationStep,
     CoresResult,
+    Evidence,
     Options,
     Plan,
     PlanResult,
@@ -122,6 +123,8 @@ def judge(
         notes += comm_notes
         if found is not None:
             communication.append(found)
+    if options.plans and options.path is None and options.path_source is not None:
+        notes.append(f"execution path unknown: {options.path_source}; the advice is generic")
     by_run = dict(zip(ordered, runs, strict=True))
     cores_result = combine_cores(
         device,
@@ -139,6 +142,8 @@ def judge(
             figures,
             options,
             _contention_ns(cores_result, r.rank),
+            _contention_evidence(cores_result, r.rank),
+            device.aicore,
         )
         for p, plan in enumerate(options.plans)
         for r in ranks
@@ -344,10 +349,28 @@ def _plan_result(
     figures: Sequence[CaptureFigures],
     options: Options,
     contention_ns: int,
+    contention: Sequence[Evidence],
+    aicore: int,
 ) -> PlanResult:
-    """plans.plan_result on the figures of plan ``p`` for the plan's decided streams."""
+    """plans.plan_result on the figures of plan ``p`` for the plan's decided streams, with
+    the measured 3c causes (contention, a saturated cube) and the plan's execution path."""
     pieces = [figures[i].plans[p] for i in r.members]
     streams = r.plans[p]
+    warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
+    blocks = [
+        figures[i].plans[p].dominator_blocks[streams.main]
+        for i in warm_members
+        if streams.main in figures[i].plans[p].dominator_blocks
+    ]
+    causes = list(contention)
+    if blocks and min(blocks) >= aicore > 0:
+        causes.append(
+            Evidence(
+                "cube-saturated",
+                f"cube saturated: every dominator kernel asked for at least {min(blocks)} "
+                f"AI-core blocks, and the device has {aicore} AI cores",
+            )
+        )
     samples = []
     for sample, i, k in r.samples:
         figure = _sample(figures, i, k).plan(p, streams.main)
@@ -365,6 +388,8 @@ def _plan_result(
         provisional=r.warmup.provisional,
         contention_ns=contention_ns,
         fake_share=options.fake_share,
+        path=plan.path or options.path,
+        causes=causes,
     )
 
 
@@ -388,6 +413,26 @@ def _worst_rank(
     if n_ranks < 2:
         return None
     return failing if failing is not None else worst_rank(plans, pairs)
+
+
+def _contention_evidence(cores: CoresResult | None, rank: int | None) -> tuple[Evidence, ...]:
+    """The rank's contention as a 3c cause: its over-limit time and the worst instant (the
+    listed interval whose peak demand is furthest over the device's cores)."""
+    total = _contention_ns(cores, rank)
+    listed = [c for c in cores.contention if c.rank == rank] if cores is not None else []
+    if total <= 0 or not listed:
+        return ()
+    worst = max(listed, key=lambda c: (c.demand - c.maximum, -c.start_ns))
+    kernels = " + ".join(worst.kernels[:3]) or "kernels of several streams"
+    return (
+        Evidence(
+            "contention",
+            f"block demand over the device's cores for {total / 1000:.3f} µs over the warm "
+            f"runs; worst instant: {worst.kind} demand {worst.demand} of {worst.maximum} cores "
+            f"(run {worst.run}, {kernels})",
+            total,
+        ),
+    )
 
 
 def _contention_ns(cores: CoresResult | None, rank: int | None) -> int:

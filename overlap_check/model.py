@@ -23,6 +23,9 @@ PlanMode = Literal["ge", "npugraph_ex"]
 # Option vocabularies: the click choices, the config checks and the gate's table derive
 # from these (choices_of), so each is spelled once.
 FailOn = Literal["fake", "partial", "never"]
+# The execution path a plan's model runs under: the fix advice names that path's APIs
+# (docs/advice.md). None where a plan gives none: the advice is generic and says so.
+ExecutionPath = Literal["ge", "npugraph_ex", "eager"]
 Per = Literal["run", "step"]
 Order = Literal["given", "time"]
 BaselineFigure = Literal["hidden_pct", "overlap_pct"]
@@ -132,6 +135,10 @@ class Plan:
     side_stream: int | None = None
     main_stream: int | None = None
     limit_core: CoreLimit | None = None
+    # the main path's limit (npugraph_ex: its stream's): the kernels on main_stream, else
+    # the dominator kernels; the side ops' limit_core wins where both govern a kernel
+    main_limit_core: CoreLimit | None = None
+    path: ExecutionPath | None = None  # None: Options.path, else unknown
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of
     # the plan's identity, so equal plans from two places compare equal.
@@ -168,6 +175,10 @@ class Options:
     baseline: str | None = None
     tolerance: float = 0.1
     config_path: str | None = None  # the config file read; None: none found or given
+    path: ExecutionPath | None = None  # --path / --source: plans that give no path of their own
+    path_source: str | None = None  # where ``path`` came from (a compile call found by --source)
+    # kernel-name regexes of Ascend C operators beyond cores.rules.ASCEND_C_OPERATORS
+    ascend_c: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- results
@@ -300,6 +311,48 @@ class PlanRun:
     hidden_counts: tuple[int, int, int] = (0, 0, 0)  # judged occurrences: real, partial, fake
 
 
+# What a plan's diagnosis found (docs/advice.md). Other stages add causes here; the
+# fix advice is keyed by it (overlap_check/advice.py), never parsed from prose.
+Cause = Literal["no-evidence", "not-split", "fake", "partial", "real"]
+Stage = Literal["3a", "3b", "3c"]  # docs/method.md's failure modes
+# The last four are hooks for measurements other stages add (the tails after the join,
+# the join wait, and against a reference capture the dominator stretched and the shapes
+# changed): they pass them to plans.plan_result(causes=...), listed by size with the rest.
+EvidenceKind = Literal[
+    "nothing-judged",
+    "placement",
+    "barrier",
+    "contention",
+    "cube-saturated",
+    "band-mismatch",
+    "side-tail",
+    "join-wait",
+    "dominator-stretched",
+    "shape-change",
+]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One measured figure behind a diagnosis, in words, with the time it accounts for."""
+
+    kind: EvidenceKind
+    text: str
+    size_ns: int | None = None  # the time it stands for: causes are listed largest first
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A plan's diagnosis as data: the method's stage, the cause, the measured evidence
+    (largest first) and the fix steps for the plan's execution path."""
+
+    stage: Stage | None  # None: no evidence to place it
+    cause: Cause
+    path: ExecutionPath | None  # the path the fix steps are written for; None: unknown
+    evidence: tuple[Evidence, ...] = ()
+    fix: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class PlanResult:
     name: str
@@ -317,7 +370,7 @@ class PlanResult:
     overlap_max: float | None = None
     barrier_candidates: tuple[BarrierCandidate, ...] = ()
     placement: tuple[str, ...] = ()  # evidence for not-split
-    diagnosis: str = ""
+    diagnosis: str = ""  # the one-line form (verdict.diagnosis); the parts are in `diagnosed`
     fake_occurrences: int = 0  # fake occurrences in the warm samples (barrier search input)
     dominator: str | None = None  # the plan's dominator regex (None: longest main-stream kernel)
     side: str | None = None  # the plan's side regex
@@ -328,6 +381,7 @@ class PlanResult:
     decided_by: str = "hidden_pct"  # the figure the verdict bands were applied to
     # judged warm occurrences per hidden_pct band: real, partial, fake
     verdict_counts: tuple[int, int, int] = (0, 0, 0)
+    diagnosed: Diagnosis | None = None  # the diagnosis as data: cause, evidence, fix steps
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

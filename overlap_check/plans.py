@@ -69,6 +69,8 @@ from overlap_check.hiding import (
 from overlap_check.intervals import I64
 from overlap_check.model import (
     BarrierCandidate,
+    Evidence,
+    ExecutionPath,
     Occurrence,
     Plan,
     PlanResult,
@@ -79,7 +81,7 @@ from overlap_check.model import (
 )
 from overlap_check.runs import Sample, spread
 from overlap_check.selection import dominator_expr, side_expr
-from overlap_check.verdict import diagnosis, label
+from overlap_check.verdict import diagnose, diagnosis, label
 
 F64 = npt.NDArray[np.float64]
 _EMPTY: I64 = np.zeros(0, dtype=np.int64)
@@ -495,6 +497,8 @@ def plan_result(
     provisional: bool,
     contention_ns: int = 0,
     fake_share: float = FAKE_SHARE,
+    path: ExecutionPath | None = None,
+    causes: Sequence[Evidence] = (),
 ) -> PlanResult:
     """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
 
@@ -502,6 +506,8 @@ def plan_result(
     and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
     ``side_ops``: as for placement. The verdict follows the warm median of hidden_pct,
     at best partial when more than ``fake_share`` of the judged warm occurrences are fake.
+    ``path``: the execution path the fix steps are written for; ``causes``: the measured
+    3c causes (contention, cube saturated) the diagnosis lists at partial and real.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -535,6 +541,8 @@ def plan_result(
         busy = replace(busy, median=None)
         hidden = replace(hidden, median=None)
     notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
+    no_evidence = _no_evidence_reason(plan, streams, side_total, runs)
+    band = [Evidence("band-mismatch", notes.removeprefix("; "))] if notes else []
     return PlanResult(
         name=plan.name,
         rank=rank,
@@ -557,11 +565,20 @@ def plan_result(
             placement=evidence,
             barriers=barriers,
             fake_occurrences=fake_occurrences,
-            no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
+            no_evidence=no_evidence,
             contention_ns=contention_ns,
             figure="hidden_pct",
         )
         + notes,
+        diagnosed=diagnose(
+            verdict,
+            path,
+            barriers=barriers,
+            fake_occurrences=fake_occurrences,
+            evidence=[*causes, *band],
+            placement=evidence,
+            no_evidence=no_evidence,
+        ),
         fake_occurrences=fake_occurrences,
         dominator=plan.dominator,
         side=plan.side,

@@ -31,14 +31,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from overlap_check.advice import fix_steps
 from overlap_check.model import (
     BarrierCandidate,
     CoresResult,
+    Diagnosis,
+    Evidence,
+    ExecutionPath,
     FailOn,
     Options,
     PlanResult,
     RankStreamSummary,
     Report,
+    Stage,
     StreamPair,
     Thresholds,
     Verdict,
@@ -176,6 +181,51 @@ def diagnosis(
     return text
 
 
+STAGES: dict[Verdict, Stage | None] = {
+    "not-split": "3a",
+    "fake": "3b",
+    "partial": "3b",
+    "real": "3c",
+    "no-evidence": None,
+}
+
+
+def diagnose(
+    verdict: Verdict,
+    path: ExecutionPath | None,
+    *,
+    barriers: Sequence[BarrierCandidate] = (),
+    fake_occurrences: int = 0,
+    evidence: Sequence[Evidence] = (),
+    placement: Sequence[str] = (),
+    no_evidence: str | None = None,
+) -> Diagnosis:
+    """The diagnosis as data: the stage and cause of ``verdict``, the measured evidence
+    (a barrier at 3b; the causes ``evidence`` gives at partial and real, largest first;
+    a band mismatch at any verdict)
+    and the fix steps for ``path`` (advice.fix_steps)."""
+    found: list[Evidence] = []
+    if verdict == "no-evidence":
+        found.append(Evidence("nothing-judged", no_evidence or "nothing to judge"))
+    if verdict == "not-split":
+        found += [Evidence("placement", text) for text in placement]
+    if verdict in ("fake", "partial") and barriers:
+        top = barriers[0]
+        found.append(Evidence("barrier", barrier_phrase(top, fake_occurrences), top.gap_ns))
+    if verdict in ("partial", "real"):
+        causes = [e for e in evidence if e.kind != "band-mismatch"]
+        found += sorted(causes, key=lambda e: -(e.size_ns or 0))
+    found += [e for e in evidence if e.kind == "band-mismatch"]
+    cause = verdict  # the causes of model.Cause that a verdict alone names
+    return Diagnosis(
+        stage=STAGES[verdict],
+        cause=cause,
+        path=path,
+        evidence=tuple(found),
+        fix=fix_steps(cause, path, found),
+    )
+
+
 @dataclass(frozen=True)
 class GateDecision:
     passed: bool
@@ -250,7 +300,9 @@ def gate(
 
 def _plan_reason(plan: PlanResult) -> str:
     if plan.verdict == "no-evidence":
-        return plan.diagnosis.split("; check", 1)[0] or "no evidence"
+        judged = plan.diagnosed.evidence if plan.diagnosed is not None else ()
+        reasons = [e.text for e in judged if e.kind == "nothing-judged"]
+        return f"no evidence: {reasons[0]}" if reasons else "no evidence"
     if plan.verdict == "not-split":
         return f"not-split ({plan.placement[0]})" if plan.placement else "not-split"
     return f"{plan.verdict} ({plan.decided_by} {_fmt(plan.hidden_pct)})"

@@ -442,6 +442,49 @@ def test_oc104_flow_details(tmp_path: Path) -> None:
     assert found(path, select="OC104") == expected(path)
 
 
+def test_oc104_return_expressions_are_reads_in_eager_modules(tmp_path: Path) -> None:
+    # Eager: `return a + b` runs the sum on the main stream before anything joins the side
+    # stream; a result handed back as it is (`return b`, `return a, b`) is the caller's.
+    source = """
+        import torch
+
+        side = torch.npu.Stream()
+
+        def summed(a, x):
+            with torch.npu.stream(side):
+                b = x * 2
+            return a + b  # expect: OC104
+
+        def handed_back(x):
+            with torch.npu.stream(side):
+                b = x * 2
+            return b
+
+        def handed_back_in_a_tuple(a, x):
+            with torch.npu.stream(side):
+                b = x * 2
+            return a, b
+
+        def one_element_computed(a, x):
+            with torch.npu.stream(side):
+                b = x * 2
+            return a, b.sum()  # expect: OC104
+
+        def joined_first(a, x):
+            with torch.npu.stream(side):
+                b = x * 2
+            torch.npu.current_stream().wait_stream(side)
+            return a + b
+        """
+    eager = write(tmp_path, source, "eager.py")
+    assert found(eager, select="OC104") == expected(eager)
+    assert len(expected(eager)) == 2
+    # The same code compiled with npugraph_ex: the graph end joins the streams.
+    compiled = 'compiled = torch.compile(summed, backend="npugraph_ex")\n'
+    ngx = write(tmp_path, textwrap.dedent(source) + compiled, "ngx.py")
+    assert found(ngx, select="OC104") == set()
+
+
 def test_oc104_does_not_apply_under_ge(tmp_path: Path) -> None:
     source = """
         import torch

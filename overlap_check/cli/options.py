@@ -17,7 +17,16 @@ from typing import Any, TypeVar
 import click
 
 from overlap_check.errors import UsageError
-from overlap_check.model import Capture, FailOn, Options, Order, Per, Report, choices_of
+from overlap_check.model import (
+    Capture,
+    ExecutionPath,
+    FailOn,
+    Options,
+    Order,
+    Per,
+    Report,
+    choices_of,
+)
 from overlap_check.report.color import COLOR_MODES, color_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -155,6 +164,19 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="GE graph dump (file or folder) with _op_aicore_num / _op_vectorcore_num.",
     ),
     click.option(
+        "--path",
+        "exec_path",
+        type=click.Choice(choices_of(ExecutionPath)),
+        help="Execution path of the model (plans without their own `path`): the fix advice "
+        "names its APIs.",
+    ),
+    click.option(
+        "--source",
+        "source_dir",
+        metavar="DIR",
+        help="Model code whose compile calls give the execution path (as `lint` detects it).",
+    ),
+    click.option(
         "--fail-on-contention",
         is_flag=True,
         default=None,
@@ -212,8 +234,22 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
         )
     }
     overrides["plans"] = (plan,) if plan is not None else ()
+    overrides["path"], overrides["path_source"] = _execution_path(params)
     overrides["plan_names"] = tuple(params.get("plan_names") or ())
     return merge_options(config, overrides, os.environ)
+
+
+def _execution_path(params: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """``--path``, else the path ``--source DIR`` detects (lint imported only then)."""
+    if params.get("exec_path") is not None:
+        if params.get("source_dir") is not None:
+            raise UsageError("--path and --source both give the execution path; pass one")
+        return params["exec_path"], "--path"
+    if params.get("source_dir") is None:
+        return None, None
+    from overlap_check.lint import source_path
+
+    return source_path(params["source_dir"])
 
 
 def _module(package: str, name: str, what: str) -> ModuleType:

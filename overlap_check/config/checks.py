@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from overlap_check.errors import ConfigError
-from overlap_check.model import FailOn, Order, Per, choices_of
+from overlap_check.model import ExecutionPath, FailOn, Order, Per, choices_of
 
 
 class Invalid(Exception):
@@ -87,6 +87,18 @@ def rule_ids(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def regexes(value: Any) -> tuple[str, ...]:
+    """A list of regular expressions (kernel-name patterns), each one compiling."""
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise Invalid(f'expected a list of regular expressions such as ["MyOp"], got {value!r}')
+    for item in value:
+        try:
+            re.compile(item)
+        except re.error as err:
+            raise Invalid(f"bad regular expression {item!r}: {err}") from None
+    return tuple(value)
+
+
 def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid:
     """An unknown key, with the closest known one as a hint."""
     close = difflib.get_close_matches(key, known, n=1)
@@ -96,6 +108,7 @@ def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid
 
 FAIL_ON = choice(*choices_of(FailOn))
 PER = choice(*choices_of(Per))
+EXECUTION_PATH = choice(*choices_of(ExecutionPath))
 ORDER = choice(*choices_of(Order))
 
 

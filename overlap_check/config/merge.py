@@ -52,7 +52,7 @@ _MERGED: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "soc_ini": ("device", checks.text),
     "graph_dump": ("device", checks.text),
 }
-_CLI_ONLY = ("main_stream", "baseline", "plans", "plan_names")
+_CLI_ONLY = ("main_stream", "baseline", "plans", "plan_names", "path", "path_source")
 OVERRIDE_KEYS = frozenset(_MERGED) | frozenset(DEVICE_KEYS) | frozenset(_CLI_ONLY)
 
 
@@ -100,9 +100,22 @@ def merge_options(
         device=device,
         main_stream=overrides.get("main_stream"),
         baseline=overrides.get("baseline"),
+        path=_path(overrides.get("path")),
+        ascend_c=config.ascend_c,
+        path_source=overrides.get("path_source"),
         config_path=None if config.source is None else str(config.source),
         **chosen,
     )
+
+
+def _path(value: Any) -> Any:
+    """``--path``: one of model.ExecutionPath (None: not given)."""
+    if value is None:
+        return None
+    try:
+        return checks.EXECUTION_PATH(value)
+    except Invalid as err:
+        raise UsageError(f"option --path: {err}") from None
 
 
 def _pick(

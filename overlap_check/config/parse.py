@@ -118,7 +118,26 @@ def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) 
         side_stream=side_stream,
         main_stream=check("main_stream", checks.integer(0)),
         limit_core=_parse_limit(body.get("limit_core"), f"{where}.limit_core", source, prefix),
+        main_limit_core=_main_limit(body, where, source, prefix),
+        path=check("path", checks.EXECUTION_PATH),
     )
+
+
+def _main_limit(body: Mapping[str, Any], where: str, source: Path, prefix: str) -> CoreLimit | None:
+    """``main_limit_core``: the main path's limit, on main_stream or the dominator kernels."""
+    limit = _parse_limit(body.get("main_limit_core"), f"{where}.main_limit_core", source, prefix)
+    if limit is not None and "main_stream" not in body and "dominator" not in body:
+        raise ConfigError(
+            "main_limit_core needs main_stream or dominator (the kernels it governs)",
+            path=source,
+            key=f"{prefix}{where}.main_limit_core",
+        )
+    return limit
+
+
+def _table(where: str) -> str:
+    """``plan.limit_core`` / ``plan.main_limit_core`` from ``plan[2].limit_core``."""
+    return "plan." + where.rsplit(".", 1)[-1]
 
 
 def _parse_limit(raw: Any, where: str, source: Path, prefix: str) -> CoreLimit | None:
@@ -130,7 +149,7 @@ def _parse_limit(raw: Any, where: str, source: Path, prefix: str) -> CoreLimit |
     for key, value in raw.items():
         try:
             if key not in LIMIT_KEYS:
-                raise checks.unknown(key, list(LIMIT_KEYS), f"[{prefix}plan.limit_core]")
+                raise checks.unknown(key, list(LIMIT_KEYS), f"[{prefix}{_table(where)}]")
             values[key] = LIMIT_KEYS[key](value)
         except Invalid as err:
             raise ConfigError(str(err), path=source, key=f"{prefix}{where}.{key}") from None

@@ -46,8 +46,19 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "level": checks.choice("Level1", "Level2"),
     },
     "lint": {"select": checks.rule_ids, "ignore": checks.rule_ids},
+    # operators known to be Ascend C besides cores.rules.ASCEND_C_OPERATORS (docs/advice.md)
+    "cores": {"ascend_c": checks.regexes},
 }
-PLAN_KEYS = ("name", "side", "dominator", "side_stream", "main_stream", "limit_core")
+PLAN_KEYS = (
+    "name",
+    "side",
+    "dominator",
+    "side_stream",
+    "main_stream",
+    "limit_core",
+    "main_limit_core",
+    "path",
+)
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),
     "vectorcore": checks.integer(1),
@@ -84,6 +95,7 @@ class Config:
     level: Literal["Level1", "Level2"] | None = None
     lint_select: tuple[str, ...] = ()
     lint_ignore: tuple[str, ...] = ()
+    ascend_c: tuple[str, ...] = ()  # [cores] ascend_c: more Ascend C operator name regexes
 
     def key_origin(self, section: str, key: str) -> str:
         """How a message names a value that came from this file."""

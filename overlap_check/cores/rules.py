@@ -19,7 +19,9 @@ Which limit governs a kernel, per core kind, first found wins: a plan's
 ``limit_core`` (its side operators, plans in config order), then the operator's
 ``_op_aicore_num`` / ``_op_vectorcore_num`` from a graph dump, then GE's global
 ``aicore_num``. A plan in ``npugraph_ex`` mode limits Ascend C operators only,
-which a kernel table cannot tell apart: a kernel above such a limit is a warning.
+which a kernel table cannot tell apart by itself: a kernel above such a limit fails
+when its name is a known Ascend C operator (:data:`ASCEND_C_OPERATORS`, plus the
+config's ``[cores] ascend_c``; docs/advice.md) and is a warning otherwise.
 
 Contention (failure mode 3c), warm runs only: wherever at least two compute
 streams are busy, the blocks demanded per core kind by all kernels running then
@@ -78,8 +80,24 @@ from overlap_check.model import (
     RunInfo,
     rank_text,
 )
-from overlap_check.selection import side_expr
+from overlap_check.selection import named, side_expr
 
+# Operators known to be written in Ascend C (CANN's ops-transformer kernels), searched in
+# kernel names: npugraph_ex's stream core limit applies to them, so exceeding it fails.
+# docs/advice.md lists them; `[cores] ascend_c` in the config adds more.
+ASCEND_C_OPERATORS = (
+    "GroupedMatmul",
+    "FusedInferAttentionScore",
+    "PromptFlashAttention",
+    "IncreFlashAttention",
+    "FlashAttentionScore",
+    "MoeInitRouting",
+    "MoeFinalizeRouting",
+    "MoeGatingTopK",
+    "MoeDistributeDispatch",
+    "MoeDistributeCombine",
+    "MatmulAllReduce",
+)
 MAX_LISTED = 10_000  # violations / warnings kept in the result (all are counted)
 
 
@@ -90,6 +108,7 @@ class Limits:
     plans: tuple[Plan, ...]
     ge_global: tuple[int, int | None] | None
     dump: GraphDumpLimits | None
+    ascend_c: tuple[str, ...] = ASCEND_C_OPERATORS  # kernel-name regexes of Ascend C operators
 
     @property
     def any(self) -> bool:
@@ -169,28 +188,35 @@ def _over(frame: pl.DataFrame, kind: str, limits: Limits) -> pl.DataFrame:
     plans = [None, None, *(p.name for p in limits.plans)]
     source = pl.col(f"{k}_source")
     mix_core = MIX_AIV if kind == "aicore" else MIX_AIC
-    return over.select(
-        "stream_id",
-        "name",
-        "start_ns",
-        "block_num",
-        "mix_block_num",
-        "accelerator_core",
-        core_label().alias("core"),
-        pl.col(f"{k}_blocks").alias("blocks"),
-        pl.col(f"{k}_limit").alias("limit"),
-        source.replace_strict(codes, _source_labels(limits), return_dtype=pl.String).alias(
-            "source"
-        ),
-        source.replace_strict(codes, modes, return_dtype=pl.String).alias("mode"),
-        source.replace_strict(codes, plans, return_dtype=pl.String).alias("plan"),
-        pl.when(pl.col("core") == mix_core)
-        .then(pl.lit("mix_block_num"))
-        .otherwise(pl.lit("block_num"))
-        .alias("field"),
-        pl.lit(kind).alias("kind"),
-    ).with_columns(
-        ((pl.col("core") == "MIX_AIV") | (pl.col("mode") == "npugraph_ex")).alias("warning")
+    return (
+        over.select(
+            "stream_id",
+            "name",
+            "start_ns",
+            "block_num",
+            "mix_block_num",
+            "accelerator_core",
+            core_label().alias("core"),
+            pl.col(f"{k}_blocks").alias("blocks"),
+            pl.col(f"{k}_limit").alias("limit"),
+            source.replace_strict(codes, _source_labels(limits), return_dtype=pl.String).alias(
+                "source"
+            ),
+            source.replace_strict(codes, modes, return_dtype=pl.String).alias("mode"),
+            source.replace_strict(codes, plans, return_dtype=pl.String).alias("plan"),
+            pl.when(pl.col("core") == mix_core)
+            .then(pl.lit("mix_block_num"))
+            .otherwise(pl.lit("block_num"))
+            .alias("field"),
+            pl.lit(kind).alias("kind"),
+        )
+        .with_columns(named(over, "|".join(f"(?:{p})" for p in limits.ascend_c)).alias("ascend_c"))
+        .with_columns(
+            (
+                (pl.col("core") == "MIX_AIV")
+                | ((pl.col("mode") == "npugraph_ex") & ~pl.col("ascend_c"))
+            ).alias("warning")
+        )
     )
 
 
@@ -203,6 +229,8 @@ def _message(row: dict[str, object], run: RunInfo) -> str:
     )
     if row["core"] == "MIX_AIV":
         return text + "; MIX_AIV block semantics are undocumented: reported, not failed"
+    if row["mode"] == "npugraph_ex" and row["ascend_c"]:
+        return text + "; an Ascend C operator, which npugraph_ex's stream limit governs"
     if row["mode"] == "npugraph_ex":
         return text + "; not limited: may not be an Ascend C operator (npugraph_ex)"
     return text
@@ -278,6 +306,20 @@ def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
 # --------------------------------------------------------------------------- entry point
 
 
+MAIN_SUFFIX = ":main"  # the name of a plan's main-path limit: "plan:<name>:main" in reports
+
+
+def main_path_limit(plan: Plan) -> Plan:
+    """A plan's ``main_limit_core`` as a limit of its own, after every side limit (first
+    wins): it governs the kernels on ``main_stream``, else those the dominator regex names."""
+    return Plan(
+        name=plan.name + MAIN_SUFFIX,
+        side=None if plan.main_stream is not None else plan.dominator,
+        side_stream=plan.main_stream,
+        limit_core=plan.main_limit_core,
+    )
+
+
 def configured_limits(options: Options) -> Limits:
     """The limits the options configure (reads the graph dump, when one is given)."""
     plans = tuple(
@@ -285,12 +327,12 @@ def configured_limits(options: Options) -> Limits:
         for p in options.plans
         if p.limit_core is not None
         and (p.limit_core.aicore is not None or p.limit_core.vectorcore is not None)
-    )
+    ) + tuple(main_path_limit(p) for p in options.plans if p.main_limit_core is not None)
     ge_global = None
     if options.device.ge_aicore_num is not None:
         ge_global = parse_aicore_num(options.device.ge_aicore_num, key="device.ge_aicore_num")
     dump = read_graph_dump(options.graph_dump) if options.graph_dump is not None else None
-    return Limits(plans, ge_global, dump)
+    return Limits(plans, ge_global, dump, ASCEND_C_OPERATORS + options.ascend_c)
 
 
 def _applied(limits: Limits, governed_by: dict[str, int]) -> tuple[AppliedLimit, ...]:
@@ -376,9 +418,12 @@ def combine_cores(
         notes += limits.dump.notes
     for plan in limits.plans:
         if governed_by.get(f"plan:{plan.name}", 0) == 0:
-            notes.append(
-                f"plan {plan.name}: limit_core governs no kernel (no side operators found)"
+            what = (
+                "main_limit_core governs no kernel (nothing on the main stream or dominator)"
+                if plan.name.endswith(MAIN_SUFFIX)
+                else "limit_core governs no kernel (no side operators found)"
             )
+            notes.append(f"plan {plan.name.removesuffix(MAIN_SUFFIX)}: {what}")
     if unchecked:
         notes.append(
             f"{unchecked} kernel(s) under a limit have no Accelerator Core or Block Num "

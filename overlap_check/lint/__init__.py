@@ -19,6 +19,7 @@ from overlap_check.lint.findings import Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
 from overlap_check.lint.rules import RULES, Context
 from overlap_check.lint.source import SourceModule, read_module
+from overlap_check.model import ExecutionPath
 
 __all__ = [
     "RULES",
@@ -29,6 +30,7 @@ __all__ = [
     "discover",
     "lint_paths",
     "parse_rule_list",
+    "source_path",
 ]
 
 # Directories never searched when a folder is given (virtualenvs, caches, VCS).
@@ -133,3 +135,28 @@ def lint_paths(
     ignored = parse_rule_list(ignore, option="ignore")
     modules = [read_module(path) for path in discover(paths)]
     return lint_modules(modules, select=selected, ignore=ignored)
+
+
+# The lint's paths as the analysis names them (model.ExecutionPath); TorchAir's aclgraph
+# mode and a project compiled both ways name no single path.
+_ANALYSIS_PATH: dict[ExecPath, ExecutionPath] = {
+    ExecPath.GE: "ge",
+    ExecPath.NPUGRAPH_EX: "npugraph_ex",
+    ExecPath.EAGER: "eager",
+}
+
+
+def source_path(folder: str | Path) -> tuple[ExecutionPath | None, str]:
+    """``--source DIR``: the execution path of the model code there, by the lint's path
+    detection (its compile calls), and where that came from. None with the reason when
+    the files give several paths (or TorchAir's aclgraph mode, which takes both APIs)."""
+    modules = [read_module(path) for path in discover([folder])]
+    if not modules:
+        raise InputError("no Python file to detect the execution path from", path=folder)
+    infos = resolve_paths(modules).values()
+    found = {info.path for info in infos}
+    evidence = min(infos, key=lambda info: (info.source != "compile", info.where))
+    if len(found) != 1 or evidence.path not in _ANALYSIS_PATH:
+        names = ", ".join(sorted(p.value for p in found))
+        return None, f"{folder}: the model code gives no single path ({names})"
+    return _ANALYSIS_PATH[evidence.path], f"--source {folder}: {evidence.describe()}"

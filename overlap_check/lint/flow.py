@@ -6,12 +6,15 @@ every ``with torch.npu.stream(s):`` block on a side stream, the names it
 assigns are followed through the steps after the block: a main-stream step
 that reads one before any main-stream synchronisation is a finding.
 
-Deliberately conservative (a reviewer must agree with every finding):
-``return`` statements are not uses (npugraph_ex joins the streams at the graph
-end), anything that looks like a wait (``wait_stream``, ``Event.wait``,
-``wait_event``, ``synchronize``, tagged-event waits, a helper named ``*wait*`` or
-``*sync*``) counts as synchronisation, a name reassigned on the main stream
-is no longer pending, and uses on another side stream are not judged.
+Deliberately conservative (a reviewer must agree with every finding): a
+``return`` that hands a side result back as it is (``return b``, ``return a, b``)
+is not a use (npugraph_ex joins the streams at the graph end); in eager modules
+a ``return`` whose expression computes with it (``return a + b``) is, since that
+expression runs on the main stream before anything joins. Anything that looks
+like a wait (``wait_stream``, ``Event.wait``, ``wait_event``, ``synchronize``,
+tagged-event waits, a helper named ``*wait*`` or ``*sync*``) counts as
+synchronisation, a name reassigned on the main stream is no longer pending, and
+uses on another side stream are not judged.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ class UnsyncedUse:
     block: SideBlock
 
 
-def unsynced_uses(module: SourceModule) -> Iterator[UnsyncedUse]:
+def unsynced_uses(module: SourceModule, *, eager: bool = False) -> Iterator[UnsyncedUse]:
+    """The first unsynchronised main-stream read of each side block's results; ``eager``:
+    reads inside a ``return`` expression count too (nothing joins the streams at its end)."""
     main_names = _main_stream_names(module)
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
@@ -60,7 +65,7 @@ def unsynced_uses(module: SourceModule) -> Iterator[UnsyncedUse]:
         flat = _Flattener(module.aliases, main_names)
         flat.block(body, None)
         for side_block in flat.side_blocks:
-            use = _first_unsynced_use(side_block, flat.steps)
+            use = _first_unsynced_use(side_block, flat.steps, eager)
             if use is not None:
                 yield UnsyncedUse(use, side_block)
 
@@ -197,7 +202,17 @@ def _record_stream_receivers(node: ast.AST) -> set[int]:
     return ids
 
 
-def _first_unsynced_use(block: SideBlock, steps: list[Step]) -> ast.Name | None:
+def _handed_back(node: ast.AST) -> set[int]:
+    """The names a ``return`` hands back as they are: the value itself, or the bare
+    elements of a returned tuple / list (the caller's business, not a main-stream read)."""
+    if not isinstance(node, ast.Return) or node.value is None:
+        return set()
+    value = node.value
+    parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    return {id(part) for part in parts if isinstance(part, ast.Name)}
+
+
+def _first_unsynced_use(block: SideBlock, steps: list[Step], eager: bool) -> ast.Name | None:
     pending = set(block.assigned)
     for step in steps[block.end :]:
         if not pending:
@@ -206,9 +221,11 @@ def _first_unsynced_use(block: SideBlock, steps: list[Step]) -> ast.Name | None:
             continue  # on a side stream: neither a main-stream use nor a main-stream wait
         if any(_is_sync(node, block.stream) for node in step.nodes):
             return None
-        if step.is_return:
+        if step.is_return and not eager:
             continue
         skip = set().union(*(_record_stream_receivers(node) for node in step.nodes))
+        if step.is_return:
+            skip |= set().union(*(_handed_back(node) for node in step.nodes))
         names = [
             n
             for node in step.nodes

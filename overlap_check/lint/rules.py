@@ -210,7 +210,7 @@ def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
 def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
     if ctx.path.path is ExecPath.GE or not ctx.module.calls(apis.STREAM_CTX):
         return  # no side stream; or under GE, where explicit streams are OC101/OC108 already
-    for unsynced in unsynced_uses(ctx.module):
+    for unsynced in unsynced_uses(ctx.module, eager=ctx.path.path is ExecPath.EAGER):
         block = unsynced.block
         yield ctx.finding(
             "OC104",

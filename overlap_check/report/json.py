@@ -20,6 +20,7 @@ from overlap_check.model import (
     BarrierCandidate,
     CommunicationStep,
     CoresResult,
+    Diagnosis,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -238,8 +239,26 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "fake_occurrences": plan.fake_occurrences,
         "placement": list(plan.placement),
         "diagnosis": plan.diagnosis,
+        "diagnosed": None if plan.diagnosed is None else _diagnosed(plan.diagnosed),
         "config_file": plan.config_file,
         "config_line": plan.config_line,
+    }
+
+
+def _diagnosed(found: Diagnosis) -> JSON:
+    return {
+        "stage": found.stage,
+        "cause": found.cause,
+        "path": found.path,
+        "evidence": [
+            {
+                "kind": e.kind,
+                "text": e.text,
+                "size_us": us(e.size_ns),
+            }
+            for e in found.evidence
+        ],
+        "fix": list(found.fix),
     }
 
 

@@ -21,11 +21,16 @@ from overlap_check.model import (
     AppliedLimit,
     BarrierCandidate,
     BaselineDelta,
+    Cause,
     CommunicationStep,
     ContentionInterval,
     CoresResult,
     CoreViolation,
     DeviceCores,
+    Diagnosis,
+    Evidence,
+    EvidenceKind,
+    ExecutionPath,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -34,6 +39,7 @@ from overlap_check.model import (
     RankStreamSummary,
     Report,
     RunInfo,
+    Stage,
     StreamPair,
     StreamPairRun,
     StreamStat,
@@ -338,6 +344,33 @@ def _barrier(obj: _Object) -> BarrierCandidate:
     )
 
 
+def _diagnosed(obj: _Object | None) -> Diagnosis | None:
+    """The structured diagnosis (absent in reports written before it existed)."""
+    if obj is None:
+        return None
+    stage = obj.value.get("stage")
+    if stage is not None and stage not in get_args(Stage):
+        raise obj._bad("stage", stage)
+    path = obj.value.get("path")
+    if path is not None and path not in get_args(ExecutionPath):
+        raise obj._bad("path", path)
+
+    def evidence(e: _Object) -> Evidence:
+        return Evidence(
+            kind=e.choice("kind", EvidenceKind),
+            text=e.text("text"),
+            size_ns=e.nanoseconds_or_none("size_us"),
+        )
+
+    return Diagnosis(
+        stage=stage,
+        cause=obj.choice("cause", Cause),
+        path=path,
+        evidence=obj.each("evidence", evidence),
+        fix=obj.texts("fix"),
+    )
+
+
 def _plan(obj: _Object, origins: Origins) -> PlanResult:
     rank = obj.integer_or_none("rank")
 
@@ -364,6 +397,7 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         fake_occurrences=obj.integer("fake_occurrences"),
         placement=obj.texts("placement"),
         diagnosis=obj.text("diagnosis"),
+        diagnosed=_diagnosed(obj.child_or_none("diagnosed")),
         config_file=obj.text_or_none("config_file"),
         config_line=obj.integer_or_none("config_line"),
         hidden_pct=obj.fraction_or_none("hidden_pct"),

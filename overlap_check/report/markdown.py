@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from overlap_check.advice import CAUSE_KINDS
 from overlap_check.baseline import describe
 from overlap_check.errors import InputError
 from overlap_check.model import BaselineDelta, Report
@@ -98,6 +99,12 @@ def _plan_sections(report: Report) -> list[str]:
             rows.append([*row, worst_text])
             if plan.diagnosis:
                 notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
+            found = plan.diagnosed
+            if found is not None:
+                causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
+                notes += [f"  - cause {n}: {cell(t)}" for n, t in enumerate(causes, start=1)]
+                where = found.path or "path unknown"
+                notes += [f"  - fix ({where}): {cell(step)}" for step in found.fix]
         lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from overlap_check.advice import CAUSE_KINDS
 from overlap_check.model import PlanResult, PlanRun, Report, RunInfo, rank_text
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
@@ -137,6 +138,7 @@ def _plans(report: Report, color: bool) -> list[str]:
     ]
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
+        lines += _diagnosed(plan)
         lines.append(
             f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
             f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
@@ -160,6 +162,17 @@ def _plans(report: Report, color: bool) -> list[str]:
                 f"{plan.fake_occurrences} fake occurrences"
             )
     return lines
+
+
+def _diagnosed(plan: PlanResult) -> list[str]:
+    """The measured 3c causes (largest first) and the fix steps of the plan's diagnosis."""
+    found = plan.diagnosed
+    if found is None:
+        return []
+    causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
+    lines = [f"    cause {n}: {text}" for n, text in enumerate(causes, start=1)]
+    where = found.path or "path unknown"
+    return lines + [f"    fix ({where}): {step}" for step in found.fix]
 
 
 def _unjudged(plan: PlanResult) -> str:

@@ -1,0 +1,143 @@
+"""The fix steps of a diagnosis, keyed by its cause and the plan's execution path.
+
+One table (docs/advice.md has it in words): what to change for each cause, in the
+APIs of the path the model runs under. GE graph mode (TorchAir backend) orders
+streams with ``torchair.scope`` / ``torchair.ops``; npugraph_ex and eager use
+torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
+``torch.npu.npugraph_ex.scope``. Without a path the steps stay generic and say
+how to give one. A cause nobody wrote steps for gets none (other stages add causes
+to model.Cause and rows here). Evidence kinds add their own step (cube saturated:
+multi-stream cannot help; contention: share the cores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from overlap_check.model import Cause, Evidence, EvidenceKind, ExecutionPath
+
+# The evidence kinds that are measured 3c causes (what renderers list as "cause N").
+CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(
+    {
+        "contention",
+        "cube-saturated",
+        "side-tail",
+        "join-wait",
+        "dominator-stretched",
+        "shape-change",
+    }
+)
+
+GIVE_PATH = (
+    'name the execution path (path = "ge" | "npugraph_ex" | "eager" in the plan, --path, '
+    "or --source DIR to detect it from the model code) for advice in its APIs"
+)
+
+_SWITCH = {
+    "ge": 'with torchair.scope.npu_stream_switch("tag"):',
+    "npugraph_ex": "with torch.npu.stream(side):",
+    "eager": "with torch.npu.stream(side):",
+}
+
+# (cause, path) -> steps; path None: the generic steps
+_STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
+    ("not-split", "ge"): (
+        f"put the side ops inside `{_SWITCH['ge']}` and check that the graph did not fold "
+        "them back onto the main stream (config.ge_config.enable_single_stream must stay off)",
+        "dynamic shapes: export ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1, else GE runs one stream",
+    ),
+    ("not-split", "npugraph_ex"): (
+        f"put the side ops inside `{_SWITCH['npugraph_ex']}` (side = torch.npu.Stream(), made "
+        "once, outside the compiled region)",
+    ),
+    ("not-split", "eager"): (
+        f"put the side ops inside `{_SWITCH['eager']}`; an op outside the block runs on the "
+        "main stream",
+    ),
+    ("not-split", None): (
+        "put the side ops inside the stream-switch block (torchair.scope.npu_stream_switch "
+        "under GE, torch.npu.stream otherwise)",
+    ),
+    ("fake", "ge"): (
+        "order the streams with torchair.scope.npu_wait_tensor(later_input, earlier_output) "
+        "(or the tagged events of torchair.ops) on the op that must wait, not by a data "
+        "dependency on a main-stream op ahead of the dominator",
+        "move the barrier (the main-stream op the side work waited for) inside the "
+        "npu_stream_switch block, or after the dominator",
+        "dynamic shapes: export ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1",
+    ),
+    ("fake", "npugraph_ex"): (
+        "start the side work right after its input exists: event.record() on the main "
+        "stream, side.wait_event(event) / event.wait(side) inside the side block, and join "
+        "with torch.npu.current_stream().wait_stream(side) only after the dominator",
+        "move the barrier (the main-stream op the side work waited for) inside the side "
+        "block, or after the dominator",
+    ),
+    ("fake", "eager"): (
+        "join late: torch.npu.current_stream().wait_stream(side) (or event.record(side) + "
+        "event.wait()) after the dominator is launched, not before it",
+        "launch the side block before the dominator in program order; eager runs ops in the "
+        "order Python issues them",
+    ),
+    ("fake", None): (
+        "find the wait or data dependency that orders the side work after (or before) the "
+        "dominator and move it past the dominator",
+    ),
+    ("partial", "ge"): (
+        "give the side stream more to hide under, or hide it under a longer dominator; "
+        "torchair.scope.limit_core_num(aic, aiv) on the side ops (per operator) leaves cores "
+        "to the dominator",
+    ),
+    ("partial", "npugraph_ex"): (
+        "give the side stream more to hide under, or a longer dominator; "
+        "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side) limits a stream, "
+        "and only its Ascend C operators",
+    ),
+    ("partial", "eager"): (
+        "give the side stream more to hide under, or a longer dominator; "
+        "torch.npu.set_stream_limit(side, cube_num, vector_num) limits a stream (Ascend C "
+        "operators only)",
+    ),
+    ("partial", None): (
+        "give the side stream more to hide under, or a longer dominator; a core limit on the "
+        "side ops leaves cores to the dominator",
+    ),
+    ("real", "ge"): (
+        "if the step did not get faster: share the cores with torchair.scope.limit_core_num "
+        "(per operator), and prefetch weights for bandwidth-bound holes with "
+        "torch_npu.npu_prefetch",
+    ),
+    ("real", "npugraph_ex"): (
+        "if the step did not get faster: share the cores per stream with "
+        "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side) (Ascend C operators "
+        "only), and prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch",
+    ),
+    ("real", "eager"): (
+        "if the step did not get faster: share the cores per stream with "
+        "torch.npu.set_stream_limit(side, cube_num, vector_num) (Ascend C operators only), "
+        "and prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch",
+    ),
+    ("real", None): (
+        "if the step did not get faster: share the cores with a core limit (limit_core_num) "
+        "and prefetch weights for bandwidth-bound holes (npu_prefetch)",
+    ),
+    ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
+}
+
+_EVIDENCE_STEPS: dict[EvidenceKind, str] = {
+    "cube-saturated": (
+        "the dominator already uses every AI core: multi-stream will not help here; move the "
+        "side work under a vector-bound or communication op instead"
+    ),
+}
+
+
+def fix_steps(
+    cause: Cause, path: ExecutionPath | None, evidence: Sequence[Evidence] = ()
+) -> tuple[str, ...]:
+    """What to change, in the APIs of ``path`` (generic, with how to name it, when None)."""
+    steps = list(_STEPS.get((cause, path), ()) or _STEPS.get((cause, None), ()))
+    steps += [_EVIDENCE_STEPS[e.kind] for e in evidence if e.kind in _EVIDENCE_STEPS]
+    if path is None and cause != "no-evidence":
+        steps.append(GIVE_PATH)
+    return tuple(steps)
