@@ -97,6 +97,7 @@ def _plan_sections(report: Report) -> list[str]:
             rows.append([*row, worst_text])
             if plan.diagnosis:
                 notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
+            notes += [f"- **{cell(plan.name)}**: {cell(finding)}" for finding in plan.findings]
         lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []
     return lines
