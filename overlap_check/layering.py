@@ -2,10 +2,11 @@
 
 One dominator instance (a main-stream kernel the plan names) per layer. A side
 op belongs to the layer whose dominator it overlaps (the larger overlap when it
-touches two); a side op that overlaps no dominator belongs to the nearest one in
-time (the gap to its start or end; a tie goes to the later dominator, since side
-work runs ahead of the dominator it was split for). So a side window never
-spans two dominators' layers.
+touches two); the side ops that overlap no dominator and lie between the same two
+dominators go together to the nearer of the two (the gap from the earlier one's
+end to their first start, or from their last end to the later one's start; a tie
+goes to the later dominator, since side work runs ahead of the dominator it was
+split for). So a side window never spans two dominators' layers.
 
 Per layer: the side window and the dominator window, the recipes' window
 ``overlap_pct`` (computed by :mod:`overlap_check.plans`, unchanged), the hidden
@@ -84,13 +85,19 @@ def assign_layers(
         return length.astype(np.int64)
 
     by_overlap = np.where(overlap(final) > overlap(first), final, first)
-    # No overlap: the dominator before (ends <= start) or after (starts >= end), nearer wins.
-    # (then every dominator starting before the op's end ended before its start)
+    # No overlap: the op lies in the gap before dominator j (then every dominator starting
+    # before its end ended before its start). The ops of one gap go together, to the
+    # dominator nearer to their extent: a burst of side work is not cut in two layers.
     j = np.searchsorted(ds, se, side="left")
-    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    alone = ~overlaps
     none = np.iinfo(np.int64).max
-    gap_after = np.where(j <= last, ds[after] - se, none)
-    gap_before = np.where(j >= 1, ss - de[before], none)
+    lo_start = np.full(ds.size + 1, none, dtype=np.int64)
+    hi_end = np.full(ds.size + 1, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo_start, j[alone], ss[alone])
+    np.maximum.at(hi_end, j[alone], se[alone])
+    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    gap_after = np.where(j <= last, ds[after] - hi_end[j], none)
+    gap_before = np.where(j >= 1, lo_start[j] - de[before], none)
     nearest = np.where(gap_before < gap_after, before, after)
     return np.where(overlaps, by_overlap, nearest).astype(np.int64)
 

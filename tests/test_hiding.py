@@ -94,10 +94,13 @@ def test_assign_layers_by_overlap_then_nearest() -> None:
     got = layering.assign_layers(
         [150, 350, 250, 850, 0, 450], [450, 380, 300, 900, 50, 750], ds, de
     )
-    # [150,450]: 50 under d0, 50 under d1 (tie: the first); [350,380]: 150 after d0, 20
-    # before d1 -> d1; [250,300]: 50 after d0, 100 before d1 -> d0; [850,900]: after d2;
-    # [0,50]: before d0; [450,750]: 50 under d1, 50 under d2, 200 over the gap -> d1
-    assert got.tolist() == [0, 1, 0, 2, 0, 1]
+    # [150,450]: 50 under d0, 50 under d1 (tie: the first); [350,380] and [250,300] lie
+    # between d0 and d1, together [250,380]: 250 - 200 = 50 after d0, 400 - 380 = 20
+    # before d1 -> both d1; [850,900]: after d2; [0,50]: before d0; [450,750]: 50 under
+    # d1, 50 under d2, 200 over the gap -> d1
+    assert got.tolist() == [0, 1, 1, 2, 0, 1]
+    # alone in its gap, [250,300] is 50 after d0 and 100 before d1 -> d0
+    assert layering.assign_layers([250], [300], ds, de).tolist() == [0]
     assert layering.assign_layers([5], [6], [], []).tolist() == [-1]
 
 
