@@ -170,7 +170,10 @@ def diagnosis(
             phrase = barrier_phrase(barriers[0], fake_occurrences)
             text += f"; barrier candidate: {phrase} - {barrier_hint(barriers[0])}"
         else:
-            text += "; no barrier candidate found on the main stream ahead of the dominator"
+            text += (
+                "; no barrier candidate found either way (no main op waited ahead of the "
+                "dominator, the side work waited for no main op placed after it)"
+            )
         return text
     if verdict == "partial":
         text = (
