@@ -12,6 +12,10 @@
 Neither search can name a layer's join consumer (the main op after the
 dominator that consumes the side result): (a) only looks ahead of the
 dominator, (b) only at ops that ended before the side work started.
+
+:func:`instances` runs both on the fake occurrences (by hidden_pct) of one sample:
+what :mod:`overlap_check.figures` keeps and :func:`overlap_check.plans.rank_barriers`
+ranks for the report.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ import polars as pl
 from overlap_check import intervals
 from overlap_check.hiding import i64_column
 from overlap_check.model import Thresholds
-from overlap_check.plans import Occurrences, barrier_instances
+from overlap_check.plans import BARRIER_SCHEMA, OK, Occurrences, barrier_instances
 
 CHAIN = " -> "
+MAX_CHAIN = 8  # ops named in a chain; a longer one keeps its first ones and the last
 MAX_LAG_NS = 10_000  # "right after": the side window starts at most this long after the op
 
 
@@ -42,30 +47,24 @@ def main_waited(
     main: pl.DataFrame, occ: Occurrences, hidden_pct: np.ndarray, thresholds: Thresholds
 ) -> pl.DataFrame:
     """(a) per fake occurrence (by hidden_pct): ``occurrence`` (1-based), ``barrier`` (its
-    first op), ``chain`` (every main op from it up to the dominator) and ``start_ns``."""
+    first op), ``chain`` (every main op from it up to the dominator) and ``start_ns``, with
+    the other columns of plans.barrier_instances (``name``, ``gap_ns``, ``after_ns``...)."""
     found = barrier_instances(main, replace(occ, pct=np.asarray(hidden_pct)), thresholds, 0)
     ms = i64_column(main, "start_ns")
     labels = _labels(main)
     k = found.get_column("occurrence").to_numpy() - 1
     first = np.searchsorted(ms, found.get_column("start_ns").to_numpy(), side="left")
     last = np.searchsorted(ms, occ.dom_start[k], side="left")  # ops starting before the dominator
-    chains = [
-        CHAIN.join(labels[int(a) : int(b)].to_list()) for a, b in zip(first, last, strict=True)
-    ]
-    return pl.DataFrame(
-        {
-            "occurrence": found.get_column("occurrence"),
-            "barrier": labels.gather(first),
-            "chain": pl.Series(chains, dtype=pl.String),
-            "start_ns": found.get_column("start_ns"),
-        },
-        schema={
-            "occurrence": pl.Int64,
-            "barrier": pl.String,
-            "chain": pl.String,
-            "start_ns": pl.Int64,
-        },
+    chains = [_chain(labels[int(a) : int(b)].to_list()) for a, b in zip(first, last, strict=True)]
+    return found.with_columns(
+        labels.gather(first).alias("barrier"), pl.Series("chain", chains, dtype=pl.String)
     )
+
+
+def _chain(ops: list[str]) -> str:
+    if len(ops) > MAX_CHAIN:
+        ops = [*ops[: MAX_CHAIN - 1], f"... ({len(ops) - MAX_CHAIN} more)", ops[-1]]
+    return CHAIN.join(ops)
 
 
 def side_waited(
@@ -108,11 +107,54 @@ def side_waited(
             "producer": _labels(main).gather(row[idx]),
             "end_ns": ended[idx],
             "lag_ns": lag[idx],
+            "row": row[idx],
         },
         schema={
             "occurrence": pl.Int64,
             "producer": pl.String,
             "end_ns": pl.Int64,
             "lag_ns": pl.Int64,
+            "row": pl.Int64,  # the producer's row in ``main``
         },
     )
+
+
+def instances(
+    main: pl.DataFrame, side_stream_kernels: pl.DataFrame, occ: Occurrences, thresholds: Thresholds
+) -> pl.DataFrame:
+    """Both searches on the fake occurrences (by hidden_pct) of one sample, as rows of
+    plans.BARRIER_SCHEMA, run 0: (a) ``waited`` "main" with its chain, then (b) "side",
+    the producer (``start_ns``: its start; ``chain``: its op type; ``lag_ns``), kept
+    only when it ended after the dominator started (the two never meet in one
+    occurrence: (a) needs the side work to end before the dominator starts)."""
+    hidden = occ.hidden_pct()
+    a = main_waited(main, occ, hidden, thresholds).select(
+        *(c for c in BARRIER_SCHEMA if c not in ("waited", "lag_ns")),
+        pl.lit("main").alias("waited"),
+        pl.lit(0, pl.Int64).alias("lag_ns"),
+    )
+    fake = (occ.status == OK) & (occ.side_count > 0) & (hidden <= thresholds.fake)
+    b = side_waited(main, side_stream_kernels, occ.side_start, has_side=fake)
+    # A fork right after a main op is normal; it is the cause only when that op ended
+    # after the dominator had started, so the side work could not run under it.
+    k = b.get_column("occurrence").to_numpy() - 1
+    b = b.filter(pl.Series(b.get_column("end_ns").to_numpy() >= occ.dom_start[k]))
+    if b.is_empty():
+        return a
+    rows = b.get_column("row")
+    side = pl.DataFrame(
+        {
+            "name": main.get_column("name").gather(rows),
+            "start_ns": main.get_column("start_ns").gather(rows),
+            "gap_ns": 0,
+            "after_ns": 0,
+            "covers": False,
+            "run": 0,
+            "occurrence": b.get_column("occurrence"),
+            "chain": b.get_column("producer"),
+            "waited": "side",
+            "lag_ns": b.get_column("lag_ns"),
+        },
+        schema=BARRIER_SCHEMA,
+    )
+    return pl.concat([a, side])

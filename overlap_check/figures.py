@@ -30,6 +30,7 @@ from functools import cache, partial
 import numpy as np
 import polars as pl
 
+from overlap_check import barriers
 from overlap_check.communication import CaptureCommunication, capture_communication
 from overlap_check.cores import (
     Limits,
@@ -47,7 +48,6 @@ from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
-    barrier_instances,
     main_kernels,
     occurrences,
     plan_run,
@@ -71,7 +71,7 @@ class PlanSample:
     """One plan in one sample; ``run``, ``warm`` and ``sample`` are set by the parent."""
 
     run: PlanRun
-    barriers: pl.DataFrame  # plans.barrier_instances of the sample, run 0
+    barriers: pl.DataFrame  # barriers.instances of the sample, run 0
 
 
 @dataclass(frozen=True)
@@ -196,6 +196,11 @@ def _plan_figures(
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time: each side op against every stream but its own (per sample, once)
     hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
+    # the streams the side ops ran on: where barrier (b) looks for an idle side stream
+    side_streams = [
+        t.filter(pl.col("stream_id").is_in(s.get_column("stream_id").unique().implode()))
+        for t, s in zip(tagged, side, strict=True)
+    ]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, table in enumerate(tagged):
@@ -203,7 +208,7 @@ def _plan_figures(
             occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
             figures[j][main] = PlanSample(
                 run=plan_run(samples[j], occ, options.thresholds),
-                barriers=barrier_instances(kernels, occ, options.thresholds, 0),
+                barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
             )
     return pieces, figures
 

@@ -2,10 +2,11 @@
 
 One dominator instance (a main-stream kernel the plan names) per layer. A side
 op belongs to the layer whose dominator it overlaps (the larger overlap when it
-touches two); a side op that overlaps no dominator belongs to the nearest one in
-time (the gap to its start or end; a tie goes to the later dominator, since side
-work runs ahead of the dominator it was split for). So a side window never
-spans two dominators' layers.
+touches two); the side ops that overlap no dominator and lie between the same two
+dominators go together to the nearer of the two (the gap from the earlier one's
+end to their first start, or from their last end to the later one's start; a tie
+goes to the later dominator, since side work runs ahead of the dominator it was
+split for). So a side window never spans two dominators' layers.
 
 Per layer: the side window and the dominator window, the recipes' window
 ``overlap_pct`` (computed by :mod:`overlap_check.plans`, unchanged), the hidden
@@ -15,11 +16,17 @@ dominator starts (the join did not wait), and the lag pattern (the first
 dominator has no side work while side work runs after the last one). The join
 is the first main op after the dominator that was still running when the side
 work started.
+
+:mod:`overlap_check.plans` pairs a plan's occurrences with :func:`assign_layers` and
+flags them with :func:`join_not_waited` and :func:`lag`; :func:`layer_occurrences` and
+:func:`layer_table` are the same rules as one table (they import plans when called,
+since plans imports this module).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +35,10 @@ import polars as pl
 from overlap_check.hiding import hidden_fraction, i64_column
 from overlap_check.intervals import I64
 from overlap_check.model import Thresholds
-from overlap_check.plans import OK, Occurrences, _measure
 from overlap_check.verdict import label
+
+if TYPE_CHECKING:
+    from overlap_check.plans import Occurrences
 
 LAYER_SCHEMA = {
     "layer": pl.Int64,
@@ -76,13 +85,19 @@ def assign_layers(
         return length.astype(np.int64)
 
     by_overlap = np.where(overlap(final) > overlap(first), final, first)
-    # No overlap: the dominator before (ends <= start) or after (starts >= end), nearer wins.
-    # (then every dominator starting before the op's end ended before its start)
+    # No overlap: the op lies in the gap before dominator j (then every dominator starting
+    # before its end ended before its start). The ops of one gap go together, to the
+    # dominator nearer to their extent: a burst of side work is not cut in two layers.
     j = np.searchsorted(ds, se, side="left")
-    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    alone = ~overlaps
     none = np.iinfo(np.int64).max
-    gap_after = np.where(j <= last, ds[after] - se, none)
-    gap_before = np.where(j >= 1, ss - de[before], none)
+    lo_start = np.full(ds.size + 1, none, dtype=np.int64)
+    hi_end = np.full(ds.size + 1, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo_start, j[alone], ss[alone])
+    np.maximum.at(hi_end, j[alone], se[alone])
+    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    gap_after = np.where(j <= last, ds[after] - hi_end[j], none)
+    gap_before = np.where(j >= 1, lo_start[j] - de[before], none)
     nearest = np.where(gap_before < gap_after, before, after)
     return np.where(overlaps, by_overlap, nearest).astype(np.int64)
 
@@ -90,19 +105,21 @@ def assign_layers(
 def layer_occurrences(
     side: pl.DataFrame, main: pl.DataFrame, is_dominator: npt.ArrayLike
 ) -> tuple[Occurrences, I64, I64]:
-    """The recipes' window figures per layer (plans._measure), the layer of each side op
+    """The recipes' window figures per layer (plans.measure_occurrences), the layer of each side op
     and the main-kernel row of each layer's dominator.
 
     ``side``: the plan's side ops (start_ns, end_ns); ``main``: the main stream's other
     compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
     """
+    from overlap_check.plans import measure_occurrences
+
     rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
     ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     ds, de = ms[rows], me[rows]
     ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
     layer = assign_layers(ss, se, ds, de)
-    order = np.lexsort((ss, layer))  # plans._measure wants each layer's ops together, by start
-    measured = _measure(
+    order = np.lexsort((ss, layer))  # measure_occurrences wants each layer's ops together
+    measured = measure_occurrences(
         ss[order], se[order], layer[order], rows.size, ds, de, np.ones(rows.size, dtype=bool)
     )
     return replace(measured, dom_row=rows, main_names=main.get_column("name")), layer, rows
@@ -121,6 +138,8 @@ def layer_table(
     ``other_busy``: merged busy time of every stream but the side stream
     (hiding.other_stream_busy).
     """
+    from overlap_check.plans import OK
+
     occ, layer, rows = layer_occurrences(side, main, is_dominator)
     n = rows.size
     hidden = hidden_fraction(
@@ -132,16 +151,6 @@ def layer_table(
         occ.dom_start,
         occ.dom_end,
     )
-    ms = i64_column(main, "start_ns")
-    # The join: the first main-stream op starting at or after the dominator's end that was
-    # still running when the side work started (an op that ended before it, such as a
-    # producer the side work waited for, cannot consume the side result).
-    ran_until = np.maximum.accumulate(i64_column(main, "end_ns")) if ms.size else ms
-    nxt = np.maximum(
-        np.searchsorted(ms, occ.dom_end, side="left"),
-        np.searchsorted(ran_until, occ.side_start, side="right"),
-    )
-    next_start = np.where(nxt < ms.size, ms[np.minimum(nxt, ms.size - 1)], np.iinfo(np.int64).max)
     judged = occ.status == OK
     verdicts = [
         label(float(p), thresholds) if ok and not np.isnan(p) else "no-evidence"
@@ -163,18 +172,61 @@ def layer_table(
             "dominator_pct": pl.Series(hidden.dominator_pct).fill_nan(None),
             "overlap_pct": pl.Series(occ.pct).fill_nan(None),
             "verdict": verdicts,
-            "join_not_waited": has_side & (occ.side_end > next_start),
+            "join_not_waited": join_not_waited(
+                i64_column(main, "start_ns"),
+                i64_column(main, "end_ns"),
+                occ.dom_end,
+                occ.side_start,
+                occ.side_end,
+                has_side,
+            ),
         },
         schema=LAYER_SCHEMA,
     )
 
 
-def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
+def join_not_waited(
+    main_start: I64,
+    main_end: I64,
+    dom_end: I64,
+    side_start: I64,
+    side_end: I64,
+    has_side: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Per layer: its side work ends after its join started (the join did not wait).
+
+    ``main_*``: the main stream's other kernels by start; the rest per layer. The join is
+    the first main-stream op starting at or after the dominator's end that was still
+    running when the side work started (an op that ended before it, such as a producer
+    the side work waited for, cannot consume the side result).
+    """
+    ms = main_start
+    if ms.size == 0:  # no main-stream op: no join
+        return np.zeros(np.asarray(has_side).size, dtype=bool)
+    ran_until = np.maximum.accumulate(main_end) if ms.size else ms
+    nxt = np.maximum(
+        np.searchsorted(ms, dom_end, side="left"),
+        np.searchsorted(ran_until, side_start, side="right"),
+    )
+    next_start = np.where(nxt < ms.size, ms[np.minimum(nxt, ms.size - 1)], np.iinfo(np.int64).max)
+    flags: npt.NDArray[np.bool_] = np.asarray(has_side, dtype=bool) & (side_end > next_start)
+    return flags
+
+
+def lag(side_count: npt.ArrayLike, dom_end: npt.ArrayLike, side_start: npt.ArrayLike) -> bool:
     """The side stream runs a layer behind: the first dominator has no side work, and side
-    work starts after the last dominator has ended (a missing wait)."""
+    work starts after the last dominator has ended (a missing wait). Per layer
+    ``side_count`` and ``dom_end``; ``side_start``: every side op."""
+    counts = np.asarray(side_count, dtype=np.int64)
     ss = np.asarray(side_start, dtype=np.int64)
-    if table.height == 0 or ss.size == 0:
+    if counts.size == 0 or ss.size == 0:
         return False
-    first_empty = int(table.get_column("side_ops")[0]) == 0
-    last_end = int(table.get_column("dom_end_ns")[-1])
-    return first_empty and bool((ss >= last_end).any())
+    last_end = int(np.asarray(dom_end, dtype=np.int64)[-1])
+    return bool(counts[0] == 0) and bool((ss >= last_end).any())
+
+
+def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
+    """:func:`lag` on a :func:`layer_table`."""
+    if table.height == 0:
+        return False
+    return lag(table.get_column("side_ops"), table.get_column("dom_end_ns"), side_start)

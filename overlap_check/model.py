@@ -275,6 +275,9 @@ class Occurrence:
     dominator_pct: float | None = None  # the share under its own dominator
     side_busy_ns: int | None = None
     hidden_ns: int | None = None
+    verdict: Verdict | None = None  # the band of hidden_pct (no-evidence: not judged)
+    # the side work ended after the layer's join had started (a join that did not wait)
+    join_not_waited: bool = False
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,13 @@ class BarrierCandidate:
     after_side_end_ns: int  # how long after the side window's end it started
     occurrences: int = 1  # fake occurrences in which it is the first candidate
     covers_side_window: bool = False  # the idle gap before it began before the side window
+    # docs/hidden-fraction.md, barriers both ways. "main": the main stream waited for the
+    # side stream (``chain``: the ops from this one up to the dominator, by op type);
+    # "side": the side stream waited for this main op (``chain``: its op type), its side
+    # window starting ``lag_ns`` after it ended (gap_ns, after_side_end_ns: 0)
+    waited: Literal["main", "side"] = "main"
+    chain: str = ""
+    lag_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -309,6 +319,10 @@ class PlanRun:
     unpaired: tuple[Occurrence, ...] = ()  # the first few unjudged occurrences
     hidden_pct: float | None = None  # median hidden_pct over the judged occurrences
     hidden_counts: tuple[int, int, int] = (0, 0, 0)  # judged occurrences: real, partial, fake
+    # the layer table: every occurrence of the sample, in order (docs/hidden-fraction.md)
+    layers: tuple[Occurrence, ...] = ()
+    join_not_waited: int = 0  # layers whose side work ended after their join started
+    lag: bool = False  # first dominator without side work, side work after the last one
 
 
 # What a plan's diagnosis found (docs/advice.md). Other stages add causes here; the
@@ -382,6 +396,9 @@ class PlanResult:
     # judged warm occurrences per hidden_pct band: real, partial, fake
     verdict_counts: tuple[int, int, int] = (0, 0, 0)
     diagnosed: Diagnosis | None = None  # the diagnosis as data: cause, evidence, fix steps
+    # signs of a missing wait over the warm samples (a join that did not wait, a side
+    # stream a layer behind), one sentence each; () when none
+    findings: tuple[str, ...] = ()
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

@@ -19,13 +19,15 @@ Occurrences (a model repeats its layers; one side window and one dominator per
 layer). Each side window is paired with its OWN dominator instance, never with
 every dominator and never with one global window:
 
-- With a dominator regex: dominator instances (matches on the main stream)
-  sorted by end time ``e_1 < e_2 < ...``. Occurrence k holds the side ops whose
-  start lies in ``[e_{k-1}, e_k)`` and dominator instance k, so side work that
-  ran BEFORE its dominator (fake parallelism) is still paired with it. Side ops
-  starting at or after the last dominator end form an occurrence with no
-  dominator (status ``no-dominator``); a dominator with no side op forms an
-  occurrence with no side ops (``no-side``). Both are reported, not judged.
+- With a dominator regex: one occurrence per dominator instance (a layer;
+  matches on the main stream, by start). A side op belongs to the layer whose
+  dominator it overlaps, else to the nearest dominator in time
+  (:func:`overlap_check.layering.assign_layers`), so side work that ran before
+  or after its dominator (fake parallelism) is still paired with it and a side
+  window never spans two layers. A dominator with no side op forms an
+  occurrence with no side ops (``no-side``): reported, not judged. Each layer is
+  flagged when its side work ended after its join had started, and a sample
+  when the side stream runs a layer behind (layering.join_not_waited, lag).
 - Without a dominator regex: side ops (sorted by start) are cut into clusters
   wherever a whole main-stream kernel fits in the gap between one side op's
   start and the end of all side ops before it. Each cluster is an occurrence;
@@ -42,9 +44,11 @@ len(dominator))``. A run's figure is the median over its judged occurrences.
 Placement (3a): side ops on the main (dominator's) stream, or off the
 configured side stream, make the plan ``not-split``.
 
-Barrier search (3b): for each fake occurrence, the first main-stream kernel
-that starts at or after the side window's end and before the dominator starts,
-after an idle gap on the main stream. Candidates are counted by name over the
+Barrier search (3b, :func:`barrier_instances`): for each fake occurrence, the first
+main-stream kernel that starts at or after the side window's end and before the
+dominator starts, after an idle gap on the main stream. :mod:`overlap_check.barriers`
+runs it on hidden_pct, names the whole chain up to the dominator, and adds the other
+way (the side stream waited for a main op). Candidates are counted by name over the
 warm samples, most frequent first.
 """
 
@@ -67,6 +71,7 @@ from overlap_check.hiding import (
     verdict_counts,
 )
 from overlap_check.intervals import I64
+from overlap_check.layering import assign_layers, join_not_waited, lag
 from overlap_check.model import (
     BarrierCandidate,
     Evidence,
@@ -117,6 +122,8 @@ class Occurrences:
         default_factory=lambda: (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
     )  # start, end, occurrence, stream
     hidden: Hidden | None = None  # with_hidden(): hidden side time per occurrence
+    # per occurrence: its side work ended after its join started (layering.join_not_waited)
+    join_not_waited: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
@@ -152,11 +159,19 @@ class Occurrences:
         row = int(self.dom_row[k])
         return None if row < 0 else str(self.main_names[row])
 
-    def occurrence(self, k: int) -> Occurrence:
+    def occurrence(self, k: int, thresholds: Thresholds | None = None) -> Occurrence:
+        """Occurrence k (0-based) as the report lists it; with ``thresholds``, the verdict
+        band of its hidden_pct (no-evidence when it is not judged)."""
         has_side = self.side_count[k] > 0
         has_dom = bool(self.dom_row[k] >= 0)
         h = self.hidden
         has_busy = h is not None and bool(h.side_busy_ns[k] > 0)
+        hidden_pct = float(h.hidden_pct[k]) if h is not None and has_busy else None
+        judged = self.status[k] == OK and hidden_pct is not None
+        verdict: Verdict | None = None
+        if thresholds is not None:
+            verdict = label(hidden_pct, thresholds) if judged else "no-evidence"
+        joins = self.join_not_waited
         return Occurrence(
             index=k + 1,
             side_ops=int(self.side_count[k]),
@@ -170,10 +185,12 @@ class Occurrences:
             busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
             status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
             layer=k + 1,
-            hidden_pct=float(h.hidden_pct[k]) if h is not None and has_busy else None,
+            hidden_pct=hidden_pct,
             dominator_pct=float(h.dominator_pct[k]) if h is not None and has_busy else None,
             side_busy_ns=int(h.side_busy_ns[k]) if h is not None else None,
             hidden_ns=int(h.hidden_ns[k]) if h is not None else None,
+            verdict=verdict,
+            join_not_waited=bool(joins[k]) if joins.size else False,
         )
 
 
@@ -189,14 +206,16 @@ def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     """
     is_side = side_expr(plan, kernels)
     is_dom = dominator_expr(plan, kernels)
+    types = ["op_type"] if "op_type" in kernels.columns else []  # barrier names (barriers.py)
     return (
-        kernels.select("stream_id", "start_ns", "end_ns", "name", "is_communication")
+        kernels.select("stream_id", "start_ns", "end_ns", "name", *types, "is_communication")
         .with_columns(is_side.alias("_side"))
         .select(
             "stream_id",
             "start_ns",
             "end_ns",
             "name",
+            *types,
             "_side",
             (is_dom & ~pl.col("_side")).alias("_dom"),
         )
@@ -215,14 +234,12 @@ def main_kernels(tagged: pl.DataFrame, main: int | None) -> pl.DataFrame:
     return _by_start(tagged.filter((pl.col("stream_id") == main) & ~pl.col("_side")))
 
 
-def _dominators_by_regex(main: pl.DataFrame, ss: I64) -> tuple[I64, I64]:
-    """Occurrence of each side op, and the main-kernel row of each dominator instance
-    (instances sorted by end time)."""
-    me = _i64(main, "end_ns")
+def _dominators_by_layer(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
+    """The layer of each side op (layering.assign_layers), and the main-kernel row of each
+    dominator instance (by start; main kernels come by start)."""
     rows = np.flatnonzero(main.get_column("_dom").to_numpy())
-    rows = rows[np.argsort(me[rows], kind="stable")]
-    occ = np.searchsorted(me[rows], ss, side="right").astype(np.int64)
-    return occ, rows
+    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    return assign_layers(ss, se, ms[rows], me[rows]), rows
 
 
 def _dominators_by_cluster(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
@@ -267,13 +284,17 @@ def occurrences(
     ``main``: the sample's main_kernels(), when the caller already has them.
     """
     side = _by_start(tagged.filter(pl.col("_side")))
-    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
+    ss, se, sid = _i64(side, "start_ns"), _i64(side, "end_ns"), _i64(side, "stream_id")
     if main is None:
         main = main_kernels(tagged, streams.main)
     if plan.dominator is not None:
-        occ, rows = _dominators_by_regex(main, ss)
-        if occ.size and occ[-1] == rows.size:  # side ops after the last dominator end
-            rows = np.concatenate([rows, [-1]])
+        occ, rows = _dominators_by_layer(main, ss, se)
+        if rows.size == 0:  # no dominator on this stream: one unpaired group, not judged
+            occ = np.zeros(ss.size, dtype=np.int64)
+            rows = np.full(1 if ss.size else 0, -1, dtype=np.int64)
+        else:  # each layer's ops together, by start (a long op can belong to a later layer)
+            order = np.lexsort((ss, occ))
+            ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
     elif ss.size:
         occ, rows = _dominators_by_cluster(main, ss, se)
     else:
@@ -283,16 +304,25 @@ def occurrences(
     de = np.zeros(rows.size, dtype=np.int64)
     ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
     de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
-    measured = _measure(ss, se, occ, rows.size, ds, de, has_dom)
+    measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
+    joins = join_not_waited(
+        _i64(main, "start_ns"),
+        _i64(main, "end_ns"),
+        de,
+        measured.side_start,
+        measured.side_end,
+        (measured.side_count > 0) & has_dom,
+    )
     return replace(
         measured,
         dom_row=rows,
         main_names=main.get_column("name"),
-        side_ops=(ss, se, occ, _i64(side, "stream_id")),
+        side_ops=(ss, se, occ, sid),
+        join_not_waited=joins,
     )
 
 
-def _measure(
+def measure_occurrences(
     ss: I64,
     se: I64,
     occ: I64,
@@ -301,6 +331,11 @@ def _measure(
     de: I64,
     has_dom: npt.NDArray[np.bool_],
 ) -> Occurrences:
+    """The recipes' window figures and the busy-time figure of each occurrence.
+
+    ``ss``/``se``: side ops, each occurrence's ops together and by start; ``occ``: the
+    occurrence of each; ``ds``/``de``/``has_dom``: per occurrence, its dominator.
+    """
     count = np.bincount(occ, minlength=n_occ).astype(np.int64)
     side_start = np.zeros(n_occ, dtype=np.int64)
     side_end = np.zeros(n_occ, dtype=np.int64)
@@ -353,7 +388,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         occurrences=int(occ.status.size),
         busy_overlap_pct=float(np.median(busy)) if busy.size else None,
         judged=int(judged.size),
-        worst=tuple(occ.occurrence(int(k)) for k in worst),
+        worst=tuple(occ.occurrence(int(k), thresholds) for k in worst),
         sample=sample.label,
         step=sample.step,
         side_ops=int(occ.side_count.sum()),
@@ -361,10 +396,21 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
         fake=int((pct <= thresholds.fake).sum()),
-        unpaired=tuple(occ.occurrence(int(k)) for k in unjudged),
+        unpaired=tuple(occ.occurrence(int(k), thresholds) for k in unjudged),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
+        layers=tuple(occ.occurrence(k, thresholds) for k in range(occ.status.size)),
+        join_not_waited=int(occ.join_not_waited.sum()),
+        lag=_lag(occ),
     )
+
+
+def _lag(occ: Occurrences) -> bool:
+    """layering.lag over the layers that have a dominator (none: no layers, no lag)."""
+    layered = occ.dom_row >= 0
+    if not layered.all() or not layered.size:
+        return False
+    return lag(occ.side_count, occ.dom_end, occ.side_ops[0])
 
 
 def barrier_instances(
@@ -410,6 +456,13 @@ _BARRIER_SCHEMA = {
     "occurrence": pl.Int64,
 }
 _BARRIER_EMPTY = pl.DataFrame(schema=_BARRIER_SCHEMA)
+# barriers.instances: both ways, with the chain (docs/hidden-fraction.md)
+BARRIER_SCHEMA = {
+    **_BARRIER_SCHEMA,
+    "chain": pl.String,
+    "waited": pl.String,
+    "lag_ns": pl.Int64,
+}
 
 
 def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierCandidate, ...]:
@@ -438,6 +491,9 @@ def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierC
             after_side_end_ns=row["after_ns"],
             occurrences=row["count"],
             covers_side_window=row["covers"],
+            waited=row.get("waited") or "main",
+            chain=row.get("chain") or "",
+            lag_ns=row.get("lag_ns") or 0,
         )
         for row in ranked.iter_rows(named=True)
     )
@@ -586,7 +642,32 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
+        findings=missing_waits([r for r in runs if r.warm], unit),
     )
+
+
+def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
+    """The signs of a missing wait over the warm samples (docs/hidden-fraction.md), one
+    sentence each: layers whose join did not wait, samples whose side stream lags."""
+    found: list[str] = []
+    layers = sum(r.judged + r.no_side for r in warm)
+    joins = [(r, o) for r in warm for o in r.layers if o.join_not_waited]
+    if joins:
+        run, first = joins[0]
+        where = run.sample or f"run {run.run}"
+        found.append(
+            f"join did not wait: in {len(joins)} of {layers} warm layers the side work ended "
+            f"after the next main-stream op after the dominator had started (first: {where}, "
+            f"layer {first.layer}); make that op wait for the side stream"
+        )
+    lagging = sum(r.lag for r in warm)
+    if lagging:
+        found.append(
+            f"side stream a layer behind in {lagging} of {len(warm)} warm {unit}: the first "
+            "dominator has no side work and side work runs after the last one, so each "
+            "layer's side work runs under the next layer (a missing wait)"
+        )
+    return tuple(found)
 
 
 def _us(ns: int | None) -> str:

@@ -80,7 +80,16 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 # What the overlap analysis reads of compute kernels (busy sets, plans, steps).
-ANALYSIS_COLUMNS = ("step", "stream_id", "name", "start_ns", "end_ns", "is_communication")
+# op_type: barriers are named by operator type (Cast -> Swish) where the table has one
+ANALYSIS_COLUMNS = (
+    "step",
+    "stream_id",
+    "name",
+    "op_type",
+    "start_ns",
+    "end_ns",
+    "is_communication",
+)
 
 
 def compute_kernels(kernels: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -96,6 +96,11 @@ def mark_gate(report: Report) -> Report:
 
 
 BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
+# barrier (b): the side work's input came from a main op GE placed after the dominator
+PRODUCER_HINT = (
+    "make that producer run before the dominator (compute it earlier, or move it into the "
+    "stream-switch block) so the side work can start under the dominator"
+)
 
 
 def label(overlap_pct: float | None, thresholds: Thresholds) -> Verdict:
@@ -114,12 +119,26 @@ def _us(ns: float) -> str:
 
 
 def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int) -> str:
+    """The barrier and which way the wait went (docs/hidden-fraction.md)."""
     seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
+    if candidate.waited == "side":
+        return (
+            f"the side stream waited for {candidate.name} ({candidate.chain}) on stream "
+            f"{candidate.stream_id}: the side window starts {_us(candidate.lag_ns)} after it "
+            f"ended, after the dominator started, with the side stream idle ({seen})"
+        )
+    chain = f" (chain {candidate.chain} up to the dominator)" if candidate.chain else ""
     return (
-        f"{candidate.name} on stream {candidate.stream_id} starts "
+        f"{candidate.name}{chain} on stream {candidate.stream_id} starts "
         f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
-        f"{_us(candidate.gap_ns)} idle gap on the main stream ({seen})"
+        f"{_us(candidate.gap_ns)} idle gap on the main stream: the main stream waited for "
+        f"the side stream ({seen})"
     )
+
+
+def barrier_hint(candidate: BarrierCandidate) -> str:
+    """The advice that matches which way the wait went."""
+    return PRODUCER_HINT if candidate.waited == "side" else BARRIER_HINT
 
 
 def diagnosis(
@@ -154,9 +173,12 @@ def diagnosis(
         )
         if barriers:
             phrase = barrier_phrase(barriers[0], fake_occurrences)
-            text += f"; barrier candidate: {phrase} - {BARRIER_HINT}"
+            text += f"; barrier candidate: {phrase} - {barrier_hint(barriers[0])}"
         else:
-            text += "; no barrier candidate found on the main stream ahead of the dominator"
+            text += (
+                "; no barrier candidate found either way (no main op waited ahead of the "
+                "dominator, the side work waited for no main op placed after it)"
+            )
         return text
     if verdict == "partial":
         text = (
@@ -165,9 +187,9 @@ def diagnosis(
             "(longer side work, a longer or different dominator)"
         )
         if barriers:
-            text += (
-                f"; barrier candidate in the fake occurrences: {barriers[0].name} - {BARRIER_HINT}"
-            )
+            first = barriers[0]
+            name = first.name if first.waited == "main" else f"{first.name} (the side waited)"
+            text += f"; barrier candidate in the fake occurrences: {name} - {barrier_hint(first)}"
         return text
     text = (
         f"3c real overlap ({figure} {pct}); if wall time did not drop, look at contention "

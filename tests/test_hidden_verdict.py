@@ -20,10 +20,10 @@ from overlap_check.synth.layers import MAIN, SIDE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DOMINATOR = "GroupedMatmul"
-# Layouts whose layers pair side ops with dominators as the plans' pairing does (each side
-# op starts before its own dominator's end). Side work after the last dominator (split side
-# work, late producer, lagging side stream) needs the layer pairing (layering.py), and the
-# eager kernel names the restricted selection: neither is wired into the engine yet.
+# Layouts whose side ops start before their own dominator's end. Side work after the
+# dominator (split side work, late producer, lagging side stream) is tested through the
+# same path in test_layer_verdicts.py; the eager kernel names need the restricted
+# selection, not wired into the engine yet.
 PAIRED = ["under-another-op", "prolog-chain", "median-hides-fake"]
 
 

@@ -94,10 +94,13 @@ def test_assign_layers_by_overlap_then_nearest() -> None:
     got = layering.assign_layers(
         [150, 350, 250, 850, 0, 450], [450, 380, 300, 900, 50, 750], ds, de
     )
-    # [150,450]: 50 under d0, 50 under d1 (tie: the first); [350,380]: 150 after d0, 20
-    # before d1 -> d1; [250,300]: 50 after d0, 100 before d1 -> d0; [850,900]: after d2;
-    # [0,50]: before d0; [450,750]: 50 under d1, 50 under d2, 200 over the gap -> d1
-    assert got.tolist() == [0, 1, 0, 2, 0, 1]
+    # [150,450]: 50 under d0, 50 under d1 (tie: the first); [350,380] and [250,300] lie
+    # between d0 and d1, together [250,380]: 250 - 200 = 50 after d0, 400 - 380 = 20
+    # before d1 -> both d1; [850,900]: after d2; [0,50]: before d0; [450,750]: 50 under
+    # d1, 50 under d2, 200 over the gap -> d1
+    assert got.tolist() == [0, 1, 1, 2, 0, 1]
+    # alone in its gap, [250,300] is 50 after d0 and 100 before d1 -> d0
+    assert layering.assign_layers([250], [300], ds, de).tolist() == [0]
     assert layering.assign_layers([5], [6], [], []).tolist() == [-1]
 
 
@@ -184,6 +187,7 @@ def test_main_waited_names_the_whole_chain() -> None:
     )
     assert hidden.hidden_pct.tolist() == [0.0]
     got = barriers.main_waited(main, occ, hidden.hidden_pct, T)
+    got = got.select("occurrence", "barrier", "chain", "start_ns")
     assert got.rows() == [(1, "Cast", "Cast -> Swish", 300)]
     # a real occurrence has no barrier
     assert barriers.main_waited(main, occ, np.array([1.0]), T).height == 0
@@ -202,7 +206,8 @@ def test_side_waited_names_the_late_producer_not_the_join() -> None:
     )
     main, side = on(k, 2), on(k, 3)
     got = barriers.side_waited(main, side, np.array([325]))
-    assert got.rows() == [(1, "Cast", 320, 325 - 320)]
+    assert got.drop("row").rows() == [(1, "Cast", 320, 325 - 320)]
+    assert got["row"].to_list() == [1]  # Cast's row in ``main``
     # the side stream was busy until 323: it did not wait for Cast
     busy = table([(3, "Mul", 200, 323, "AI_CORE"), (3, "MatMulV3", 325, 515, "AI_CORE")])
     assert barriers.side_waited(main, busy, np.array([325])).height == 0

@@ -151,37 +151,41 @@ def test_overlapping_side_ops_count_once_in_busy_time() -> None:
     assert result.overlap_pct == 900 / 1000
 
 
-def test_unpaired_occurrences_are_reported_not_dropped() -> None:
+def test_side_work_after_the_last_dominator_joins_its_layer() -> None:
     rows = [
         ("GroupedMatmul", 2, 100, 200),
         ("GroupedMatmul", 2, 1100, 1200),
         ("GroupedMatmul", 2, 2100, 2200),
-        ("SharedExpert", 3, 150, 180),  # occurrence 1
-        ("SharedExpert", 3, 2300, 2350),  # after the last dominator end
+        ("SharedExpert", 3, 150, 180),  # under dominator 1
+        ("SharedExpert", 3, 2300, 2350),  # after the last dominator: nearest is dominator 3
     ]
     occ = occ_of(MOE, rows)
-    assert [occ.occurrence(k).status for k in range(4)] == [
-        "ok",
-        "no-side",
-        "no-side",
-        "no-dominator",
-    ]
+    assert [occ.occurrence(k).status for k in range(3)] == ["ok", "no-side", "ok"]
     run = one_run(MOE, rows).per_run[0]
-    assert (run.occurrences, run.judged, run.no_side, run.no_dominator) == (4, 1, 2, 1)
-    assert run.overlap_pct == 30 / 30
-    assert [o.status for o in run.unpaired] == ["no-side", "no-side", "no-dominator"]
+    assert (run.occurrences, run.judged, run.no_side, run.no_dominator) == (3, 2, 1, 0)
+    # layer 1: 30 / min(30, 100) = 1.0; layer 3: [2300, 2350] vs [2100, 2200], overlap 0
+    assert run.overlap_pct == (30 / 30 + 0 / 50) / 2
+    assert [o.status for o in run.unpaired] == ["no-side"]
+    assert [o.layer for o in run.layers] == [1, 2, 3]
 
 
-def test_side_op_starting_at_a_dominator_end_belongs_to_the_next_occurrence() -> None:
+def test_side_ops_without_any_dominator_are_reported_not_dropped() -> None:
+    rows = [("Attention", 2, 100, 200), ("SharedExpert", 3, 150, 180)]
+    run = one_run(MOE, rows).per_run[0]
+    assert (run.occurrences, run.judged, run.no_dominator) == (1, 0, 1)
+    assert [o.status for o in run.unpaired] == ["no-dominator"]
+
+
+def test_a_side_op_touching_no_dominator_belongs_to_the_nearest_one() -> None:
     rows = [
         ("GroupedMatmul", 2, 0, 100),
         ("GroupedMatmul", 2, 200, 300),
-        ("SharedExpert", 3, 100, 150),  # starts exactly at the end of dominator 1
+        ("SharedExpert", 3, 100, 150),  # 0 after dominator 1 ends, 50 before dominator 2
     ]
     occ = occ_of(MOE, rows)
-    assert occ.side_count.tolist() == [0, 1]
-    # Occurrence 2: side [100, 150] before dominator [200, 300]: touching-free, overlap 0.
-    assert occ.pct[1] == 0.0
+    assert occ.side_count.tolist() == [1, 0]
+    # Layer 1: side [100, 150] after dominator [0, 100], touching: overlap 0.
+    assert occ.pct[0] == 0.0
 
 
 def test_touching_windows_do_not_overlap() -> None:
@@ -265,7 +269,12 @@ def test_barrier_cast_is_named_first() -> None:
     assert first.covers_side_window  # the gap began before the side window (300 <= 310)
     assert first.occurrences == 60
     assert first.start_ns == T0 + 505
-    assert "barrier candidate: Cast on stream 2" in result.diagnosis
+    # the main stream waited for the side stream: the chain up to the dominator is Cast alone
+    assert (first.waited, first.chain) == ("main", "Cast")
+    assert "barrier candidate: Cast (chain Cast up to the dominator) on stream 2" in (
+        result.diagnosis
+    )
+    assert "the main stream waited for the side stream" in result.diagnosis
     assert "pin that pre-computation inside the stream-switch block" in result.diagnosis
 
 

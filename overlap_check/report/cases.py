@@ -95,6 +95,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
     if plan.provisional:
         message += f" [provisional: fewer than {report.min_runs} runs]"
     details = [plan.diagnosis] if plan.diagnosis else []
+    details += plan.findings
     worst = worst_occurrence(plan)
     if worst is not None and warm:
         run, occ = worst

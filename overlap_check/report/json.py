@@ -167,6 +167,8 @@ def _occurrence(occ: Occurrence, origin: int | None) -> JSON:
         "dominator_pct": occ.dominator_pct,
         "side_busy_us": us(occ.side_busy_ns),
         "hidden_us": us(occ.hidden_ns),
+        "verdict": occ.verdict,
+        "join_not_waited": occ.join_not_waited,
         **exact("side_start_ns", occ.side_start_ns),
         **exact("dom_start_ns", occ.dom_start_ns),
     }
@@ -195,6 +197,9 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
         "fake_occurrences": run.fake,
         "worst": [_occurrence(o, origin) for o in run.worst],
         "unpaired": [_occurrence(o, origin) for o in run.unpaired],
+        "layers": [_occurrence(o, origin) for o in run.layers],
+        "join_not_waited": run.join_not_waited,
+        "lag": run.lag,
     }
 
 
@@ -209,6 +214,9 @@ def _barrier(candidate: BarrierCandidate, origin: int | None) -> JSON:
         "occurrence": candidate.occurrence,
         "occurrences": candidate.occurrences,
         "covers_side_window": candidate.covers_side_window,
+        "waited": candidate.waited,
+        "chain": candidate.chain,
+        "lag_us": us(candidate.lag_ns),
         **exact("start_ns", candidate.start_ns),
     }
 
@@ -240,6 +248,7 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "placement": list(plan.placement),
         "diagnosis": plan.diagnosis,
         "diagnosed": None if plan.diagnosed is None else _diagnosed(plan.diagnosed),
+        "findings": list(plan.findings),
         "config_file": plan.config_file,
         "config_line": plan.config_line,
     }

@@ -126,6 +126,9 @@ class _Object:
     def choice(self, name: str, kind: object) -> Any:
         return self._get(name, lambda v: v in get_args(kind), False)
 
+    def choice_or_none(self, name: str, kind: object) -> Any:
+        return self._get(name, lambda v: v in get_args(kind), True)
+
     def texts(self, name: str) -> tuple[str, ...]:
         return tuple(self._items(name, _is_str))
 
@@ -306,6 +309,8 @@ def _occurrence(obj: _Object, origin: int | None) -> Occurrence:
         dominator_pct=obj.fraction_or_none("dominator_pct"),
         side_busy_ns=obj.nanoseconds_or_none("side_busy_us"),
         hidden_ns=obj.nanoseconds_or_none("hidden_us"),
+        verdict=obj.choice_or_none("verdict", Verdict),
+        join_not_waited=obj.flag("join_not_waited"),
     )
 
 
@@ -327,6 +332,9 @@ def _plan_run(obj: _Object, origin: int | None) -> PlanRun:
         unpaired=obj.each("unpaired", lambda o: _occurrence(o, origin)),
         hidden_pct=obj.fraction_or_none("hidden_pct"),
         hidden_counts=obj.counts("verdict_counts"),
+        layers=obj.each("layers", lambda o: _occurrence(o, origin)),
+        join_not_waited=obj.integer("join_not_waited"),
+        lag=obj.flag("lag"),
     )
 
 
@@ -341,6 +349,9 @@ def _barrier(obj: _Object) -> BarrierCandidate:
         occurrence=obj.integer("occurrence"),
         occurrences=obj.integer("occurrences"),
         covers_side_window=obj.flag("covers_side_window"),
+        waited=obj.choice("waited", _literal(BarrierCandidate, "waited")),
+        chain=obj.text("chain"),
+        lag_ns=obj.nanoseconds("lag_us"),
     )
 
 
@@ -398,6 +409,7 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         placement=obj.texts("placement"),
         diagnosis=obj.text("diagnosis"),
         diagnosed=_diagnosed(obj.child_or_none("diagnosed")),
+        findings=obj.texts("findings"),
         config_file=obj.text_or_none("config_file"),
         config_line=obj.integer_or_none("config_line"),
         hidden_pct=obj.fraction_or_none("hidden_pct"),

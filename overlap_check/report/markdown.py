@@ -105,6 +105,7 @@ def _plan_sections(report: Report) -> list[str]:
                 notes += [f"  - cause {n}: {cell(t)}" for n, t in enumerate(causes, start=1)]
                 where = found.path or "path unknown"
                 notes += [f"  - fix ({where}): {cell(step)}" for step in found.fix]
+            notes += [f"- **{cell(plan.name)}**: {cell(finding)}" for finding in plan.findings]
         lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []
     return lines

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from overlap_check.advice import CAUSE_KINDS
-from overlap_check.model import PlanResult, PlanRun, Report, RunInfo, rank_text
+from overlap_check.model import (
+    BarrierCandidate,
+    Occurrence,
+    PlanResult,
+    PlanRun,
+    Report,
+    RunInfo,
+    rank_text,
+)
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, table
@@ -93,7 +101,7 @@ def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | N
         return ""
     run, occ = found
     origin = origins.get((plan.rank, run.run))
-    barrier = plan.barrier_candidates[0].name if plan.barrier_candidates else "none"
+    barrier = _barrier(plan.barrier_candidates[0]) if plan.barrier_candidates else "none"
     return (
         f"#{occ.index} ({run.sample or f'run {run.run}'}): side window "
         f"{_window(occ.side_start_ns, occ.side_end_ns, origin)}, dominator window "
@@ -101,6 +109,54 @@ def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | N
         f"overlap_pct {_pct(occ.overlap_pct)}, hidden_pct {_pct(occ.hidden_pct)}, "
         f"verdict {plan.verdict}, barrier {barrier}"
     )
+
+
+def _barrier(b: BarrierCandidate) -> str:
+    """A barrier by op type, with which way the wait went."""
+    if b.waited == "side":
+        return f"{b.chain or b.name} (the side stream waited for it)"
+    return f"{b.chain or b.name} (the main stream waited)"
+
+
+MAX_LAYERS = 5  # layer rows the text shows; the JSON report has every layer
+
+
+def _layers(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> list[str]:
+    """The deciding run's layer table, compact: its deciding and worst layers and those
+    whose join did not wait, in layer order (at most MAX_LAYERS rows)."""
+    found = plan.deciding_occurrence()
+    if found is None:
+        return []
+    run, deciding = found
+    layers = run.layers
+    if len(layers) < 2 and not any(o.join_not_waited for o in layers):
+        return []  # the deciding occurrence's line says it all
+    worst = {o.index for o in run.worst}
+    flagged = [o for o in layers if o.join_not_waited]
+    picked: list[Occurrence] = []
+    for o in [deciding, *(o for o in layers if o.index in worst), *flagged]:
+        if o.index not in {p.index for p in picked} and len(picked) < MAX_LAYERS:
+            picked.append(o)
+    picked.sort(key=lambda o: o.index)
+    origin = origins.get((plan.rank, run.run))
+    rows = [
+        [
+            str(o.layer if o.layer is not None else o.index),
+            _window(o.side_start_ns, o.side_end_ns, origin),
+            _window(o.dom_start_ns, o.dom_end_ns, origin),
+            _pct(o.hidden_pct),
+            _pct(o.overlap_pct),
+            o.verdict or "-",
+            "did not wait" if o.join_not_waited else "",
+        ]
+        for o in picked
+    ]
+    shown = f"{len(picked)} of {len(layers)}" if len(picked) < len(layers) else str(len(layers))
+    header = ["layer", "side window", "dominator window", "hidden_pct", "overlap_pct"]
+    return [
+        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; every layer in JSON):",
+        *table([*header, "verdict", "join"], rows, indent="      "),
+    ]
 
 
 def _plans(report: Report, color: bool) -> list[str]:
@@ -151,12 +207,23 @@ def _plans(report: Report, color: bool) -> list[str]:
         deciding = _deciding(plan, origins)
         if deciding:
             lines.append(f"    deciding occurrence {deciding}")
+        lines += _layers(plan, origins)
+        lines += [f"    finding: {finding}" for finding in plan.findings]
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
         for b in plan.barrier_candidates:
+            if b.waited == "side":
+                lines.append(
+                    f"    barrier candidate: the side stream waited for {b.name} ({b.chain}, "
+                    f"stream {b.stream_id}): the side window starts {_us(b.lag_ns)} µs after it "
+                    f"ended, after the dominator started; in {b.occurrences} of "
+                    f"{plan.fake_occurrences} fake occurrences"
+                )
+                continue
+            chain = f", chain {b.chain} up to the dominator" if b.chain else ""
             lines.append(
-                f"    barrier candidate: {b.name} (stream {b.stream_id}) starts "
+                f"    barrier candidate: {b.name} (stream {b.stream_id}{chain}) starts "
                 f"{_us(b.after_side_end_ns)} µs after the side window, after a {_us(b.gap_ns)} µs "
                 f"idle gap; first op after the side window in {b.occurrences} of "
                 f"{plan.fake_occurrences} fake occurrences"
