@@ -42,6 +42,7 @@ from overlap_check.cores import (
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
+from overlap_check.joins import layer_figures, step_wall
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
@@ -188,13 +189,15 @@ def _plan_figures(
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time: each side op against every stream but its own (per sample, once)
     hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
+    steps = [step_wall(sample.kernels) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, table in enumerate(tagged):
             kernels = main_kernels(table, main)
             occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
+            run = plan_run(samples[j], occ, options.thresholds)
             figures[j][main] = PlanSample(
-                run=plan_run(samples[j], occ, options.thresholds),
+                run=replace(run, layers=layer_figures(kernels, occ, steps[j])),
                 barriers=barrier_instances(kernels, occ, options.thresholds, 0),
             )
     return pieces, figures
