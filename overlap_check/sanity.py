@@ -31,6 +31,15 @@ _DURATIONS = frozenset(
         "over_limit_ns",
         "aicore_over_limit_ns",
         "vectorcore_over_limit_ns",
+        # docs/gain.md (new_join_wait_ns, a difference, may be negative)
+        "layer_wall_ns",
+        "dominator_ns",
+        "side_total_ns",
+        "join_wait_ns",
+        "side_tail_ns",
+        "step_wall_ns",
+        "join_wait_max_ns",
+        "join_wait_worst_ns",
     }
 )
 # Fractions: in [0, 1].
