@@ -13,10 +13,13 @@ import shutil
 import statistics
 from pathlib import Path
 
+import jsonschema  # the dev extra
 import pytest
 from click.testing import CliRunner, Result
 
 from overlap_check.cli import cli
+from overlap_check.model import Report
+from overlap_check.report.json import render
 from overlap_check.synth import gain_scenarios
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -177,3 +180,11 @@ def test_bad_gate_value_in_config(tmp_path: Path) -> None:
     result = analyze(JOIN, "--config", config, *PLAN_ARGS)
     assert result.exit_code == 2
     assert "gate.max_join_wait_us" in result.output
+
+
+def test_reference_report_matches_the_schema_and_reads_back(compared: dict[str, object]) -> None:
+    schema = json.loads((FIXTURES.parent / "docs" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(compared)
+    text = json.dumps(compared, indent=2, ensure_ascii=False) + "\n"
+    assert render(Report.from_json(compared, "report.json")) == text
+    assert compared["evidence_summary"] and isinstance(compared["evidence_summary"], list)
