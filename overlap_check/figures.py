@@ -45,6 +45,7 @@ from overlap_check.cores.kinds import AIC_DEMAND, core_code
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
+from overlap_check.joins import layer_figures, step_wall
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
 from overlap_check.plans import (
     PlanStreams,
@@ -201,13 +202,15 @@ def _plan_figures(
         t.filter(pl.col("stream_id").is_in(s.get_column("stream_id").unique().implode()))
         for t, s in zip(tagged, side, strict=True)
     ]
+    steps = [step_wall(sample.kernels) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, table in enumerate(tagged):
             kernels = main_kernels(table, main)
             occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
+            run = plan_run(samples[j], occ, options.thresholds)
             figures[j][main] = PlanSample(
-                run=plan_run(samples[j], occ, options.thresholds),
+                run=replace(run, walls=layer_figures(kernels, occ, steps[j])),
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
             )
     return pieces, figures

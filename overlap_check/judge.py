@@ -21,6 +21,7 @@ from overlap_check.cores import Limits, combine_cores
 from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.figures import CaptureFigures, Hints, SampleFigures
+from overlap_check.joins import plan_walls
 from overlap_check.model import (
     CommunicationStep,
     CoresResult,
@@ -378,7 +379,7 @@ def _plan_result(
             figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
         )
         samples.append((run, figure.barriers))
-    return plan_result(
+    result = plan_result(
         plan,
         r.rank,
         streams,
@@ -391,6 +392,7 @@ def _plan_result(
         path=plan.path or options.path,
         causes=causes,
     )
+    return replace(result, walls=plan_walls(result.per_run))
 
 
 def _with_baseline(report: Report, options: Options) -> Report:

@@ -179,6 +179,11 @@ class Options:
     path_source: str | None = None  # where ``path`` came from (a compile call found by --source)
     # kernel-name regexes of Ascend C operators beyond cores.rules.ASCEND_C_OPERATORS
     ascend_c: tuple[str, ...] = ()
+    # docs/gain.md: the same workload captured without the multi-stream change, and the
+    # gates on it (None: off)
+    reference: str | None = None
+    require_gain: float | None = None  # percent the step must be faster than the reference
+    max_join_wait_us: float | None = None  # main waits after the dominator (new ones, with one)
 
 
 # --------------------------------------------------------------------------- results
@@ -323,6 +328,7 @@ class PlanRun:
     layers: tuple[Occurrence, ...] = ()
     join_not_waited: int = 0  # layers whose side work ended after their join started
     lag: bool = False  # first dominator without side work, side work after the last one
+    walls: LayerFigures | None = None  # joins.layer_figures of this sample (not in the JSON)
 
 
 # What a plan's diagnosis found (docs/advice.md). Other stages add causes here; the
@@ -368,6 +374,23 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class LayerFigures:
+    """Wall-time figures of one sample's layers (docs/gain.md), medians over its layers
+    (occurrences with a dominator); ns as floats (a median of two is a half)."""
+
+    layers: int  # occurrences with a dominator
+    steps: int  # profiler steps in the sample (1 without a step column)
+    layer_wall_ns: float | None  # span of side window and dominator
+    dominator_ns: float | None
+    side_total_ns: float | None  # sum of the side ops' durations in the layer
+    join_wait_ns: float | None  # main-stream idle after the dominator, waiting for the side tail
+    side_tail_ns: float | None  # side busy time after the dominator that no main work covered
+    join_wait_max_ns: int | None  # the sample's worst layer
+    join_wait_layer: int | None  # and which layer it is (1-based)
+    step_wall_ns: float | None  # median over the sample's steps of first start to last end
+
+
+@dataclass(frozen=True)
 class PlanResult:
     name: str
     rank: int | None
@@ -399,6 +422,7 @@ class PlanResult:
     # signs of a missing wait over the warm samples (a join that did not wait, a side
     # stream a layer behind), one sentence each; () when none
     findings: tuple[str, ...] = ()
+    walls: PlanWalls | None = None  # joins.plan_walls: warm medians of the layer figures
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged
@@ -415,6 +439,45 @@ class PlanResult:
     def deciding_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence the verdict's figure (hidden_pct) names: see deciding_occurrence."""
         return deciding_occurrence(self.per_run)
+
+
+@dataclass(frozen=True)
+class PlanWalls:
+    """Warm medians of the samples' LayerFigures (docs/gain.md); ns as floats."""
+
+    layers: int  # layers per sample (median, rounded down)
+    steps: int
+    layer_wall_ns: float | None
+    dominator_ns: float | None
+    side_total_ns: float | None
+    join_wait_ns: float | None
+    side_tail_ns: float | None
+    step_wall_ns: float | None
+    join_wait_worst_ns: int | None  # the worst layer of the warm samples
+    join_wait_worst_layer: int | None
+    join_wait_worst_run: int | None
+
+
+@dataclass(frozen=True)
+class ReferenceDelta:
+    """One plan of one rank against the reference capture (docs/gain.md). Δ% positive =
+    slower than the reference."""
+
+    plan: str
+    rank: int | None
+    layers: int  # layers matched by order per sample
+    before: PlanWalls
+    after: PlanWalls
+    layer_wall_delta_pct: float | None
+    step_wall_delta_pct: float | None
+    new_join_wait_ns: float | None  # after - before (a new hole after the join)
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    path: str
+    matched: str  # what was matched, in words
+    plans: tuple[ReferenceDelta, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -557,6 +620,8 @@ class Report:
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     config_path: str | None = None  # the config file the options came from (Options.config_path)
     communication: tuple[RankCommunication, ...] = ()  # ranks with communication rows
+    reference: ReferenceResult | None = None  # --reference: the comparison (gain.apply_reference)
+    evidence_summary: tuple[str, ...] = ()  # one line per plan (gain.evidence_summary)
 
     @classmethod
     def from_json(cls, document: object, path: str | None = None) -> Report:

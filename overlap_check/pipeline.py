@@ -17,7 +17,7 @@ barriers) → gate.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from overlap_check.cores import Limits, configured_limits
 from overlap_check.discover import Source, discover
 from overlap_check.errors import OverlapCheckError
 from overlap_check.figures import CaptureFigures, Hints
+from overlap_check.gain import apply_gates, apply_reference, with_summary
 from overlap_check.judge import judge
 from overlap_check.model import Capture, Options, Report
 from overlap_check.readers import capture_order, time_order
@@ -92,6 +93,15 @@ def check_paths(
         return reduce_all([(pairs[i][1], hints) for i, hints in wrong], options, limits, count)
 
     report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
+    if options.reference is not None:
+        # the same path, the same options, no gates or comparisons of its own
+        plain = replace(
+            options, reference=None, require_gain=None, max_join_wait_us=None, baseline=None
+        )
+        reference = check_paths([options.reference], plain, workers=workers).report
+        named = ", ".join(str(p) for p in paths) or "the captures given"
+        report = apply_reference(report, reference, named, options.reference)
+    report = with_summary(apply_gates(report, options))
     return Checked(check_report(report), tuple(f.capture for f, _ in pairs))
 
 

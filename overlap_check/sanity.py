@@ -40,6 +40,15 @@ _DURATIONS = frozenset(
         "overlapped_ns",
         "communication_ns",
         "free_ns",
+        # docs/gain.md (new_join_wait_ns, a difference, may be negative)
+        "layer_wall_ns",
+        "dominator_ns",
+        "side_total_ns",
+        "join_wait_ns",
+        "side_tail_ns",
+        "step_wall_ns",
+        "join_wait_max_ns",
+        "join_wait_worst_ns",
     }
 )
 # Fractions: in [0, 1].

@@ -144,6 +144,25 @@ _OPTIONS: list[Callable[[F], F]] = [
             f"[{DEFAULTS.tolerance}]."
         ),
     ),
+    click.option(
+        "--reference",
+        metavar="PATH",
+        help="The same workload captured without the multi-stream change: report layer and "
+        "step wall before/after (docs/gain.md).",
+    ),
+    click.option(
+        "--require-gain",
+        type=float,
+        metavar="X",
+        help="With --reference: fail unless the step is at least X% faster [off].",
+    ),
+    click.option(
+        "--max-join-wait-us",
+        type=float,
+        metavar="X",
+        help="Fail when the main stream waits more than X µs per layer for the side tail "
+        "(new waits against --reference when given) [off].",
+    ),
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
     click.option(
         "--order",
@@ -231,6 +250,9 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
             "soc",
             "main_stream",
             "baseline",
+            "reference",
+            "require_gain",
+            "max_join_wait_us",
         )
     }
     overrides["plans"] = (plan,) if plan is not None else ()

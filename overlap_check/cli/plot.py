@@ -21,6 +21,9 @@ _NOT_FOR_PLOTS = frozenset(
         "tolerance",
         "strict",
         "fail_on_contention",
+        "reference",
+        "require_gain",
+        "max_join_wait_us",
         "color",
     }
 )

@@ -26,6 +26,13 @@ def number(value: Any) -> float:
     return float(value)
 
 
+def non_negative(value: Any) -> float:
+    checked = number(value)
+    if checked < 0:
+        raise Invalid(f"expected a number >= 0, got {value!r}")
+    return checked
+
+
 def fraction(value: Any) -> float:
     checked = number(value)
     if not 0.0 <= checked <= 1.0:

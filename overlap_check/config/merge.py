@@ -49,6 +49,9 @@ _MERGED: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "tolerance": ("gate", checks.fraction),
     "strict": ("gate", checks.boolean),
     "fail_on_contention": ("gate", checks.boolean),
+    "reference": ("gate", checks.text),
+    "require_gain": ("gate", checks.number),
+    "max_join_wait_us": ("gate", checks.non_negative),
     "soc_ini": ("device", checks.text),
     "graph_dump": ("device", checks.text),
 }

@@ -51,7 +51,7 @@ def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:
                 raise fail(err, f"{section}.{key}") from None
             if section == "device" and key in DEVICE_KEYS:
                 device[key] = checked
-            elif key in ("soc_ini", "graph_dump"):
+            elif key in ("soc_ini", "graph_dump", "reference"):
                 values[key] = str(source.parent / checked)  # absolute stays absolute
             else:
                 values[FIELD_OF.get((section, key), key)] = checked

@@ -31,6 +31,9 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "tolerance": checks.fraction,
         "strict": checks.boolean,
         "fail_on_contention": checks.boolean,
+        "reference": checks.text,  # resolved against the config file's folder
+        "require_gain": checks.number,
+        "max_join_wait_us": checks.non_negative,
     },
     "device": {
         "soc": checks.text,
@@ -86,6 +89,9 @@ class Config:
     tolerance: float | None = None
     strict: bool | None = None
     fail_on_contention: bool | None = None
+    reference: str | None = None  # resolved against the config file's folder
+    require_gain: float | None = None
+    max_join_wait_us: float | None = None
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None  # resolved against the config file's folder
     graph_dump: str | None = None

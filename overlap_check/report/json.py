@@ -24,9 +24,11 @@ from overlap_check.model import (
     Occurrence,
     PlanResult,
     PlanRun,
+    PlanWalls,
     ProfilerStepTime,
     RankCommunication,
     RankStreamSummary,
+    ReferenceResult,
     Report,
     RunInfo,
     StreamPair,
@@ -251,6 +253,43 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "findings": list(plan.findings),
         "config_file": plan.config_file,
         "config_line": plan.config_line,
+        "walls": None if plan.walls is None else _walls(plan.walls),
+    }
+
+
+def _walls(w: PlanWalls) -> JSON:
+    return {
+        "layers": w.layers,
+        "steps": w.steps,
+        "layer_wall_us": us(w.layer_wall_ns),
+        "dominator_us": us(w.dominator_ns),
+        "side_total_us": us(w.side_total_ns),
+        "join_wait_us": us(w.join_wait_ns),
+        "side_tail_us": us(w.side_tail_ns),
+        "step_wall_us": us(w.step_wall_ns),
+        "join_wait_worst_us": us(w.join_wait_worst_ns),
+        "join_wait_worst_layer": w.join_wait_worst_layer,
+        "join_wait_worst_run": w.join_wait_worst_run,
+    }
+
+
+def _reference(ref: ReferenceResult) -> JSON:
+    return {
+        "path": ref.path,
+        "matched": ref.matched,
+        "plans": [
+            {
+                "plan": d.plan,
+                "rank": d.rank,
+                "layers": d.layers,
+                "before": _walls(d.before),
+                "after": _walls(d.after),
+                "layer_wall_delta_pct": d.layer_wall_delta_pct,
+                "step_wall_delta_pct": d.step_wall_delta_pct,
+                "new_join_wait_us": us(d.new_join_wait_ns),
+            }
+            for d in ref.plans
+        ],
     }
 
 
@@ -375,6 +414,7 @@ def to_dict(report: Report) -> JSON:
         "min_runs": report.min_runs,
         "per": report.per,
         "gate_reasons": list(report.gate_reasons),
+        "evidence_summary": list(report.evidence_summary),
         "notes": list(report.notes),
         "worst_rank": report.worst_rank,
         "runs": [_run(r) for r in report.runs],
@@ -397,6 +437,7 @@ def to_dict(report: Report) -> JSON:
             }
             for d in report.baseline
         ],
+        "reference": None if report.reference is None else _reference(report.reference),
     }
 
 

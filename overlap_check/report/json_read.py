@@ -34,9 +34,12 @@ from overlap_check.model import (
     Occurrence,
     PlanResult,
     PlanRun,
+    PlanWalls,
     ProfilerStepTime,
     RankCommunication,
     RankStreamSummary,
+    ReferenceDelta,
+    ReferenceResult,
     Report,
     RunInfo,
     Stage,
@@ -415,6 +418,55 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         hidden_pct=obj.fraction_or_none("hidden_pct"),
         decided_by=obj.text("decided_by"),
         verdict_counts=obj.counts("verdict_counts"),
+        walls=_walls_or_none(obj.child_or_none("walls")),
+    )
+
+
+def _float_ns(obj: _Object, name: str) -> float | None:
+    value = _ns(obj.number_or_none(name))
+    return None if value is None else float(value)
+
+
+def _walls(obj: _Object) -> PlanWalls:
+    return PlanWalls(
+        layers=obj.integer("layers"),
+        steps=obj.integer("steps"),
+        layer_wall_ns=_float_ns(obj, "layer_wall_us"),
+        dominator_ns=_float_ns(obj, "dominator_us"),
+        side_total_ns=_float_ns(obj, "side_total_us"),
+        join_wait_ns=_float_ns(obj, "join_wait_us"),
+        side_tail_ns=_float_ns(obj, "side_tail_us"),
+        step_wall_ns=_float_ns(obj, "step_wall_us"),
+        join_wait_worst_ns=_ns(obj.number_or_none("join_wait_worst_us")),
+        join_wait_worst_layer=obj.integer_or_none("join_wait_worst_layer"),
+        join_wait_worst_run=obj.integer_or_none("join_wait_worst_run"),
+    )
+
+
+def _walls_or_none(obj: _Object | None) -> PlanWalls | None:
+    return None if obj is None else _walls(obj)
+
+
+def _reference_delta(obj: _Object) -> ReferenceDelta:
+    return ReferenceDelta(
+        plan=obj.text("plan"),
+        rank=obj.integer_or_none("rank"),
+        layers=obj.integer("layers"),
+        before=_walls(obj.child("before")),
+        after=_walls(obj.child("after")),
+        layer_wall_delta_pct=obj.number_or_none("layer_wall_delta_pct"),
+        step_wall_delta_pct=obj.number_or_none("step_wall_delta_pct"),
+        new_join_wait_ns=_float_ns(obj, "new_join_wait_us"),
+    )
+
+
+def _reference(obj: _Object | None) -> ReferenceResult | None:
+    if obj is None:
+        return None
+    return ReferenceResult(
+        path=obj.text("path"),
+        matched=obj.text("matched"),
+        plans=obj.each("plans", _reference_delta),
     )
 
 
@@ -557,4 +609,6 @@ def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None 
         communication=()
         if top.value.get("communication") is None
         else top.each("communication", _communication),
+        reference=_reference(top.child_or_none("reference")),
+        evidence_summary=top.texts("evidence_summary") if "evidence_summary" in top.value else (),
     )

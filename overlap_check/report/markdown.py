@@ -230,6 +230,9 @@ def render(report: Report) -> str:
     if report.gate_reasons:
         lines += ["", "**Why the gate failed:**", ""]
         lines += [f"- {cell(reason)}" for reason in report.gate_reasons]
+    if report.evidence_summary:
+        lines += ["", "**Evidence:**", ""]
+        lines += [f"- {cell(line)}" for line in report.evidence_summary]
     lines += _plan_sections(report) if report.plans else _pair_sections(report)
     lines += _communication_section(report)
     lines += _core_section(report)

@@ -209,6 +209,9 @@ def _plans(report: Report, color: bool) -> list[str]:
             lines.append(f"    deciding occurrence {deciding}")
         lines += _layers(plan, origins)
         lines += [f"    finding: {finding}" for finding in plan.findings]
+        walls = _walls(plan)
+        if walls:
+            lines.append(f"    layers: {walls}")
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
@@ -240,6 +243,68 @@ def _diagnosed(plan: PlanResult) -> list[str]:
     lines = [f"    cause {n}: {text}" for n, text in enumerate(causes, start=1)]
     where = found.path or "path unknown"
     return lines + [f"    fix ({where}): {step}" for step in found.fix]
+
+
+def _opt_us(ns: float | None) -> str:
+    return "n/a" if ns is None else _us(ns)
+
+
+def _walls(plan: PlanResult) -> str:
+    """The plan's layer figures (docs/gain.md), warm medians per layer."""
+    w = plan.walls
+    if w is None or not w.layers:
+        return ""
+    text = (
+        f"{w.layers} per {_samples(plan)[:-1]}, wall {_opt_us(w.layer_wall_ns)} µs, dominator "
+        f"{_opt_us(w.dominator_ns)} µs, side ops {_opt_us(w.side_total_ns)} µs; join wait "
+        f"{_opt_us(w.join_wait_ns)} µs"
+    )
+    if w.join_wait_worst_ns:
+        text += (
+            f" (worst {_us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
+            f"{w.join_wait_worst_run})"
+        )
+    tail, step = _opt_us(w.side_tail_ns), _opt_us(w.step_wall_ns)
+    return text + f", side tail {tail} µs; step wall {step} µs"
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}%"
+
+
+def _reference(report: Report, color: bool) -> list[str]:
+    ref = report.reference
+    if ref is None:
+        return []
+    rows = [
+        [
+            d.plan,
+            rank_text(d.rank),
+            str(d.layers),
+            f"{_opt_us(d.before.layer_wall_ns)} -> {_opt_us(d.after.layer_wall_ns)}",
+            _signed(d.layer_wall_delta_pct),
+            f"{_opt_us(d.before.dominator_ns)} -> {_opt_us(d.after.dominator_ns)}",
+            f"{_opt_us(d.before.side_total_ns)} -> {_opt_us(d.after.side_total_ns)}",
+            f"{_opt_us(d.before.step_wall_ns)} -> {_opt_us(d.after.step_wall_ns)}",
+            _signed(d.step_wall_delta_pct),
+            _opt_us(d.new_join_wait_ns),
+        ]
+        for d in ref.plans
+    ]
+    header = [
+        "plan",
+        "rank",
+        "layers",
+        "layer wall µs",
+        "Δ%",
+        "dominator µs",
+        "side ops µs",
+        "step wall µs",
+        "Δ%",
+        "new join wait µs",
+    ]
+    explanation = f"against {ref.path}, warm medians, before -> after; Δ% positive = slower"
+    return ["", _heading("Reference", explanation, color), *table(header, rows)]
 
 
 def _unjudged(plan: PlanResult) -> str:
@@ -377,6 +442,8 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.config_path is not None:
         lines.append(f"Config: {report.config_path}")
     lines.append("")
+    if report.evidence_summary:
+        lines += [bold("Evidence:", color), *[f"  {line}" for line in report.evidence_summary], ""]
     if report.plans:
         lines += [*_plans(report, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
@@ -384,6 +451,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if communication:
         lines += [*communication, ""]
     lines += _runs(report, color)
+    lines += _reference(report, color)
     if report.baseline:
         lines += _baseline(report, color)
     lines += _cores_section(report, color)

@@ -28,6 +28,7 @@ from overlap_check.synth.expected import (
 from overlap_check.synth.layers import (
     CAST,
     COMM_STREAM,
+    DOMINATOR,
     MAIN,
     SIDE,
     SIDE_OPS,
@@ -86,6 +87,7 @@ def build_run(
     aicore: int = 24,
     vectorcore: int = 48,
     t0: int | None = None,
+    dominator: Op = DOMINATOR,
 ) -> Run:
     rng = random.Random(seed * 1_000_003 + run * 101 + rank)
     t = BASE_NS + run * RUN_SPACING_NS + rank * RANK_OFFSET_NS if t0 is None else t0
@@ -100,6 +102,7 @@ def build_run(
             rng=rng,
             side_ops=side_ops,
             side_wait_over_dominator=side_wait,
+            dominator=dominator,
         )
         layers.append(layer)
         t = layer.end_ns + LAYER_GAP_NS

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from overlap_check.synth import gain_scenarios as gain
 from overlap_check.synth import scenarios as sc
 from overlap_check.synth.expected import Built, ExpectedViolation
 from overlap_check.synth.hiding_layouts import LAYOUTS
@@ -120,6 +121,22 @@ FIXTURES: tuple[Fixture, ...] = (
     ),
     # issue 14's layouts: one capture each, answers in synth.hiding_layouts
     *(Fixture(layout.folder, layout.what, layout.build) for layout in LAYOUTS),
+    # issue 16: a reference capture and a hole after the join (synth.gain_scenarios)
+    Fixture(
+        "slower-multi-stream",
+        "real overlap, but the dominator stretched 300 -> 480 us: slower than its reference",
+        lambda: gain.slower_multi_stream(layers=LAYERS),
+    ),
+    Fixture(
+        "slower-single-stream",
+        "the single-stream reference of slower-multi-stream",
+        lambda: gain.slower_single_stream(layers=LAYERS),
+    ),
+    Fixture(
+        "join-wait",
+        "side work ends after the dominator: the main stream waits 69 us per layer",
+        lambda: gain.join_wait(layers=LAYERS),
+    ),
 )
 
 

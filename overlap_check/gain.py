@@ -1,0 +1,210 @@
+"""Did it get faster? The reference comparison, its gates, and the evidence summary.
+
+docs/gain.md. The reference is the same workload captured without the multi-stream
+change; :mod:`overlap_check.pipeline` judges it through the same path (same options, no
+gates of its own) and :func:`apply_reference` compares each plan of each rank with it:
+the warm medians of the layer figures (:mod:`overlap_check.joins`) before and after.
+Layers are matched by order within each sample, so both sides must have the same layers
+per sample and the same steps: otherwise the comparison is refused (InputError naming
+both paths). :func:`apply_gates` applies ``require_gain`` and ``max_join_wait_us``;
+:func:`with_summary` writes the one-line evidence summary of each plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from overlap_check.errors import InputError
+from overlap_check.model import (
+    Options,
+    PlanResult,
+    ReferenceDelta,
+    ReferenceResult,
+    Report,
+    rank_text,
+)
+
+
+def delta_pct(before: float | None, after: float | None) -> float | None:
+    """(after - before) / before in percent: positive = slower (None: no figure to divide)."""
+    if before is None or after is None or before <= 0:
+        return None
+    return (after - before) / before * 100
+
+
+def _us(ns: float | None) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:.3f}"
+
+
+def _refuse(head: str, reference: str, why: str) -> InputError:
+    return InputError(
+        f"{head} and reference {reference} cannot be matched: {why}",
+        hint="the reference must be the same workload (same layers and steps), "
+        "captured without the multi-stream change",
+    )
+
+
+def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> ReferenceResult:
+    """Each plan of ``head`` against the same plan and rank of ``ref``."""
+    by_key = {(p.name, p.rank): p for p in ref.plans}
+    deltas: list[ReferenceDelta] = []
+    for plan in head.plans:
+        where = f"plan {plan.name}, rank {rank_text(plan.rank)}"
+        other = by_key.get((plan.name, plan.rank))
+        if other is None:
+            raise _refuse(head_path, ref_path, f"{where} is not in the reference")
+        after, before = plan.walls, other.walls
+        if after is None or before is None or not after.layers or not before.layers:
+            raise _refuse(head_path, ref_path, f"{where}: no layer (dominator) on one side")
+        if after.layers != before.layers:
+            raise _refuse(
+                head_path,
+                ref_path,
+                f"{where}: {after.layers} layers per sample vs {before.layers} in the reference",
+            )
+        if after.steps != before.steps:
+            raise _refuse(
+                head_path,
+                ref_path,
+                f"{where}: {after.steps} steps per sample vs {before.steps} in the reference",
+            )
+        new_wait = (
+            None
+            if after.join_wait_ns is None or before.join_wait_ns is None
+            else after.join_wait_ns - before.join_wait_ns
+        )
+        deltas.append(
+            ReferenceDelta(
+                plan=plan.name,
+                rank=plan.rank,
+                layers=after.layers,
+                before=before,
+                after=after,
+                layer_wall_delta_pct=delta_pct(before.layer_wall_ns, after.layer_wall_ns),
+                step_wall_delta_pct=delta_pct(before.step_wall_ns, after.step_wall_ns),
+                new_join_wait_ns=new_wait,
+            )
+        )
+    extra = sorted(
+        {(p.name, rank_text(p.rank)) for p in ref.plans}
+        - {(p.name, rank_text(p.rank)) for p in head.plans}
+    )
+    if extra:
+        name, rank = extra[0]
+        raise _refuse(head_path, ref_path, f"plan {name}, rank {rank} is only in the reference")
+    matched = "; ".join(
+        f"plan {d.plan}, rank {rank_text(d.rank)}: {d.layers} layer(s) per sample "
+        f"in {d.after.steps} step(s), matched by order"
+        for d in deltas
+    )
+    return ReferenceResult(path=ref_path, matched=matched, plans=tuple(deltas))
+
+
+def _deltas(report: Report) -> dict[tuple[str, int | None], ReferenceDelta]:
+    if report.reference is None:
+        return {}
+    return {(d.plan, d.rank): d for d in report.reference.plans}
+
+
+def _fail(report: Report, reasons: dict[tuple[str, int | None], list[str]]) -> Report:
+    if not reasons:
+        return report
+    plans = tuple(
+        replace(p, gate_failures=p.gate_failures + tuple(reasons.get((p.name, p.rank), ())))
+        for p in report.plans
+    )
+    flat = [
+        f"plan {name}, rank {rank_text(rank)}: {why}"
+        for (name, rank), whys in reasons.items()
+        for why in whys
+    ]
+    return replace(report, plans=plans).failing(*flat)
+
+
+def apply_gates(report: Report, options: Options) -> Report:
+    """``require_gain`` (with a reference) and ``max_join_wait_us`` (new holes against the
+    reference when there is one, else the join wait itself)."""
+    reasons: dict[tuple[str, int | None], list[str]] = {}
+    deltas = _deltas(report)
+    for plan in report.plans:
+        key = (plan.name, plan.rank)
+        delta = deltas.get(key)
+        if options.require_gain is not None and delta is not None:
+            step = delta.step_wall_delta_pct
+            if step is None or -step < options.require_gain:
+                shown = "n/a" if step is None else f"{step:+.2f}%"
+                reasons.setdefault(key, []).append(
+                    f"step wall {shown} against the reference, not at least "
+                    f"{options.require_gain:g}% faster (--require-gain)"
+                )
+        limit = options.max_join_wait_us
+        wait = plan.walls.join_wait_ns if plan.walls is not None else None
+        if delta is not None:
+            wait = delta.new_join_wait_ns
+        if limit is not None and wait is not None and wait > limit * 1000:
+            what = "new join wait against the reference" if delta is not None else "join wait"
+            reasons.setdefault(key, []).append(
+                f"{what} {_us(wait)} µs per layer (median) above {limit:g} µs (--max-join-wait-us)"
+            )
+    return _fail(report, reasons)
+
+
+def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
+    """The head report with its reference comparison and a note saying what was matched."""
+    result = compare(head, ref, head_path, ref_path)
+    note = f"reference {ref_path}: {result.matched}" if result.matched else ""
+    return replace(head, reference=result, notes=head.notes + ((note,) if note else ()))
+
+
+def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
+    """The key side effect of a plan, in words ("" when none was measured)."""
+    effects: list[str] = []
+    walls = plan.walls
+    if delta is not None:
+        before, after = delta.before.dominator_ns, delta.after.dominator_ns
+        if before and after and after > before:
+            effects.append(
+                f"dominator stretched {_us(before)} -> {_us(after)} µs "
+                f"({delta_pct(before, after):+.1f}%)"
+            )
+    if contention_ns:
+        effects.append(f"contention {_us(contention_ns)} µs over the device's cores")
+    if walls is not None and walls.join_wait_ns:
+        effects.append(
+            f"the main stream waited {_us(walls.join_wait_ns)} µs per layer for the side tail"
+        )
+    if walls is not None and walls.side_tail_ns:
+        effects.append(f"side tail {_us(walls.side_tail_ns)} µs not covered by main work")
+    return "; ".join(effects)
+
+
+def _fraction(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def evidence_line(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
+    """verdict + hidden_pct + overlap_pct (+ wall Δ% with a reference) + side effect."""
+    text = (
+        f"plan {plan.name}, rank {rank_text(plan.rank)}: {plan.verdict}, "
+        f"hidden_pct {_fraction(plan.hidden_pct)}, overlap_pct {_fraction(plan.overlap_pct)}"
+    )
+    if delta is not None:
+        layer, step = delta.layer_wall_delta_pct, delta.step_wall_delta_pct
+        text += (
+            f", layer wall {_us(delta.before.layer_wall_ns)} -> {_us(delta.after.layer_wall_ns)} "
+            f"µs ({'n/a' if layer is None else f'{layer:+.2f}%'}), step wall "
+            f"{_us(delta.before.step_wall_ns)} -> {_us(delta.after.step_wall_ns)} µs "
+            f"({'n/a' if step is None else f'{step:+.2f}%'})"
+        )
+    effect = _side_effect(plan, delta, contention_ns)
+    return text + (f"; {effect}" if effect else "")
+
+
+def with_summary(report: Report) -> Report:
+    """The report with its evidence summary: one line per plan."""
+    deltas = _deltas(report)
+    over = dict(report.cores.over_limit_by_rank) if report.cores is not None else {}
+    lines = tuple(
+        evidence_line(p, deltas.get((p.name, p.rank)), over.get(p.rank, 0)) for p in report.plans
+    )
+    return replace(report, evidence_summary=lines)

@@ -1,0 +1,144 @@
+"""Layer walls and holes after the join (docs/gain.md): what a layer cost in wall time.
+
+Per sample (in :mod:`overlap_check.figures`, one capture at a time), from the plan's
+occurrences (:class:`overlap_check.plans.Occurrences`, built by plans.occurrences) and
+the main-stream kernels they were paired on, :func:`layer_figures` measures each layer
+(an occurrence with a dominator):
+
+- layer wall: from the first start to the last end of its side window and dominator;
+- dominator: the dominator's duration (contention stretches it);
+- side total: the sum of its side ops' durations;
+- join wait: when the side work ends after the dominator, the main stream's idle time
+  from the dominator's end to the first main-stream op that starts at or after the side
+  work's end ("the main stream waited X µs for the side tail"); 0 otherwise. EVENT_WAIT
+  tasks are not compute kernels, so a main stream parked on one counts as idle;
+- side tail: the side ops' busy time after the dominator's end that no main-stream
+  compute covered.
+
+The sample keeps the medians over its layers and its worst join wait; per rank,
+:func:`plan_walls` takes the warm medians. :func:`step_wall` is the step column's
+figure: per profiler step, its first compute start to its last compute end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from overlap_check import intervals
+from overlap_check.intervals import I64
+from overlap_check.model import LayerFigures, PlanRun, PlanWalls
+from overlap_check.runs import spread
+
+if TYPE_CHECKING:
+    from overlap_check.plans import Occurrences
+
+
+def _median(values: I64) -> float | None:
+    return float(np.median(values)) if values.size else None
+
+
+def step_wall(kernels: pl.DataFrame) -> tuple[int, float | None]:
+    """Steps in the sample and the median step wall (kernels without a step: one step)."""
+    if kernels.is_empty():
+        return 0, None
+    stepped = kernels.filter(pl.col("step").is_not_null())
+    if stepped.is_empty():
+        walls = kernels.select((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
+    else:
+        walls = stepped.group_by("step").agg(
+            (pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w")
+        )
+    w = walls.get_column("w").to_numpy().astype(np.int64, copy=False)
+    return int(w.size), _median(w)
+
+
+def layer_figures(
+    main: pl.DataFrame, occ: Occurrences, steps: tuple[int, float | None]
+) -> LayerFigures:
+    """The sample's layer figures; ``main``: the main-stream kernels occ was paired on
+    (plans.main_kernels), ``steps``: step_wall of the sample."""
+    ss, se, group, _ = occ.side_ops
+    n = occ.status.size
+    has_dom = occ.dom_row >= 0 if occ.dom_row.size == n else np.zeros(n, dtype=bool)
+    has_side = occ.side_count > 0
+    ds, de = occ.dom_start, occ.dom_end
+    wall = np.where(
+        has_side,
+        np.maximum(occ.side_end, de) - np.minimum(occ.side_start, ds),
+        de - ds,
+    )
+    side_total = np.zeros(n, dtype=np.int64)
+    np.add.at(side_total, group, se - ss)
+    ms = main.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
+    me = main.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
+    busy_s, busy_e = intervals.merge(ms, me)
+    both = has_dom & has_side
+    tail_end = np.where(both & (occ.side_end > de), occ.side_end, de)
+    # the first main op starting at or after the side work's end (none: the side end)
+    nxt = np.searchsorted(ms, tail_end, side="left")
+    after = np.concatenate([ms, [0]])[nxt]  # a sentinel for "no main op after it"
+    resume = np.where(nxt < ms.size, after, tail_end)
+    resume = np.where(tail_end > de, resume, de)
+    wait = (resume - de) - intervals.covered_length(busy_s, busy_e, de, resume)
+    # side busy after the dominator, merged per layer, less what main compute covered
+    cs, ce = intervals.clip(ss, se, de[group], tail_end[group]) if group.size else (ss, se)
+    gs, ge, gg = intervals.grouped_merge(cs, ce, group)
+    uncovered = (ge - gs) - intervals.covered_length(busy_s, busy_e, gs, ge)
+    tail = np.zeros(n, dtype=np.int64)
+    np.add.at(tail, gg, uncovered)
+    layers = np.flatnonzero(has_dom)
+    joined = np.flatnonzero(both)
+    worst = joined[np.argmax(wait[joined])] if joined.size and wait[joined].max() > 0 else None
+    return LayerFigures(
+        layers=int(layers.size),
+        steps=steps[0],
+        layer_wall_ns=_median(wall[layers]),
+        dominator_ns=_median((de - ds)[layers]),
+        side_total_ns=_median(side_total[joined]),
+        join_wait_ns=_median(wait[joined]),
+        side_tail_ns=_median(tail[joined]),
+        join_wait_max_ns=None if worst is None else int(wait[worst]),
+        join_wait_layer=None if worst is None else int(worst) + 1,
+        step_wall_ns=steps[1],
+    )
+
+
+def plan_walls(runs: Sequence[PlanRun]) -> PlanWalls | None:
+    """Warm medians of the samples' layer figures (None: no sample has them)."""
+    figures = [r.walls for r in runs]
+    if not any(f is not None for f in figures):
+        return None
+    warm = [r.warm for r in runs]
+
+    def median(name: str) -> float | None:
+        return spread([None if f is None else getattr(f, name) for f in figures], warm).median
+
+    def count(name: str) -> int:
+        value = median(name)
+        return 0 if value is None else int(value)
+
+    worst: tuple[int, int, int] | None = None  # wait, layer, run
+    pool = [r for r in runs if r.warm] or list(runs)
+    for r in pool:
+        f = r.walls
+        if f is None or f.join_wait_max_ns is None or f.join_wait_layer is None:
+            continue
+        if worst is None or f.join_wait_max_ns > worst[0]:
+            worst = (f.join_wait_max_ns, f.join_wait_layer, r.run)
+    return PlanWalls(
+        layers=count("layers"),
+        steps=count("steps"),
+        layer_wall_ns=median("layer_wall_ns"),
+        dominator_ns=median("dominator_ns"),
+        side_total_ns=median("side_total_ns"),
+        join_wait_ns=median("join_wait_ns"),
+        side_tail_ns=median("side_tail_ns"),
+        step_wall_ns=median("step_wall_ns"),
+        join_wait_worst_ns=None if worst is None else worst[0],
+        join_wait_worst_layer=None if worst is None else worst[1],
+        join_wait_worst_run=None if worst is None else worst[2],
+    )

@@ -1,0 +1,190 @@
+"""Issue 16: --reference (layer and step wall before/after), holes after the join, the
+evidence summary and their gates, through click on the generated fixtures.
+
+Every figure below follows from the construction (synth.gain_scenarios, synth.layers):
+side ops GateUp 80 µs, SwiGlu 20 µs, Down 60 µs with 2 µs gaps (a 164 µs window), the
+GroupedMatmul dominator 300 µs (480 µs when stretched).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import jsonschema  # the dev extra
+import pytest
+from click.testing import CliRunner, Result
+
+from overlap_check.cli import cli
+from overlap_check.model import Report
+from overlap_check.report.json import render
+from overlap_check.synth import gain_scenarios
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MULTI = FIXTURES / "slower-multi-stream"
+SINGLE = FIXTURES / "slower-single-stream"
+JOIN = FIXTURES / "join-wait"
+PLAN_ARGS = ["--side", "SharedExpert", "--dominator", "GroupedMatmul"]
+WARM = slice(2, None)  # the first 2 of 5 runs are cold
+
+SIDE_WINDOW_US = 80 + 2 + 20 + 2 + 60  # 164
+SIDE_TOTAL_US = 80 + 20 + 60  # 160
+SINGLE_LAYER_US = SIDE_WINDOW_US + 2 + 300  # side ops, a 2 µs gap, then the dominator: 466
+MULTI_LAYER_US = 480  # the side window lies inside the stretched dominator
+# the side ops of join-wait: 180 + 2 + 40 + 2 + 140.54; they start 2 µs into the dominator
+JOIN_SIDE_END_AFTER_DOM_US = 2 + (180 + 2 + 40 + 2 + 140.54) - 300  # 66.54
+JOIN_WAIT_US = JOIN_SIDE_END_AFTER_DOM_US + 0.42 + 2.04  # the join, then the next main op: 69
+
+
+def analyze(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, ["analyze", *map(str, args), "-q"])
+
+
+def _step_wall_us(built_runs: list[tuple[int, int]]) -> float:
+    """Warm median of first start to last end per run (one step per run)."""
+    walls = [(end - start) / 1000 for start, end in built_runs[WARM]]
+    return float(statistics.median(walls))
+
+
+def _spans(scenarios: object) -> list[tuple[int, int]]:
+    return [
+        (min(k.start_ns for k in s.kernels), max(k.end_ns for k in s.kernels))
+        for s in scenarios  # type: ignore[attr-defined]
+    ]
+
+
+@pytest.fixture(scope="module")
+def compared() -> dict[str, object]:
+    result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def test_reference_layer_and_dominator_before_after(compared: dict[str, object]) -> None:
+    ref = compared["reference"]
+    assert isinstance(ref, dict)
+    (delta,) = ref["plans"]
+    assert delta["layers"] == 2
+    assert delta["before"]["layer_wall_us"] == SINGLE_LAYER_US == 466
+    assert delta["after"]["layer_wall_us"] == MULTI_LAYER_US
+    assert delta["layer_wall_delta_pct"] == pytest.approx((480 - 466) / 466 * 100)  # +3.004
+    assert (delta["before"]["dominator_us"], delta["after"]["dominator_us"]) == (300, 480)
+    assert delta["before"]["side_total_us"] == delta["after"]["side_total_us"] == SIDE_TOTAL_US
+    assert "2 layer(s) per sample in 1 step(s), matched by order" in ref["matched"]
+
+
+def test_reference_step_wall_is_slower(compared: dict[str, object]) -> None:
+    before = _step_wall_us(_spans(gain_scenarios.slower_single_stream(layers=2).scenarios))
+    after = _step_wall_us(_spans(gain_scenarios.slower_multi_stream(layers=2).scenarios))
+    # same seed: the ops around the plan are alike, each of the 2 layers ends 14 µs later
+    assert after - before == pytest.approx(2 * (480 - 466))
+    ref = compared["reference"]
+    assert isinstance(ref, dict)
+    (delta,) = ref["plans"]
+    assert delta["before"]["step_wall_us"] == pytest.approx(before)
+    assert delta["after"]["step_wall_us"] == pytest.approx(after)
+    assert delta["step_wall_delta_pct"] == pytest.approx((after - before) / before * 100)
+    assert delta["step_wall_delta_pct"] > 0  # positive = slower: the gain is negative
+
+
+def test_summary_first_with_wall_delta() -> None:
+    result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    first = lines.index("Evidence:")
+    assert first < next(i for i, line in enumerate(lines) if line.startswith("Plans"))
+    summary = lines[first + 1]
+    assert "real, hidden_pct 1.000, overlap_pct 1.000" in summary
+    assert f"layer wall 466.000 -> 480.000 µs ({(480 - 466) / 466 * 100:+.2f}%)" in summary
+    assert "dominator stretched 300.000 -> 480.000 µs (+60.0%)" in summary  # 180 / 300
+    assert "Reference" in result.stdout
+
+
+def test_require_gain_fails_a_slower_step() -> None:
+    result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--require-gain", "0")
+    assert result.exit_code == 1
+    assert "not at least 0% faster (--require-gain)" in result.stdout
+
+
+def test_require_gain_passes_a_faster_step() -> None:
+    # the other way round: the single-stream capture is 2 x 14 = 28 µs per step faster than
+    # the multi-stream one (its plan is not-split, so --fail-on never leaves the gain gate)
+    before = _step_wall_us(_spans(gain_scenarios.slower_multi_stream(layers=2).scenarios))
+    gain = 28 / before * 100  # 2.34%
+    args = [SINGLE, "--reference", MULTI, *PLAN_ARGS, "--fail-on", "never", "--require-gain"]
+    assert analyze(*args, f"{gain - 0.1:.2f}").exit_code == 0
+    slower = analyze(*args, f"{gain + 0.1:.2f}")
+    assert slower.exit_code == 1
+    assert f"step wall {-gain:+.2f}% against the reference" in slower.stdout
+
+
+def test_join_wait_reported_and_gated() -> None:
+    assert round(JOIN_WAIT_US, 3) == 69
+    result = analyze(JOIN, *PLAN_ARGS, "--format", "json")
+    assert result.exit_code == 0, result.output  # real overlap: it passes without the gate
+    plan = json.loads(result.stdout)["plans"][0]
+    assert plan["verdict"] == "real"
+    walls = plan["walls"]
+    assert walls["join_wait_us"] == pytest.approx(JOIN_WAIT_US)
+    assert walls["join_wait_worst_us"] == pytest.approx(JOIN_WAIT_US)
+    assert walls["join_wait_worst_layer"] == 1  # every layer waits alike: the first is named
+    assert walls["side_tail_us"] == pytest.approx(JOIN_SIDE_END_AFTER_DOM_US)
+    failed = analyze(JOIN, *PLAN_ARGS, "--max-join-wait-us", "20")
+    assert failed.exit_code == 1
+    assert "join wait 69.000 µs per layer (median) above 20 µs" in failed.stdout
+    assert "the main stream waited 69.000 µs per layer for the side tail" in failed.stdout
+    assert analyze(JOIN, *PLAN_ARGS, "--max-join-wait-us", "70").exit_code == 0
+
+
+def test_new_join_wait_against_a_reference() -> None:
+    # the reference's side ops run before the dominator on one stream: no join wait there
+    result = analyze(
+        JOIN, "--reference", SINGLE, *PLAN_ARGS, "--max-join-wait-us", "20", "--format", "json"
+    )
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    (delta,) = data["reference"]["plans"]
+    assert delta["new_join_wait_us"] == pytest.approx(JOIN_WAIT_US - 0)
+    assert any("new join wait against the reference" in r for r in data["gate_reasons"])
+
+
+def test_structures_that_differ_are_refused() -> None:
+    two_ranks = FIXTURES / "two-rank-job"
+    result = analyze(MULTI, "--reference", two_ranks, *PLAN_ARGS)
+    assert result.exit_code == 2
+    assert str(MULTI) in result.output and str(two_ranks) in result.output
+    assert "rank 1 is only in the reference" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_reference_from_config_is_relative_to_it(tmp_path: Path) -> None:
+    shutil.copytree(SINGLE, tmp_path / "single")
+    config = tmp_path / "overlap-check.toml"
+    config.write_text(
+        '[gate]\nreference = "single"\nrequire_gain = 0\n\n'
+        '[[plan]]\nname = "moe"\nside = "SharedExpert"\ndominator = "GroupedMatmul"\n'
+    )
+    result = analyze(MULTI, "--config", config, "--format", "json")
+    assert result.exit_code == 1  # slower: not at least 0% faster
+    data = json.loads(result.stdout)
+    assert data["reference"]["path"] == str(tmp_path / "single")
+    assert data["reference"]["plans"][0]["layers"] == 2
+
+
+def test_bad_gate_value_in_config(tmp_path: Path) -> None:
+    config = tmp_path / "overlap-check.toml"
+    config.write_text("[gate]\nmax_join_wait_us = -1\n")
+    result = analyze(JOIN, "--config", config, *PLAN_ARGS)
+    assert result.exit_code == 2
+    assert "gate.max_join_wait_us" in result.output
+
+
+def test_reference_report_matches_the_schema_and_reads_back(compared: dict[str, object]) -> None:
+    schema = json.loads((FIXTURES.parent / "docs" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(compared)
+    text = json.dumps(compared, indent=2, ensure_ascii=False) + "\n"
+    assert render(Report.from_json(compared, "report.json")) == text
+    assert compared["evidence_summary"] and isinstance(compared["evidence_summary"], list)
