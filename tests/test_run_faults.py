@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,9 @@ def handling_sigterm(pid: int) -> None:
     raise AssertionError("the command never installed its SIGTERM handler")
 
 
+REPORT_STATUS = re.compile(r"^overlap-check \S+: (PASS|FAIL) \(exit [01]\)$", re.M)
+
+
 def run_trial(trial: Trial, root: Path) -> str | None:
     """One trial; the reason it broke the contract, or None."""
     tmp = root / f"trial-{trial.number}"
@@ -101,7 +105,8 @@ def run_trial(trial: Trial, root: Path) -> str | None:
     where = f"trial {trial} (rc {proc.returncode}):\n{stderr[-1500:]}"
     if "Traceback" in stderr:
         return f"a traceback in {where}"
-    finished = proc.returncode in (0, 1) and stdout.startswith("overlap-check ")
+    # the report's status line (two runs: a PROVISIONAL line comes before it)
+    finished = proc.returncode in (0, 1) and bool(REPORT_STATUS.search(stdout))
     if proc.returncode != 130 and not finished:
         return f"exit code not 130 in {where}"
     if not sent and not finished:
