@@ -25,6 +25,8 @@ PlanMode = Literal["ge", "npugraph_ex"]
 FailOn = Literal["fake", "partial", "never"]
 Per = Literal["run", "step"]
 Order = Literal["given", "time"]
+# What a plan's side ops are: compute kernels, communication tasks or memory copies.
+SideKind = Literal["compute", "communication", "copy"]
 
 
 def choices_of(kind: object) -> tuple[str, ...]:
@@ -103,8 +105,8 @@ class Plan:
     """A multi-stream plan: which operators were moved aside, and what should hide them.
 
     ``side`` and ``dominator`` are regular expressions searched in the kernel name.
-    ``side`` omitted: every kernel on ``side_stream``. ``dominator`` omitted: the
-    longest main-stream kernel of each occurrence.
+    ``side`` omitted: every kernel (of ``side_kind``) on ``side_stream``. ``dominator``
+    omitted: the longest main-stream kernel of each occurrence.
     """
 
     name: str
@@ -113,6 +115,10 @@ class Plan:
     side_stream: int | None = None
     main_stream: int | None = None
     limit_core: CoreLimit | None = None
+    # compute: side ops are compute kernels; communication / copy: the capture's
+    # communication tasks / memory copies matching ``side`` (and ``side_stream``), hidden
+    # under compute (docs/hidden-fraction.md, "Side kinds")
+    side_kind: SideKind = "compute"
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of
     # the plan's identity, so equal plans from two places compare equal.
@@ -309,6 +315,7 @@ class PlanResult:
     decided_by: str = "hidden_pct"  # the figure the verdict bands were applied to
     # judged warm occurrences per hidden_pct band: real, partial, fake
     verdict_counts: tuple[int, int, int] = (0, 0, 0)
+    side_kind: SideKind = "compute"  # Plan.side_kind: what the side ops were
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

@@ -118,6 +118,7 @@ def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) 
         side_stream=side_stream,
         main_stream=check("main_stream", checks.integer(0)),
         limit_core=_parse_limit(body.get("limit_core"), f"{where}.limit_core", source, prefix),
+        side_kind=check("side_kind", checks.SIDE_KIND) or "compute",
     )
 
 

@@ -199,6 +199,8 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "diagnosis": plan.diagnosis,
         "config_file": plan.config_file,
         "config_line": plan.config_line,
+        # only a communication or copy plan says so (compute plans' reports stay as they were)
+        **({} if plan.side_kind == "compute" else {"side_kind": plan.side_kind}),
     }
 
 

@@ -31,6 +31,7 @@ from overlap_check.model import (
     RankStreamSummary,
     Report,
     RunInfo,
+    SideKind,
     StreamPair,
     StreamPairRun,
     StreamStat,
@@ -323,6 +324,7 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         hidden_pct=obj.fraction_or_none("hidden_pct"),
         decided_by=obj.text("decided_by"),
         verdict_counts=obj.counts("verdict_counts"),
+        side_kind=obj.choice("side_kind", SideKind) if "side_kind" in obj.value else "compute",
     )
 
 
