@@ -424,7 +424,12 @@ def test_db_alone(tmp_path: Path, block: str, mix: str) -> None:
     (capture,) = load(path)
     assert capture.source == "db"
     assert capture.rank == 3  # RANK_DEVICE_MAP
-    table = capture.kernels
+    # the MEMCPY_ASYNC TASK row (no COMPUTE_TASK_INFO) is a copy row: stream 3, 1 µs
+    copies = capture.kernels.filter(pl.col("is_copy"))
+    assert copies.select("name", "stream_id", "start_ns", "end_ns").rows() == [
+        ("MEMCPY_ASYNC", 3, (T0 + 4) * 1000, (T0 + 4) * 1000 + 1000)
+    ]
+    table = capture.kernels.filter(~pl.col("is_copy"))
     # EVENT_WAIT / MEMCPY tasks have no COMPUTE_TASK_INFO row: not kernels
     assert table["name"].to_list() == ["Conv2D1", "hcom_allReduce__1", "SharedExpert_Mul"]
     assert table["stream_id"].to_list() == [2, None, 3]

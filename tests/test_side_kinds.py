@@ -152,3 +152,18 @@ def test_side_kind_without_a_plan_is_a_usage_error() -> None:
     )
     assert result.exit_code == 2
     assert "--side-kind" in result.output
+
+
+@pytest.mark.parametrize("hidden", [True, False])
+def test_copy_plan_reads_the_copies_from_the_db(tmp_path: Path, hidden: bool) -> None:
+    # the same captures written as a .db only: TASK rows typed MEMCPY_ASYNC on stream 5
+    kv_offload(hidden).write(
+        tmp_path, Variant(crlf=False, kernel_details=False, db=True, trace=False)
+    )
+    code, report, _ = analyze(str(tmp_path), "--side-stream", "5", "--side-kind", "copy")
+    (plan,) = report["plans"]
+    folder = "kv-offload-hidden" if hidden else "kv-offload-exposed"
+    assert report["runs"][0]["source"] == "db"
+    assert plan["hidden_pct"] == pytest.approx(HAND[folder][0], abs=1e-12)
+    assert plan["verdict"] == HAND[folder][1]
+    assert code == (0 if hidden else 1)
