@@ -43,7 +43,7 @@ from overlap_check.cores import (
 )
 from overlap_check.cores.kinds import AIC_DEMAND, core_code
 from overlap_check.discover import Source
-from overlap_check.errors import OverlapCheckError, UsageError
+from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.joins import layer_figures, step_wall
 from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
@@ -57,7 +57,7 @@ from overlap_check.plans import (
 from overlap_check.runs import Sample, make_samples
 from overlap_check.selection import dominator_expr, side_expr
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
-from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
+from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,8 @@ def _plan_figures(
     main stream (key None: any other stream)."""
     tagged = [tag(s.kernels, plan) for s in samples]
     side = [t.filter(pl.col("_side")) for t in tagged]
+    # communication tasks have no stream: they never name the plan's side stream
+    streamed = [t.filter(pl.col("stream_id").is_not_null()) for t in side]
     dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
     if plan.dominator is not None:  # the dominators of a main stream make the occurrences
         matters = frozenset(dominator_ns.get_column("stream_id").to_list())
@@ -189,7 +191,7 @@ def _plan_figures(
         matters = frozenset(found.get_column("stream_id").unique().to_list())
     pieces = PlanPieces(
         dominator_ns=dominator_ns,
-        side_ns=time_per_stream(side),
+        side_ns=time_per_stream(streamed),
         side_ops=pl.concat([s.select("stream_id") for s in side]).group_by("stream_id").len(),
         matters=matters,
     )
@@ -249,6 +251,38 @@ def _device_cores(
     return device.aicore, device.vectorcore
 
 
+# What a communication or copy plan reads of a capture's rows.
+TASK_COLUMNS = (*ANALYSIS_COLUMNS, "is_copy")
+# Readers whose table can hold no copy task (Level1 kernel_details has no copy rows).
+NO_COPY_SOURCES = ("kernel_details.csv", "op_summary")
+
+
+def _task_plans(options: Options, capture: Capture) -> bool:
+    """Whether a plan's side ops are communication or copy tasks; an error when a copy
+    plan meets a capture whose source lists no copy task."""
+    kinds = {plan.side_kind for plan in options.plans}
+    if "copy" in kinds and capture.source in NO_COPY_SOURCES:
+        plan = next(p for p in options.plans if p.side_kind == "copy")
+        raise InputError(
+            f'plan {plan.name!r} has side_kind = "copy", but {capture.source} lists no copy '
+            "task: re-read with trace_view.json or the .db",
+            path=capture.path,
+            key="side_kind",
+            hint="give the capture's trace_view.json (or its .db) as the path",
+        )
+    return bool(kinds - {"compute"})
+
+
+def _with_task_rows(samples: Sequence[Sample], capture: Capture) -> list[Sample]:
+    """The samples with every row of theirs (compute, communication, copy) for the plans
+    whose side ops are tasks; a step's rows are those with its Step Id."""
+    rows = capture.kernels.select(TASK_COLUMNS)
+    return [
+        replace(s, kernels=rows if s.step is None else rows.filter(pl.col("step") == s.step))
+        for s in samples
+    ]
+
+
 def capture_figures(
     capture: Capture, options: Options, limits: Limits | None, hints: Hints | None = None
 ) -> CaptureFigures:
@@ -257,11 +291,12 @@ def capture_figures(
     compute = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
-    communication = int(capture.kernels.get_column("is_communication").sum() or 0)
-    observed = observed_maxima(capture.kernels) if capture.device_cores is None else None
+    kernels = without_copies(capture.kernels)  # copies are read by copy plans only
+    communication = int(kernels.get_column("is_communication").sum() or 0)
+    observed = observed_maxima(kernels) if capture.device_cores is None else None
     cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
-    rules = run_rules(capture.kernels, limits) if limits is not None and limits.any else None
-    contention = run_contention(capture.kernels, cores) if cores is not None else None
+    rules = run_rules(kernels, limits) if limits is not None and limits.any else None
+    contention = run_contention(kernels, cores) if cores is not None else None
     figures = CaptureFigures(
         meta,
         communication,
@@ -273,7 +308,7 @@ def capture_figures(
         cores,
         contention,
         observed,
-        helpers={sid: helper_streams(capture.kernels, sid) for sid in sorted(whole.busy)},
+        helpers={sid: helper_streams(kernels, sid) for sid in sorted(whole.busy)},
         comm=capture_communication(capture.kernels),
     )
     try:
@@ -284,8 +319,10 @@ def capture_figures(
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
     pieces: list[PlanPieces] = []
     per_plan: list[list[dict[int | None, PlanSample]]] = []
+    wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     for plan in options.plans:
-        plan_pieces, plan_figures = _plan_figures(plan, samples, options)
+        plan_samples = samples if plan.side_kind == "compute" else wide
+        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options)
         plan_pieces = replace(plan_pieces, dominator_blocks=dominator_blocks(capture.kernels, plan))
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)

@@ -31,6 +31,8 @@ Order = Literal["given", "time"]
 BaselineFigure = Literal["hidden_pct", "overlap_pct"]
 # The recipes establish a plan only at >= the real threshold, so partial fails by default.
 DEFAULT_FAIL_ON: FailOn = "partial"
+# What a plan's side ops are: compute kernels, communication tasks or memory copies.
+SideKind = Literal["compute", "communication", "copy"]
 
 
 def choices_of(kind: object) -> tuple[str, ...]:
@@ -125,8 +127,8 @@ class Plan:
     """A multi-stream plan: which operators were moved aside, and what should hide them.
 
     ``side`` and ``dominator`` are regular expressions searched in the kernel name.
-    ``side`` omitted: every kernel on ``side_stream``. ``dominator`` omitted: the
-    longest main-stream kernel of each occurrence.
+    ``side`` omitted: every kernel (of ``side_kind``) on ``side_stream``. ``dominator``
+    omitted: the longest main-stream kernel of each occurrence.
     """
 
     name: str
@@ -139,6 +141,10 @@ class Plan:
     # the dominator kernels; the side ops' limit_core wins where both govern a kernel
     main_limit_core: CoreLimit | None = None
     path: ExecutionPath | None = None  # None: Options.path, else unknown
+    # compute: side ops are compute kernels; communication / copy: the capture's
+    # communication tasks / memory copies matching ``side`` (and ``side_stream``), hidden
+    # under compute (docs/hidden-fraction.md, "Side kinds")
+    side_kind: SideKind = "compute"
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of
     # the plan's identity, so equal plans from two places compare equal.
@@ -423,6 +429,7 @@ class PlanResult:
     # stream a layer behind), one sentence each; () when none
     findings: tuple[str, ...] = ()
     walls: PlanWalls | None = None  # joins.plan_walls: warm medians of the layer figures
+    side_kind: SideKind = "compute"  # Plan.side_kind: what the side ops were
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

@@ -85,7 +85,8 @@ from overlap_check.model import (
     deciding_occurrence,
 )
 from overlap_check.runs import Sample, spread
-from overlap_check.selection import dominator_expr, side_expr
+from overlap_check.selection import SIDE_KIND_WORDS, dominator_expr, side_expr
+from overlap_check.table import is_compute
 from overlap_check.verdict import diagnose, diagnosis, label
 
 F64 = npt.NDArray[np.float64]
@@ -201,14 +202,20 @@ def _i64(frame: pl.DataFrame, column: str) -> I64:
 def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
 
-    ``kernels`` holds compute kernels only; which kernels the plan names is
+    ``kernels`` holds compute kernels only (and, for a communication or copy plan, the
+    capture's other rows too); which kernels the plan names is
     :mod:`overlap_check.selection`'s (the core checks use the same definition).
     """
     is_side = side_expr(plan, kernels)
     is_dom = dominator_expr(plan, kernels)
+    if plan.side_kind != "compute":  # the sample holds every row: keep compute and side ones
+        kernels = kernels.filter(is_compute(kernels.columns) | is_side)
+    columns = ["stream_id", "start_ns", "end_ns", "name", "is_communication"]
     types = ["op_type"] if "op_type" in kernels.columns else []  # barrier names (barriers.py)
+    columns += types
+    columns += ["is_copy"] if "is_copy" in kernels.columns else []
     return (
-        kernels.select("stream_id", "start_ns", "end_ns", "name", *types, "is_communication")
+        kernels.select(columns)
         .with_columns(is_side.alias("_side"))
         .select(
             "stream_id",
@@ -317,7 +324,13 @@ def occurrences(
         measured,
         dom_row=rows,
         main_names=main.get_column("name"),
-        side_ops=(ss, se, occ, sid),
+        # a communication task has no stream: -1, hidden under every compute stream
+        side_ops=(
+            ss,
+            se,
+            occ,
+            _i64(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id"),
+        ),
         join_not_waited=joins,
     )
 
@@ -527,10 +540,13 @@ def _no_evidence_reason(
     plan: Plan, streams: PlanStreams, side_total: int, runs: Sequence[PlanRun]
 ) -> str:
     if side_total == 0:
+        what = SIDE_KIND_WORDS[plan.side_kind]
         if plan.side is not None:
-            return f"no compute kernel matched the side regex {plan.side!r}"
+            given = plan.side_stream is not None and plan.side_kind != "compute"
+            where = f" on stream {plan.side_stream}" if given else ""
+            return f"no {what}{where} matched the side regex {plan.side!r}"
         if plan.side_stream is not None:
-            return f"no compute kernel ran on side stream {plan.side_stream}"
+            return f"no {what} ran on side stream {plan.side_stream}"
         return "the plan names no side ops (give side or side_stream)"
     if streams.main is None:
         return f"no compute kernel matched the dominator regex {plan.dominator!r}"
@@ -643,6 +659,7 @@ def plan_result(
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
         findings=missing_waits([r for r in runs if r.warm], unit),
+        side_kind=plan.side_kind,
     )
 
 

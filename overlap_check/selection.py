@@ -10,8 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from overlap_check.model import Plan
-
-_COMPUTE = ~pl.col("is_communication") & pl.col("stream_id").is_not_null()
+from overlap_check.table import is_compute
 
 
 def named(kernels: pl.DataFrame, pattern: str) -> pl.Expr:
@@ -28,12 +27,37 @@ def side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     With ``side`` given: every compute kernel whose name matches, on ANY stream
     (placement is checked separately, so side ops left on the main stream are
     still found). Without ``side``: every compute kernel on ``side_stream``.
+    A communication or copy plan (``side_kind``) selects communication tasks or copy
+    tasks instead, by ``side`` and, when given, ``side_stream`` both.
     """
+    if plan.side_kind != "compute":
+        return _task_side_expr(plan, kernels)
     if plan.side is not None:
-        return _COMPUTE & named(kernels, plan.side)
+        return is_compute(kernels.columns) & named(kernels, plan.side)
     if plan.side_stream is not None:
-        return _COMPUTE & (pl.col("stream_id") == plan.side_stream)
+        return is_compute(kernels.columns) & (pl.col("stream_id") == plan.side_stream)
     return pl.lit(False)
+
+
+SIDE_KIND_WORDS = {
+    "compute": "compute kernel",
+    "communication": "communication task",
+    "copy": "copy task",
+}  # how messages name one side op of each kind
+
+
+def _task_side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
+    """The communication or copy tasks a plan names (communication rows carry no Stream
+    ID in the readers, so ``side_stream`` matches none of them)."""
+    if plan.side_kind == "copy":
+        expr = pl.col("is_copy") if "is_copy" in kernels.columns else pl.lit(False)
+    else:
+        expr = pl.col("is_communication")
+    if plan.side is not None:
+        expr = expr & named(kernels, plan.side)
+    if plan.side_stream is not None:
+        expr = expr & (pl.col("stream_id") == plan.side_stream)
+    return expr.fill_null(False)
 
 
 def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
@@ -42,7 +66,7 @@ def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     longest main-stream kernel of each occurrence)."""
     if plan.dominator is None:
         return pl.lit(False)
-    return _COMPUTE & named(kernels, plan.dominator)
+    return is_compute(kernels.columns) & named(kernels, plan.dominator)
 
 
 MODULE_SCOPE = "module:"
@@ -66,7 +90,7 @@ def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str
     """
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
-    expr = _COMPUTE
+    expr = is_compute(("is_copy",))  # reader and conform() tables carry is_copy
     module = module_scope(side)
     if module is not None:  # needs readers.modules.with_modules' column
         expr = expr & (pl.col("module") == module)

@@ -17,13 +17,17 @@ polars DataFrame with exactly these columns, in this order, sorted by
 | accelerator_core  | String  | AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU, DSA_SQE, |
 |                   |         | HCCL, COMMUNICATION ...; null when N/A (Level0)              |
 | is_communication  | Boolean | HCCL / COMMUNICATION rows: never a compute stream           |
+| is_copy           | Boolean | memory copy tasks (MEMCPY_ASYNC, SDMA, PCIE_DMA ...): never  |
+|                   |         | compute; only a ``side_kind = "copy"`` plan reads them       |
 | start_ns          | Int64   | start, exact integer ns parsed from the decimal text        |
 | end_ns            | Int64   | start_ns + duration                                         |
 | block_num         | Int64   | `Block Num` / `Block Dim`; null when N/A                    |
 | mix_block_num     | Int64   | `Mix Block Num` / `Mix Block Dim`; null when N/A or absent  |
 
-Non-kernel tasks (event record/wait, notify, memcpy/SDMA, placeholders ...)
-are never in this table: their duration is waiting, not work.
+Other non-kernel tasks (event record/wait, notify, placeholders ...) are never
+in this table: their duration is waiting, not work. Copy tasks are kept (a copy
+plan hides them under compute) but, like communication rows, they are never
+compute: :func:`is_compute` is the one definition every stage filters with.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ KERNEL_SCHEMA: dict[str, pl.DataType] = {
     "op_type": pl.String(),
     "accelerator_core": pl.String(),
     "is_communication": pl.Boolean(),
+    "is_copy": pl.Boolean(),
     "start_ns": pl.Int64(),
     "end_ns": pl.Int64(),
     "block_num": pl.Int64(),
@@ -63,7 +68,11 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
     """
     exprs = []
     for column, dtype in KERNEL_SCHEMA.items():
-        if column in frame.columns:
+        if column == "is_copy" and column in frame.columns:
+            exprs.append(pl.col(column).cast(dtype).fill_null(False))
+        elif column == "is_copy":  # readers without copy tasks: none is a copy
+            exprs.append(pl.lit(False).alias(column))
+        elif column in frame.columns:
             exprs.append(pl.col(column).cast(dtype))
         else:
             exprs.append(pl.lit(None, dtype=dtype).alias(column))
@@ -92,15 +101,33 @@ ANALYSIS_COLUMNS = (
 )
 
 
+def is_compute(columns: Sequence[str]) -> pl.Expr:
+    """Boolean expression: a compute row (not communication, not a copy, with a Stream ID).
+
+    ``columns``: the table's columns; a table without ``is_copy`` (built by hand, or
+    selected without it) holds no copy rows.
+    """
+    compute = ~pl.col("is_communication") & pl.col("stream_id").is_not_null()
+    if "is_copy" in columns:
+        compute = compute & ~pl.col("is_copy").fill_null(False)
+    return compute.fill_null(False)
+
+
+def without_copies(kernels: pl.DataFrame) -> pl.DataFrame:
+    """The table without its copy rows: what every stage but a copy plan reads (core
+    rules, contention, helper streams, pictures see kernels and communication only)."""
+    if "is_copy" not in kernels.columns or not kernels.get_column("is_copy").any():
+        return kernels
+    return kernels.filter(~pl.col("is_copy").fill_null(False))
+
+
 def compute_kernels(kernels: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Rows that count as compute on a stream: not communication, with a Stream ID.
+    """Rows that count as compute on a stream (:func:`is_compute`).
 
     ``columns``: only these (selecting shares the columns; filtering copies each one).
     A table with nothing to drop is returned as it is, not copied.
     """
+    keep = kernels.select(is_compute(kernels.columns)).to_series()
     if columns is not None:
         kernels = kernels.select(columns)
-    keep = kernels.select(
-        (~pl.col("is_communication") & pl.col("stream_id").is_not_null()).fill_null(False)
-    ).to_series()
     return kernels if keep.all() else kernels.filter(keep)

@@ -424,7 +424,12 @@ def test_db_alone(tmp_path: Path, block: str, mix: str) -> None:
     (capture,) = load(path)
     assert capture.source == "db"
     assert capture.rank == 3  # RANK_DEVICE_MAP
-    table = capture.kernels
+    # the MEMCPY_ASYNC TASK row (no COMPUTE_TASK_INFO) is a copy row: stream 3, 1 µs
+    copies = capture.kernels.filter(pl.col("is_copy"))
+    assert copies.select("name", "stream_id", "start_ns", "end_ns").rows() == [
+        ("MEMCPY_ASYNC", 3, (T0 + 4) * 1000, (T0 + 4) * 1000 + 1000)
+    ]
+    table = capture.kernels.filter(~pl.col("is_copy"))
     # EVENT_WAIT / MEMCPY tasks have no COMPUTE_TASK_INFO row: not kernels
     assert table["name"].to_list() == ["Conv2D1", "hcom_allReduce__1", "SharedExpert_Mul"]
     assert table["stream_id"].to_list() == [2, None, 3]
@@ -524,7 +529,16 @@ def test_trace_alone(tmp_path: Path) -> None:
     path.write_text(json.dumps(events))
     (capture,) = load(path)
     assert capture.source == "trace_view.json"
-    table = capture.kernels
+    # the MEMCPY_ASYNC task stays as a copy row (a copy plan's side op), never compute
+    copies = capture.kernels.filter(pl.col("is_copy"))
+    assert copies["name"].to_list() == ["MEMCPY_ASYNC"]
+    assert copies["stream_id"].to_list() == [3]
+    assert (copies["end_ns"] - copies["start_ns"]).to_list() == [round(1.11 * 1000)]
+    assert compute_kernels(capture.kernels)["name"].to_list() == [
+        "aclnnInplaceZero_ZerosLikeAiCore_ZerosLike",
+        "aclnnCast_CastAiCpu_Cast",
+    ]
+    table = capture.kernels.filter(~pl.col("is_copy"))
     assert table["name"].to_list() == [
         "aclnnInplaceZero_ZerosLikeAiCore_ZerosLike",
         "aclnnCast_CastAiCpu_Cast",
@@ -713,11 +727,19 @@ def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
     built.write(tmp_path)
     (capture,) = load(tmp_path)
     assert capture.source == "trace_view.json"
-    compute = capture.kernels.filter(~pl.col("is_communication"))
+    compute = compute_kernels(capture.kernels)
     per_stream = {
         int(s): (g.height, int((g["end_ns"] - g["start_ns"]).sum()))
         for (s,), g in compute.group_by("stream_id")
     }
+    copies = capture.kernels.filter(pl.col("is_copy"))
+    copy_streams = {
+        int(s): (g.height, int((g["end_ns"] - g["start_ns"]).sum()))
+        for (s,), g in copies.group_by("stream_id")
+    }
+    # the copies stay as copy rows (a copy plan's side ops): per step MemcopyAsync
+    # 1_549_935 + MEMCPY_ASYNC 23_500 on stream 1, MEMCPY_ASYNC 20_000 on stream 3
+    assert copy_streams == {1: (4, 2 * (1_549_935 + 23_500)), 3: (2, 2 * 20_000)}
     # stream 1: 2 steps x (39_850 + 45_260 + 246_972 + 4_690 + 63_101 + 12_480) = 2 x 412_353
     # stream 2: the two AI_CPU kernels, 2 x 102_511; stream 3 ran no kernel
     assert per_stream == {1: (12, 824_706), 2: (2, 205_022)}

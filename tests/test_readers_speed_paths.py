@@ -33,7 +33,7 @@ from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
 from overlap_check.readers.steps import with_steps
 from overlap_check.readers.streams import attach_streams
-from overlap_check.readers.tasktypes import is_kernel_task
+from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
 
 # ---------------------------------------------------------------------------
 # trace_view.json
@@ -127,7 +127,13 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
             "comm": pl.Series(rows["comm"], dtype=pl.Boolean),
         }
     ).with_columns(us_text_to_ns(pl.col("ts")).alias("start_ns"))
-    kernel = pl.col("comm") | is_kernel_task(pl.col("accelerator_core"), pl.col("name"))
+    copy = ~pl.col("comm") & is_copy_task(pl.col("accelerator_core"), pl.col("name"))
+    frame = frame.with_columns(copy.alias("is_copy"))  # copy tasks stay, as copy rows
+    kernel = (
+        pl.col("comm")
+        | is_kernel_task(pl.col("accelerator_core"), pl.col("name"))
+        | pl.col("is_copy")
+    )
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
     kept = frame.filter(kernel & usable)
     step_frame = (

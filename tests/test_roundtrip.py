@@ -33,6 +33,7 @@ from overlap_check.synth import (
     write_result_dir,
 )
 from overlap_check.synth.malformed import write_malformed
+from overlap_check.table import compute_kernels
 
 NAMES = (
     "aclnnMatmul_MatMulV3Common_MatMulV3",
@@ -150,7 +151,7 @@ def _expected(scenario: Scenario) -> list[Row]:
 
 
 def _compute(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null())
+    return compute_kernels(frame)  # copy tasks are read too, never as compute
 
 
 def _check_round_trip(scenario: Scenario, variant: Variant | str, root: Path) -> None:

@@ -25,6 +25,7 @@ from overlap_check.model import (
     Order,
     Per,
     Report,
+    SideKind,
     choices_of,
 )
 from overlap_check.report.color import COLOR_MODES, color_for
@@ -78,6 +79,12 @@ _OPTIONS: list[Callable[[F], F]] = [
     ),
     click.option(
         "--side-stream", type=int, metavar="N", help="Expected side Stream ID of the one-off plan."
+    ),
+    click.option(
+        "--side-kind",
+        type=click.Choice(choices_of(SideKind)),
+        help="What the one-off plan's side ops are: compute kernels, communication tasks or "
+        "memory copies, hidden under compute [compute].",
     ),
     click.option(
         "--warmup",
@@ -223,13 +230,14 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
 
     config = load_config(params.get("config"), Path.cwd())
     describes_plan = any(
-        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name")
+        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name", "side_kind")
     )
     plan = plan_from_cli(
         side=params.get("side"),
         dominator=params.get("dominator"),
         name=params.get("name"),
         side_stream=params.get("side_stream"),
+        side_kind=params.get("side_kind"),
         main_stream=params.get("main_stream") if describes_plan else None,
     )
     overrides: dict[str, Any] = {

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from overlap_check.errors import ConfigError
-from overlap_check.model import ExecutionPath, FailOn, Order, Per, choices_of
+from overlap_check.model import ExecutionPath, FailOn, Order, Per, SideKind, choices_of
 
 
 class Invalid(Exception):
@@ -117,6 +117,7 @@ FAIL_ON = choice(*choices_of(FailOn))
 PER = choice(*choices_of(Per))
 EXECUTION_PATH = choice(*choices_of(ExecutionPath))
 ORDER = choice(*choices_of(Order))
+SIDE_KIND = choice(*choices_of(SideKind))
 
 
 def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:

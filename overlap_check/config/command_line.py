@@ -6,7 +6,7 @@ from pathlib import Path
 
 from overlap_check.config.checks import validate_regex
 from overlap_check.errors import UsageError
-from overlap_check.model import Plan
+from overlap_check.model import Plan, SideKind
 from overlap_check.output_file import format_of_suffix
 
 
@@ -17,15 +17,18 @@ def plan_from_cli(
     name: str | None = None,
     side_stream: int | None = None,
     main_stream: int | None = None,
+    side_kind: SideKind | None = None,
 ) -> Plan | None:
-    """The one-off plan of ``--side/--dominator/--name/--side-stream/--main-stream``.
+    """The one-off plan of ``--side/--dominator/--name/--side-stream/--main-stream/--side-kind``.
 
     None when none of them is given. Its default name is the side regex (or
     ``stream N``), stable between runs so that baselines line up.
     """
     if side is None and dominator is None and side_stream is None:
-        if name is not None or main_stream is not None:
-            raise UsageError("--name/--main-stream describe a plan: give --side or --side-stream")
+        if name is not None or main_stream is not None or side_kind is not None:
+            raise UsageError(
+                "--name/--main-stream/--side-kind describe a plan: give --side or --side-stream"
+            )
         return None
     if side is None and side_stream is None:
         raise UsageError("--dominator needs --side REGEX or --side-stream N")
@@ -40,6 +43,7 @@ def plan_from_cli(
         dominator=dominator,
         side_stream=side_stream,
         main_stream=main_stream,
+        side_kind=side_kind or "compute",
     )
 
 

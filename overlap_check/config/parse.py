@@ -120,6 +120,7 @@ def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) 
         limit_core=_parse_limit(body.get("limit_core"), f"{where}.limit_core", source, prefix),
         main_limit_core=_main_limit(body, where, source, prefix),
         path=check("path", checks.EXECUTION_PATH),
+        side_kind=check("side_kind", checks.SIDE_KIND) or "compute",
     )
 
 

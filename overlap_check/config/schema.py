@@ -61,6 +61,7 @@ PLAN_KEYS = (
     "limit_core",
     "main_limit_core",
     "path",
+    "side_kind",
 )
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),

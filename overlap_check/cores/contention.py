@@ -29,6 +29,7 @@ from overlap_check.cores.kinds import (
 )
 from overlap_check.intervals import I64, Steps, sweeps
 from overlap_check.model import ContentionInterval
+from overlap_check.table import is_compute
 
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
 MAX_NAMES = 20  # kernel names listed per contention interval
@@ -132,8 +133,7 @@ def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContenti
     k = (
         kernels.lazy()
         .filter(
-            ~pl.col("is_communication").fill_null(False)
-            & pl.col("stream_id").is_not_null()
+            is_compute(kernels.columns)
             & pl.col("start_ns").is_not_null()
             & pl.col("end_ns").is_not_null()
         )

@@ -6,8 +6,10 @@ non-kernel tasks (event record/wait, memcpy, notify ...), and it works at
 Level0, where ``TASK.streamId`` is filled too. Text fields are ids into
 ``STRING_IDS``. Times are integer ns already. Block columns are ``blockNum`` /
 ``blockDim`` / ``block_dim`` (and the mix ones alike) depending on the version.
-Communication ops (``COMMUNICATION_OP``) become communication rows; steps come
-from ``STEP_TIME``. Unknown extra tables and columns are ignored.
+Communication ops (``COMMUNICATION_OP``) become communication rows; TASK rows
+typed as a copy (MEMCPY_ASYNC, SDMA ...) become copy rows (``is_copy``, never
+compute: a copy plan's side ops); steps come from ``STEP_TIME``. Unknown extra
+tables and columns are ignored.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from overlap_check.errors import InputError, SchemaError
 from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.metadata import rank_value
 from overlap_check.readers.steps import with_steps
+from overlap_check.readers.tasktypes import COPY_TASKS
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,30 @@ def _communication_sql(schema: _Schema) -> str | None:
     return f"SELECT {', '.join(fields)} FROM COMMUNICATION_OP o"
 
 
+def _copy_sql(schema: _Schema) -> str | None:
+    """Copy tasks: TASK rows (no COMPUTE_TASK_INFO) whose task type is a copy's, the type
+    also as the name; None when TASK has no taskType or the file no STRING_IDS."""
+    kind = schema.pick("TASK", "taskType")
+    if kind is None or not schema.has_strings():
+        return None
+    task = {label: schema.pick("TASK", label) for label in _COPY_TASK_FIELDS}
+    if None in task.values():
+        return None
+    copies = ", ".join(f"'{name}'" for name in sorted(COPY_TASKS))
+    value, sid = _q(schema.columns("STRING_IDS")["value"]), _q(schema.string_id)
+    key = f"UPPER(REPLACE(TRIM(s.{value}), ' ', '_'))"
+    type_text = _text(schema, "t", kind)
+    fields = [_column("t", task[label]) for label in _COPY_TASK_FIELDS]
+    fields += [type_text, "NULL", type_text, "NULL", "NULL"]
+    return (
+        f"SELECT {', '.join(fields)} FROM TASK t WHERE t.{_q(kind)} IN "
+        f"(SELECT s.{sid} FROM STRING_IDS s WHERE {key} IN ({copies}))"
+    )
+
+
+_COPY_TASK_FIELDS = ("startNs", "endNs", "deviceId", "streamId", "taskId")
+
+
 def _steps_sql(schema: _Schema) -> str | None:
     start, end = schema.pick("STEP_TIME", "startNs"), schema.pick("STEP_TIME", "endNs")
     step = schema.pick("STEP_TIME", "id")
@@ -353,6 +380,12 @@ def read_db(path: Path) -> DbKernels:
             if comm_sql
             else pl.DataFrame(schema=_ROW_SCHEMA)
         )
+        copy_sql = _copy_sql(schema)
+        copies = (
+            _query(connection, copy_sql, _ROW_SCHEMA)
+            if copy_sql
+            else pl.DataFrame(schema=_ROW_SCHEMA)
+        )
         steps_sql = _steps_sql(schema)
         step_schema = {"step_start": pl.Int64(), "step_end": pl.Int64(), "step": pl.String()}
         steps = (
@@ -372,7 +405,13 @@ def read_db(path: Path) -> DbKernels:
     if devices.len() == 1:  # comm ops carry no device; a one-device db names it
         comm = comm.with_columns(pl.lit(devices[0], pl.Int64).alias("device"))
     frame = (
-        pl.concat([compute, comm])
+        pl.concat(
+            [
+                compute.with_columns(pl.lit(False).alias("is_copy")),
+                comm.with_columns(pl.lit(False).alias("is_copy")),
+                copies.with_columns(pl.lit(True).alias("is_copy")),
+            ]
+        )
         .drop_nulls(["start_ns", "end_ns"])
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))
         .drop("end_ns")

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from overlap_check.table import is_compute
+
 _LOOKUP = ("__stream", "__task")
 
 
@@ -86,18 +88,14 @@ def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataF
     """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``.
 
     Returns the new table and the number of compute rows still without a stream.
-    ``tasks`` must be kernel tasks only (non-kernel tasks already removed).
+    ``tasks``: a reader's table; only its compute rows (:func:`table.is_compute`) count.
     """
     work = kernels
     for column in ("stream_id", "task_id"):
         if column not in work.columns:
             work = work.with_columns(pl.lit(None, pl.Int64).alias(column))
     known = (
-        tasks.filter(
-            ~pl.col("is_communication")
-            & pl.col("stream_id").is_not_null()
-            & pl.col("start_ns").is_not_null()
-        )
+        tasks.filter(is_compute(tasks.columns) & pl.col("start_ns").is_not_null())
         .select(
             pl.col("start_ns").cast(pl.Int64),
             "name",

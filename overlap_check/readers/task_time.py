@@ -15,7 +15,7 @@ import polars as pl
 
 from overlap_check.readers.csvread import Column, read_csv_table
 from overlap_check.readers.kernel_csv import finish_frame
-from overlap_check.readers.tasktypes import is_kernel_task
+from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
 
 TASK_TIME_COLUMNS: tuple[Column, ...] = (
     Column("device", ("Device_id", "Device Id"), "int"),
@@ -36,7 +36,7 @@ def looks_like_task_time(header: list[str]) -> bool:
 
 
 def read_task_time(path: Path) -> tuple[pl.DataFrame, tuple[int, ...]]:
-    """Kernel tasks of a task_time file (non-kernel tasks removed) and skipped lines."""
+    """Kernel and copy tasks of a task_time file (other tasks removed) and skipped lines."""
     table = read_csv_table(path, TASK_TIME_COLUMNS, what="task_time")
     frame = table.frame
     if "name" not in frame.columns:
@@ -49,6 +49,8 @@ def read_task_time(path: Path) -> tuple[pl.DataFrame, tuple[int, ...]]:
     if stop is not None:
         duration = duration.fill_null(stop)
     frame = frame.with_columns(duration.fill_null(0).alias("duration_ns"))
-    frame = frame.filter(is_kernel_task(pl.col("accelerator_core"), pl.col("name")))
+    task, name = pl.col("accelerator_core"), pl.col("name")
+    frame = frame.with_columns(is_copy_task(task, name).alias("is_copy"))
+    frame = frame.filter(is_kernel_task(task, name) | pl.col("is_copy"))
     frame = frame.drop([c for c in ("stop_ns",) if c in frame.columns])
     return finish_frame(frame), table.skipped_lines

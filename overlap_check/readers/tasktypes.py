@@ -1,4 +1,4 @@
-"""Which hardware tasks are kernels (work) and which are not (waiting, copies, bookkeeping).
+"""Which hardware tasks are kernels (work), copies, or neither (waiting, bookkeeping).
 
 trace_view.json's Ascend Hardware threads, task_time.csv and the db's TASK
 table list every task a stream ran. Event record/wait, notifies, memcpy/SDMA,
@@ -20,8 +20,25 @@ from __future__ import annotations
 
 import polars as pl
 
-# Upper case, spaces as underscores (see :func:`task_key`).
-NON_KERNEL_TASKS: frozenset[str] = frozenset(
+# Memory copies: not kernels, but the side ops of a copy plan
+# (``side_kind = "copy"``, e.g. KV-cache offload on an async copy stream). The readers
+# keep them as copy rows (column ``is_copy``) that no compute figure counts.
+COPY_TASKS: frozenset[str] = frozenset(
+    {
+        "MEMCPY",
+        "MEMCPY_ASYNC",
+        "MEMCPY_ASYNC_SQE",
+        "MEMCPY_ASYNC_WITHOUT_SDMA",
+        "PCIE_DMA",
+        "PCIE_DMA_SQE",
+        "SDMA",
+        "SDMA_SQE",
+        "MEMCOPYASYNC",
+    }
+)
+
+# Upper case, spaces as underscores (see :func:`task_key`); copies are among them.
+NON_KERNEL_TASKS: frozenset[str] = COPY_TASKS | frozenset(
     {
         "EVENT_RECORD",
         "EVENT_RECORD_SQE",
@@ -35,14 +52,6 @@ NON_KERNEL_TASKS: frozenset[str] = frozenset(
         "NOTIFY_RECORD_SQE",
         "WRITE_VALUE",
         "WRITE_VALUE_SQE",
-        "MEMCPY",
-        "MEMCPY_ASYNC",
-        "MEMCPY_ASYNC_SQE",
-        "MEMCPY_ASYNC_WITHOUT_SDMA",
-        "PCIE_DMA",
-        "PCIE_DMA_SQE",
-        "SDMA",
-        "SDMA_SQE",
         "PLACE_HOLDER",
         "PLACE_HOLDER_SQE",
         "TASK_TIMEOUT_SET",
@@ -61,14 +70,14 @@ NON_KERNEL_TASKS: frozenset[str] = frozenset(
         "MODEL_MAINTAINCE",
         "REDUCE_INLINE",
         # Older generations (the 910A trace of 2024-09) type every task `Other`; their
-        # names say what they are: memcpy spelt `MemcopyAsync` (typed `other`), and the
+        # names say what they are (memcpy spelt `MemcopyAsync`, among COPY_TASKS), and the
         # SDMA reduce tasks of a collective on its communication streams (the collective
         # itself is a communication row; its tasks are not compute).
-        "MEMCOPYASYNC",
         "REDUCE_ASYNC",
         "REDUCE_ASYNC_V2",
     }
 )
+
 
 # STARS_COMMON is a generic STARS task: a DSA kernel when it carries an op name
 # (db rows joined to COMPUTE_TASK_INFO), bookkeeping otherwise.
@@ -78,6 +87,14 @@ AMBIGUOUS_TASKS: frozenset[str] = frozenset({"STARS_COMMON"})
 def task_key(expr: pl.Expr) -> pl.Expr:
     """Normalised task type / name for set lookups."""
     return expr.str.strip_chars().str.to_uppercase().str.replace_all(" ", "_", literal=True)
+
+
+def is_copy_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
+    """True for a memory copy task: its type or (old traces typed ``Other``) its name."""
+    copies = list(COPY_TASKS)
+    return task_key(task_type).fill_null("").is_in(copies) | task_key(name).fill_null("").is_in(
+        copies
+    )
 
 
 def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:

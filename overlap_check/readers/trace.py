@@ -46,7 +46,7 @@ from overlap_check.readers.numbers import (
     us_text_to_ns,
 )
 from overlap_check.readers.steps import with_steps
-from overlap_check.readers.tasktypes import is_kernel_task
+from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
 from overlap_check.readers.trace_decode import (
     UNSET,
     CompleteEvent,
@@ -68,7 +68,7 @@ class TraceKernels:
     path: Path
     kernels: pl.DataFrame  # kernel-table columns, unconformed
     devices: tuple[int, ...]  # devices named by the hardware processes' labels
-    dropped_tasks: int  # non-kernel hardware tasks left out
+    dropped_tasks: int  # non-kernel, non-copy hardware tasks left out
 
 
 def load_events(path: Path) -> TraceEvents:
@@ -341,16 +341,20 @@ def _task_rows(
     return rows.sort("__order").drop("__order"), others
 
 
-def _kernel_flags(frame: pl.DataFrame) -> pl.Series:
-    """:func:`is_kernel_task` per row, evaluated once per distinct (task type, name).
+def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`is_kernel_task` and :func:`is_copy_task` per row (columns ``kernel``,
+    ``copy``), evaluated once per distinct (task type, name).
 
-    Its string normalisation costs more than the whole filter on 100k+ rows,
+    Their string normalisation costs more than the whole filter on 100k+ rows,
     and a trace has a few hundred distinct pairs: a window over the pair
-    evaluates it on each pair's first row and gives the result to every row.
+    evaluates them on each pair's first row and gives the result to every row.
     """
     pair = ["accelerator_core", "name"]
-    first = is_kernel_task(pl.col("accelerator_core").first(), pl.col("name").first())
-    return frame.select(first.over(pair)).to_series()
+    core, name = pl.col("accelerator_core").first(), pl.col("name").first()
+    return frame.select(
+        is_kernel_task(core, name).over(pair).alias("kernel"),
+        is_copy_task(core, name).over(pair).alias("copy"),
+    )
 
 
 def read_trace(path: Path) -> TraceKernels:
@@ -372,7 +376,9 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
             hint="profile with ProfilerActivity.NPU",
         )
     frame, others = _task_rows(events.complete, layout)
-    kernel = pl.col("comm") | _kernel_flags(frame)
+    flags = _task_flags(frame)
+    frame = frame.with_columns((~pl.col("comm") & flags["copy"]).alias("is_copy"))
+    kernel = pl.col("comm") | flags["kernel"] | pl.col("is_copy")
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
     kept = frame.filter(kernel & usable)
     dropped = frame.height - kept.height

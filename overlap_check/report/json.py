@@ -254,6 +254,8 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "config_file": plan.config_file,
         "config_line": plan.config_line,
         "walls": None if plan.walls is None else _walls(plan.walls),
+        # only a communication or copy plan says so (compute plans' reports stay as they were)
+        **({} if plan.side_kind == "compute" else {"side_kind": plan.side_kind}),
     }
 
 

@@ -42,6 +42,7 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    SideKind,
     Stage,
     StreamPair,
     StreamPairRun,
@@ -419,6 +420,7 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         decided_by=obj.text("decided_by"),
         verdict_counts=obj.counts("verdict_counts"),
         walls=_walls_or_none(obj.child_or_none("walls")),
+        side_kind=obj.choice("side_kind", SideKind) if "side_kind" in obj.value else "compute",
     )
 
 

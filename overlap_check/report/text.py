@@ -199,6 +199,11 @@ def _plans(report: Report, color: bool) -> list[str]:
             f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
             f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
         )
+        if plan.side_kind != "compute":
+            lines.append(
+                f"    side ops: {plan.side_kind} tasks, hidden_pct against compute on any "
+                "other stream"
+            )
         real, partial, fake = plan.verdict_counts
         if real + partial + fake:
             lines.append(

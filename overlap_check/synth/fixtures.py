@@ -18,6 +18,7 @@ from overlap_check.synth.hiding_layouts import LAYOUTS
 from overlap_check.synth.layout import write_msprof_dir, write_runs
 from overlap_check.synth.malformed import write_malformed
 from overlap_check.synth.model import Variant
+from overlap_check.synth.side_kinds import CASES as SIDE_KIND_CASES
 
 LAYERS = 2  # occurrences per run: enough to pair windows, small enough for git
 FORMAT_RUNS = 3  # format-coverage folders: fewer runs (their analysis is provisional)
@@ -137,6 +138,8 @@ FIXTURES: tuple[Fixture, ...] = (
         "side work ends after the dominator: the main stream waits 69 us per layer",
         lambda: gain.join_wait(layers=LAYERS),
     ),
+    # issue 15's communication and copy plans: one capture each, answers in synth.side_kinds
+    *(Fixture(case.folder, case.what, case.build) for case in SIDE_KIND_CASES),
 )
 
 

@@ -185,12 +185,16 @@ def _captures_by_run(
 def _lookup(
     by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]], rank: int | None, run: int
 ) -> tuple[RunInfo, Capture]:
+    from overlap_check.table import without_copies
+
     try:
-        return by_run[(rank, run)]
+        info, capture = by_run[(rank, run)]
     except KeyError:
         runs = ", ".join(str(k[1]) for k in by_run if k[0] == rank) or "none"
         where = f" of rank {rank}" if rank is not None else ""
         raise UsageError(f"no capture for run {run}{where}", hint=f"runs: {runs}") from None
+    # pictures show kernels and communication: copy tasks are a copy plan's only
+    return info, replace(capture, kernels=without_copies(capture.kernels))
 
 
 # --------------------------------------------------------------------------- timelines
