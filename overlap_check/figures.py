@@ -48,10 +48,12 @@ from overlap_check.plans import (
     barrier_instances,
     main_kernels,
     occurrences,
+    on_main,
     plan_run,
     tag,
 )
 from overlap_check.runs import Sample, make_samples
+from overlap_check.selection import label_counts, plan_columns
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
@@ -96,7 +98,9 @@ class PlanPieces:
 
     dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
     side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
-    side_ops: pl.DataFrame  # stream_id, len: side ops per stream
+    # label, stream_id, count: the ops the plan's regexes name, on any stream
+    # (selection.label_counts, per sample): what placement (3a) reads
+    matched: pl.DataFrame
     # streams where a main stream changes the figures (dominators, or with no dominator
     # regex any non-side kernel): a main stream elsewhere gives the figures of key None
     matters: frozenset[int]
@@ -170,7 +174,7 @@ def _plan_figures(
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
     main stream (key None: any other stream)."""
-    tagged = [tag(s.kernels, plan) for s in samples]
+    tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
     if plan.dominator is not None:  # the dominators of a main stream make the occurrences
@@ -178,10 +182,15 @@ def _plan_figures(
     else:  # the longest non-side kernel of each cluster, on the main stream
         found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
         matters = frozenset(found.get_column("stream_id").unique().to_list())
+    if plan.side_stream is None:  # the matches on a main stream are main work there
+        on = pl.concat([s.select("stream_id") for s in side]).get_column("stream_id")
+        matters |= frozenset(on.unique().to_list())
     pieces = PlanPieces(
         dominator_ns=dominator_ns,
         side_ns=time_per_stream(side),
-        side_ops=pl.concat([s.select("stream_id") for s in side]).group_by("stream_id").len(),
+        matched=pl.concat(
+            [label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type) for s in samples]
+        ),
         matters=matters,
     )
     mains: list[int | None] = [*sorted(matters), None]
@@ -190,7 +199,8 @@ def _plan_figures(
     hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
-        for j, table in enumerate(tagged):
+        for j, all_tagged in enumerate(tagged):
+            table = on_main(all_tagged, plan, main)
             kernels = main_kernels(table, main)
             occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
             figures[j][main] = PlanSample(
@@ -218,7 +228,8 @@ def capture_figures(
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``hints``: decisions over all runs."""
-    compute = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
+    columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
+    compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     communication = int(capture.kernels.get_column("is_communication").sum() or 0)
@@ -241,7 +252,7 @@ def capture_figures(
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set
-        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0)
+        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0, columns)
     except UsageError as err:
         return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]

@@ -239,7 +239,7 @@ def _plan_result(
         plan,
         r.rank,
         streams,
-        [x.side_ops for x in pieces],
+        [x.matched for x in pieces],
         samples,
         options.thresholds,
         provisional=r.warmup.provisional,

@@ -102,9 +102,12 @@ class CoreLimit:
 class Plan:
     """A multi-stream plan: which operators were moved aside, and what should hide them.
 
-    ``side`` and ``dominator`` are regular expressions searched in the kernel name.
-    ``side`` omitted: every kernel on ``side_stream``. ``dominator`` omitted: the
-    longest main-stream kernel of each occurrence.
+    ``side`` and ``dominator`` are regular expressions searched in the kernel name
+    (``side = "module:Name"``: the kernels launched inside that nn.Module);
+    ``op_type`` one searched in the operator type. ``side``, ``side_stream`` and
+    ``op_type`` all restrict the side selection (selection.side_expr). ``side`` omitted:
+    every kernel on ``side_stream``. ``dominator`` omitted: the longest main-stream
+    kernel of each occurrence.
     """
 
     name: str
@@ -113,6 +116,7 @@ class Plan:
     side_stream: int | None = None
     main_stream: int | None = None
     limit_core: CoreLimit | None = None
+    op_type: str | None = None
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of
     # the plan's identity, so equal plans from two places compare equal.
@@ -309,6 +313,9 @@ class PlanResult:
     decided_by: str = "hidden_pct"  # the figure the verdict bands were applied to
     # judged warm occurrences per hidden_pct band: real, partial, fake
     verdict_counts: tuple[int, int, int] = (0, 0, 0)
+    # placement (3a): the named ops that stayed off the side stream, "SwiGlu x20 on stream 2"
+    stayed: tuple[str, ...] = ()
+    op_type: str | None = None  # the plan's op_type regex
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

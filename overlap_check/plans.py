@@ -39,8 +39,14 @@ min(len(side_window), len(main_window))``. Beside it the busy-time figure
 ``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),
 len(dominator))``. A run's figure is the median over its judged occurrences.
 
-Placement (3a): side ops on the main (dominator's) stream, or off the
-configured side stream, make the plan ``not-split``.
+Side ops (selection.side_expr): the compute kernels for which ``side``, ``op_type``
+and ``side_stream`` hold, each where given; without ``side_stream`` the matches on
+the main stream are main work (:func:`on_main`).
+
+Placement (3a): the ops the name / type regexes name off the side stream (without
+``side_stream``: on the main stream) are named with their counts per op type
+(``SwiGlu x20 on stream 2``); the plan is ``not-split`` when an op type of them never
+ran on the side stream, else it is judged on the side ops that moved.
 
 Barrier search (3b): for each fake occurrence, the first main-stream kernel
 that starts at or after the side window's end and before the dominator starts,
@@ -78,7 +84,7 @@ from overlap_check.model import (
     deciding_occurrence,
 )
 from overlap_check.runs import Sample, spread
-from overlap_check.selection import dominator_expr, side_expr
+from overlap_check.selection import dominator_expr, side_expr, stayed, stayed_phrases
 from overlap_check.verdict import diagnosis, label
 
 F64 = npt.NDArray[np.float64]
@@ -179,25 +185,34 @@ def _i64(frame: pl.DataFrame, column: str) -> I64:
     return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
-def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+def tag(kernels: pl.DataFrame, plan: Plan, main: int | None = None) -> pl.DataFrame:
     """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
 
     ``kernels`` holds compute kernels only; which kernels the plan names is
     :mod:`overlap_check.selection`'s (the core checks use the same definition).
+    ``main``: the main stream, when known: a plan without ``side_stream`` then leaves
+    the matches on it out of the side ops (they are main work, named by placement).
     """
+    return on_main(_tagged(kernels, plan), plan, main)
+
+
+def on_main(tagged: pl.DataFrame, plan: Plan, main: int | None) -> pl.DataFrame:
+    """A :func:`tag` table (tagged without a main stream) for main stream ``main``."""
+    if plan.side_stream is not None or main is None:
+        return tagged
+    return tagged.with_columns(pl.col("_side") & (pl.col("stream_id") != main))
+
+
+def _tagged(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     is_side = side_expr(plan, kernels)
     is_dom = dominator_expr(plan, kernels)
-    return (
-        kernels.select("stream_id", "start_ns", "end_ns", "name", "is_communication")
-        .with_columns(is_side.alias("_side"))
-        .select(
-            "stream_id",
-            "start_ns",
-            "end_ns",
-            "name",
-            "_side",
-            (is_dom & ~pl.col("_side")).alias("_dom"),
-        )
+    return kernels.with_columns(is_side.alias("_side")).select(
+        "stream_id",
+        "start_ns",
+        "end_ns",
+        "name",
+        "_side",
+        (is_dom & ~pl.col("_side")).alias("_dom"),
     )
 
 
@@ -442,38 +457,44 @@ def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierC
 
 
 def placement(
-    plan: Plan, streams: PlanStreams, side_ops: Sequence[pl.DataFrame], samples: int, unit: str
-) -> tuple[int, tuple[str, ...]]:
-    """Total side ops, and the evidence of misplaced ones (empty: placement ok).
+    plan: Plan, streams: PlanStreams, matched: Sequence[pl.DataFrame]
+) -> tuple[int, tuple[str, ...], bool]:
+    """Side ops judged, the ops that stayed (``SwiGlu x20 on stream 2``), and whether the
+    logical split failed: some op the plan names never left the main stream.
 
-    ``side_ops``: side ops per stream (``stream_id``, ``len``), one frame per capture;
-    ``samples``: how many ``unit`` ("runs" or "steps") they came from.
+    ``matched``: selection.label_counts per sample. Stayed: with ``side_stream`` the
+    matches off it, else the matches on the main stream. The rest moved and is judged.
     """
-    counts = pl.concat(side_ops).group_by("stream_id").agg(pl.col("len").sum()).sort("stream_id")
-    total = int(counts.get_column("len").sum())
-    where = f" in {samples} {unit}" if samples > 1 else ""
-    evidence: list[str] = []
-    for sid, n in counts.iter_rows():  # one row per stream
-        if sid == streams.main:
-            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
-            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
-        elif plan.side_stream is not None and sid != plan.side_stream:
-            evidence.append(
-                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
-                f"side stream {plan.side_stream}{where}"
-            )
-    return total, tuple(evidence)
+    counts = pl.concat(matched)
+    if plan.side_stream is not None:
+        off: pl.Expr = pl.col("stream_id") != plan.side_stream
+    elif streams.main is not None:
+        off = pl.col("stream_id") == streams.main
+    else:
+        off = pl.lit(False)
+    rows = stayed(counts, off)
+    moved = int(counts.get_column("count").sum()) - int(rows.get_column("count").sum())
+    failed = bool((rows.get_column("moved") == 0).any())
+    return moved, tuple(stayed_phrases(rows)), failed
+
+
+def _selection_text(plan: Plan) -> str:
+    parts = [f"the side regex {plan.side!r}"] if plan.side is not None else []
+    if plan.op_type is not None:
+        parts.append(f"the op_type regex {plan.op_type!r}")
+    where = f" on side stream {plan.side_stream}" if plan.side_stream is not None else ""
+    return f"no compute kernel matched {' and '.join(parts)}{where}"
 
 
 def _no_evidence_reason(
     plan: Plan, streams: PlanStreams, side_total: int, runs: Sequence[PlanRun]
 ) -> str:
     if side_total == 0:
-        if plan.side is not None:
-            return f"no compute kernel matched the side regex {plan.side!r}"
+        if plan.side is not None or plan.op_type is not None:
+            return _selection_text(plan)
         if plan.side_stream is not None:
             return f"no compute kernel ran on side stream {plan.side_stream}"
-        return "the plan names no side ops (give side or side_stream)"
+        return "the plan names no side ops (give side, op_type or side_stream)"
     if streams.main is None:
         return f"no compute kernel matched the dominator regex {plan.dominator!r}"
     if not any(r.judged for r in runs if r.warm):
@@ -488,7 +509,7 @@ def plan_result(
     plan: Plan,
     rank: int | None,
     streams: PlanStreams,
-    side_ops: Sequence[pl.DataFrame],
+    matched: Sequence[pl.DataFrame],
     samples: Sequence[tuple[PlanRun, pl.DataFrame]],
     thresholds: Thresholds,
     *,
@@ -500,12 +521,14 @@ def plan_result(
 
     ``samples``: per sample (run or step), in order, its plan_run (with ``run``, ``warm``
     and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
-    ``side_ops``: as for placement. The verdict follows the warm median of hidden_pct,
-    at best partial when more than ``fake_share`` of the judged warm occurrences are fake.
+    ``matched``: as for placement. The verdict follows the warm median of hidden_pct
+    (of the side ops that moved), at best partial when more than ``fake_share`` of the
+    judged warm occurrences are fake; not-split when an op the plan names never moved.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
-    side_total, evidence = placement(plan, streams, side_ops, len(runs), unit)
+    side_total, stayed_ops, split_failed = placement(plan, streams, matched)
+    evidence = stayed_ops if split_failed else ()
     warm = [run.warm for run in runs]
     figure = spread([run.overlap_pct for run in runs], warm)
     busy = spread([run.busy_overlap_pct for run in runs], warm)
@@ -521,7 +544,7 @@ def plan_result(
         if evidence
         else capped(label(hidden.median, thresholds), verdict_counts, fake_share)
     )
-    if streams.main is None or side_total == 0:
+    if streams.main is None or (side_total == 0 and not split_failed):
         verdict = "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
     instances = [
@@ -530,11 +553,14 @@ def plan_result(
         if run.warm
     ]
     barriers = rank_barriers(pl.concat(instances), streams.main) if instances else ()
-    if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
-        figure = replace(figure, median=None)
-        busy = replace(busy, median=None)
-        hidden = replace(hidden, median=None)
+    # the figures are of the side ops that moved; placement names the ones that stayed
     notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
+    where = f" in {len(runs)} {unit}" if len(runs) > 1 else ""
+    stayed_text = f"stayed off the side stream{where}: {', '.join(stayed_ops)}"
+    if stayed_ops and verdict not in ("not-split", "no-evidence"):
+        notes += f"; {stayed_text}; the figures are of the {side_total} side ops that moved"
+    elif verdict == "not-split" and side_total:
+        notes += f"; the figures are of the {side_total} side ops that moved"
     return PlanResult(
         name=plan.name,
         rank=rank,
@@ -554,7 +580,7 @@ def plan_result(
             verdict,
             hidden.median,
             thresholds,
-            placement=evidence,
+            placement=(stayed_text,) if evidence else (),
             barriers=barriers,
             fake_occurrences=fake_occurrences,
             no_evidence=_no_evidence_reason(plan, streams, side_total, runs),
@@ -569,6 +595,8 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
+        stayed=stayed_ops,
+        op_type=plan.op_type,
     )
 
 

@@ -7,6 +7,8 @@ Regexes are searched (not anchored) in the kernel name, as the config says
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from overlap_check.model import Plan
@@ -25,15 +27,11 @@ def named(kernels: pl.DataFrame, pattern: str) -> pl.Expr:
 def side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     """Boolean expression on ``kernels``: the kernel is one of the plan's side operators.
 
-    With ``side`` given: every compute kernel whose name matches, on ANY stream
-    (placement is checked separately, so side ops left on the main stream are
-    still found). Without ``side``: every compute kernel on ``side_stream``.
+    :func:`restricted_side_expr` of the plan's ``side``, ``side_stream`` and ``op_type``:
+    every criterion given restricts the selection. Without ``side_stream``, matches on
+    any stream (the engine then leaves out the main stream's, see plans.tag).
     """
-    if plan.side is not None:
-        return _COMPUTE & named(kernels, plan.side)
-    if plan.side_stream is not None:
-        return _COMPUTE & (pl.col("stream_id") == plan.side_stream)
-    return pl.lit(False)
+    return restricted_side_expr(plan.side, plan.side_stream, plan.op_type, kernels)
 
 
 def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
@@ -46,6 +44,14 @@ def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
 
 
 MODULE_SCOPE = "module:"
+MODULE_COLUMNS = ("module", "instance")  # readers.modules.with_modules
+
+
+def plan_columns(plans: Sequence[Plan], kernels: pl.DataFrame) -> tuple[str, ...]:
+    """The kernel columns the plans' selections read beyond the analysis columns."""
+    if not plans:
+        return ()
+    return ("op_type", *(c for c in MODULE_COLUMNS if c in kernels.columns))
 
 
 def module_scope(side: str | None) -> str | None:
@@ -55,14 +61,20 @@ def module_scope(side: str | None) -> str | None:
     return None
 
 
-def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str | None) -> pl.Expr:
+def restricted_side_expr(
+    side: str | None,
+    side_stream: int | None,
+    op_type: str | None,
+    kernels: pl.DataFrame | None = None,
+) -> pl.Expr:
     """Boolean expression: a side op when every given criterion holds (docs/hidden-fraction.md).
 
     ``side`` (name regex), ``side_stream`` and ``op_type`` (regex on the operator type)
     all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
     run on both streams, so a name regex alone also picks main-stream work. Nothing
     given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
-    inside that module (column ``module``, from readers.modules).
+    inside that module (column ``module``, from readers.modules). ``kernels``: the table
+    the expression is for, when known (the name regex then runs once per distinct name).
     """
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
@@ -71,7 +83,9 @@ def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str
     if module is not None:  # needs readers.modules.with_modules' column
         expr = expr & (pl.col("module") == module)
     elif side is not None:
-        expr = expr & pl.col("name").str.contains(side)
+        expr = expr & (
+            pl.col("name").str.contains(side) if kernels is None else named(kernels, side)
+        )
     if op_type is not None:
         expr = expr & pl.col("op_type").fill_null("").str.contains(op_type)
     if side_stream is not None:
@@ -79,37 +93,49 @@ def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str
     return expr.fill_null(False)
 
 
-def stayed_off_side(
-    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+def label_counts(
+    kernels: pl.DataFrame, side: str | None, side_stream: int | None, op_type: str | None
 ) -> pl.DataFrame:
-    """Placement (3a): the ops the name / type regexes select that ran off the side stream.
-
-    One row per (label, stream) with ``count``, and ``moved``: how many of that label did
-    run on the side stream (0: none of them left the main stream). The label is the op
-    type where known, else the kernel name. Sorted by count, most first.
-    """
-    matches = kernels.filter(restricted_side_expr(side, None, op_type)).with_columns(
-        pl.col("op_type").fill_null(pl.col("name")).alias("label")
-    )
-    moved = (
-        matches.filter(pl.col("stream_id") == side_stream)
-        .group_by("label")
-        .agg(pl.len().cast(pl.Int64).alias("moved"))
-    )
+    """The ops the name / type regexes select on any stream (without either: the kernels
+    on ``side_stream``), counted per (``label``, ``stream_id``) in ``count``. The label is
+    the op type where known, else the kernel name."""
+    by_regex = side is not None or op_type is not None
+    chosen = restricted_side_expr(side, None if by_regex else side_stream, op_type, kernels)
     return (
-        matches.filter(pl.col("stream_id") != side_stream)
-        .group_by("label", "stream_id")
+        kernels.filter(chosen)
+        .group_by(pl.col("op_type").fill_null(pl.col("name")).alias("label"), "stream_id")
         .agg(pl.len().cast(pl.Int64).alias("count"))
+    )
+
+
+def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
+    """Placement (3a) from :func:`label_counts` (of one capture or several, concatenated):
+    the rows where ``off_side`` holds (the ops that did not move), summed per (label,
+    stream) in ``count``, with ``moved``: how many of that label did move (0: none of
+    them left the main stream). Sorted by count, most first."""
+    counts = counts.group_by("label", "stream_id").agg(pl.col("count").sum())
+    moved = counts.filter(~off_side).group_by("label").agg(pl.col("count").sum().alias("moved"))
+    return (
+        counts.filter(off_side)
         .join(moved, on="label", how="left")
-        .with_columns(pl.col("moved").fill_null(0))
+        .with_columns(pl.col("moved").fill_null(0).cast(pl.Int64))
         .sort(["count", "label", "stream_id"], descending=[True, False, False])
         .select("label", "stream_id", "count", "moved")
     )
 
 
-def stayed_phrases(stayed: pl.DataFrame) -> list[str]:
-    """``SwiGlu x20 on stream 2`` per row of :func:`stayed_off_side`."""
+def stayed_off_side(
+    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+) -> pl.DataFrame:
+    """:func:`stayed` of one kernel table: the ops the name / type regexes select that ran
+    off the side stream."""
+    counts = label_counts(kernels, side, side_stream, op_type)
+    return stayed(counts, pl.col("stream_id") != side_stream)
+
+
+def stayed_phrases(rows: pl.DataFrame) -> list[str]:
+    """``SwiGlu x20 on stream 2`` per row of :func:`stayed`."""
     return [
         f"{label} x{count} on stream {stream}"
-        for label, stream, count in stayed.select("label", "stream_id", "count").iter_rows()
+        for label, stream, count in rows.select("label", "stream_id", "count").iter_rows()
     ]

@@ -59,6 +59,11 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="One-off plan: regex of the main-stream op(s) meant to hide them.",
     ),
     click.option(
+        "--op-type",
+        metavar="REGEX",
+        help="One-off plan: regex of the side ops' operator Type (restricts --side).",
+    ),
+    click.option(
         "--name", metavar="NAME", help="Name of the one-off plan (default: the side regex)."
     ),
     click.option(
@@ -179,7 +184,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
 
     config = load_config(params.get("config"), Path.cwd())
     describes_plan = any(
-        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name")
+        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name", "op_type")
     )
     plan = plan_from_cli(
         side=params.get("side"),
@@ -187,6 +192,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
         name=params.get("name"),
         side_stream=params.get("side_stream"),
         main_stream=params.get("main_stream") if describes_plan else None,
+        op_type=params.get("op_type"),
     )
     overrides: dict[str, Any] = {
         key: params.get(key)

@@ -47,7 +47,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
     },
     "lint": {"select": checks.rule_ids, "ignore": checks.rule_ids},
 }
-PLAN_KEYS = ("name", "side", "dominator", "side_stream", "main_stream", "limit_core")
+PLAN_KEYS = ("name", "side", "dominator", "side_stream", "main_stream", "limit_core", "op_type")
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),
     "vectorcore": checks.integer(1),

@@ -317,6 +317,8 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         barrier_candidates=obj.each("barrier_candidates", _barrier),
         fake_occurrences=obj.integer("fake_occurrences"),
         placement=obj.texts("placement"),
+        stayed=obj.texts("stayed"),
+        op_type=obj.text_or_none("op_type"),
         diagnosis=obj.text("diagnosis"),
         config_file=obj.text_or_none("config_file"),
         config_line=obj.integer_or_none("config_line"),
