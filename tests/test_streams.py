@@ -123,8 +123,9 @@ def test_single_stream_capture_has_no_pair_and_passes_unless_strict() -> None:
     report = analyze_captures(runs, Options())
     assert report.stream_pairs == ()
     assert report.exit_code == 0
-    assert "rank 0: a single compute stream, 2, and no plan: no stream pair to judge" in (
-        report.notes[0]
+    assert (
+        "rank 0: a single compute stream, 2, and no plan: no stream pair to judge"
+        in (report.notes[0])
     )
     strict = analyze_captures(runs, Options(strict=True))
     assert strict.exit_code == 1
