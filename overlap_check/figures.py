@@ -53,7 +53,7 @@ from overlap_check.plans import (
     tag,
 )
 from overlap_check.runs import Sample, make_samples
-from overlap_check.selection import label_counts, plan_columns
+from overlap_check.selection import label_counts, module_scope, plan_columns
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels
 
@@ -285,4 +285,10 @@ def source_figures(
         return capture_figures(source, options, limits, hints)
     from overlap_check.readers.capture import read_capture
 
-    return capture_figures(read_capture(source), options, limits, hints)
+    capture = read_capture(source)
+    modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
+    if modules:
+        from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
+
+        capture = capture_with_modules(capture, source.traces, modules)
+    return capture_figures(capture, options, limits, hints)

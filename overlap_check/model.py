@@ -89,6 +89,9 @@ class Thresholds:
     fake: float = 0.05
 
 
+MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name
+
+
 @dataclass(frozen=True)
 class CoreLimit:
     """`limit_core_num` applied to a plan's side operators."""

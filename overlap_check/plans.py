@@ -74,6 +74,7 @@ from overlap_check.hiding import (
 )
 from overlap_check.intervals import I64
 from overlap_check.model import (
+    MODULE_SCOPE,
     BarrierCandidate,
     Occurrence,
     Plan,
@@ -84,7 +85,13 @@ from overlap_check.model import (
     deciding_occurrence,
 )
 from overlap_check.runs import Sample, spread
-from overlap_check.selection import dominator_expr, side_expr, stayed, stayed_phrases
+from overlap_check.selection import (
+    dominator_expr,
+    module_scope,
+    side_expr,
+    stayed,
+    stayed_phrases,
+)
 from overlap_check.verdict import diagnosis, label
 
 F64 = npt.NDArray[np.float64]
@@ -121,6 +128,9 @@ class Occurrences:
         default_factory=lambda: (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
     )  # start, end, occurrence, stream
     hidden: Hidden | None = None  # with_hidden(): hidden side time per occurrence
+    # per occurrence, the layer its side ops' module instance gives (a module: selection;
+    # instance N is layer N + 1; -1: none); empty: the occurrence number is the layer
+    side_layer: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
@@ -152,6 +162,12 @@ class Occurrences:
             return np.full(self.status.size, np.nan)
         return self.hidden.hidden_pct
 
+    def layer(self, k: int) -> int:
+        """Occurrence k's layer: its module instance + 1 where known, else k + 1."""
+        if self.side_layer.size and self.side_layer[k] >= 0:
+            return int(self.side_layer[k])
+        return k + 1
+
     def dominator(self, k: int) -> str | None:
         row = int(self.dom_row[k])
         return None if row < 0 else str(self.main_names[row])
@@ -173,7 +189,7 @@ class Occurrences:
             overlap_pct=None if np.isnan(self.pct[k]) else float(self.pct[k]),
             busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
             status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
-            layer=k + 1,
+            layer=self.layer(k),
             hidden_pct=float(h.hidden_pct[k]) if h is not None and has_busy else None,
             dominator_pct=float(h.dominator_pct[k]) if h is not None and has_busy else None,
             side_busy_ns=int(h.side_busy_ns[k]) if h is not None else None,
@@ -206,6 +222,9 @@ def on_main(tagged: pl.DataFrame, plan: Plan, main: int | None) -> pl.DataFrame:
 def _tagged(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     is_side = side_expr(plan, kernels)
     is_dom = dominator_expr(plan, kernels)
+    module = module_scope(plan.side)
+    scope = f"{MODULE_SCOPE}{module}"
+    layer = [pl.col(scope).alias("instance")] if module and scope in kernels.columns else []
     return kernels.with_columns(is_side.alias("_side")).select(
         "stream_id",
         "start_ns",
@@ -213,6 +232,7 @@ def _tagged(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
         "name",
         "_side",
         (is_dom & ~pl.col("_side")).alias("_dom"),
+        *layer,
     )
 
 
@@ -297,12 +317,24 @@ def occurrences(
     ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
     de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
     measured = _measure(ss, se, occ, rows.size, ds, de, has_dom)
+    if "instance" in side.columns:  # a module: selection: the module instance is the layer
+        measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
     return replace(
         measured,
         dom_row=rows,
         main_names=main.get_column("name"),
         side_ops=(ss, se, occ, _i64(side, "stream_id")),
     )
+
+
+def _module_layers(side: pl.DataFrame, occ: I64, n_occ: int) -> I64:
+    """Per occurrence, the lowest module instance of its side ops + 1 (-1: none known)."""
+    instance = side.get_column("instance").fill_null(-1).to_numpy().astype(np.int64)
+    none = np.iinfo(np.int64).max
+    first = np.full(n_occ, none, dtype=np.int64)
+    known = instance >= 0
+    np.minimum.at(first, occ[known], instance[known] + 1)
+    return np.where(first == none, -1, first)
 
 
 def _measure(

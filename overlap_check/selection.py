@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from overlap_check.model import Plan
+from overlap_check.model import MODULE_SCOPE, Plan
 
 _COMPUTE = ~pl.col("is_communication") & pl.col("stream_id").is_not_null()
 
@@ -43,15 +43,11 @@ def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     return _COMPUTE & named(kernels, plan.dominator)
 
 
-MODULE_SCOPE = "module:"
-MODULE_COLUMNS = ("module", "instance")  # readers.modules.with_modules
-
-
 def plan_columns(plans: Sequence[Plan], kernels: pl.DataFrame) -> tuple[str, ...]:
     """The kernel columns the plans' selections read beyond the analysis columns."""
     if not plans:
         return ()
-    return ("op_type", *(c for c in MODULE_COLUMNS if c in kernels.columns))
+    return ("op_type", *(c for c in kernels.columns if c.startswith(MODULE_SCOPE)))
 
 
 def module_scope(side: str | None) -> str | None:
@@ -73,15 +69,19 @@ def restricted_side_expr(
     all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
     run on both streams, so a name regex alone also picks main-stream work. Nothing
     given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
-    inside that module (column ``module``, from readers.modules). ``kernels``: the table
+    inside that module, at any depth (column ``module:SharedExpert``, from
+    readers.modules.module_scopes). ``kernels``: the table
     the expression is for, when known (the name regex then runs once per distinct name).
     """
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
     expr = _COMPUTE
     module = module_scope(side)
-    if module is not None:  # needs readers.modules.with_modules' column
-        expr = expr & (pl.col("module") == module)
+    if module is not None:  # needs the column readers.modules.module_scopes adds
+        column = f"{MODULE_SCOPE}{module}"
+        if kernels is not None and column not in kernels.columns:
+            return pl.lit(False)  # the capture recorded no module scope
+        expr = expr & pl.col(column).is_not_null()
     elif side is not None:
         expr = expr & (
             pl.col("name").str.contains(side) if kernels is None else named(kernels, side)
