@@ -72,24 +72,22 @@ class MetadataEvent(msgspec.Struct, tag_field="ph", tag="M", gc=False):
     args: EventArgs | None = None
 
 
-class FlowStart(msgspec.Struct, tag_field="ph", tag="s", gc=False):
+class _Flow(msgspec.Struct, gc=False):
+    """A flow event's fields (torch_npu's ``torch_to_npu``: a kernel launch)."""
+
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    id: Any = None
+    name: Any = UNSET
+
+
+class FlowStart(_Flow, tag_field="ph", tag="s", gc=False):
     """``ph: "s"``: a flow's start (torch_npu: on the host thread, inside the launching op)."""
 
-    pid: Any = None
-    tid: Any = None
-    ts: Any = None
-    id: Any = None
-    name: Any = UNSET
 
-
-class FlowEnd(msgspec.Struct, tag_field="ph", tag="f", gc=False):
+class FlowEnd(_Flow, tag_field="ph", tag="f", gc=False):
     """``ph: "f"``: a flow's end (torch_npu: at the hardware task's start)."""
-
-    pid: Any = None
-    tid: Any = None
-    ts: Any = None
-    id: Any = None
-    name: Any = UNSET
 
 
 # Every other phase of the Chrome trace event format: parsed, nothing kept.
