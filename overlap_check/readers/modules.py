@@ -31,8 +31,10 @@ import polars as pl
 
 from overlap_check.model import MODULE_SCOPE, Capture
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
-from overlap_check.readers.trace import HARDWARE_PROCESS
-from overlap_check.readers.trace import _text  # UNSET (absent key) -> "", as the reader
+from overlap_check.readers.trace import (
+    HARDWARE_PROCESS,
+    _text,  # UNSET (absent key) -> "", as the reader
+)
 from overlap_check.readers.trace_decode import TraceEvents, read_trace_events
 
 MODULE_PREFIX = "nn.Module: "
