@@ -495,11 +495,14 @@ def placement(
     logical split failed: some op the plan names never left the main stream.
 
     ``matched``: selection.label_counts per sample. Stayed: with ``side_stream`` the
-    matches off it, else the matches on the main stream. The rest moved and is judged.
+    matches off it (all of them when it is the main stream), else the matches on the main
+    stream. The rest moved and is judged.
     """
     counts = pl.concat(matched)
-    if plan.side_stream is not None:
-        off: pl.Expr = pl.col("stream_id") != plan.side_stream
+    if plan.side_stream is not None and plan.side_stream == streams.main:
+        off: pl.Expr = pl.lit(True)  # the side stream is the dominator's: nothing moved
+    elif plan.side_stream is not None:
+        off = pl.col("stream_id") != plan.side_stream
     elif streams.main is not None:
         off = pl.col("stream_id") == streams.main
     else:

@@ -318,6 +318,14 @@ def test_op_type_restricts_the_selection_and_an_op_that_never_moved_is_not_split
     assert never.placement == ("GroupedMatmul x2 on stream 2",)
 
 
+def test_a_side_stream_that_is_the_dominators_stream_is_not_split() -> None:
+    plan = Plan("eager", side="MatMulV3", dominator="GroupedMatmul", side_stream=2)
+    result = eager_result(plan)
+    # every MatMulV3 counts as stayed: 2 on stream 2 (the dominator's) and 2 on stream 3
+    assert result.verdict == "not-split"
+    assert result.placement == ("MatMulV3 x2 on stream 2", "MatMulV3 x2 on stream 3")
+
+
 def test_no_side_ops_and_no_dominator_are_no_evidence() -> None:
     rows = [("Attention", 2, 0, 100)]
     no_side = one_run(MOE, [*rows, ("GroupedMatmul", 2, 100, 200)])
