@@ -51,11 +51,19 @@ from overlap_check.plans import (
     PlanStreams,
     main_kernels,
     occurrences,
+    on_main,
     plan_run,
     tag,
 )
 from overlap_check.runs import Sample, make_samples
-from overlap_check.selection import dominator_expr, side_expr
+from overlap_check.selection import (
+    counted_by_label,
+    dominator_expr,
+    label_counts,
+    module_scope,
+    plan_columns,
+    side_expr,
+)
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
 
@@ -100,7 +108,9 @@ class PlanPieces:
 
     dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
     side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
-    side_ops: pl.DataFrame  # stream_id, len: side ops per stream
+    # label, stream_id, count: the ops the plan's regexes name, on any stream
+    # (selection.label_counts, per sample): what placement (3a) reads
+    matched: pl.DataFrame
     # streams where a main stream changes the figures (dominators, or with no dominator
     # regex any non-side kernel): a main stream elsewhere gives the figures of key None
     matters: frozenset[int]
@@ -179,7 +189,7 @@ def _plan_figures(
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
     main stream (key None: any other stream)."""
-    tagged = [tag(s.kernels, plan) for s in samples]
+    tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
     streamed = [t.filter(pl.col("stream_id").is_not_null()) for t in side]
@@ -189,10 +199,19 @@ def _plan_figures(
     else:  # the longest non-side kernel of each cluster, on the main stream
         found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
         matters = frozenset(found.get_column("stream_id").unique().to_list())
+    if plan.side_stream is None:  # the matches on a main stream are main work there
+        on = pl.concat([s.select("stream_id") for s in streamed]).get_column("stream_id")
+        matters |= frozenset(on.unique().to_list())
     pieces = PlanPieces(
         dominator_ns=dominator_ns,
         side_ns=time_per_stream(streamed),
-        side_ops=pl.concat([s.select("stream_id") for s in side]).group_by("stream_id").len(),
+        # placement: the ops the regexes name on every stream (a communication or copy
+        # plan's tasks cannot stay on the main stream: they are its side ops)
+        matched=pl.concat(
+            [label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type) for s in samples]
+            if plan.side_kind == "compute"
+            else [counted_by_label(s) for s in side]
+        ),
         matters=matters,
     )
     mains: list[int | None] = [*sorted(matters), None]
@@ -207,7 +226,8 @@ def _plan_figures(
     steps = [step_wall(sample.kernels) for sample in samples]
     for main in mains:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
-        for j, table in enumerate(tagged):
+        for j, all_tagged in enumerate(tagged):
+            table = all_tagged if options.inline_side else on_main(all_tagged, plan, main)
             kernels = main_kernels(table, main)
             occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
             run = plan_run(samples[j], occ, options.thresholds)
@@ -224,8 +244,15 @@ def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
     the cube. Empty without a dominator regex or without block counts."""
     if plan.dominator is None:
         return {}
+    # what the side and dominator selections read (selection.py), and the block counts
+    selected = ("is_copy", "op_type", *plan_columns([plan], kernels))
     compute = kernels.select(
-        "stream_id", "name", "is_communication", "accelerator_core", "block_num"
+        "stream_id",
+        "name",
+        "is_communication",
+        "accelerator_core",
+        "block_num",
+        *(c for c in selected if c in kernels.columns),
     )
     dominators = compute.filter(dominator_expr(plan, compute) & ~side_expr(plan, compute))
     blocks = (
@@ -288,7 +315,8 @@ def capture_figures(
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``hints``: decisions over all runs."""
-    compute = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
+    columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
+    compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     kernels = without_copies(capture.kernels)  # copies are read by copy plans only
@@ -313,7 +341,7 @@ def capture_figures(
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set
-        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0)
+        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0, columns)
     except UsageError as err:
         return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
@@ -349,4 +377,10 @@ def source_figures(
         return capture_figures(source, options, limits, hints)
     from overlap_check.readers.capture import read_capture
 
-    return capture_figures(read_capture(source), options, limits, hints)
+    capture = read_capture(source)
+    modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
+    if modules:
+        from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
+
+        capture = capture_with_modules(capture, source.traces, modules)
+    return capture_figures(capture, options, limits, hints)

@@ -57,6 +57,16 @@ def _helper_streams(
     )
 
 
+def _single_stream_note(rank: int | None, main: int, helpers: frozenset[int], strict: bool) -> str:
+    """Say that a rank without a plan had one compute stream, so nothing was judged."""
+    beside = f" (beside it helper stream(s) {', '.join(map(str, sorted(helpers)))})"
+    return (
+        f"rank {rank_text(rank)}: a single compute stream, {main}"
+        f"{beside if helpers else ''}, and no plan: no stream pair to judge; "
+        + ("fails with --strict" if strict else "passes (fails with --strict)")
+    )
+
+
 def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
     return figures[i].samples[k]
 
@@ -117,6 +127,8 @@ def judge(
         summary = rank_summary(r.rank, samples, sets, r.main)
         if r.main is not None:
             summary = replace(summary, helper_streams=tuple(sorted(helpers)))
+            if not options.plans and not any(p.rank == r.rank for p in pairs):
+                notes.append(_single_stream_note(r.rank, r.main, helpers, options.strict))
         summaries.append(summary)
     communication = []
     for r in ranks:
@@ -383,7 +395,7 @@ def _plan_result(
         plan,
         r.rank,
         streams,
-        [x.side_ops for x in pieces],
+        [x.matched for x in pieces],
         samples,
         options.thresholds,
         provisional=r.warmup.provisional,

@@ -113,6 +113,9 @@ class Thresholds:
     fake: float = 0.05
 
 
+MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name
+
+
 @dataclass(frozen=True)
 class CoreLimit:
     """`limit_core_num` applied to a plan's side operators."""
@@ -126,9 +129,12 @@ class CoreLimit:
 class Plan:
     """A multi-stream plan: which operators were moved aside, and what should hide them.
 
-    ``side`` and ``dominator`` are regular expressions searched in the kernel name.
-    ``side`` omitted: every kernel (of ``side_kind``) on ``side_stream``. ``dominator``
-    omitted: the longest main-stream kernel of each occurrence.
+    ``side`` and ``dominator`` are regular expressions searched in the kernel name
+    (``side = "module:Name"``: the kernels launched inside that nn.Module);
+    ``op_type`` one searched in the operator type. ``side``, ``side_stream`` and
+    ``op_type`` all restrict the side selection (selection.side_expr). ``side`` omitted:
+    every kernel (of ``side_kind``) on ``side_stream``. ``dominator`` omitted: the
+    longest main-stream kernel of each occurrence.
     """
 
     name: str
@@ -145,6 +151,7 @@ class Plan:
     # communication tasks / memory copies matching ``side`` (and ``side_stream``), hidden
     # under compute (docs/hidden-fraction.md, "Side kinds")
     side_kind: SideKind = "compute"
+    op_type: str | None = None
     # Where the plan was written: its [[plan]] header in the config (None for a plan given
     # on the command line). CI annotations point there (report/github.py); not part of
     # the plan's identity, so equal plans from two places compare equal.
@@ -190,6 +197,9 @@ class Options:
     reference: str | None = None
     require_gain: float | None = None  # percent the step must be faster than the reference
     max_join_wait_us: float | None = None  # main waits after the dominator (new ones, with one)
+    # a --reference capture (docs/gain.md): the plan's matches on the main stream are its
+    # side ops too (the side work ran inline), not main work
+    inline_side: bool = False
 
 
 # --------------------------------------------------------------------------- results
@@ -430,6 +440,9 @@ class PlanResult:
     findings: tuple[str, ...] = ()
     walls: PlanWalls | None = None  # joins.plan_walls: warm medians of the layer figures
     side_kind: SideKind = "compute"  # Plan.side_kind: what the side ops were
+    # placement (3a): the named ops that stayed off the side stream, "SwiGlu x20 on stream 2"
+    stayed: tuple[str, ...] = ()
+    op_type: str | None = None  # the plan's op_type regex
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged

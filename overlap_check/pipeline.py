@@ -94,9 +94,16 @@ def check_paths(
 
     report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
     if options.reference is not None:
-        # the same path, the same options, no gates or comparisons of its own
+        # the same path, the same options, no gates or comparisons of its own; the side
+        # work of a single-stream reference runs inline, so its matches on the main stream
+        # are the plan's side ops there (plans.on_main)
         plain = replace(
-            options, reference=None, require_gain=None, max_join_wait_us=None, baseline=None
+            options,
+            reference=None,
+            require_gain=None,
+            max_join_wait_us=None,
+            baseline=None,
+            inline_side=True,
         )
         reference = check_paths([options.reference], plain, workers=workers).report
         named = ", ".join(str(p) for p in paths) or "the captures given"

@@ -41,8 +41,14 @@ min(len(side_window), len(main_window))``. Beside it the busy-time figure
 ``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),
 len(dominator))``. A run's figure is the median over its judged occurrences.
 
-Placement (3a): side ops on the main (dominator's) stream, or off the
-configured side stream, make the plan ``not-split``.
+Side ops (selection.side_expr): the compute kernels for which ``side``, ``op_type``
+and ``side_stream`` hold, each where given; without ``side_stream`` the matches on
+the main stream are main work (:func:`on_main`).
+
+Placement (3a): the ops the name / type regexes name off the side stream (without
+``side_stream``: on the main stream) are named with their counts per op type
+(``SwiGlu x20 on stream 2``); the plan is ``not-split`` when an op type of them never
+ran on the side stream, else it is judged on the side ops that moved.
 
 Barrier search (3b, :func:`barrier_instances`): for each fake occurrence, the first
 main-stream kernel that starts at or after the side window's end and before the
@@ -73,6 +79,7 @@ from overlap_check.hiding import (
 from overlap_check.intervals import I64
 from overlap_check.layering import assign_layers, join_not_waited, lag
 from overlap_check.model import (
+    MODULE_SCOPE,
     BarrierCandidate,
     Evidence,
     ExecutionPath,
@@ -85,7 +92,14 @@ from overlap_check.model import (
     deciding_occurrence,
 )
 from overlap_check.runs import Sample, spread
-from overlap_check.selection import SIDE_KIND_WORDS, dominator_expr, side_expr
+from overlap_check.selection import (
+    SIDE_KIND_WORDS,
+    dominator_expr,
+    module_scope,
+    side_expr,
+    stayed,
+    stayed_phrases,
+)
 from overlap_check.table import is_compute
 from overlap_check.verdict import diagnose, diagnosis, label
 
@@ -125,6 +139,9 @@ class Occurrences:
     hidden: Hidden | None = None  # with_hidden(): hidden side time per occurrence
     # per occurrence: its side work ended after its join started (layering.join_not_waited)
     join_not_waited: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # per occurrence, the layer its side ops' module instance gives (a module: selection;
+    # instance N is layer N + 1; -1: none); empty: the occurrence number is the layer
+    side_layer: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
@@ -156,6 +173,12 @@ class Occurrences:
             return np.full(self.status.size, np.nan)
         return self.hidden.hidden_pct
 
+    def layer(self, k: int) -> int:
+        """Occurrence k's layer: its module instance + 1 where known, else k + 1."""
+        if self.side_layer.size and self.side_layer[k] >= 0:
+            return int(self.side_layer[k])
+        return k + 1
+
     def dominator(self, k: int) -> str | None:
         row = int(self.dom_row[k])
         return None if row < 0 else str(self.main_names[row])
@@ -185,7 +208,7 @@ class Occurrences:
             overlap_pct=None if np.isnan(self.pct[k]) else float(self.pct[k]),
             busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
             status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
-            layer=k + 1,
+            layer=self.layer(k),
             hidden_pct=hidden_pct,
             dominator_pct=float(h.dominator_pct[k]) if h is not None and has_busy else None,
             side_busy_ns=int(h.side_busy_ns[k]) if h is not None else None,
@@ -199,33 +222,44 @@ def _i64(frame: pl.DataFrame, column: str) -> I64:
     return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
-def tag(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+def tag(kernels: pl.DataFrame, plan: Plan, main: int | None = None) -> pl.DataFrame:
     """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
 
     ``kernels`` holds compute kernels only (and, for a communication or copy plan, the
     capture's other rows too); which kernels the plan names is
     :mod:`overlap_check.selection`'s (the core checks use the same definition).
+    ``main``: the main stream, when known: a plan without ``side_stream`` then leaves
+    the matches on it out of the side ops (they are main work, named by placement).
     """
+    return on_main(_tagged(kernels, plan), plan, main)
+
+
+def on_main(tagged: pl.DataFrame, plan: Plan, main: int | None) -> pl.DataFrame:
+    """A :func:`tag` table (tagged without a main stream) for main stream ``main``."""
+    if plan.side_stream is not None or main is None:
+        return tagged
+    # a communication task has no stream: never on the main one
+    return tagged.with_columns(pl.col("_side") & (pl.col("stream_id") != main).fill_null(True))
+
+
+def _tagged(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     is_side = side_expr(plan, kernels)
     is_dom = dominator_expr(plan, kernels)
     if plan.side_kind != "compute":  # the sample holds every row: keep compute and side ones
         kernels = kernels.filter(is_compute(kernels.columns) | is_side)
-    columns = ["stream_id", "start_ns", "end_ns", "name", "is_communication"]
     types = ["op_type"] if "op_type" in kernels.columns else []  # barrier names (barriers.py)
-    columns += types
-    columns += ["is_copy"] if "is_copy" in kernels.columns else []
-    return (
-        kernels.select(columns)
-        .with_columns(is_side.alias("_side"))
-        .select(
-            "stream_id",
-            "start_ns",
-            "end_ns",
-            "name",
-            *types,
-            "_side",
-            (is_dom & ~pl.col("_side")).alias("_dom"),
-        )
+    module = module_scope(plan.side)
+    scope = f"{MODULE_SCOPE}{module}"
+    layer = [pl.col(scope).alias("instance")] if module and scope in kernels.columns else []
+    return kernels.with_columns(is_side.alias("_side")).select(
+        "stream_id",
+        "start_ns",
+        "end_ns",
+        "name",
+        *types,
+        "_side",
+        (is_dom & ~pl.col("_side")).alias("_dom"),
+        *layer,
     )
 
 
@@ -312,6 +346,8 @@ def occurrences(
     ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
     de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
+    if "instance" in side.columns:  # a module: selection: the module instance is the layer
+        measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
     joins = join_not_waited(
         _i64(main, "start_ns"),
         _i64(main, "end_ns"),
@@ -333,6 +369,16 @@ def occurrences(
         ),
         join_not_waited=joins,
     )
+
+
+def _module_layers(side: pl.DataFrame, occ: I64, n_occ: int) -> I64:
+    """Per occurrence, the lowest module instance of its side ops + 1 (-1: none known)."""
+    instance = side.get_column("instance").fill_null(-1).to_numpy().astype(np.int64)
+    none = np.iinfo(np.int64).max
+    first = np.full(n_occ, none, dtype=np.int64)
+    known = instance >= 0
+    np.minimum.at(first, occ[known], instance[known] + 1)
+    return np.where(first == none, -1, first)
 
 
 def measure_occurrences(
@@ -513,27 +559,36 @@ def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierC
 
 
 def placement(
-    plan: Plan, streams: PlanStreams, side_ops: Sequence[pl.DataFrame], samples: int, unit: str
-) -> tuple[int, tuple[str, ...]]:
-    """Total side ops, and the evidence of misplaced ones (empty: placement ok).
+    plan: Plan, streams: PlanStreams, matched: Sequence[pl.DataFrame]
+) -> tuple[int, tuple[str, ...], bool]:
+    """Side ops judged, the ops that stayed (``SwiGlu x20 on stream 2``), and whether the
+    logical split failed: some op the plan names never left the main stream.
 
-    ``side_ops``: side ops per stream (``stream_id``, ``len``), one frame per capture;
-    ``samples``: how many ``unit`` ("runs" or "steps") they came from.
+    ``matched``: selection.label_counts per sample. Stayed: with ``side_stream`` the
+    matches off it (all of them when it is the main stream), else the matches on the main
+    stream. The rest moved and is judged.
     """
-    counts = pl.concat(side_ops).group_by("stream_id").agg(pl.col("len").sum()).sort("stream_id")
-    total = int(counts.get_column("len").sum())
-    where = f" in {samples} {unit}" if samples > 1 else ""
-    evidence: list[str] = []
-    for sid, n in counts.iter_rows():  # one row per stream
-        if sid == streams.main:
-            role = "the dominator's stream" if plan.dominator is not None else "the main stream"
-            evidence.append(f"{n} of {total} side ops ran on stream {sid}, {role}{where}")
-        elif plan.side_stream is not None and sid != plan.side_stream:
-            evidence.append(
-                f"{n} of {total} side ops ran on stream {sid}, not on the configured "
-                f"side stream {plan.side_stream}{where}"
-            )
-    return total, tuple(evidence)
+    counts = pl.concat(matched)
+    if plan.side_stream is not None and plan.side_stream == streams.main:
+        off: pl.Expr = pl.lit(True)  # the side stream is the dominator's: nothing moved
+    elif plan.side_stream is not None:
+        off = pl.col("stream_id") != plan.side_stream
+    elif streams.main is not None:
+        off = pl.col("stream_id") == streams.main
+    else:
+        off = pl.lit(False)
+    rows = stayed(counts, off)
+    moved = int(counts.get_column("count").sum()) - int(rows.get_column("count").sum())
+    failed = bool((rows.get_column("moved") == 0).any())
+    return moved, tuple(stayed_phrases(rows)), failed
+
+
+def _selection_text(plan: Plan) -> str:
+    parts = [f"the side regex {plan.side!r}"] if plan.side is not None else []
+    if plan.op_type is not None:
+        parts.append(f"the op_type regex {plan.op_type!r}")
+    where = f" on side stream {plan.side_stream}" if plan.side_stream is not None else ""
+    return f"no compute kernel matched {' and '.join(parts)}{where}"
 
 
 def _no_evidence_reason(
@@ -541,13 +596,14 @@ def _no_evidence_reason(
 ) -> str:
     if side_total == 0:
         what = SIDE_KIND_WORDS[plan.side_kind]
-        if plan.side is not None:
-            given = plan.side_stream is not None and plan.side_kind != "compute"
-            where = f" on stream {plan.side_stream}" if given else ""
+        if plan.side_kind != "compute" and plan.side is not None:
+            where = f" on stream {plan.side_stream}" if plan.side_stream is not None else ""
             return f"no {what}{where} matched the side regex {plan.side!r}"
+        if plan.side is not None or plan.op_type is not None:
+            return _selection_text(plan)
         if plan.side_stream is not None:
             return f"no {what} ran on side stream {plan.side_stream}"
-        return "the plan names no side ops (give side or side_stream)"
+        return "the plan names no side ops (give side, op_type or side_stream)"
     if streams.main is None:
         return f"no compute kernel matched the dominator regex {plan.dominator!r}"
     if not any(r.judged for r in runs if r.warm):
@@ -562,7 +618,7 @@ def plan_result(
     plan: Plan,
     rank: int | None,
     streams: PlanStreams,
-    side_ops: Sequence[pl.DataFrame],
+    matched: Sequence[pl.DataFrame],
     samples: Sequence[tuple[PlanRun, pl.DataFrame]],
     thresholds: Thresholds,
     *,
@@ -576,14 +632,16 @@ def plan_result(
 
     ``samples``: per sample (run or step), in order, its plan_run (with ``run``, ``warm``
     and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
-    ``side_ops``: as for placement. The verdict follows the warm median of hidden_pct,
-    at best partial when more than ``fake_share`` of the judged warm occurrences are fake.
+    ``matched``: as for placement. The verdict follows the warm median of hidden_pct
+    (of the side ops that moved), at best partial when more than ``fake_share`` of the
+    judged warm occurrences are fake; not-split when an op the plan names never moved.
     ``path``: the execution path the fix steps are written for; ``causes``: the measured
     3c causes (contention, cube saturated) the diagnosis lists at partial and real.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
-    side_total, evidence = placement(plan, streams, side_ops, len(runs), unit)
+    side_total, stayed_ops, split_failed = placement(plan, streams, matched)
+    evidence = stayed_ops if split_failed else ()
     warm = [run.warm for run in runs]
     figure = spread([run.overlap_pct for run in runs], warm)
     busy = spread([run.busy_overlap_pct for run in runs], warm)
@@ -599,7 +657,7 @@ def plan_result(
         if evidence
         else capped(label(hidden.median, thresholds), verdict_counts, fake_share)
     )
-    if streams.main is None or side_total == 0:
+    if streams.main is None or (side_total == 0 and not split_failed):
         verdict = "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
     instances = [
@@ -608,13 +666,16 @@ def plan_result(
         if run.warm
     ]
     barriers = rank_barriers(pl.concat(instances), streams.main) if instances else ()
-    if verdict == "not-split":  # a window figure of ops that never left the stream means nothing
-        figure = replace(figure, median=None)
-        busy = replace(busy, median=None)
-        hidden = replace(hidden, median=None)
+    # the figures are of the side ops that moved; placement names the ones that stayed
     notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
     no_evidence = _no_evidence_reason(plan, streams, side_total, runs)
     band = [Evidence("band-mismatch", notes.removeprefix("; "))] if notes else []
+    where = f" in {len(runs)} {unit}" if len(runs) > 1 else ""
+    stayed_text = f"stayed off the side stream{where}: {', '.join(stayed_ops)}"
+    if stayed_ops and verdict not in ("not-split", "no-evidence"):
+        notes += f"; {stayed_text}; the figures are of the {side_total} side ops that moved"
+    elif verdict == "not-split" and side_total:
+        notes += f"; the figures are of the {side_total} side ops that moved"
     return PlanResult(
         name=plan.name,
         rank=rank,
@@ -634,7 +695,7 @@ def plan_result(
             verdict,
             hidden.median,
             thresholds,
-            placement=evidence,
+            placement=(stayed_text,) if evidence else (),
             barriers=barriers,
             fake_occurrences=fake_occurrences,
             no_evidence=no_evidence,
@@ -660,6 +721,8 @@ def plan_result(
         verdict_counts=verdict_counts,
         findings=missing_waits([r for r in runs if r.warm], unit),
         side_kind=plan.side_kind,
+        stayed=stayed_ops,
+        op_type=plan.op_type,
     )
 
 

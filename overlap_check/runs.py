@@ -92,12 +92,17 @@ def plan_warmup(samples: int, warmup: int, min_runs: int) -> WarmupPlan:
 
 
 def make_samples(
-    runs: Sequence[Capture], per: str, warmup: int, min_runs: int
+    runs: Sequence[Capture],
+    per: str,
+    warmup: int,
+    min_runs: int,
+    columns: Sequence[str] = ANALYSIS_COLUMNS,
 ) -> tuple[list[Sample], WarmupPlan]:
-    """The samples of one rank's runs, with their warm flags."""
+    """The samples of one rank's runs, with their warm flags (``columns``: the kernel
+    columns kept)."""
     raw: list[tuple[int, int | None, pl.DataFrame]] = []
     for run_index, capture in enumerate(runs, start=1):
-        kernels = compute_kernels(capture.kernels, ANALYSIS_COLUMNS)
+        kernels = compute_kernels(capture.kernels, columns)
         if per == "run":
             raw.append((run_index, None, kernels))
             continue

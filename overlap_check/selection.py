@@ -7,9 +7,11 @@ Regexes are searched (not anchored) in the kernel name, as the config says
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
-from overlap_check.model import Plan
+from overlap_check.model import MODULE_SCOPE, Plan
 from overlap_check.table import is_compute
 
 
@@ -24,19 +26,15 @@ def named(kernels: pl.DataFrame, pattern: str) -> pl.Expr:
 def side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     """Boolean expression on ``kernels``: the kernel is one of the plan's side operators.
 
-    With ``side`` given: every compute kernel whose name matches, on ANY stream
-    (placement is checked separately, so side ops left on the main stream are
-    still found). Without ``side``: every compute kernel on ``side_stream``.
-    A communication or copy plan (``side_kind``) selects communication tasks or copy
-    tasks instead, by ``side`` and, when given, ``side_stream`` both.
+    :func:`restricted_side_expr` of the plan's ``side``, ``side_stream`` and ``op_type``:
+    every criterion given restricts the selection. Without ``side_stream``, matches on
+    any stream (the engine then leaves out the main stream's, see plans.tag). A
+    communication or copy plan (``side_kind``) selects communication tasks or copy tasks
+    instead, by ``side`` and, when given, ``side_stream`` both.
     """
     if plan.side_kind != "compute":
         return _task_side_expr(plan, kernels)
-    if plan.side is not None:
-        return is_compute(kernels.columns) & named(kernels, plan.side)
-    if plan.side_stream is not None:
-        return is_compute(kernels.columns) & (pl.col("stream_id") == plan.side_stream)
-    return pl.lit(False)
+    return restricted_side_expr(plan.side, plan.side_stream, plan.op_type, kernels)
 
 
 SIDE_KIND_WORDS = {
@@ -69,7 +67,12 @@ def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
     return is_compute(kernels.columns) & named(kernels, plan.dominator)
 
 
-MODULE_SCOPE = "module:"
+def plan_columns(plans: Sequence[Plan], kernels: pl.DataFrame) -> tuple[str, ...]:
+    """The kernel columns the plans' selections read beyond the analysis columns (which
+    hold op_type): the module-scope columns of ``module:`` plans."""
+    if not plans:
+        return ()
+    return tuple(c for c in kernels.columns if c.startswith(MODULE_SCOPE))
 
 
 def module_scope(side: str | None) -> str | None:
@@ -79,23 +82,36 @@ def module_scope(side: str | None) -> str | None:
     return None
 
 
-def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str | None) -> pl.Expr:
+def restricted_side_expr(
+    side: str | None,
+    side_stream: int | None,
+    op_type: str | None,
+    kernels: pl.DataFrame | None = None,
+) -> pl.Expr:
     """Boolean expression: a side op when every given criterion holds (docs/hidden-fraction.md).
 
     ``side`` (name regex), ``side_stream`` and ``op_type`` (regex on the operator type)
     all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
     run on both streams, so a name regex alone also picks main-stream work. Nothing
     given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
-    inside that module (column ``module``, from readers.modules).
+    inside that module, at any depth (column ``module:SharedExpert``, from
+    readers.modules.module_scopes). ``kernels``: the table
+    the expression is for, when known (the name regex then runs once per distinct name).
     """
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
-    expr = is_compute(("is_copy",))  # reader and conform() tables carry is_copy
+    # without the table, assume it carries is_copy (reader and conform() tables do)
+    expr = is_compute(("is_copy",) if kernels is None else kernels.columns)
     module = module_scope(side)
-    if module is not None:  # needs readers.modules.with_modules' column
-        expr = expr & (pl.col("module") == module)
+    if module is not None:  # needs the column readers.modules.module_scopes adds
+        column = f"{MODULE_SCOPE}{module}"
+        if kernels is not None and column not in kernels.columns:
+            return pl.lit(False)  # the capture recorded no module scope
+        expr = expr & pl.col(column).is_not_null()
     elif side is not None:
-        expr = expr & pl.col("name").str.contains(side)
+        expr = expr & (
+            pl.col("name").str.contains(side) if kernels is None else named(kernels, side)
+        )
     if op_type is not None:
         expr = expr & pl.col("op_type").fill_null("").str.contains(op_type)
     if side_stream is not None:
@@ -103,37 +119,55 @@ def restricted_side_expr(side: str | None, side_stream: int | None, op_type: str
     return expr.fill_null(False)
 
 
-def stayed_off_side(
-    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+def label_counts(
+    kernels: pl.DataFrame, side: str | None, side_stream: int | None, op_type: str | None
 ) -> pl.DataFrame:
-    """Placement (3a): the ops the name / type regexes select that ran off the side stream.
+    """The ops the name / type regexes select on any stream (without either: the kernels
+    on ``side_stream``), counted per (``label``, ``stream_id``) in ``count``. The label is
+    the op type where known, else the kernel name."""
+    by_regex = side is not None or op_type is not None
+    chosen = restricted_side_expr(side, None if by_regex else side_stream, op_type, kernels)
+    return counted_by_label(kernels.filter(chosen))
 
-    One row per (label, stream) with ``count``, and ``moved``: how many of that label did
-    run on the side stream (0: none of them left the main stream). The label is the op
-    type where known, else the kernel name. Sorted by count, most first.
-    """
-    matches = kernels.filter(restricted_side_expr(side, None, op_type)).with_columns(
-        pl.col("op_type").fill_null(pl.col("name")).alias("label")
+
+def counted_by_label(ops: pl.DataFrame) -> pl.DataFrame:
+    """``ops`` counted per (``label``, ``stream_id``) in ``count``; the label is the op type
+    where known, else the kernel name."""
+    name = pl.col("name")
+    label = pl.col("op_type").fill_null(name) if "op_type" in ops.columns else name
+    return ops.group_by(label.alias("label"), "stream_id").agg(
+        pl.len().cast(pl.Int64).alias("count")
     )
-    moved = (
-        matches.filter(pl.col("stream_id") == side_stream)
-        .group_by("label")
-        .agg(pl.len().cast(pl.Int64).alias("moved"))
-    )
+
+
+def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
+    """Placement (3a) from :func:`label_counts` (of one capture or several, concatenated):
+    the rows where ``off_side`` holds (the ops that did not move), summed per (label,
+    stream) in ``count``, with ``moved``: how many of that label did move (0: none of
+    them left the main stream). Sorted by count, most first."""
+    counts = counts.group_by("label", "stream_id").agg(pl.col("count").sum())
+    moved = counts.filter(~off_side).group_by("label").agg(pl.col("count").sum().alias("moved"))
     return (
-        matches.filter(pl.col("stream_id") != side_stream)
-        .group_by("label", "stream_id")
-        .agg(pl.len().cast(pl.Int64).alias("count"))
+        counts.filter(off_side)
         .join(moved, on="label", how="left")
-        .with_columns(pl.col("moved").fill_null(0))
+        .with_columns(pl.col("moved").fill_null(0).cast(pl.Int64))
         .sort(["count", "label", "stream_id"], descending=[True, False, False])
         .select("label", "stream_id", "count", "moved")
     )
 
 
-def stayed_phrases(stayed: pl.DataFrame) -> list[str]:
-    """``SwiGlu x20 on stream 2`` per row of :func:`stayed_off_side`."""
+def stayed_off_side(
+    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+) -> pl.DataFrame:
+    """:func:`stayed` of one kernel table: the ops the name / type regexes select that ran
+    off the side stream."""
+    counts = label_counts(kernels, side, side_stream, op_type)
+    return stayed(counts, pl.col("stream_id") != side_stream)
+
+
+def stayed_phrases(rows: pl.DataFrame) -> list[str]:
+    """``SwiGlu x20 on stream 2`` per row of :func:`stayed`."""
     return [
         f"{label} x{count} on stream {stream}"
-        for label, stream, count in stayed.select("label", "stream_id", "count").iter_rows()
+        for label, stream, count in rows.select("label", "stream_id", "count").iter_rows()
     ]

@@ -16,9 +16,10 @@ Gate rules (``--fail-on``):
 - ``never``: no plan label fails the gate except ``no-evidence``.
 
 ``no-evidence`` always fails: an analysis that found nothing to judge (no side
-ops, no dominator, no occurrence, or without a plan no pair of compute streams)
-must never read as a pass (a rank whose only streams beside the main one are helper
-streams, hiding.helper_streams, has nothing to judge and passes). Without plans the
+ops, no dominator, no occurrence, or without a plan no compute kernel at all)
+must never read as a pass. Without a plan, a rank with a single compute stream
+(beside it at most helper streams, hiding.helper_streams) has nothing to pair:
+the report says so and it passes, unless ``strict``. Without plans the
 stream pairs are judged by the
 same rule (a pair can only be real, partial or fake). The gate also fails on
 core-limit violations, on contention only with ``fail_on_contention``, and on a
@@ -283,15 +284,19 @@ def gate(
     else:
         paired = {pair.rank for pair in stream_pairs}
         for summary in ranks:
-            if summary.rank not in paired and not summary.helper_streams:
-                streams = (
-                    "no compute kernel at all"
-                    if summary.main_stream is None
-                    else f"only stream {summary.main_stream} ran compute kernels"
-                )
+            if summary.rank in paired:
+                continue
+            if summary.main_stream is None:
                 reasons.append(
-                    f"rank {rank_text(summary.rank)}: no evidence: {streams} and no plan was given "
-                    "(--side/--dominator or a config)"
+                    f"rank {rank_text(summary.rank)}: no evidence: no compute kernel at all"
+                )
+                failed.append((-1.0, summary.rank))
+            elif options.strict:  # one compute stream: nothing to pair, a pass unless strict
+                helpers = ", ".join(map(str, summary.helper_streams))
+                reasons.append(
+                    f"rank {rank_text(summary.rank)}: only stream {summary.main_stream} ran "
+                    f"compute kernels{f' (beside helper stream(s) {helpers})' if helpers else ''}"
+                    " and no plan was given (--side/--dominator or a config), with --strict"
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:

@@ -416,6 +416,19 @@ def test_plan_from_cli() -> None:
         plan_from_cli(side=None, dominator="GroupedMatmul")
     with pytest.raises(ConfigError, match="'--side'"):
         plan_from_cli(side="(", dominator=None)
+    assert plan_from_cli(side=None, dominator="GroupedMatmul", op_type="SwiGlu") == Plan(
+        name="SwiGlu", dominator="GroupedMatmul", op_type="SwiGlu"
+    )
+    with pytest.raises(ConfigError, match="'--op-type'"):
+        plan_from_cli(side="x", dominator=None, op_type="((")
+
+
+def test_plan_op_type_is_a_checked_regex_and_enough_to_select(tmp_path: Path) -> None:
+    write(tmp_path, "overlap-check.toml", '[[plan]]\nname = "a"\nop_type = "^SwiGlu$"\n')
+    (plan,) = load_config(None, tmp_path).plans
+    assert plan == Plan(name="a", op_type="^SwiGlu$")
+    err = error_of(tmp_path, '[[plan]]\nname = "a"\nside = "x"\nop_type = "(("\n')
+    assert (err.key, err.line) == ("plan[1].op_type", 4)
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DOMINATOR = "GroupedMatmul"
 # Layouts whose side ops start before their own dominator's end. Side work after the
 # dominator (split side work, late producer, lagging side stream) is tested through the
-# same path in test_layer_verdicts.py; the eager kernel names need the restricted
-# selection, not wired into the engine yet.
-PAIRED = ["under-another-op", "prolog-chain", "median-hides-fake"]
+# same path in test_layer_verdicts.py. The eager kernel names are judged on the part that
+# moved to stream 3.
+PAIRED = ["under-another-op", "prolog-chain", "median-hides-fake", "real-kernel-names"]
 
 
 def answer_of(folder: str) -> Answer:
@@ -114,3 +114,38 @@ def test_cli_prints_and_writes_the_deciding_figures(tmp_path: Path) -> None:
         {"real": 1, "partial": 0, "fake": 0},
     )
     assert (plan["hidden_pct"], plan["overlap_pct"]) == (1.0, 0.0)
+
+
+def test_eager_names_on_both_streams_through_the_cli(tmp_path: Path) -> None:
+    # Layout 7, per layer (2 layers): MatMulV3 [0, 40] and SwiGlu [41, 61] µs on the main
+    # stream 2, D [80, 380], two MatMulV3 [100, 180] + [182, 242] on stream 3 (140 µs, all
+    # under D: hidden 140 / 140). No SwiGlu ran on stream 3: not-split, with the part that
+    # moved still measured.
+    out = tmp_path / "r.json"
+    base = ["analyze", str(FIXTURES / "real-kernel-names"), "--dominator", DOMINATOR]
+    args = [*base, "--side", "MatMulV3|SwiGlu", "--side-stream", "3", "--output", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output  # not-split fails the gate
+    (plan,) = json.loads(out.read_text())["plans"]
+    assert plan["verdict"] == "not-split"
+    assert (
+        plan["stayed"]
+        == plan["placement"]
+        == [
+            "MatMulV3 x2 on stream 2",
+            "SwiGlu x2 on stream 2",
+        ]
+    )
+    assert plan["hidden_pct"] == 140_000 / 140_000
+    assert "the figures are of the 4 side ops that moved" in plan["diagnosis"]
+    # --op-type keeps the matmuls only: every one named moved at least once, judged real
+    matmul = [*base, "--side", "aclnn", "--op-type", "^MatMulV3$", "--side-stream", "3"]
+    result = CliRunner().invoke(cli, [*matmul, "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    (plan,) = json.loads(out.read_text())["plans"]
+    assert (plan["verdict"], plan["op_type"], plan["stayed"]) == (
+        "real",
+        "^MatMulV3$",
+        ["MatMulV3 x2 on stream 2"],
+    )
+    assert "stayed off the side stream: MatMulV3 x2 on stream 2" in result.output

@@ -227,8 +227,14 @@ def test_side_ops_left_on_the_dominators_stream_are_not_split() -> None:
     rows = [(name, 2, s, e) for name, _, s, e in fake_layer(0)]  # everything on stream 2
     result = one_run(MOE, rows)
     assert result.verdict == "not-split"
-    assert result.placement == ("2 of 2 side ops ran on stream 2, the dominator's stream",)
-    assert result.diagnosis.startswith("3a logical split failed: 2 of 2 side ops ran on stream 2")
+    # placement names each op type that stayed, with its count (none of them moved)
+    stayed = ("SharedExpert_down x1 on stream 2", "SharedExpert_gate x1 on stream 2")
+    assert result.placement == result.stayed == stayed
+    assert result.diagnosis.startswith(
+        "3a logical split failed: stayed off the side stream: SharedExpert_down x1 on stream 2, "
+        "SharedExpert_gate x1 on stream 2; put these ops"
+    )
+    assert result.overlap_pct is None  # no side op moved: nothing to measure
 
 
 def test_side_ops_off_the_configured_side_stream_are_not_split() -> None:
@@ -237,8 +243,91 @@ def test_side_ops_off_the_configured_side_stream_are_not_split() -> None:
     result = one_run(plan, rows)
     assert result.verdict == "not-split"
     assert result.placement == (
-        "2 of 2 side ops ran on stream 5, not on the configured side stream 3",
+        "SharedExpert_down x1 on stream 5",
+        "SharedExpert_gate x1 on stream 5",
     )
+
+
+MATMUL = "aclnnMatmul_MatMulV3Common_MatMulV3"  # an eager name: no module scope
+SWIGLU = "aclnnSwiGlu_SwiGlu_SwiGlu"
+
+
+def eager_capture() -> Capture:
+    """Two layers (period 1000 ns) of eager kernels: a MatMulV3 on both streams in each, a
+    SwiGlu on the side stream in layer 1 and left on the main stream in layer 2."""
+    rows = []  # name, Type, stream, start, end
+    for b in (0, 1000):
+        rows += [
+            (MATMUL, "MatMulV3", 2, b, b + 40),
+            ("aclnnGroupedMatmul_GroupedMatmul", "GroupedMatmul", 2, b + 100, b + 700),
+            (MATMUL, "MatMulV3", 3, b + 200, b + 300),
+        ]
+    rows += [(SWIGLU, "SwiGlu", 3, 300, 350), (SWIGLU, "SwiGlu", 2, 1040, 1090)]
+    frame = pl.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "op_type": [r[1] for r in rows],
+            "stream_id": [r[2] for r in rows],
+            "start_ns": [T0 + r[3] for r in rows],
+            "end_ns": [T0 + r[4] for r in rows],
+            "is_communication": [False] * len(rows),
+        },
+        schema_overrides={"stream_id": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+    return Capture("run", "kernel_details.csv", 0, 0, "Level1", None, conform(frame))
+
+
+def eager_result(plan: Plan) -> PlanResult:
+    options = Options(plans=(plan,), main_stream=2, warmup=0, min_runs=1)
+    (result,) = analyze_captures([eager_capture()], options).plans
+    return result
+
+
+def test_side_stream_restricts_a_name_regex_and_placement_names_what_stayed() -> None:
+    plan = Plan("eager", side="MatMulV3|SwiGlu", dominator="GroupedMatmul", side_stream=3)
+    result = eager_result(plan)
+    # Side ops = the matches on stream 3 only: layer 1 MatMul [200, 300] + SwiGlu [300, 350]
+    # = 150 ns, layer 2 MatMul [1200, 1300] = 100 ns, each under its GroupedMatmul
+    # ([100, 700], [1100, 1700]): hidden 150 / 150 and 100 / 100.
+    assert result.hidden_pct == 1.0
+    assert result.verdict_counts == (2, 0, 0)
+    # Every op type named moved at least once: judged, with the ones that stayed named
+    # (MatMulV3 at [0, 40] and [1000, 1040], SwiGlu at [1040, 1090], on stream 2).
+    assert result.verdict == "real"
+    assert result.stayed == ("MatMulV3 x2 on stream 2", "SwiGlu x1 on stream 2")
+    assert result.placement == ()
+    assert "stayed off the side stream: MatMulV3 x2 on stream 2, SwiGlu x1" in result.diagnosis
+    assert "the figures are of the 3 side ops that moved" in result.diagnosis
+
+
+def test_without_side_stream_the_main_streams_matches_are_main_work() -> None:
+    # The old selection took the main stream's MatMulV3 as side ops: a false not-split.
+    result = eager_result(Plan("eager", side="MatMulV3", dominator="GroupedMatmul"))
+    assert result.side_stream == 3
+    assert result.verdict == "real"  # [200, 300] under [100, 700]; [1200, 1300] under [1100, 1700]
+    assert result.hidden_pct == 1.0
+    assert result.stayed == ("MatMulV3 x2 on stream 2",)
+
+
+def test_op_type_restricts_the_selection_and_an_op_that_never_moved_is_not_split() -> None:
+    only_matmul = eager_result(
+        Plan("mm", side="aclnn", op_type="^MatMulV3$", dominator="GroupedMatmul", side_stream=3)
+    )
+    assert only_matmul.verdict == "real"  # 100 / 100 ns hidden in each layer
+    assert only_matmul.per_run[0].side_ops == 2
+    assert only_matmul.stayed == ("MatMulV3 x2 on stream 2",)
+    # an op type that never ran on the side stream is the 3a failure
+    never = eager_result(Plan("gm", op_type="GroupedMatmul", side_stream=3))
+    assert never.verdict == "not-split"
+    assert never.placement == ("GroupedMatmul x2 on stream 2",)
+
+
+def test_a_side_stream_that_is_the_dominators_stream_is_not_split() -> None:
+    plan = Plan("eager", side="MatMulV3", dominator="GroupedMatmul", side_stream=2)
+    result = eager_result(plan)
+    # every MatMulV3 counts as stayed: 2 on stream 2 (the dominator's) and 2 on stream 3
+    assert result.verdict == "not-split"
+    assert result.placement == ("MatMulV3 x2 on stream 2", "MatMulV3 x2 on stream 3")
 
 
 def test_no_side_ops_and_no_dominator_are_no_evidence() -> None:

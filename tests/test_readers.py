@@ -751,12 +751,23 @@ def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
 
 
 def test_the_innermost_module_call_holding_each_launch() -> None:
-    import numpy as np
+    from overlap_check.readers.modules import _owners
 
-    from overlap_check.readers.modules import _innermost
-
-    # A [0,100] holds B [10,20], which holds C [12,15]
-    starts, ends = np.array([0, 10, 12]), np.array([100, 20, 15])
-    points = np.array([5, 11, 13, 16, 50, 150])
-    # 5: A; 11: B; 13: C; 16: B again (C closed); 50: A; 150: none
-    assert _innermost(starts, ends, points).tolist() == [0, 1, 2, 1, 0, -1]
+    # thread "h": A [0,100) holds B [10,20), which holds C [12,15); D [20,30) starts where B
+    # ends. Thread "g": E [0,1000). Calls are half-open: a call does not hold its end.
+    calls = pl.DataFrame(
+        {
+            "thread": ["h", "h", "h", "h", "g"],
+            "start_ns": [0, 10, 12, 20, 0],
+            "end_ns": [100, 20, 15, 30, 1000],
+        }
+    )
+    points = pl.DataFrame(
+        {
+            "thread": ["h"] * 8 + ["g", "x"],
+            "launch_ns": [5, 10, 13, 15, 20, 30, 50, 150, 50, 50],
+        }
+    )
+    # 5: A; 10: B (its start); 13: C; 15: B again (C closed); 20: D (B closed, D opened);
+    # 30: A (D closed); 50: A; 150: none; thread g at 50: E; thread x has no call
+    assert _owners(calls, points).to_list() == [0, 1, 2, 1, 3, 0, 0, None, 4, None]

@@ -21,7 +21,7 @@ from overlap_check.hiding import helper_streams
 from overlap_check.intervals import union_length
 from overlap_check.model import Capture
 from overlap_check.readers import load
-from overlap_check.readers.modules import SCHEMA, kernel_modules, with_modules
+from overlap_check.readers.modules import SCHEMA, kernel_modules, module_scopes, with_modules
 from overlap_check.selection import restricted_side_expr
 from overlap_check.table import compute_kernels
 
@@ -367,10 +367,12 @@ def test_level1_module_scope_of_each_kernel(real_profiles: Path) -> None:
     got = kernel_modules(trace)
     assert {(s, t): f"{m}_{i}" for s, t, m, i in got.select(SCHEMA_COLUMNS).iter_rows()} == expected
     (capture,) = load(root)
-    table = with_modules(capture.kernels, got)
+    assert with_modules(capture.kernels, got).height == capture.kernels.height
+    # module:Conv2d: the kernels launched inside a Conv2d call, its instance beside them
+    table = with_modules(capture.kernels, module_scopes(trace, ["Conv2d"]))
     assert table.height == capture.kernels.height  # a left join: no kernel lost or doubled
     conv0 = table.filter(
-        restricted_side_expr("module:Conv2d", None, None) & (pl.col("instance") == 0)
+        restricted_side_expr("module:Conv2d", None, None) & (pl.col("module:Conv2d") == 0)
     )
     assert conv0["name"].to_list() == [
         "trans_TransData_0",

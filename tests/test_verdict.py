@@ -107,11 +107,21 @@ def test_stream_level_gate() -> None:
     ranks = [RankStreamSummary(0, 2, 1.0, 0.0, 100.0), RankStreamSummary(1, 2, 1.0, 0.0, 100.0)]
     pairs = [StreamPair(0, 2, 3, 0.0, 0.0, "fake", False)]
     decision = gate([], pairs, ranks, None, Options(), use_plans=False)
-    # Rank 0's pair is fake; rank 1 has a single stream: no evidence. Both fail.
-    assert len(decision.reasons) == 2
-    assert decision.reasons[0].startswith("rank 1: no evidence")
+    # Rank 0's pair is fake; rank 1 has a single compute stream: nothing to pair, it passes
+    assert decision.reasons == (
+        "rank 0: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)",
+    )
     never = gate([], pairs, ranks, None, Options(fail_on="never"), use_plans=False)
-    assert never.reasons == decision.reasons[:1]  # no-evidence fails whatever --fail-on
+    assert never.passed
+    strict = gate([], pairs, ranks, None, Options(fail_on="never", strict=True), use_plans=False)
+    assert strict.reasons == (
+        "rank 1: only stream 2 ran compute kernels and no plan was given "
+        "(--side/--dominator or a config), with --strict",
+    )
+    # no compute kernel at all: no evidence, whatever --fail-on
+    empty = [RankStreamSummary(0, None, 0.0, 0.0, 0.0)]
+    nothing = gate([], [], empty, None, Options(fail_on="never"), use_plans=False)
+    assert nothing.reasons == ("rank 0: no evidence: no compute kernel at all",)
 
 
 def test_diagnosis_lines() -> None:

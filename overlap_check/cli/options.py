@@ -69,6 +69,11 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="One-off plan: regex of the main-stream op(s) meant to hide them.",
     ),
     click.option(
+        "--op-type",
+        metavar="REGEX",
+        help="One-off plan: regex of the side ops' operator Type (restricts --side).",
+    ),
+    click.option(
         "--name", metavar="NAME", help="Name of the one-off plan (default: the side regex)."
     ),
     click.option(
@@ -230,7 +235,8 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
 
     config = load_config(params.get("config"), Path.cwd())
     describes_plan = any(
-        params.get(k) is not None for k in ("side", "dominator", "side_stream", "name", "side_kind")
+        params.get(k) is not None
+        for k in ("side", "dominator", "side_stream", "name", "side_kind", "op_type")
     )
     plan = plan_from_cli(
         side=params.get("side"),
@@ -239,6 +245,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
         side_stream=params.get("side_stream"),
         side_kind=params.get("side_kind"),
         main_stream=params.get("main_stream") if describes_plan else None,
+        op_type=params.get("op_type"),
     )
     overrides: dict[str, Any] = {
         key: params.get(key)

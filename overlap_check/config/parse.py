@@ -101,13 +101,13 @@ def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) 
         raise ConfigError("a plan needs a name", path=source, key=f"{prefix}{where}.name")
     regexes = {
         key: validate_regex(pattern, key=f"{prefix}{where}.{key}", path=str(source))
-        for key in ("side", "dominator")
+        for key in ("side", "dominator", "op_type")
         if (pattern := check(key, checks.text)) is not None
     }
     side_stream = check("side_stream", checks.integer(0))
-    if "side" not in regexes and side_stream is None:
+    if "side" not in regexes and "op_type" not in regexes and side_stream is None:
         raise ConfigError(
-            f"plan {name!r} needs `side` (a regex) or `side_stream`",
+            f"plan {name!r} needs `side` (a regex), `op_type` (a regex) or `side_stream`",
             path=source,
             key=f"{prefix}{where}.side",
         )
@@ -117,6 +117,7 @@ def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) 
         dominator=regexes.get("dominator"),
         side_stream=side_stream,
         main_stream=check("main_stream", checks.integer(0)),
+        op_type=regexes.get("op_type"),
         limit_core=_parse_limit(body.get("limit_core"), f"{where}.limit_core", source, prefix),
         main_limit_core=_main_limit(body, where, source, prefix),
         path=check("path", checks.EXECUTION_PATH),

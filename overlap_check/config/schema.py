@@ -62,6 +62,7 @@ PLAN_KEYS = (
     "main_limit_core",
     "path",
     "side_kind",
+    "op_type",
 )
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),

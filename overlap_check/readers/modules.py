@@ -8,26 +8,34 @@ hardware task, at the kernel's start on its ``Stream N`` thread. A kernel's
 module is the innermost module call that contains its flow start, on the same
 host thread.
 
-Opt-in (only a ``module:`` selection needs it): the file is parsed again with
-``json``, as flows are not among the events the kernel reader decodes. Module
-calls nest properly, so one pass over them per thread (a stack; there are far
-fewer module calls than kernels) cuts time into stretches owned by one innermost
-module, and each flow start finds its stretch by binary search.
+Opt-in (only a ``module:`` selection needs it): the file is decoded again with
+the flows (readers.trace_decode, ``flows=True``). Vectorised: module calls nest
+properly, so sorting each host thread's call bounds (an end before a start at
+the same time) and a running depth cut time into stretches owned by one
+innermost call: after a start, that call; after an end at depth d, the last call
+that started at depth d (an as-of join by depth). Each flow start then finds its
+stretch by an as-of join on time.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from overlap_check.errors import InputError, SchemaError
-from overlap_check.readers.numbers import us_text_to_ns
-from overlap_check.readers.trace import HARDWARE_PROCESS
+from overlap_check.model import MODULE_SCOPE, Capture
+from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
+from overlap_check.readers.trace import (
+    HARDWARE_PROCESS,
+    _text,  # UNSET (absent key) -> "", as the reader
+)
+from overlap_check.readers.trace_decode import TraceEvents, read_trace_events
 
 MODULE_PREFIX = "nn.Module: "
 FLOW = "torch_to_npu"
@@ -36,114 +44,225 @@ _STREAM_THREAD = re.compile(r"^\s*Stream\s+(\d+)\s*$")
 SCHEMA = {"stream_id": pl.Int64, "start_ns": pl.Int64, "module": pl.String, "instance": pl.Int64}
 
 
-def _events(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_bytes())
-    except OSError as err:
-        raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
-    except ValueError as err:
-        raise InputError(f"invalid JSON: {err}", path=path) from err
-    if isinstance(data, dict):
-        data = data.get("traceEvents")
-    if not isinstance(data, list):
-        raise SchemaError("not a Chrome trace (no event array)", path=path)
-    return [e for e in data if isinstance(e, dict)]
+def _ns(texts: pl.Series) -> pl.Series:
+    return pl.DataFrame({"ts": texts}).select(us_text_to_ns(pl.col("ts"))).to_series()
 
 
-def _ns(texts: list[str]) -> np.ndarray:
-    frame = pl.DataFrame({"ts": pl.Series(texts, dtype=pl.String)})
-    return frame.select(us_text_to_ns(pl.col("ts"))).to_series().to_numpy()
+def _ts(values: list[Any]) -> pl.Series:
+    return _ns(pl.Series(list(map(ts_text, values)), dtype=pl.String))
 
 
-def _innermost(starts: np.ndarray, ends: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Per point, the index of the innermost interval holding it (-1: none); properly
-    nested intervals."""
-    order = np.lexsort((-ends, starts))  # outer before inner when they start together
-    cuts: list[int] = []
-    owner: list[int] = []
-    stack: list[int] = []
-    for i in order.tolist():  # one pass over the module calls (not over kernels)
-        s = int(starts[i])
-        while stack and int(ends[stack[-1]]) <= s:
-            closed = stack.pop()
-            cuts.append(int(ends[closed]))
-            owner.append(stack[-1] if stack else -1)
-        cuts.append(s)
-        owner.append(i)
-        stack.append(i)
-    while stack:
-        closed = stack.pop()
-        cuts.append(int(ends[closed]))
-        owner.append(stack[-1] if stack else -1)
-    if not cuts:
-        return np.full(points.size, -1, dtype=np.int64)
-    at = np.searchsorted(np.asarray(cuts, dtype=np.int64), points, side="right") - 1
-    owners = np.asarray(owner, dtype=np.int64)
-    return np.where(at >= 0, owners[np.maximum(at, 0)], -1)
+def _thread(pid: list[Any], tid: list[Any]) -> pl.Series:
+    """(pid, tid) as one comparable text key (ids are ints or strings in traces)."""
+    return pl.Series(list(map(repr, zip(pid, tid, strict=True))), dtype=pl.String)
+
+
+def _stream_threads(events: TraceEvents) -> dict[str, int]:
+    """Thread key -> Stream ID of the ``Stream N`` threads of the Ascend Hardware process
+    (metadata events: a few per thread)."""
+    hardware = {
+        e.pid
+        for e in events.metadata
+        if e.name == "process_name"
+        and e.args is not None
+        and str(e.args.name).strip() == HARDWARE_PROCESS
+    }
+    streams: dict[str, int] = {}
+    for e in events.metadata:
+        if e.name == "thread_name" and e.pid in hardware and e.args is not None:
+            match = _STREAM_THREAD.match(str(e.args.name))
+            if match:
+                streams[repr((e.pid, e.tid))] = int(match.group(1))
+    return streams
+
+
+def _calls(events: TraceEvents) -> pl.DataFrame:
+    """The nn.Module calls: thread, start_ns, end_ns, name (without the prefix)."""
+    complete = events.complete
+    names = pl.Series(list(map(_text, map(attrgetter("name"), complete))), dtype=pl.String)
+    keep = names.str.starts_with(MODULE_PREFIX).to_numpy()
+    picked = list(compress(complete, keep))
+    durations = list(map(attrgetter("dur"), picked))
+    numeric = [isinstance(d, (int, float)) and not isinstance(d, bool) for d in durations]
+    picked = list(compress(picked, numeric))
+    if not picked:
+        return pl.DataFrame(schema=_CALLS)
+    start = _ts(list(map(attrgetter("ts"), picked)))
+    dur = us_float_to_ns(list(compress(durations, numeric)))
+    return pl.DataFrame(
+        {
+            "thread": _thread(
+                list(map(attrgetter("pid"), picked)), list(map(attrgetter("tid"), picked))
+            ),
+            "start_ns": start,
+            "end_ns": start + pl.Series(dur),
+            "name": names.filter(pl.Series(keep))
+            .filter(pl.Series(numeric))
+            .str.slice(len(MODULE_PREFIX)),
+        },
+        schema=_CALLS,
+    ).filter(pl.col("end_ns") > pl.col("start_ns"))  # an empty call holds no launch
+
+
+_CALLS = {"thread": pl.String, "start_ns": pl.Int64, "end_ns": pl.Int64, "name": pl.String}
+
+
+def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
+    """torch_to_npu flows ending on a Stream thread: host thread, launch_ns, stream_id,
+    start_ns (the kernel's start)."""
+
+    def frame(flows: list[Any]) -> pl.DataFrame:
+        named = [_text(f.name) == FLOW for f in flows]
+        flows = list(compress(flows, named))
+        return pl.DataFrame(
+            {
+                "id": pl.Series(list(map(repr, map(attrgetter("id"), flows))), dtype=pl.String),
+                "thread": _thread(
+                    list(map(attrgetter("pid"), flows)), list(map(attrgetter("tid"), flows))
+                ),
+                "ts": _ts(list(map(attrgetter("ts"), flows))),
+            },
+            schema={"id": pl.String, "thread": pl.String, "ts": pl.Int64},
+        )
+
+    known = pl.DataFrame(
+        {"thread": list(streams), "stream_id": list(streams.values())},
+        schema={"thread": pl.String, "stream_id": pl.Int64},
+    )
+    ends = (
+        frame(events.flow_ends)
+        .join(known, on="thread")
+        .select("id", "stream_id", pl.col("ts").alias("start_ns"))
+    )
+    starts = frame(events.flow_starts).unique("id", keep="last", maintain_order=True)
+    return starts.rename({"ts": "launch_ns"}).join(ends, on="id").drop_nulls(["launch_ns"])
+
+
+def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
+    """Per point (``thread``, ``launch_ns``), the index in ``calls`` of the innermost call
+    holding it (null: none); properly nested calls."""
+    indexed = calls.with_row_index("call").with_columns(pl.col("call").cast(pl.Int64))
+    bounds = pl.concat(
+        [
+            indexed.select(
+                "thread",
+                pl.col("start_ns").alias("t"),
+                "call",
+                pl.lit(1).alias("step"),
+                (-pl.col("end_ns")).alias("order"),
+            ),
+            indexed.select(
+                "thread",
+                pl.col("end_ns").alias("t"),
+                "call",
+                pl.lit(-1).alias("step"),
+                pl.col("start_ns").alias("order").neg(),
+            ),
+        ]
+    )
+    # at one time: ends first (a call does not hold its end), outer starts before inner
+    bounds = (
+        bounds.sort(["thread", "t", "step", "order"])
+        .with_row_index("pos")
+        .with_columns(
+            pl.col("step").cum_sum().over("thread").alias("depth"),
+            pl.col("pos").cast(pl.Int64),
+        )
+    )
+    opened = bounds.filter(pl.col("step") == 1).select("thread", "depth", "pos", "call")
+    closed = (
+        bounds.filter(pl.col("step") == -1)
+        .drop("call")
+        .sort("pos")
+        .join_asof(
+            opened.sort("pos"),
+            on="pos",
+            by=["thread", "depth"],
+            strategy="backward",
+            check_sortedness=False,
+        )
+    )
+    cuts = (
+        pl.concat(
+            [
+                bounds.filter(pl.col("step") == 1).select("thread", "t", "pos", "call"),
+                closed.select("thread", "t", "pos", "call"),
+            ]
+        )
+        .sort("pos")
+        .unique(["thread", "t"], keep="last", maintain_order=True)  # the state after them all
+        .sort("t")
+    )
+    found = (
+        points.with_row_index("point")
+        .sort("launch_ns")
+        .join_asof(
+            cuts.select("thread", "t", "call"),
+            left_on="launch_ns",
+            right_on="t",
+            by="thread",
+            strategy="backward",
+            check_sortedness=False,  # sorted by time; the by-groups keep that order
+        )
+        .sort("point")
+    )
+    return found.get_column("call")
+
+
+def _launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The module calls (with ``module`` and ``instance`` split from the name) and the
+    flows of one trace."""
+    events = read_trace_events(path, flows=True)
+    calls = _calls(events)
+    parts = calls.get_column("name").str.extract_groups(_INSTANCE.pattern)
+    calls = calls.with_columns(
+        parts.struct.field("1").fill_null(calls.get_column("name")).alias("module"),
+        parts.struct.field("2").cast(pl.Int64).alias("instance"),
+    )
+    return calls, _flows(events, _stream_threads(events))
 
 
 def kernel_modules(path: Path) -> pl.DataFrame:
     """``stream_id, start_ns, module, instance`` for each kernel launched inside an
-    ``nn.Module`` call (joins the kernel table on stream and start). Empty when the
-    capture recorded no module scope."""
-    events = _events(path)
-    hardware = {
-        e.get("pid")
-        for e in events
-        if e.get("ph") == "M"
-        and e.get("name") == "process_name"
-        and str((e.get("args") or {}).get("name", "")).strip() == HARDWARE_PROCESS
-    }
-    streams: dict[tuple[Any, Any], int] = {}
-    for e in events:
-        if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("pid") in hardware:
-            match = _STREAM_THREAD.match(str((e.get("args") or {}).get("name", "")))
-            if match:
-                streams[(e.get("pid"), e.get("tid"))] = int(match.group(1))
-    modules = [
-        e
-        for e in events
-        if e.get("ph") == "X"
-        and str(e.get("name", "")).startswith(MODULE_PREFIX)
-        and isinstance(e.get("dur"), (int, float))
-    ]
-    starts_s = {e.get("id"): e for e in events if e.get("ph") == "s" and e.get("name") == FLOW}
-    flows = [
-        (starts_s[e.get("id")], streams[(e.get("pid"), e.get("tid"))], e)
-        for e in events
-        if e.get("ph") == "f"
-        and e.get("name") == FLOW
-        and e.get("id") in starts_s
-        and (e.get("pid"), e.get("tid")) in streams
-    ]
-    if not modules or not flows:
+    ``nn.Module`` call, its innermost one (joins the kernel table on stream and start).
+    Empty when the capture recorded no module scope."""
+    calls, flows = _launches(path)
+    if calls.is_empty() or flows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    m_start = _ns([str(e["ts"]) for e in modules])
-    m_end = m_start + np.round(np.asarray([e["dur"] for e in modules]) * 1000).astype(np.int64)
-    m_thread = [(e.get("pid"), e.get("tid")) for e in modules]
-    s_ts = _ns([str(s["ts"]) for s, _, _ in flows])
-    owner = np.full(len(flows), -1, dtype=np.int64)
-    f_thread = [(s.get("pid"), s.get("tid")) for s, _, _ in flows]
-    for thread in set(f_thread):  # one search per host thread
-        mine = np.flatnonzero([t == thread for t in m_thread])
-        points = np.flatnonzero([t == thread for t in f_thread])
-        if mine.size:
-            found = _innermost(m_start[mine], m_end[mine], s_ts[points])
-            owner[points] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
-    names = [str(e["name"])[len(MODULE_PREFIX) :] for e in modules]
-    rows = np.flatnonzero(owner >= 0)
-    split = [_INSTANCE.match(names[int(owner[r])]) for r in rows]
+    launched = flows.with_columns(_owners(calls, flows).alias("call")).drop_nulls("call")
+    call = launched.get_column("call")
     return pl.DataFrame(
         {
-            "stream_id": [flows[int(r)][1] for r in rows],
-            "start_ns": _ns([str(flows[int(r)][2]["ts"]) for r in rows]),
-            "module": [
-                m.group(1) if m else names[int(owner[r])] for m, r in zip(split, rows, strict=True)
-            ],
-            "instance": [int(m.group(2)) if m else None for m in split],
+            "stream_id": launched.get_column("stream_id"),
+            "start_ns": launched.get_column("start_ns"),
+            "module": calls.get_column("module").gather(call),
+            "instance": calls.get_column("instance").gather(call),
         },
         schema=SCHEMA,
     )
+
+
+def scope_column(module: str) -> str:
+    """The kernel-table column of a ``module:`` selection: the instance of ``module``
+    each kernel was launched in, at any depth (null: outside every call of it)."""
+    return f"{MODULE_SCOPE}{module}"
+
+
+def module_scopes(path: Path, modules: Sequence[str]) -> pl.DataFrame:
+    """``stream_id, start_ns`` and one :func:`scope_column` per module name: the kernels
+    launched inside a call of that module, directly or in a submodule (a SharedExpert's
+    kernels run inside its Linear layers), with the call's instance."""
+    calls, flows = _launches(path)
+    out = flows.select("stream_id", "start_ns")
+    for module in dict.fromkeys(modules):
+        mine = calls.filter(pl.col("module") == module)
+        column = scope_column(module)
+        if mine.is_empty() or flows.is_empty():
+            out = out.with_columns(pl.lit(None, pl.Int64).alias(column))
+            continue
+        owner = _owners(mine, flows)
+        out = out.with_columns(mine.get_column("instance").gather(owner).alias(column))
+    return out.unique(["stream_id", "start_ns"], keep="first", maintain_order=True)
 
 
 def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
@@ -151,3 +270,15 @@ def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
     any module call), matched on (stream_id, start_ns). Not part of the canonical
     schema: only a ``module:`` selection adds it."""
     return kernels.join(modules, on=["stream_id", "start_ns"], how="left", nulls_equal=False)
+
+
+def capture_with_modules(
+    capture: Capture, traces: Sequence[Path], modules: Sequence[str]
+) -> Capture:
+    """``capture`` with a :func:`scope_column` per module name, from its trace_view.json
+    (the first of ``traces`` named so); unchanged when it has none (a ``module:``
+    selection then selects nothing, and the plan says so)."""
+    trace = next((t for t in traces if t.name == "trace_view.json"), None)
+    if trace is None:
+        return capture
+    return replace(capture, kernels=with_modules(capture.kernels, module_scopes(trace, modules)))

@@ -24,7 +24,11 @@ import polars as pl
 
 from overlap_check.table import is_compute
 
-_LOOKUP = ("__stream", "__task")
+# what a kernel row takes from its task: stream, task id, and the task's core type
+_LOOKUP = {"__stream": pl.Int64, "__task": pl.Int64, "__core": pl.String}
+_OF = {"__stream": "stream_id", "__task": "task_id", "__core": "accelerator_core"}
+# task types that name no core kind (older generations type every task Other)
+_NO_CORE = ("Other", "N/A", "")
 
 
 def _unique_streams(tasks: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -35,6 +39,7 @@ def _unique_streams(tasks: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             pl.col("stream_id").n_unique().alias("__streams"),
             pl.col("stream_id").first().alias("__stream"),
             pl.col("task_id").first().alias("__task"),
+            pl.col("accelerator_core").first().alias("__core"),
         )
         .filter(pl.col("__streams") == 1)
         .drop("__streams")
@@ -51,14 +56,11 @@ def _lone_starts(kernels: pl.DataFrame, lone: pl.DataFrame) -> pl.DataFrame:
     values = starts.fill_null(0).to_numpy()
     if len(keys) == 0:
         return pl.DataFrame(
-            {name: pl.repeat(None, len(values), dtype=pl.Int64, eager=True) for name in _LOOKUP}
+            {name: pl.repeat(None, len(values), dtype=t, eager=True) for name, t in _LOOKUP.items()}
         )
     at = np.searchsorted(keys, values).clip(max=len(keys) - 1)
     hit = pl.Series(starts.is_not_null().to_numpy() & (keys[at] == values))
-    return lone[at].select(
-        pl.when(hit).then(pl.col("stream_id")).alias("__stream"),
-        pl.when(hit).then(pl.col("task_id")).alias("__task"),
-    )
+    return lone[at].select(pl.when(hit).then(pl.col(_OF[name])).alias(name) for name in _LOOKUP)
 
 
 def _shared_starts(kernels: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
@@ -73,27 +75,31 @@ def _shared_starts(kernels: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
         .join(by_start, on="start_ns", how="left", suffix="_start")
     )
     found = rows.select(
-        "__row",
-        pl.coalesce("__stream", "__stream_start").alias("__stream"),
-        pl.coalesce("__task", "__task_start").alias("__task"),
+        "__row", *(pl.coalesce(name, f"{name}_start").alias(name) for name in _LOOKUP)
     )
-    nulls = pl.repeat(None, kernels.height, dtype=pl.Int64, eager=True)
-    # scatter writes in place: one copy of the nulls per column
     return pl.DataFrame(
-        [nulls.clone().scatter(found["__row"], found[name]).alias(name) for name in _LOOKUP]
+        [
+            pl.repeat(None, kernels.height, dtype=t, eager=True)
+            .scatter(found["__row"], found[name])
+            .alias(name)
+            for name, t in _LOOKUP.items()
+        ]
     )
 
 
 def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``.
+    """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``, and a
+    compute row's unknown ``accelerator_core`` (Level0: N/A) from its task's type where that
+    names a core kind (the 910A trace types its AI_CPU masks ``AI_CPU``, its AI Core
+    kernels ``Other``): helper streams (hiding.helper_streams) read it.
 
     Returns the new table and the number of compute rows still without a stream.
     ``tasks``: a reader's table; only its compute rows (:func:`table.is_compute`) count.
     """
     work = kernels
-    for column in ("stream_id", "task_id"):
+    for column, kind in (("stream_id", pl.Int64), ("task_id", pl.Int64)):
         if column not in work.columns:
-            work = work.with_columns(pl.lit(None, pl.Int64).alias(column))
+            work = work.with_columns(pl.lit(None, kind).alias(column))
     known = (
         tasks.filter(is_compute(tasks.columns) & pl.col("start_ns").is_not_null())
         .select(
@@ -103,6 +109,11 @@ def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataF
             pl.col("task_id").cast(pl.Int64)
             if "task_id" in tasks.columns
             else pl.lit(None, pl.Int64).alias("task_id"),
+            pl.col("accelerator_core")
+            .cast(pl.String)
+            .replace(list(_NO_CORE), [None] * len(_NO_CORE))
+            if "accelerator_core" in tasks.columns
+            else pl.lit(None, pl.String).alias("accelerator_core"),
         )
         .sort("start_ns", maintain_order=True)  # stable: a key's "first" task stays the file's
     )
@@ -116,9 +127,18 @@ def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataF
     compute = ~pl.col("is_communication")
     stream = pl.coalesce(pl.col("stream_id"), found["__stream"])
     task = pl.coalesce(pl.col("task_id"), found["__task"])
-    out = work.with_columns(
+    filled = [
         pl.when(compute).then(stream).alias("stream_id"),
         pl.when(compute).then(task).otherwise(pl.col("task_id")).alias("task_id"),
-    )
+    ]
+    if "accelerator_core" in work.columns:
+        core = pl.coalesce(pl.col("accelerator_core"), found["__core"])
+        filled.append(
+            pl.when(compute)
+            .then(core)
+            .otherwise(pl.col("accelerator_core"))
+            .alias("accelerator_core")
+        )
+    out = work.with_columns(filled)
     missing = out.filter(compute & pl.col("stream_id").is_null()).height
     return out, missing

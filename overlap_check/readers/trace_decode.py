@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import mmap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import is_
 from pathlib import Path
@@ -72,34 +72,66 @@ class MetadataEvent(msgspec.Struct, tag_field="ph", tag="M", gc=False):
     args: EventArgs | None = None
 
 
+class _Flow(msgspec.Struct, gc=False):
+    """A flow event's fields (torch_npu's ``torch_to_npu``: a kernel launch)."""
+
+    pid: Any = None
+    tid: Any = None
+    ts: Any = None
+    id: Any = None
+    name: Any = UNSET
+
+
+class FlowStart(_Flow, tag_field="ph", tag="s", gc=False):
+    """``ph: "s"``: a flow's start (torch_npu: on the host thread, inside the launching op)."""
+
+
+class FlowEnd(_Flow, tag_field="ph", tag="f", gc=False):
+    """``ph: "f"``: a flow's end (torch_npu: at the hardware task's start)."""
+
+
 # Every other phase of the Chrome trace event format: parsed, nothing kept.
 _OTHER_PHASES = "BEiICbneSTpFstfPNODVvRc()"
-_OTHER_EVENTS: tuple[type[msgspec.Struct], ...] = tuple(
-    msgspec.defstruct(f"Phase{ord(p)}Event", [], tag_field="ph", tag=p, gc=False)
-    for p in _OTHER_PHASES
-)
-_ANY_EVENT: Any = Union[(CompleteEvent, MetadataEvent, *_OTHER_EVENTS)]
+
+
+def _others(skip: str) -> tuple[type[msgspec.Struct], ...]:
+    return tuple(
+        msgspec.defstruct(f"Phase{ord(p)}Event", [], tag_field="ph", tag=p, gc=False)
+        for p in _OTHER_PHASES
+        if p not in skip
+    )
+
+
+_ANY_EVENT: Any = Union[(CompleteEvent, MetadataEvent, *_others(""))]
 _DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_ANY_EVENT])
+# with the flows decoded too (readers.modules, opt-in: only a module: selection needs them)
+_WITH_FLOWS: Any = Union[(CompleteEvent, MetadataEvent, FlowStart, FlowEnd, *_others("sf"))]
+_FLOW_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_WITH_FLOWS])
 
 
 @dataclass(frozen=True)
 class TraceEvents:
     complete: list[CompleteEvent]  # ph "X", in file order
     metadata: list[MetadataEvent]  # ph "M", in file order
+    flow_starts: list[FlowStart] = field(default_factory=list)  # ph "s" (with flows=True)
+    flow_ends: list[FlowEnd] = field(default_factory=list)  # ph "f" (with flows=True)
 
 
-def fast_decode(data: Buffer) -> TraceEvents | None:
+def fast_decode(data: Buffer, flows: bool = False) -> TraceEvents | None:
     """The events, or None when msgspec rejects the text (the caller then uses json)."""
     try:
-        events = _DECODER.decode(data)
+        events = (_FLOW_DECODER if flows else _DECODER).decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     # C-level filters: there are millions of events
     types = list(map(type, events))
-    return TraceEvents(
-        list(compress(events, map(is_, types, repeat(CompleteEvent)))),
-        list(compress(events, map(is_, types, repeat(MetadataEvent)))),
-    )
+
+    def of(kind: type[Any]) -> list[Any]:
+        return list(compress(events, map(is_, types, repeat(kind))))
+
+    if not flows:
+        return TraceEvents(of(CompleteEvent), of(MetadataEvent))
+    return TraceEvents(of(CompleteEvent), of(MetadataEvent), of(FlowStart), of(FlowEnd))
 
 
 def _args_from_dict(args: object) -> EventArgs | None:
@@ -116,10 +148,12 @@ def _args_from_dict(args: object) -> EventArgs | None:
     )
 
 
-def events_from_dicts(events: list[Any]) -> TraceEvents:
+def events_from_dicts(events: list[Any], flows: bool = False) -> TraceEvents:
     """The structs :func:`fast_decode` gives, from ``json.loads``' objects (non-objects skipped)."""
     complete: list[CompleteEvent] = []
     metadata: list[MetadataEvent] = []
+    starts: list[FlowStart] = []
+    ends: list[FlowEnd] = []
     for event in events:
         if not isinstance(event, dict):
             continue
@@ -144,10 +178,20 @@ def events_from_dicts(events: list[Any]) -> TraceEvents:
                     args=_args_from_dict(event.get("args")),
                 )
             )
-    return TraceEvents(complete, metadata)
+        elif flows and phase in ("s", "f"):
+            kind = FlowStart if phase == "s" else FlowEnd
+            flow = kind(
+                pid=event.get("pid"),
+                tid=event.get("tid"),
+                ts=event.get("ts"),
+                id=event.get("id"),
+                name=event.get("name", UNSET),
+            )
+            (starts if phase == "s" else ends).append(flow)  # type: ignore[arg-type]
+    return TraceEvents(complete, metadata, starts, ends)
 
 
-def json_decode(data: bytes, path: Path) -> TraceEvents:
+def json_decode(data: bytes, path: Path, flows: bool = False) -> TraceEvents:
     """The events via ``json.loads``: InputError for invalid JSON, SchemaError for a non-trace."""
     try:
         parsed = json.loads(data)
@@ -163,7 +207,7 @@ def json_decode(data: bytes, path: Path) -> TraceEvents:
         parsed = parsed["traceEvents"]
     if not isinstance(parsed, list):
         raise SchemaError("not a Chrome trace: expected a JSON array of events", path=path)
-    return events_from_dicts(parsed)
+    return events_from_dicts(parsed, flows)
 
 
 def _map(handle: BinaryIO) -> mmap.mmap | None:
@@ -174,8 +218,9 @@ def _map(handle: BinaryIO) -> mmap.mmap | None:
         return None
 
 
-def read_trace_events(path: Path) -> TraceEvents:
-    """The X and M events of a trace file (msgspec, else json with its errors).
+def read_trace_events(path: Path, flows: bool = False) -> TraceEvents:
+    """The X and M events of a trace file (msgspec, else json with its errors); with
+    ``flows``, its flow starts and ends too.
 
     InputError for an unreadable, empty or invalid file, SchemaError for JSON
     that is not a trace.
@@ -185,7 +230,7 @@ def read_trace_events(path: Path) -> TraceEvents:
             view = _map(handle)
             if view is not None:
                 with view:
-                    events = fast_decode(view)
+                    events = fast_decode(view, flows)
                 if events is not None:
                     return events
             handle.seek(0)
@@ -194,5 +239,5 @@ def read_trace_events(path: Path) -> TraceEvents:
         raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
     if not data or data.isspace():  # `not data.strip()` without copying the file
         raise InputError("empty file", path=path)
-    events = fast_decode(data) if view is None else None  # msgspec rejected the mapped text
-    return events if events is not None else json_decode(data, path)
+    events = fast_decode(data, flows) if view is None else None  # msgspec rejected the mapping
+    return events if events is not None else json_decode(data, path, flows)

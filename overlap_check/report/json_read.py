@@ -411,6 +411,8 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         barrier_candidates=obj.each("barrier_candidates", _barrier),
         fake_occurrences=obj.integer("fake_occurrences"),
         placement=obj.texts("placement"),
+        stayed=obj.texts("stayed"),
+        op_type=obj.text_or_none("op_type"),
         diagnosis=obj.text("diagnosis"),
         diagnosed=_diagnosed(obj.child_or_none("diagnosed")),
         findings=obj.texts("findings"),
