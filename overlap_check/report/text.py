@@ -216,7 +216,7 @@ def _plans(report: Report, color: bool) -> list[str]:
         lines += [f"    finding: {finding}" for finding in plan.findings]
         walls = _walls(plan)
         if walls:
-            lines.append(f"    layers: {walls}")
+            lines.append(f"    walls: {walls}")
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
