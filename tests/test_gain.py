@@ -138,6 +138,26 @@ def test_no_stretch_without_a_reference() -> None:
     assert "dominator stretched" not in result.stdout
 
 
+def test_side_tail_is_a_cause_of_the_diagnosis() -> None:
+    # the side ops end 66.54 µs after the dominator, and no main op runs until the join
+    tail_cause = (
+        f"side tail {JOIN_SIDE_END_AFTER_DOM_US:.3f} µs per layer (median) after the "
+        "dominator's end, not covered by main-stream work: side ops that ran alone"
+    )
+    result = analyze(JOIN, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    causes = [line.strip() for line in result.stdout.splitlines() if "    cause " in line]
+    # contention (1764 µs over the warm runs) before the tail, the saturated cube last
+    assert causes[0].startswith("cause 1: block demand over the device's cores for 1764.000")
+    assert causes[1:] == [f"cause 2: {tail_cause}", causes[2]]
+    assert causes[2].startswith("cause 3: cube saturated")
+    data = json.loads(analyze(JOIN, *PLAN_ARGS, "--format", "json").stdout)
+    (tail,) = [e for e in data["plans"][0]["diagnosed"]["evidence"] if e["kind"] == "side-tail"]
+    assert (tail["text"], tail["size_us"]) == (tail_cause, pytest.approx(66.54))
+    multi = analyze(MULTI, *PLAN_ARGS).stdout  # the side work lies inside the dominator
+    assert not [line for line in multi.splitlines() if "cause" in line and "side tail" in line]
+
+
 def test_require_gain_fails_a_slower_step() -> None:
     result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--require-gain", "0")
     assert result.exit_code == 1
