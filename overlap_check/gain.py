@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from overlap_check.errors import InputError
 from overlap_check.model import (
+    Evidence,
     Options,
     PlanResult,
     ReferenceDelta,
@@ -23,6 +24,7 @@ from overlap_check.model import (
     Report,
     rank_text,
 )
+from overlap_check.verdict import with_cause
 
 
 def delta_pct(before: float | None, after: float | None) -> float | None:
@@ -149,24 +151,46 @@ def apply_gates(report: Report, options: Options) -> Report:
     return _fail(report, reasons)
 
 
+def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
+    """The dominator got longer than in the reference (median per layer): a 3c cause, the
+    stretch being the time the side work cost the main stream (docs/gain.md)."""
+    before, after = delta.before.dominator_ns, delta.after.dominator_ns
+    if not before or not after or after <= before:
+        return None
+    return Evidence(
+        "dominator-stretched",
+        f"dominator stretched {_us(before)} -> {_us(after)} µs ({delta_pct(before, after):+.1f}%)"
+        f" against the reference: {_us(after - before)} µs longer per layer (median)",
+        round(after - before),
+    )
+
+
+def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
+    stretch = None if delta is None else dominator_stretch(delta)
+    if stretch is None or plan.diagnosed is None:
+        return plan
+    return replace(plan, diagnosed=with_cause(plan.diagnosed, stretch))
+
+
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
-    """The head report with its reference comparison and a note saying what was matched."""
+    """The head report with its reference comparison, a note saying what was matched, and
+    each plan's stretched dominator as a cause of its diagnosis (partial and real)."""
     result = compare(head, ref, head_path, ref_path)
     note = f"reference {ref_path}: {result.matched}" if result.matched else ""
-    return replace(head, reference=result, notes=head.notes + ((note,) if note else ()))
+    deltas = {(d.plan, d.rank): d for d in result.plans}
+    plans = tuple(_with_stretch(p, deltas.get((p.name, p.rank))) for p in head.plans)
+    return replace(
+        head, plans=plans, reference=result, notes=head.notes + ((note,) if note else ())
+    )
 
 
 def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
     """The key side effect of a plan, in words ("" when none was measured)."""
     effects: list[str] = []
     walls = plan.walls
-    if delta is not None:
-        before, after = delta.before.dominator_ns, delta.after.dominator_ns
-        if before and after and after > before:
-            effects.append(
-                f"dominator stretched {_us(before)} -> {_us(after)} µs "
-                f"({delta_pct(before, after):+.1f}%)"
-            )
+    stretch = None if delta is None else dominator_stretch(delta)
+    if stretch is not None:
+        effects.append(stretch.text.partition(" against the reference")[0])
     if contention_ns:
         effects.append(f"contention {_us(contention_ns)} µs over the device's cores")
     if walls is not None and walls.join_wait_ns:

@@ -30,7 +30,7 @@ import polars as pl
 
 from overlap_check import intervals
 from overlap_check.intervals import I64
-from overlap_check.model import LayerFigures, PlanRun, PlanWalls
+from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls
 from overlap_check.runs import spread
 
 if TYPE_CHECKING:
@@ -141,4 +141,18 @@ def plan_walls(runs: Sequence[PlanRun]) -> PlanWalls | None:
         join_wait_worst_ns=None if worst is None else worst[0],
         join_wait_worst_layer=None if worst is None else worst[1],
         join_wait_worst_run=None if worst is None else worst[2],
+    )
+
+
+def side_tail_cause(walls: PlanWalls | None) -> Evidence | None:
+    """Side work that ran alone after the dominator (median per layer) as a 3c cause:
+    time the overlap did not hide (None: no tail)."""
+    tail = None if walls is None else walls.side_tail_ns
+    if not tail or tail <= 0:
+        return None
+    return Evidence(
+        "side-tail",
+        f"side tail {tail / 1000:.3f} µs per layer (median) after the dominator's end, "
+        "not covered by main-stream work: side ops that ran alone",
+        round(tail),
     )

@@ -21,7 +21,7 @@ from overlap_check.cores import Limits, combine_cores
 from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.figures import CaptureFigures, Hints, SampleFigures
-from overlap_check.joins import plan_walls
+from overlap_check.joins import plan_walls, side_tail_cause
 from overlap_check.model import (
     CommunicationStep,
     CoresResult,
@@ -40,7 +40,7 @@ from overlap_check.model import (
 from overlap_check.plans import plan_result
 from overlap_check.runs import WarmupPlan, spread
 from overlap_check.streams import pair_results, rank_summary
-from overlap_check.verdict import gate, mark_gate, worst_rank
+from overlap_check.verdict import gate, mark_gate, with_cause, worst_rank
 
 Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
 
@@ -404,7 +404,12 @@ def _plan_result(
         path=plan.path or options.path,
         causes=causes,
     )
-    return replace(result, walls=plan_walls(result.per_run))
+    walls = plan_walls(result.per_run)
+    tail = side_tail_cause(walls)
+    found = result.diagnosed
+    if tail is not None and found is not None:
+        found = with_cause(found, tail)
+    return replace(result, walls=walls, diagnosed=found)
 
 
 def _with_baseline(report: Report, options: Options) -> Report:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from overlap_check.advice import fix_steps
+from overlap_check.advice import CAUSE_KINDS, fix_steps
 from overlap_check.model import (
     BarrierCandidate,
     CoresResult,
@@ -246,6 +246,29 @@ def diagnose(
         path=path,
         evidence=tuple(found),
         fix=fix_steps(cause, path, found),
+    )
+
+
+def with_cause(found: Diagnosis, cause: Evidence) -> Diagnosis:
+    """``found`` with one more measured cause (a stage after the judgement measured it,
+    e.g. against a reference): placed as :func:`diagnose` places causes, largest first
+    and before a band mismatch, with the fix steps redone. Only at partial and real,
+    the verdicts whose causes are measured; otherwise ``found`` unchanged."""
+    if found.cause not in ("partial", "real"):
+        return found
+    size = cause.size_ns or 0
+    evidence = list(found.evidence)
+    at = next(
+        (
+            i
+            for i, e in enumerate(evidence)
+            if e.kind == "band-mismatch" or (e.kind in CAUSE_KINDS and (e.size_ns or 0) < size)
+        ),
+        len(evidence),
+    )
+    evidence.insert(at, cause)
+    return replace(
+        found, evidence=tuple(evidence), fix=fix_steps(found.cause, found.path, evidence)
     )
 
 

@@ -13,7 +13,7 @@ from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
 from overlap_check.pipeline import check
 from overlap_check.report import text as text_report
 from overlap_check.synth.layers import DOMINATOR, SIDE_OPS
-from overlap_check.verdict import diagnose
+from overlap_check.verdict import diagnose, with_cause
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PLAN = Plan(name="moe", side="SharedExpert", dominator="GroupedMatmul")
@@ -55,6 +55,27 @@ def test_causes_are_listed_largest_first_and_only_at_partial_and_real() -> None:
     assert diagnose("real", None).stage == "3c"
     nothing = diagnose("no-evidence", None, no_evidence="no kernel matched")
     assert (nothing.stage, nothing.evidence[0].text) == (None, "no kernel matched")
+
+
+def test_a_later_cause_goes_in_by_size_before_a_band_mismatch() -> None:
+    small = Evidence("contention", "contention", 5_000)
+    cube = Evidence("cube-saturated", "cube", None)
+    band = Evidence("band-mismatch", "bands differ")
+    found = diagnose("real", None, evidence=[small, cube, band])
+    mid = Evidence("dominator-stretched", "stretched", 12_000)
+    tiny = Evidence("dominator-stretched", "barely", 1_000)
+    assert [e.text for e in with_cause(found, mid).evidence] == [
+        "stretched",  # 12 µs before 5 µs
+        "contention",
+        "cube",
+        "bands differ",
+    ]
+    # 1 µs: after the 5 µs contention, before the cube (no time of its own)
+    texts = [e.text for e in with_cause(found, tiny).evidence]
+    assert texts == ["contention", "barely", "cube", "bands differ"]
+    assert with_cause(found, mid).fix == found.fix  # no step of its own
+    fake = diagnose("fake", None)
+    assert with_cause(fake, mid) == fake  # causes are measured at partial and real only
 
 
 def test_real_fixture_names_contention_then_a_saturated_cube() -> None:

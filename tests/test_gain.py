@@ -103,6 +103,61 @@ def test_summary_first_with_wall_delta() -> None:
     assert "Reference" in result.stdout
 
 
+STRETCH_US = 480 - 300  # the dominator with side work against the reference's: 180
+STRETCH_CAUSE = (
+    f"dominator stretched 300.000 -> 480.000 µs ({STRETCH_US / 300 * 100:+.1f}%) "  # +60.0%
+    f"against the reference: {STRETCH_US:.3f} µs longer per layer (median)"
+)
+
+
+def test_stretched_dominator_is_a_cause_of_the_diagnosis() -> None:
+    result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    causes = [line.strip() for line in result.stdout.splitlines() if "    cause " in line]
+    # largest first: contention (960 µs over the warm runs) before the stretch (180 µs),
+    # the saturated cube (no time of its own) last
+    assert causes[0].startswith("cause 1: block demand over the device's cores for 960.000")
+    assert causes[1] == f"cause 2: {STRETCH_CAUSE}"
+    assert causes[2].startswith("cause 3: cube saturated")
+    markdown = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--format", "markdown")
+    assert f"  - cause 2: {STRETCH_CAUSE}" in markdown.stdout
+
+
+def test_stretched_dominator_in_the_json_diagnosis(compared: dict[str, object]) -> None:
+    (plan,) = compared["plans"]  # type: ignore[misc]
+    evidence = plan["diagnosed"]["evidence"]
+    kinds = [e["kind"] for e in evidence]
+    assert kinds.index("contention") < kinds.index("dominator-stretched")
+    (stretch,) = [e for e in evidence if e["kind"] == "dominator-stretched"]
+    assert (stretch["text"], stretch["size_us"]) == (STRETCH_CAUSE, STRETCH_US)
+
+
+def test_no_stretch_without_a_reference() -> None:
+    result = analyze(MULTI, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    assert "dominator stretched" not in result.stdout
+
+
+def test_side_tail_is_a_cause_of_the_diagnosis() -> None:
+    # the side ops end 66.54 µs after the dominator, and no main op runs until the join
+    tail_cause = (
+        f"side tail {JOIN_SIDE_END_AFTER_DOM_US:.3f} µs per layer (median) after the "
+        "dominator's end, not covered by main-stream work: side ops that ran alone"
+    )
+    result = analyze(JOIN, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    causes = [line.strip() for line in result.stdout.splitlines() if "    cause " in line]
+    # contention (1764 µs over the warm runs) before the tail, the saturated cube last
+    assert causes[0].startswith("cause 1: block demand over the device's cores for 1764.000")
+    assert causes[1:] == [f"cause 2: {tail_cause}", causes[2]]
+    assert causes[2].startswith("cause 3: cube saturated")
+    data = json.loads(analyze(JOIN, *PLAN_ARGS, "--format", "json").stdout)
+    (tail,) = [e for e in data["plans"][0]["diagnosed"]["evidence"] if e["kind"] == "side-tail"]
+    assert (tail["text"], tail["size_us"]) == (tail_cause, pytest.approx(66.54))
+    multi = analyze(MULTI, *PLAN_ARGS).stdout  # the side work lies inside the dominator
+    assert not [line for line in multi.splitlines() if "cause" in line and "side tail" in line]
+
+
 def test_require_gain_fails_a_slower_step() -> None:
     result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--require-gain", "0")
     assert result.exit_code == 1
