@@ -581,3 +581,24 @@ def test_one_run_with_a_bad_kernel_table_leaves_the_others_judged(
     # The text report shows the partial result too.
     again = standin.overlap_check("analyze", str(standin.out), *PLAN, "-q")
     assert f"run 2 not judged ({status}: " in again.stdout
+
+
+def test_an_interrupt_during_the_write_test_leaves_no_out_folder(tmp_path: Path) -> None:
+    # A signal between prepare_out_dir's probe write and its unlink leaves the probe; the
+    # folder made for the session must still go, as it holds no run (test_run_faults
+    # found this at random: "out without a manifest").
+    from overlap_check.cli.run import _Progress
+    from overlap_check.runner.session import PROBE_NAME
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / PROBE_NAME).write_bytes(b"")
+    progress = _Progress(quiet=True)
+    progress.out = out
+    progress.forget_empty_out()
+    assert not out.exists()
+    # a folder with anything else in it is kept
+    out.mkdir()
+    (out / "mine.txt").write_text("x")
+    progress.forget_empty_out()
+    assert (out / "mine.txt").is_file()

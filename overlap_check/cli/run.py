@@ -173,7 +173,10 @@ class _Progress:
     def forget_empty_out(self) -> None:
         """Interrupted before the session began: remove the --out folder made for it."""
         if self.manifest is None and self.out is not None:
+            from overlap_check.runner.session import PROBE_NAME
+
             with contextlib.suppress(OSError):
+                (self.out / PROBE_NAME).unlink(missing_ok=True)  # a signal cut the write test
                 self.out.rmdir()  # only when still empty
 
     def interrupted_message(self) -> str:

@@ -57,11 +57,15 @@ def run_dir_name(index: int) -> str:
     return f"run-{index}"
 
 
+# prepare_out_dir's write test; a signal between its write and its unlink can leave it
+PROBE_NAME = ".overlap-check-probe"
+
+
 def prepare_out_dir(out: Path) -> None:
     """Create the --out folder; a place that cannot hold it is a usage error naming it."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".overlap-check-probe"
+        probe = out / PROBE_NAME
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as err:
