@@ -31,6 +31,7 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    StepWall,
     StreamPair,
 )
 
@@ -277,6 +278,10 @@ def _walls(w: PlanWalls) -> JSON:
     }
 
 
+def _step_wall(step: StepWall) -> JSON:
+    return {"run": step.run, "step": step.step, "wall_us": us(step.wall_ns)}
+
+
 def _reference(ref: ReferenceResult) -> JSON:
     return {
         "path": ref.path,
@@ -291,6 +296,18 @@ def _reference(ref: ReferenceResult) -> JSON:
                 "layer_wall_delta_pct": d.layer_wall_delta_pct,
                 "step_wall_delta_pct": d.step_wall_delta_pct,
                 "new_join_wait_us": us(d.new_join_wait_ns),
+                "warm_steps_before": d.steps_before,
+                "warm_steps_after": d.steps_after,
+                "steps": [
+                    {
+                        "before": _step_wall(s.before),
+                        "after": _step_wall(s.after),
+                        "delta_pct": s.delta_pct,
+                    }
+                    for s in d.steps
+                ],
+                "step_delta_median_pct": d.step_delta_median_pct,
+                "worst_step": d.worst_step,
             }
             for d in ref.plans
         ],

@@ -44,6 +44,8 @@ from overlap_check.model import (
     RunInfo,
     SideKind,
     Stage,
+    StepWall,
+    StepWallDelta,
     StreamPair,
     StreamPairRun,
     StreamStat,
@@ -461,6 +463,25 @@ def _reference_delta(obj: _Object) -> ReferenceDelta:
         layer_wall_delta_pct=obj.number_or_none("layer_wall_delta_pct"),
         step_wall_delta_pct=obj.number_or_none("step_wall_delta_pct"),
         new_join_wait_ns=_float_ns(obj, "new_join_wait_us"),
+        steps=obj.each("steps", _step_delta) if "steps" in obj.value else (),
+        steps_before=obj.integer("warm_steps_before") if "warm_steps_before" in obj.value else 0,
+        steps_after=obj.integer("warm_steps_after") if "warm_steps_after" in obj.value else 0,
+        step_delta_median_pct=obj.number_or_none("step_delta_median_pct"),
+        worst_step=obj.integer_or_none("worst_step"),
+    )
+
+
+def _step_wall(obj: _Object) -> StepWall:
+    return StepWall(
+        run=obj.integer("run"), step=obj.integer_or_none("step"), wall_ns=obj.nanoseconds("wall_us")
+    )
+
+
+def _step_delta(obj: _Object) -> StepWallDelta:
+    return StepWallDelta(
+        before=_step_wall(obj.child("before")),
+        after=_step_wall(obj.child("after")),
+        delta_pct=obj.number_or_none("delta_pct"),
     )
 
 
