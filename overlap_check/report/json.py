@@ -21,6 +21,7 @@ from overlap_check.model import (
     CommunicationStep,
     CoresResult,
     Diagnosis,
+    LayerFigures,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -87,6 +88,7 @@ def _pair(pair: StreamPair) -> JSON:
         "overlap_us": us(pair.overlap_ns),
         "overlap_pct": pair.overlap_pct,
         "verdict": pair.verdict,
+        "gate_failures": list(pair.gate_failures),
         "provisional": pair.provisional,
         "per_run": [
             {
@@ -186,6 +188,7 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
     return {
         "run": run.run,
         "sample": run.sample,
+        "step": run.step,
         "warm": run.warm,
         "overlap_pct": run.overlap_pct,
         "busy_overlap_pct": run.busy_overlap_pct,
@@ -203,6 +206,23 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
         "layers": [_occurrence(o, origin) for o in run.layers],
         "join_not_waited": run.join_not_waited,
         "lag": run.lag,
+        "walls": None if run.walls is None else _layer_figures(run.walls),
+    }
+
+
+def _layer_figures(f: LayerFigures) -> JSON:
+    return {
+        "layers": f.layers,
+        "steps": f.steps,
+        "layer_wall_us": us(f.layer_wall_ns),
+        "dominator_us": us(f.dominator_ns),
+        "side_total_us": us(f.side_total_ns),
+        "join_wait_us": us(f.join_wait_ns),
+        "side_tail_us": us(f.side_tail_ns),
+        "join_wait_max_us": us(f.join_wait_max_ns),
+        "join_wait_layer": f.join_wait_layer,
+        "step_wall_us": us(f.step_wall_ns),
+        "step_walls": [{"step": step, "wall_us": us(wall)} for step, wall in f.step_walls],
     }
 
 
@@ -236,6 +256,7 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "verdict_counts": _counts(plan.verdict_counts),
         "provisional": plan.provisional,
         "verdict": plan.verdict,
+        "gate_failures": list(plan.gate_failures),
         "side_stream": plan.side_stream,
         "main_stream": plan.main_stream,
         "side": plan.side,
@@ -375,7 +396,9 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
                 "kind": w.kind,
                 "plan": w.plan,
                 "limit_source": w.limit_source,
+                "blocks_field": w.blocks_field,
                 "start_us": _rel(w.start_ns, origins.get((w.rank, w.run))),
+                **exact("start_ns", w.start_ns),
                 "message": w.message,
             }
             for w in cores.warnings
@@ -414,6 +437,10 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
         "violation_count": max(cores.violation_count, len(cores.violations)),
         "warning_count": max(cores.warning_count, len(cores.warnings)),
         "contention_count": max(cores.contention_count, len(cores.contention)),
+        "contention_runs": cores.contention_runs,
+        "over_limit_by_rank": [
+            {"rank": rank, "over_limit_us": us(ns)} for rank, ns in cores.over_limit_by_rank
+        ],
         "checked_kernels": cores.checked_kernels,
         "exempt_kernels": cores.exempt_kernels,
         "unchecked_kernels": cores.unchecked_kernels,
@@ -434,6 +461,8 @@ def to_dict(report: Report) -> JSON:
         "warmup": report.warmup,
         "min_runs": report.min_runs,
         "per": report.per,
+        "fail_on": report.fail_on,
+        "strict": report.strict,
         "gate_reasons": list(report.gate_reasons),
         "evidence_summary": list(report.evidence_summary),
         "notes": list(report.notes),
@@ -458,6 +487,7 @@ def to_dict(report: Report) -> JSON:
             }
             for d in report.baseline
         ],
+        "baseline_tolerance": report.baseline_tolerance,
         "reference": None if report.reference is None else _reference(report.reference),
     }
 
