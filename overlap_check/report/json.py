@@ -210,18 +210,26 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
     }
 
 
+def _medians(w: LayerFigures | PlanWalls) -> JSON:
+    """The layer figures a sample's LayerFigures and a plan's PlanWalls (their warm medians)
+    both have."""
+    return {
+        "layers": w.layers,
+        "steps": w.steps,
+        "layer_wall_us": us(w.layer_wall_ns),
+        "dominator_us": us(w.dominator_ns),
+        "side_total_us": us(w.side_total_ns),
+        "join_wait_us": us(w.join_wait_ns),
+        "side_tail_us": us(w.side_tail_ns),
+        "step_wall_us": us(w.step_wall_ns),
+    }
+
+
 def _layer_figures(f: LayerFigures) -> JSON:
     return {
-        "layers": f.layers,
-        "steps": f.steps,
-        "layer_wall_us": us(f.layer_wall_ns),
-        "dominator_us": us(f.dominator_ns),
-        "side_total_us": us(f.side_total_ns),
-        "join_wait_us": us(f.join_wait_ns),
-        "side_tail_us": us(f.side_tail_ns),
+        **_medians(f),
         "join_wait_max_us": us(f.join_wait_max_ns),
         "join_wait_layer": f.join_wait_layer,
-        "step_wall_us": us(f.step_wall_ns),
         "step_walls": [{"step": step, "wall_us": us(wall)} for step, wall in f.step_walls],
     }
 
@@ -285,14 +293,7 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
 
 def _walls(w: PlanWalls) -> JSON:
     return {
-        "layers": w.layers,
-        "steps": w.steps,
-        "layer_wall_us": us(w.layer_wall_ns),
-        "dominator_us": us(w.dominator_ns),
-        "side_total_us": us(w.side_total_ns),
-        "join_wait_us": us(w.join_wait_ns),
-        "side_tail_us": us(w.side_tail_ns),
-        "step_wall_us": us(w.step_wall_ns),
+        **_medians(w),
         "join_wait_worst_us": us(w.join_wait_worst_ns),
         "join_wait_worst_layer": w.join_wait_worst_layer,
         "join_wait_worst_run": w.join_wait_worst_run,

@@ -369,16 +369,9 @@ def _layer_figures(obj: _Object | None) -> LayerFigures | None:
         return (s.integer_or_none("step"), s.nanoseconds("wall_us"))
 
     return LayerFigures(
-        layers=obj.integer("layers"),
-        steps=obj.integer("steps"),
-        layer_wall_ns=_float_ns(obj, "layer_wall_us"),
-        dominator_ns=_float_ns(obj, "dominator_us"),
-        side_total_ns=_float_ns(obj, "side_total_us"),
-        join_wait_ns=_float_ns(obj, "join_wait_us"),
-        side_tail_ns=_float_ns(obj, "side_tail_us"),
+        **_medians(obj),
         join_wait_max_ns=obj.nanoseconds_or_none("join_wait_max_us"),
         join_wait_layer=obj.integer_or_none("join_wait_layer"),
-        step_wall_ns=_float_ns(obj, "step_wall_us"),
         step_walls=obj.each("step_walls", step),
     )
 
@@ -473,16 +466,23 @@ def _float_ns(obj: _Object, name: str) -> float | None:
     return None if value is None else float(value)
 
 
+def _medians(obj: _Object) -> dict[str, Any]:
+    """The fields LayerFigures and PlanWalls share (report/json.py's ``_medians``)."""
+    return {
+        "layers": obj.integer("layers"),
+        "steps": obj.integer("steps"),
+        "layer_wall_ns": _float_ns(obj, "layer_wall_us"),
+        "dominator_ns": _float_ns(obj, "dominator_us"),
+        "side_total_ns": _float_ns(obj, "side_total_us"),
+        "join_wait_ns": _float_ns(obj, "join_wait_us"),
+        "side_tail_ns": _float_ns(obj, "side_tail_us"),
+        "step_wall_ns": _float_ns(obj, "step_wall_us"),
+    }
+
+
 def _walls(obj: _Object) -> PlanWalls:
     return PlanWalls(
-        layers=obj.integer("layers"),
-        steps=obj.integer("steps"),
-        layer_wall_ns=_float_ns(obj, "layer_wall_us"),
-        dominator_ns=_float_ns(obj, "dominator_us"),
-        side_total_ns=_float_ns(obj, "side_total_us"),
-        join_wait_ns=_float_ns(obj, "join_wait_us"),
-        side_tail_ns=_float_ns(obj, "side_tail_us"),
-        step_wall_ns=_float_ns(obj, "step_wall_us"),
+        **_medians(obj),
         join_wait_worst_ns=_ns(obj.number_or_none("join_wait_worst_us")),
         join_wait_worst_layer=obj.integer_or_none("join_wait_worst_layer"),
         join_wait_worst_run=obj.integer_or_none("join_wait_worst_run"),
