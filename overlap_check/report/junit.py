@@ -14,9 +14,10 @@ the whole document) and Maven Surefire's test-report schema 3.0 (each
 ``<testsuites>`` are only tests/failures/errors (no ``skipped``), a suite holds
 only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons and
 notes are properties), ``time`` is on every testcase (the analysis time is not
-measured per check, so it is 0) and every ``<failure>`` has a ``type``. The one
-addition neither schema lists is ``file`` on a testcase (lint's source file),
-which GitLab reads and Jenkins ignores.
+measured per check, so it is 0) and every ``<failure>`` has a ``type``. Nothing
+outside both schemas is written: not even ``file`` on a testcase, which GitLab and
+GitHub reporters read but the Jenkins xUnit plugin rejects, skipping the whole report
+(docs/ci.md, "What the JUnit XML holds"); lint names each case by its file instead.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ class JUnitCase:
     failures: tuple[JUnitFailure, ...] = ()
     skipped: str | None = None  # why it was not fully judged (element text and message)
     output: str | None = None  # <system-out>
-    file: str | None = None  # the source file the case is about (GitLab links it)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
                 _sub(properties, "property", name=key, value=value)
         for case in suite.cases:
             testcase = _sub(element, "testcase", classname=case.classname, name=case.name,
-                            time="0", file=case.file)  # fmt: skip
+                            time="0")  # fmt: skip
             for failure in case.failures:
                 _sub(testcase, "failure", failure.text, message=failure.message, type=failure.type)
             if case.skipped is not None:
