@@ -19,6 +19,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+# process groups and SIGINT to a group: POSIX only
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 DRIVER = """\
