@@ -1,6 +1,6 @@
 """Captures reduced to their figures, by worker processes when the input pays for them.
 
-One ``ProcessPoolExecutor.map`` over the captures read from disk; a failure is data (the
+One ``ProcessPoolExecutor`` task per capture read from disk; a failure is data (the
 worker returns the tool's error, the parent raises the first one in capture order). This
 module imports no polars at import time: a worker sets its polars thread count (see
 :func:`_start_worker`) before the first task imports the engine.
@@ -9,8 +9,9 @@ module imports no polars at import time: a worker sets its polars thread count (
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 # Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial 2.97 s, with a
 # worker 3.22 s; 2 x 328 MB serial 3.67 s, with a worker 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
 PARALLEL_MIN_BYTES = 600 * 2**20
+
+WAIT_SLICE_S = 0.25  # how soon a Ctrl-C is answered while workers read
 
 Job = tuple[Source | Capture, "Hints | None"]  # a capture (to read, or in memory), its hints
 
@@ -68,10 +71,36 @@ def worker_count(sources: Sequence[Source], requested: int | None) -> int:
 
 
 def _start_worker(threads: str) -> None:
+    # Ctrl-C reaches the whole process group: a worker would print its own
+    # KeyboardInterrupt traceback. The parent alone answers it (one message, exit 130)
+    # and ends the workers itself (_end_workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # In the worker only, before polars starts its pool: workers share the cores, and more
     # polars threads than cores only make every capture slower (measured on 2 cores, 5 x
     # 1M kernels, best of 5: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread ones).
     os.environ.setdefault("POLARS_MAX_THREADS", threads)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Interrupted: drop the queued captures and end the workers (they ignore SIGINT)."""
+    # no public handle on the processes before Python 3.14's terminate_workers()
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
+
+
+def _outcome(
+    future: Future[CaptureFigures | OverlapCheckError],
+) -> CaptureFigures | OverlapCheckError:
+    """The future's result, waited for in short slices: a SIGINT that lands on one of the
+    pool's threads is only acted on when the main thread wakes up (an endless wait would
+    never see Ctrl-C)."""
+    while not future.done():
+        wait([future], timeout=WAIT_SLICE_S)
+    return future.result()
 
 
 def reduce_one(
@@ -100,7 +129,6 @@ def reduce_all(
     remote = [k for k, (source, _) in enumerate(jobs) if not isinstance(source, Capture)]
     if workers > 1 and len(remote) > 1:
         threads = str(max(1, cpu_count() // workers))
-        n = len(remote)
         try:
             with ProcessPoolExecutor(
                 workers,
@@ -108,9 +136,13 @@ def reduce_all(
                 initializer=_start_worker,
                 initargs=(threads,),
             ) as pool:
-                done = pool.map(reduce_one, [jobs[k] for k in remote], [options] * n, [limits] * n)
-                for k, outcome in zip(remote, done, strict=False):
-                    outcomes[k] = outcome
+                try:
+                    futures = [pool.submit(reduce_one, jobs[k], options, limits) for k in remote]
+                    for k, future in zip(remote, futures, strict=True):
+                        outcomes[k] = _outcome(future)
+                except KeyboardInterrupt:
+                    _end_workers(pool)
+                    raise  # the CLI's one message and exit 130
         except (BrokenProcessPool, RuntimeError, OSError):
             pass  # no worker could take them (died, or a daemon may not start any): here
     out: list[CaptureFigures] = []

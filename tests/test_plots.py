@@ -1063,3 +1063,100 @@ def test_not_split_keeps_an_empty_side_lane(generated: Path) -> None:
     ]
     rows = clip(view.kernels, view.start_ns, view.end_ns)
     assert rows.filter(pl.col("stream_id") == 3).height == 0  # the side lane is empty
+
+
+# --------------------------------------------------------------------------- side kinds
+
+
+def side_kind_timeline(folder: str, occurrence: int | None = None) -> TimelineView:
+    """The timeline view of a communication or copy fixture's plan (its own answer)."""
+    import overlap_check
+    from overlap_check.synth.side_kinds import case
+
+    answer = case(folder).answer
+    plan = Plan(
+        answer.plan,
+        side=answer.side,
+        side_stream=answer.side_stream,
+        dominator=answer.dominator,
+        side_kind=answer.side_kind,
+    )
+    captures = overlap_check.load(REPO / "fixtures" / folder)
+    report = check(captures, Options(plans=(plan,)))
+    view = charts(report, captures, Selection(occurrence=occurrence, kinds=("timeline",)))[0].view
+    assert isinstance(view, TimelineView)
+    return view
+
+
+def side_task_bars(view: TimelineView) -> dict[str, list[float]]:
+    """The drawn side-task rectangles: their widths (view units, µs here) per lane label."""
+    from overlap_check.report.plots.timeline import SIDE_TASKS, draw_timeline
+
+    ax = draw_timeline(view).axes[0]
+    lanes = [t.get_text() for t in ax.get_yticklabels()]
+    (tasks,) = [c for c in ax.collections if c.get_label() == SIDE_TASKS]
+    assert tasks.get_hatch() == "//"  # told apart from the other bars
+    found: dict[str, list[float]] = {}
+    for path in tasks.get_paths():
+        corners = path.vertices
+        lane = lanes[round(float(corners[:, 1].mean()))]
+        found.setdefault(lane, []).append(round(float(np.ptp(corners[:, 0])), 3))
+    legend = [t.get_text() for t in ax.figure.legends[0].get_texts()]  # type: ignore[union-attr]
+    assert f"side {view.side_kind} tasks" in legend
+    return found
+
+
+def test_communication_plan_draws_its_side_tasks_on_the_communication_lane() -> None:
+    pytest.importorskip("matplotlib")
+    view = side_kind_timeline("afd-hidden")
+    # Worst warm occurrence: all three layers alike, the first wins the tie. Layer 0
+    # (µs from the layer start, overlap_check/synth/side_kinds.afd): attention [0, 300],
+    # send [100, 320]; the view is their hull [0, 320] padded by 0.15 x 320 = 48 on each
+    # side, [-48, 368]: layer 1's send at 600 + 100 = 700 is out of view. One side task,
+    # on the communication lane (communication rows have no Stream ID), 220 µs wide.
+    assert view.side_window is not None
+    assert view.side_window[1] - view.side_window[0] == 220 * US
+    assert (view.end_ns - view.start_ns) == (320 + 2 * 48) * US
+    assert side_task_bars(view) == {"communication": [220.0]}
+    # the deciding figure, as the report recorded it: 200 of the 220 µs under attention
+    assert "hidden_pct 0.91 (200 µs of 220 µs communication under compute)" in view.subtitle
+
+
+def test_copy_plan_draws_its_copies_on_the_copy_stream_lane() -> None:
+    pytest.importorskip("matplotlib")
+    view = side_kind_timeline("kv-offload-hidden")
+    # Layer 0 (kv_offload(True)): attention [0, 300], copies [50, 250] and [500, 600] on
+    # stream 5; side window [50, 600], hull with attention [0, 600], padded by 90: the
+    # view [-90, 690] holds both copies and not layer 1's (from 700 + 50 = 750).
+    assert view.side_window == (view.start_ns + 140 * US, view.start_ns + 690 * US)
+    bars = side_task_bars(view)
+    assert bars == {"stream 5 (side)": [200.0, 100.0]}
+    # the copies are drawn once: no plain bar sits on the copy lane
+    from overlap_check.report.plots.timeline import SIDE_TASKS, draw_timeline
+
+    ax = draw_timeline(view).axes[0]
+    lane = [t.get_text() for t in ax.get_yticklabels()].index("stream 5 (side)")
+    plain = [c for c in ax.collections if c.get_label() != SIDE_TASKS and c.get_zorder() == 3]
+    centres = [round(float(p.vertices[:, 1].mean())) for c in plain for p in c.get_paths()]
+    assert lane not in centres
+    # (200 + 60) of (200 + 100) µs of copy under compute
+    assert "hidden_pct 0.87 (260 µs of 300 µs copy under compute)" in view.subtitle
+
+
+def test_an_occurrence_of_a_communication_plan_is_measured_with_its_tasks() -> None:
+    import overlap_check
+    from overlap_check.report.plots.picking import measure_occurrence
+
+    captures = overlap_check.load(REPO / "fixtures" / "afd-hidden")
+    plan = Plan("afd-send", side="hcom_send", side_kind="communication")
+    result = check(captures, Options(plans=(plan,))).plans[0]
+    (plan_run,) = result.per_run
+    recorded = {o.index: o for o in plan_run.worst}
+    windows = ("side_ops", "side_start_ns", "side_end_ns", "dom_start_ns", "dom_end_ns")
+    for index in (1, 2, 3):  # measured again from the capture, its windows read as the report's
+        measured = measure_occurrence(result, plan_run, captures[0], index)
+        for field in (*windows, "overlap_ns", "overlap_pct", "dominator", "status"):
+            assert getattr(measured, field) == getattr(recorded[index], field), field
+        assert measured.side_ops == 1  # one send a layer, [100, 320] µs from its start
+        assert (measured.side_start_ns or 0) - (measured.dom_start_ns or 0) == 100 * US
+        assert (measured.side_end_ns or 0) - (measured.side_start_ns or 0) == 220 * US

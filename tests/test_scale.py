@@ -5,7 +5,7 @@ a rank are checked on a small job with hand-computed figures. No timing here (be
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -323,7 +323,7 @@ def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class _DeadPool:
-    """A process pool whose workers died: its map raises BrokenProcessPool."""
+    """A process pool whose workers died: its submit raises BrokenProcessPool."""
 
     def __init__(self, workers: int, **kwargs: object) -> None:
         self.workers = workers
@@ -334,7 +334,7 @@ class _DeadPool:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def map(self, *args: object) -> Iterator[object]:
+    def submit(self, *args: object) -> object:
         raise BrokenProcessPool("a worker died")
 
 

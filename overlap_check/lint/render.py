@@ -55,7 +55,8 @@ def render_github(result: LintResult) -> str:
 
 
 def render_junit(result: LintResult) -> str:
-    """One testcase per file (with ``file``), one <failure> per finding in it."""
+    """One testcase per file, named by its path, one <failure> per finding in it (no
+    ``file`` attribute: the Jenkins xUnit schema rejects it, see report/junit.py)."""
     by_file: dict[str, list[Finding]] = {path: [] for path in result.files}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
@@ -63,7 +64,6 @@ def render_junit(result: LintResult) -> str:
         JUnitCase(
             classname="overlap-check.lint",
             name=path,
-            file=path,
             failures=tuple(
                 JUnitFailure(
                     message=f"{f.rule} {f.message}",

@@ -16,9 +16,10 @@ only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons, the
 evidence summary's lines and notes are properties; a plan's evidence line is
 also in its ``<system-out>`` and failure text, after the verdict line), ``time``
 is on every testcase (the analysis time is not measured per check, so it is 0)
-and every ``<failure>`` has a ``type``. The one
-addition neither schema lists is ``file`` on a testcase (lint's source file),
-which GitLab reads and Jenkins ignores.
+and every ``<failure>`` has a ``type``. Nothing outside both schemas is written:
+not even ``file`` on a testcase, which GitLab and GitHub reporters read but the
+Jenkins xUnit plugin rejects, skipping the whole report (docs/ci.md, "What the
+JUnit XML holds"); lint names each case by its file instead.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ class JUnitCase:
     failures: tuple[JUnitFailure, ...] = ()
     skipped: str | None = None  # why it was not fully judged (element text and message)
     output: str | None = None  # <system-out>
-    file: str | None = None  # the source file the case is about (GitLab links it)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
                 _sub(properties, "property", name=key, value=value)
         for case in suite.cases:
             testcase = _sub(element, "testcase", classname=case.classname, name=case.name,
-                            time="0", file=case.file)  # fmt: skip
+                            time="0")  # fmt: skip
             for failure in case.failures:
                 _sub(testcase, "failure", failure.text, message=failure.message, type=failure.type)
             if case.skipped is not None:

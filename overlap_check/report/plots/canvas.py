@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from overlap_check.errors import UsageError
 from overlap_check.output_file import write_atomically
 from overlap_check.report.plots.files import picture_format
+from overlap_check.report.plots.views import format_duration as format_duration  # re-exported
 
 DPI = 100
 
@@ -123,15 +124,6 @@ def save(figure: Figure, path: Path) -> Path:
     except OSError as err:  # a read-only place, a file where a dir should be, a full disk
         raise UsageError(f"cannot write the picture: {err.strerror or err}", path=path) from err
     return path
-
-
-def format_duration(ns: float) -> str:
-    """A duration for a label: ``850 ns``, ``167.5 µs``, ``1.107 ms`` (4 significant digits)."""
-    if abs(ns) < 1_000:
-        return f"{ns:.0f} ns"
-    if abs(ns) < 1_000_000:
-        return f"{ns / 1_000:.4g} µs"
-    return f"{ns / 1_000_000:.4g} ms"
 
 
 def _metadata(fmt: str) -> dict[str, str | None]:

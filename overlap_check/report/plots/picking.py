@@ -64,16 +64,11 @@ def measure_occurrence(
     """Occurrence ``index`` of one run, measured by the engine as the report was."""
     from overlap_check.plans import PlanStreams, occurrences, tag
 
-    kernels = compute_kernels(capture.kernels)
+    plan = result_plan(result)
+    # a communication or copy plan's side ops are tasks: tag keeps them with the compute
+    kernels = capture.kernels if plan.side_kind != "compute" else compute_kernels(capture.kernels)
     if plan_run.step is not None:  # --per step: occurrences are numbered within the step
         kernels = kernels.filter(pl.col("step") == plan_run.step)
-    plan = Plan(
-        name=result.name,
-        side=result.side,
-        dominator=result.dominator,
-        side_stream=result.side_stream,
-        main_stream=result.main_stream,
-    )
     found = occurrences(
         tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
     )
@@ -83,6 +78,19 @@ def measure_occurrence(
             hint=f"it has {found.status.size}",
         )
     return found.occurrence(index - 1)
+
+
+def result_plan(result: PlanResult) -> Plan:
+    """The plan a result was measured with, as far as the selection of its ops goes."""
+    return Plan(
+        name=result.name,
+        side=result.side,
+        dominator=result.dominator,
+        side_stream=result.side_stream,
+        main_stream=result.main_stream,
+        side_kind=result.side_kind,
+        op_type=result.op_type,
+    )
 
 
 def barrier_marks(

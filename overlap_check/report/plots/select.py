@@ -18,6 +18,7 @@ from overlap_check.errors import UsageError
 from overlap_check.model import (
     Capture,
     DeviceCores,
+    Occurrence,
     PlanResult,
     PlanRun,
     Report,
@@ -39,6 +40,7 @@ from overlap_check.report.plots.views import (
     RunsView,
     TimelineView,
     busiest_window,
+    format_duration,
     occurrence_range,
     stream_view_width,
     verdict_of,
@@ -183,7 +185,11 @@ def _captures_by_run(
 
 
 def _lookup(
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]], rank: int | None, run: int
+    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
+    rank: int | None,
+    run: int,
+    *,
+    copies: bool = False,
 ) -> tuple[RunInfo, Capture]:
     from overlap_check.table import without_copies
 
@@ -194,6 +200,8 @@ def _lookup(
         where = f" of rank {rank}" if rank is not None else ""
         raise UsageError(f"no capture for run {run}{where}", hint=f"runs: {runs}") from None
     # pictures show kernels and communication: copy tasks are a copy plan's only
+    if copies:
+        return info, capture
     return info, replace(capture, kernels=without_copies(capture.kernels))
 
 
@@ -223,7 +231,7 @@ def plan_timeline(
             result.verdict,
         )
     plan_run, recorded = chosen
-    info, capture = _lookup(by_run, result.rank, plan_run.run)
+    info, capture = _lookup(by_run, result.rank, plan_run.run, copies=result.side_kind == "copy")
     occ = recorded
     if occ is None:
         assert selection.occurrence is not None
@@ -254,7 +262,8 @@ def plan_timeline(
     status = f" ({occ.status})" if occ.status != "ok" else ""
     subtitle = (
         f"{which} occurrence{status}: overlap_pct {pct}"
-        f"{f' ({occ_verdict})' if occ_verdict else ''}, window definition · {plan_line}"
+        f"{f' ({occ_verdict})' if occ_verdict else ''}, window definition"
+        f"{_hidden_text(result, occ)} · {plan_line}"
     )
     return TimelineView(
         kernels=capture.kernels,
@@ -273,7 +282,23 @@ def plan_timeline(
         overlap_pct=occ.overlap_pct,
         verdict=result.verdict,
         device=capture.device_cores,
+        side_kind=result.side_kind,
     )
+
+
+def _hidden_text(result: PlanResult, occ: Occurrence) -> str:
+    """A communication or copy plan's deciding figure for this occurrence, as the report
+    recorded it (compute plans: nothing, their subtitle is unchanged)."""
+    if result.side_kind == "compute" or occ.hidden_pct is None:
+        return ""
+    busy, hidden = occ.side_busy_ns, occ.hidden_ns
+    part = ""
+    if busy is not None and hidden is not None:
+        part = (
+            f" ({format_duration(hidden)} of {format_duration(busy)} {result.side_kind}"
+            " under compute)"
+        )
+    return f"; hidden_pct {occ.hidden_pct:.2f}{part}"
 
 
 def _plan_line(result: PlanResult) -> str:

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from overlap_check import intervals
+from overlap_check.model import Plan
 from overlap_check.report.plots import canvas
 from overlap_check.report.plots.views import (
     COMMUNICATION_LANE,
@@ -29,12 +30,16 @@ from overlap_check.report.plots.views import (
     short_name,
     short_names,
 )
+from overlap_check.selection import side_expr
 
 LANE_HEIGHT = 0.72
 WINDOW_HEIGHT = 0.5
 LABEL_FONT_PT = 7.0
 CHAR_WIDTH_PT = 0.6 * LABEL_FONT_PT  # average glyph width of the label font
 MIN_GAP_FRACTION = 0.01  # idle gaps shorter than this share of the view are not marked
+SIDE_TASK_HATCH = "//"  # a communication or copy plan's side tasks
+SIDE_TASK_EDGE = "#8a4a0e"  # a darker side colour: the hatch lines take the edge colour
+SIDE_TASKS = "side tasks"  # their collection's label (tests find it by it)
 
 
 def bar_vertices(
@@ -61,9 +66,17 @@ def bar_vertices(
 
 
 def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
-    """Each kernel's role in the picture: side, dominator, barrier, communication, other."""
+    """Each kernel's role in the picture: side, side-task, dominator, barrier,
+    communication, other. A communication or copy plan's side ops are side-task rows:
+    the engine's own selection (selection.side_expr), on the lanes of their streams."""
     side: pl.Expr = pl.lit(False)
-    if view.side_pattern is not None:
+    task: pl.Expr = pl.lit(False)
+    if view.side_kind != "compute":
+        plan = Plan(
+            "view", side=view.side_pattern, side_stream=view.side_stream, side_kind=view.side_kind
+        )
+        task = side_expr(plan, rows)
+    elif view.side_pattern is not None:
         side = pl.col("name").str.contains(view.side_pattern)
     elif view.side_stream is not None and view.side_window is not None:
         lo, hi = view.side_window
@@ -91,7 +104,9 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
         )
         barrier = pl.struct("start_ns", "stream_id").is_in(keys.to_struct().implode())
     role = (
-        pl.when(pl.col("is_communication") | pl.col("stream_id").is_null())
+        pl.when(task)
+        .then(pl.lit("side-task"))
+        .when(pl.col("is_communication") | pl.col("stream_id").is_null())
         .then(pl.lit("communication"))
         .when(barrier)
         .then(pl.lit("barrier"))
@@ -106,6 +121,7 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
 
 ROLE_COLOURS = {
     "side": canvas.SIDE,
+    "side-task": canvas.SIDE,
     "dominator": canvas.DOMINATOR,
     "barrier": canvas.BARRIER,
     "communication": canvas.COMMUNICATION,
@@ -150,21 +166,37 @@ def draw_timeline(view: TimelineView) -> Figure:
     x0 = to_x(rows["start_ns"].to_numpy())
     x1 = np.maximum(to_x(rows["end_ns"].to_numpy()), x0 + span * 4e-4)
     y = window_rows + lane_index(np.asarray(lanes, dtype=np.int64), lane_key).astype(float)
+    task = np.zeros(rows.height, dtype=bool)  # a communication or copy plan's side tasks
     if has_windows or view.side_pattern is not None:
         roles = kernel_roles(view, rows).to_list() if rows.height else []
         colours = [ROLE_COLOURS[r] for r in roles]
+        task = np.asarray([r == "side-task" for r in roles], dtype=bool).reshape(rows.height)
     else:  # no plan: colour by stream, as the demand chart does
         roles = ["communication"] if (lane_key == COMMUNICATION_LANE).any() else []
         palette = np.array([_stream_colour(i, lane) for i, lane in enumerate(lanes)], dtype=object)
         colours = palette[lane_index(np.asarray(lanes, dtype=np.int64), lane_key)].tolist()
+    # A communication or copy plan's side tasks: their own hatched collection, so they
+    # stand apart from compute and from the other communication on the same lane.
     bars = PolyCollection(
-        bar_vertices(x0, x1, y, LANE_HEIGHT),
-        facecolors=colours,
+        bar_vertices(x0[~task], x1[~task], y[~task], LANE_HEIGHT),
+        facecolors=[c for c, t in zip(colours, task, strict=True) if not t],
         edgecolors="white",
         linewidths=0.3,
         zorder=3,
     )
     ax.add_collection(bars)
+    if task.any():
+        ax.add_collection(
+            PolyCollection(
+                bar_vertices(x0[task], x1[task], y[task], LANE_HEIGHT),
+                facecolors=canvas.SIDE,
+                edgecolors=SIDE_TASK_EDGE,
+                hatch=SIDE_TASK_HATCH,
+                linewidths=0.6,
+                zorder=3,
+                label=SIDE_TASKS,
+            )
+        )
     _label_bars(ax, rows, x0, x1, y, span)
     idle_shown = False
     if view.main_stream is not None and view.main_stream in lane_y:
@@ -451,12 +483,22 @@ def _legend(
 ) -> None:
     names = {
         "side": "side operators",
+        "side-task": f"side {view.side_kind} tasks",
         "dominator": "dominator",
         "barrier": "barrier candidate",
         "communication": "communication",
         "other": "other kernels",
     }
-    handles = [Patch(color=ROLE_COLOURS[r], label=names[r]) for r in names if r in roles]
+    handles = [
+        Patch(
+            facecolor=ROLE_COLOURS[r],
+            edgecolor=SIDE_TASK_EDGE if r == "side-task" else ROLE_COLOURS[r],
+            hatch=SIDE_TASK_HATCH if r == "side-task" else None,
+            label=names[r],
+        )
+        for r in names
+        if r in roles
+    ]
     if view.side_window is not None:
         handles.append(Patch(color=canvas.SIDE, alpha=0.25, label="side window"))
     if view.dom_window is not None:

@@ -15,7 +15,7 @@ import numpy.typing as npt
 import polars as pl
 
 from overlap_check import intervals
-from overlap_check.model import BarrierCandidate, DeviceCores, Thresholds, Verdict
+from overlap_check.model import BarrierCandidate, DeviceCores, SideKind, Thresholds, Verdict
 from overlap_check.table import compute_kernels
 
 # Margin around an occurrence's windows, as a fraction of their hull, so that the
@@ -51,6 +51,9 @@ class TimelineView:
     overlap_pct: float | None = None
     verdict: Verdict | None = None
     device: DeviceCores | None = None  # the capture's own cores (info.json), if read
+    # communication / copy: the side ops are the plan's tasks (selection.side_expr of
+    # side_pattern and side_stream), drawn hatched on their own lanes
+    side_kind: SideKind = "compute"
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,15 @@ def short_names(names: pl.Series) -> pl.Series:
         .str.replace(r"(_+\d+)+$", "")
         .str.replace(r"^(.{28}).+$", "$1…")
     )
+
+
+def format_duration(ns: float) -> str:
+    """A duration for a label: ``850 ns``, ``167.5 µs``, ``1.107 ms`` (4 significant digits)."""
+    if abs(ns) < 1_000:
+        return f"{ns:.0f} ns"
+    if abs(ns) < 1_000_000:
+        return f"{ns / 1_000:.4g} µs"
+    return f"{ns / 1_000_000:.4g} ms"
 
 
 def short_name(name: str) -> str:
