@@ -325,7 +325,9 @@ def occurrences(
     ``main``: the sample's main_kernels(), when the caller already has them.
     """
     side = _by_start(tagged.filter(pl.col("_side")))
-    ss, se, sid = _i64(side, "start_ns"), _i64(side, "end_ns"), _i64(side, "stream_id")
+    # a communication task has no stream: -1, hidden under every compute stream
+    sid = _i64(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id")
+    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
     if main is None:
         main = main_kernels(tagged, streams.main)
     if plan.dominator is not None:
@@ -360,13 +362,7 @@ def occurrences(
         measured,
         dom_row=rows,
         main_names=main.get_column("name"),
-        # a communication task has no stream: -1, hidden under every compute stream
-        side_ops=(
-            ss,
-            se,
-            occ,
-            _i64(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id"),
-        ),
+        side_ops=(ss, se, occ, sid),  # in the order of ss (the layers' order)
         join_not_waited=joins,
     )
 

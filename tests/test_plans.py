@@ -452,3 +452,24 @@ def test_longest_per_group_in_order_and_shuffled() -> None:
     groups, first = _longest_per_group(group[shuffle], length[shuffle])
     assert groups.tolist() == [0, 2, 5]
     assert length[shuffle][first].tolist() == [9, 4, 7]
+
+
+def test_each_side_op_keeps_its_own_stream_when_a_long_op_belongs_to_a_later_layer() -> None:
+    # Two side streams. By start, b (stream 4, [40, 290]) comes before a (stream 3, [50, 80]);
+    # b overlaps D1 [0, 100] by 60 and D2 [200, 300] by 90, so it belongs to layer 2 and the
+    # layers' order puts a first. Each op is hidden only by the other streams' compute:
+    # a: under D1, 30 of 30; b: under D1 and D2 (a adds nothing inside D1),
+    # (100 - 40) + (290 - 200) = 60 + 90 = 150 of 250. Were b's stream taken for a's (3),
+    # b would count itself as the compute hiding it: 250 of 250.
+    rows = [
+        ("GroupedMatmul", 2, 0, 100),
+        ("GroupedMatmul", 2, 200, 300),
+        ("SharedExpert_a", 3, 50, 80),
+        ("SharedExpert_b", 4, 40, 290),
+    ]
+    starts, _, layer, stream = occ_of(MOE, rows).side_ops
+    assert (starts - T0).tolist() == [50, 40]
+    assert layer.tolist() == [0, 1]
+    assert stream.tolist() == [3, 4]
+    hidden = {o.index: (o.hidden_ns, o.side_busy_ns) for o in one_run(MOE, rows).per_run[0].worst}
+    assert hidden == {1: (30, 30), 2: (150, 250)}
