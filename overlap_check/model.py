@@ -365,6 +365,7 @@ EvidenceKind = Literal[
     "join-wait",
     "dominator-stretched",
     "shape-change",
+    "tail-ops",
 ]
 
 
@@ -390,6 +391,28 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class TailOp:
+    """One kind of tail operator after the join (joins.TAIL_OPERATORS), per layer: how many
+    ran and their time (a sample's totals over its layers divided by its layers; in
+    PlanWalls, the warm median of that)."""
+
+    name: str  # the TAIL_OPERATORS entry it matched
+    count: float
+    ns: float
+
+
+@dataclass(frozen=True)
+class ShapeCount:
+    """How often one operator of a plan ran with one ``Input Shapes`` string in a capture
+    (shapes.shape_signature): the small evidence a reference comparison reads."""
+
+    role: Literal["dominator", "side"]
+    label: str  # the operator type (the kernel name when the table has none)
+    shapes: str  # the Input Shapes text as the profiler wrote it
+    count: int
+
+
+@dataclass(frozen=True)
 class LayerFigures:
     """Wall-time figures of one sample's layers (docs/gain.md), medians over its layers
     (occurrences with a dominator); ns as floats (a median of two is a half)."""
@@ -404,6 +427,7 @@ class LayerFigures:
     join_wait_max_ns: int | None  # the sample's worst layer
     join_wait_layer: int | None  # and which layer it is (1-based)
     step_wall_ns: float | None  # median over the sample's steps of first start to last end
+    tail_ops: tuple[TailOp, ...] = ()  # tail operators after the join, per layer
 
 
 @dataclass(frozen=True)
@@ -443,6 +467,9 @@ class PlanResult:
     # placement (3a): the named ops that stayed off the side stream, "SwiGlu x20 on stream 2"
     stayed: tuple[str, ...] = ()
     op_type: str | None = None  # the plan's op_type regex
+    # Input Shapes of the dominator and side ops over the warm captures (read only with a
+    # reference: shapes.py); None: not read or not available (not in the JSON)
+    shapes: tuple[ShapeCount, ...] | None = None
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged
@@ -476,6 +503,7 @@ class PlanWalls:
     join_wait_worst_ns: int | None  # the worst layer of the warm samples
     join_wait_worst_layer: int | None
     join_wait_worst_run: int | None
+    tail_ops: tuple[TailOp, ...] = ()  # warm medians per layer, most time first
 
 
 @dataclass(frozen=True)
@@ -491,6 +519,10 @@ class ReferenceDelta:
     layer_wall_delta_pct: float | None
     step_wall_delta_pct: float | None
     new_join_wait_ns: float | None  # after - before (a new hole after the join)
+    # the plan's dominator and side ops ran other Input Shapes than in the reference, one
+    # sentence per operator (shapes.shape_changes); () when the same or not available
+    shape_changes: tuple[str, ...] = ()
+    shapes_available: bool = False  # both captures had Input Shapes to compare
 
 
 @dataclass(frozen=True)

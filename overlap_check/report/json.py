@@ -274,6 +274,7 @@ def _walls(w: PlanWalls) -> JSON:
         "join_wait_worst_us": us(w.join_wait_worst_ns),
         "join_wait_worst_layer": w.join_wait_worst_layer,
         "join_wait_worst_run": w.join_wait_worst_run,
+        "tail_ops": [{"name": t.name, "count": t.count, "us": us(t.ns)} for t in w.tail_ops],
     }
 
 
@@ -291,6 +292,8 @@ def _reference(ref: ReferenceResult) -> JSON:
                 "layer_wall_delta_pct": d.layer_wall_delta_pct,
                 "step_wall_delta_pct": d.step_wall_delta_pct,
                 "new_join_wait_us": us(d.new_join_wait_ns),
+                "shapes_available": d.shapes_available,
+                "shape_changes": list(d.shape_changes),
             }
             for d in ref.plans
         ],

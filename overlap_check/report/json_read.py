@@ -47,6 +47,7 @@ from overlap_check.model import (
     StreamPair,
     StreamPairRun,
     StreamStat,
+    TailOp,
     Thresholds,
     Verdict,
 )
@@ -444,7 +445,13 @@ def _walls(obj: _Object) -> PlanWalls:
         join_wait_worst_ns=_ns(obj.number_or_none("join_wait_worst_us")),
         join_wait_worst_layer=obj.integer_or_none("join_wait_worst_layer"),
         join_wait_worst_run=obj.integer_or_none("join_wait_worst_run"),
+        # absent from reports written before tail operators were measured
+        tail_ops=obj.each("tail_ops", _tail_op) if "tail_ops" in obj.value else (),
     )
+
+
+def _tail_op(obj: _Object) -> TailOp:
+    return TailOp(name=obj.text("name"), count=obj.number("count"), ns=float(obj.nanoseconds("us")))
 
 
 def _walls_or_none(obj: _Object | None) -> PlanWalls | None:
@@ -461,6 +468,8 @@ def _reference_delta(obj: _Object) -> ReferenceDelta:
         layer_wall_delta_pct=obj.number_or_none("layer_wall_delta_pct"),
         step_wall_delta_pct=obj.number_or_none("step_wall_delta_pct"),
         new_join_wait_ns=_float_ns(obj, "new_join_wait_us"),
+        shape_changes=obj.texts("shape_changes") if "shape_changes" in obj.value else (),
+        shapes_available=obj.flag("shapes_available") if "shapes_available" in obj.value else False,
     )
 
 
