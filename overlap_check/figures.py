@@ -384,7 +384,8 @@ def source_figures(
         return capture_figures(source, options, limits, hints)
     from overlap_check.readers.capture import read_capture
 
-    capture = read_capture(source, shapes=wants_shapes(options))
+    # Input Shapes only for a reference comparison: the plain path parses no extra column
+    capture = read_capture(source, shapes=True) if wants_shapes(options) else read_capture(source)
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse

@@ -46,7 +46,10 @@ def shape_signature(kernels: pl.DataFrame, plan: Plan) -> tuple[ShapeCount, ...]
     for role, chosen in (("dominator", dominator), ("side", side)):
         counts = (
             kernels.filter(chosen)
-            .select(label.alias("label"), pl.col(SHAPES_COLUMN).fill_null("N/A").alias("shapes"))
+            .select(
+                label.alias("label"),
+                pl.col(SHAPES_COLUMN).str.strip_chars('"').fill_null("N/A").alias("shapes"),
+            )
             .group_by("label", "shapes")
             .len()
             .sort("label", "len", "shapes", descending=[False, True, False])
