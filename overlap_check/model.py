@@ -351,9 +351,9 @@ class PlanRun:
 # fix advice is keyed by it (overlap_check/advice.py), never parsed from prose.
 Cause = Literal["no-evidence", "not-split", "fake", "partial", "real"]
 Stage = Literal["3a", "3b", "3c"]  # docs/method.md's failure modes
-# The last four are hooks for measurements other stages add (the tails after the join,
-# the join wait, and against a reference capture the dominator stretched and the shapes
-# changed): they pass them to plans.plan_result(causes=...), listed by size with the rest.
+# The last five are measured after the judgement (the side tail, the join wait and the
+# tail operators from the layer figures; against a reference the dominator stretched and
+# the shapes changed) and go in through verdict.with_cause, listed by size with the rest.
 EvidenceKind = Literal[
     "nothing-judged",
     "placement",
