@@ -65,13 +65,20 @@ JOIN_WAIT_CAUSE_SHARE = 0.05
 
 
 def tail_operator(main: pl.DataFrame) -> pl.Series:
-    """Per main kernel, the TAIL_OPERATORS entry it is (null: another operator)."""
-    by_name = pl.col("name").str.extract(_TAIL_BY_NAME, 1)
-    if "op_type" in main.columns:
-        by_type = pl.when(pl.col("op_type").is_in(TAIL_OPERATORS)).then(pl.col("op_type"))
-        label = pl.when(pl.col("op_type").is_null()).then(by_name).otherwise(by_type)
-    else:
-        label = by_name
+    """Per main kernel, the TAIL_OPERATORS entry it is (null: another operator). Names
+    repeat layer after layer: the name regex runs once per distinct name."""
+    by_type = pl.when(pl.col("op_type").is_in(TAIL_OPERATORS)).then(pl.col("op_type"))
+    has_type = "op_type" in main.columns
+    if has_type and not main.get_column("op_type").null_count():
+        return main.select(by_type.alias("t")).get_column("t")
+    names = main.get_column("name").unique()
+    labels = names.str.extract(_TAIL_BY_NAME, 1)
+    by_name = pl.col("name").replace_strict(names, labels, default=None, return_dtype=pl.String)
+    label = (
+        pl.when(pl.col("op_type").is_null()).then(by_name).otherwise(by_type)
+        if has_type
+        else by_name
+    )
     return main.select(label.alias("t")).get_column("t")
 
 
@@ -241,7 +248,7 @@ def _us(ns: float) -> str:
 
 
 def _times(count: float) -> str:
-    return f"x{count:g}" if count == int(count) else f"x{count:.2f}"
+    return f"x{round(count, 2):g}"  # x1, x0.5, x0.32
 
 
 def tail_ops_cause(walls: PlanWalls | None) -> Evidence | None:

@@ -178,5 +178,5 @@ def test_tail_ops_cause_names_each_operator() -> None:
     tails = (TailOp("TransData", 1, 12_400), TailOp("MemSet", 0.5, 1_600))
     cause = tail_ops_cause(_walls(0, 300, tails))
     assert cause is not None and cause.size_ns == 12_400 + 1_600
-    assert "TransData x1 (12.400 µs), MemSet x0.50 (1.600 µs); 14.000 µs" in cause.text
+    assert "TransData x1 (12.400 µs), MemSet x0.5 (1.600 µs); 14.000 µs" in cause.text
     assert tail_ops_cause(_walls(0, 300)) is None

@@ -274,7 +274,9 @@ def _walls(w: PlanWalls) -> JSON:
         "join_wait_worst_us": us(w.join_wait_worst_ns),
         "join_wait_worst_layer": w.join_wait_worst_layer,
         "join_wait_worst_run": w.join_wait_worst_run,
-        "tail_ops": [{"name": t.name, "count": t.count, "us": us(t.ns)} for t in w.tail_ops],
+        "tail_ops": [
+            {"name": t.name, "count": round(t.count, 3), "us": us(t.ns)} for t in w.tail_ops
+        ],
     }
 
 
