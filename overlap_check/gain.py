@@ -12,7 +12,10 @@ both paths). :func:`apply_gates` applies ``require_gain`` and ``max_join_wait_us
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from overlap_check.errors import InputError
 from overlap_check.model import (
@@ -22,6 +25,8 @@ from overlap_check.model import (
     ReferenceDelta,
     ReferenceResult,
     Report,
+    StepWall,
+    StepWallDelta,
     rank_text,
 )
 from overlap_check.shapes import shape_changes
@@ -45,6 +50,39 @@ def _refuse(head: str, reference: str, why: str) -> InputError:
         hint="the reference must be the same workload (same layers and steps), "
         "captured without the multi-stream change",
     )
+
+
+def warm_steps(plan: PlanResult) -> tuple[StepWall, ...]:
+    """Every warm step of the plan's samples, in run order then Step Id order."""
+    return tuple(
+        StepWall(run.run, step, wall)
+        for run in plan.per_run
+        if run.warm and run.walls is not None
+        for step, wall in run.walls.step_walls
+    )
+
+
+def step_deltas(before: Sequence[StepWall], after: Sequence[StepWall]) -> StepFigures:
+    """The n-th warm step after against the n-th before, as many as both sides have; their
+    median Δ% and the worst step (largest Δ%, the first of equals; 1-based)."""
+    steps = tuple(
+        StepWallDelta(b, a, delta_pct(b.wall_ns, a.wall_ns))
+        for b, a in zip(before, after, strict=False)
+    )
+    known = [(d.delta_pct, n) for n, d in enumerate(steps, start=1) if d.delta_pct is not None]
+    worst = max(known, key=lambda item: item[0])[1] if known else None
+    median = float(statistics.median(v for v, _ in known)) if known else None
+    return StepFigures(steps, len(before), len(after), median, worst)
+
+
+class StepFigures(NamedTuple):
+    """ReferenceDelta's step-by-step fields, in its order."""
+
+    steps: tuple[StepWallDelta, ...]
+    steps_before: int
+    steps_after: int
+    step_delta_median_pct: float | None
+    worst_step: int | None
 
 
 def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> ReferenceResult:
@@ -89,6 +127,7 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
                 new_join_wait_ns=new_wait,
                 shape_changes=changes or (),
                 shapes_available=changes is not None,
+                **step_deltas(warm_steps(other), warm_steps(plan))._asdict(),
             )
         )
     extra = sorted(
@@ -100,7 +139,9 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
         raise _refuse(head_path, ref_path, f"plan {name}, rank {rank} is only in the reference")
     matched = "; ".join(
         f"plan {d.plan}, rank {rank_text(d.rank)}: {d.layers} layer(s) per sample "
-        f"in {d.after.steps} step(s), matched by order{_like_for_like(d)}"
+        f"in {d.after.steps} step(s), matched by order, and {d.steps_after} warm step(s) vs "
+        f"{d.steps_before} in the reference ({len(d.steps)} matched by order)"
+        f"{_like_for_like(d)}"
         for d in deltas
     )
     return ReferenceResult(path=ref_path, matched=matched, plans=tuple(deltas))
@@ -223,9 +264,13 @@ def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: 
     if contention_ns:
         effects.append(f"contention {_us(contention_ns)} µs over the device's cores")
     if walls is not None and walls.join_wait_ns:
-        effects.append(
-            f"the main stream waited {_us(walls.join_wait_ns)} µs per layer for the side tail"
-        )
+        effect = f"the main stream waited {_us(walls.join_wait_ns)} µs per layer for the side tail"
+        if delta is not None:  # the hole before, and what is new against the reference
+            effect += (
+                f" ({_us(delta.before.join_wait_ns)} µs in the reference: "
+                f"{_us(delta.new_join_wait_ns)} µs new)"
+            )
+        effects.append(effect)
     if walls is not None and walls.side_tail_ns:
         effects.append(f"side tail {_us(walls.side_tail_ns)} µs not covered by main work")
     if walls is not None and walls.tail_ops:

@@ -20,13 +20,14 @@ the main-stream kernels they were paired on, :func:`layer_figures` measures each
 
 The sample keeps the medians over its layers and its worst join wait; per rank,
 :func:`plan_walls` takes the warm medians. :func:`step_wall` is the step column's
-figure: per profiler step, its first compute start to its last compute end.
+figures: per profiler step, its first compute start to its last compute end (each step
+for the step-by-step comparison with a reference, gain.compare), and their median.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -106,9 +107,9 @@ def _tail_ops(main: pl.DataFrame, dom_rows: I64, ms: I64, me: I64) -> tuple[Tail
     found: list[TailOp] = []
     for name in sorted(set(names.tolist())):
         hit = names == name
-        found.append(
-            TailOp(name, int(hit.sum()) / dom_rows.size, int(durations[hit].sum()) / dom_rows.size)
-        )
+        # rounded as the JSON report writes them (count: 3 decimals, time: whole ns)
+        count = round(int(hit.sum()) / dom_rows.size, 3)
+        found.append(TailOp(name, count, float(round(int(durations[hit].sum()) / dom_rows.size))))
     return tuple(sorted(found, key=lambda t: (-t.ns, t.name)))
 
 
@@ -116,24 +117,36 @@ def _median(values: I64) -> float | None:
     return float(np.median(values)) if values.size else None
 
 
-def step_wall(kernels: pl.DataFrame) -> tuple[int, float | None]:
-    """Steps in the sample and the median step wall (kernels without a step: one step)."""
+class Steps(NamedTuple):
+    """The steps of one sample (:func:`step_wall`)."""
+
+    number: int  # steps in the sample
+    median_ns: float | None  # the median step wall
+    walls: tuple[tuple[int | None, int], ...]  # (Step Id, wall ns) in Step Id order
+
+
+def step_wall(kernels: pl.DataFrame) -> Steps:
+    """Each step's wall in the sample, and their median (kernels without a step: one step)."""
     if kernels.is_empty():
-        return 0, None
+        return Steps(0, None, ())
     stepped = kernels.filter(pl.col("step").is_not_null())
     if stepped.is_empty():
-        walls = kernels.select((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
+        walls = kernels.select(
+            pl.lit(None, dtype=pl.Int64).alias("step"),
+            (pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"),
+        )
     else:
-        walls = stepped.group_by("step").agg(
-            (pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w")
+        walls = (
+            stepped.group_by("step")
+            .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
+            .sort("step")
         )
     w = walls.get_column("w").to_numpy().astype(np.int64, copy=False)
-    return int(w.size), _median(w)
+    ids = walls.get_column("step").to_list()
+    return Steps(int(w.size), _median(w), tuple(zip(ids, w.tolist(), strict=True)))
 
 
-def layer_figures(
-    main: pl.DataFrame, occ: Occurrences, steps: tuple[int, float | None]
-) -> LayerFigures:
+def layer_figures(main: pl.DataFrame, occ: Occurrences, steps: Steps) -> LayerFigures:
     """The sample's layer figures; ``main``: the main-stream kernels occ was paired on
     (plans.main_kernels), ``steps``: step_wall of the sample."""
     ss, se, group, _ = occ.side_ops
@@ -170,7 +183,7 @@ def layer_figures(
     worst = joined[np.argmax(wait[joined])] if joined.size and wait[joined].max() > 0 else None
     return LayerFigures(
         layers=int(layers.size),
-        steps=steps[0],
+        steps=steps.number,
         layer_wall_ns=_median(wall[layers]),
         dominator_ns=_median((de - ds)[layers]),
         side_total_ns=_median(side_total[joined]),
@@ -178,7 +191,8 @@ def layer_figures(
         side_tail_ns=_median(tail[joined]),
         join_wait_max_ns=None if worst is None else int(wait[worst]),
         join_wait_layer=None if worst is None else int(worst) + 1,
-        step_wall_ns=steps[1],
+        step_wall_ns=steps.median_ns,
+        step_walls=steps.walls,
         tail_ops=_tail_ops(main, occ.dom_row[layers], ms, me),
     )
 
@@ -238,8 +252,8 @@ def _warm_tail_ops(runs: Sequence[PlanRun]) -> tuple[TailOp, ...]:
         ]
         count = spread([None if t is None else t.count for t in per], warm).median
         ns = spread([None if t is None else t.ns for t in per], warm).median
-        if count and ns is not None:
-            found.append(TailOp(name, count, ns))
+        if count and ns is not None:  # rounded as the JSON report writes them
+            found.append(TailOp(name, round(count, 3), float(round(ns))))
     return tuple(sorted(found, key=lambda t: (-t.ns, t.name)))
 
 

@@ -427,6 +427,9 @@ class LayerFigures:
     join_wait_max_ns: int | None  # the sample's worst layer
     join_wait_layer: int | None  # and which layer it is (1-based)
     step_wall_ns: float | None  # median over the sample's steps of first start to last end
+    # every step of the sample in Step Id order: (Step Id, its wall in ns); the Step Id is
+    # None without a step column (the sample is one step)
+    step_walls: tuple[tuple[int | None, int], ...] = ()
     tail_ops: tuple[TailOp, ...] = ()  # tail operators after the join, per layer
 
 
@@ -468,7 +471,7 @@ class PlanResult:
     stayed: tuple[str, ...] = ()
     op_type: str | None = None  # the plan's op_type regex
     # Input Shapes of the dominator and side ops over the warm captures (read only with a
-    # reference: shapes.py); None: not read or not available (not in the JSON)
+    # reference: shapes.py; JSON input_shapes); None: not read or not available
     shapes: tuple[ShapeCount, ...] | None = None
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
@@ -507,6 +510,24 @@ class PlanWalls:
 
 
 @dataclass(frozen=True)
+class StepWall:
+    """One warm profiler step's wall: its first compute start to its last compute end."""
+
+    run: int  # the sample's run (1-based within the rank)
+    step: int | None  # its Step Id (None: no step column, the run is one step)
+    wall_ns: int
+
+
+@dataclass(frozen=True)
+class StepWallDelta:
+    """The n-th warm step of a capture against the n-th warm step of its reference."""
+
+    before: StepWall
+    after: StepWall
+    delta_pct: float | None  # (after - before) / before x 100: positive = slower
+
+
+@dataclass(frozen=True)
 class ReferenceDelta:
     """One plan of one rank against the reference capture (docs/gain.md). Δ% positive =
     slower than the reference."""
@@ -519,6 +540,13 @@ class ReferenceDelta:
     layer_wall_delta_pct: float | None
     step_wall_delta_pct: float | None
     new_join_wait_ns: float | None  # after - before (a new hole after the join)
+    # the warm steps step by step (gain.compare): matched by order, the first
+    # min(steps_after, steps_before) of each side
+    steps: tuple[StepWallDelta, ...] = ()
+    steps_before: int = 0  # warm steps of the reference
+    steps_after: int = 0  # warm steps of this capture
+    step_delta_median_pct: float | None = None  # median of the matched steps' Δ%
+    worst_step: int | None = None  # 1-based position in ``steps`` of the largest Δ%
     # the plan's dominator and side ops ran other Input Shapes than in the reference, one
     # sentence per operator (shapes.shape_changes); () when the same or not available
     shape_changes: tuple[str, ...] = ()

@@ -251,3 +251,84 @@ def test_reference_report_matches_the_schema_and_reads_back(compared: dict[str, 
     text = json.dumps(compared, indent=2, ensure_ascii=False) + "\n"
     assert render(Report.from_json(compared, "report.json")) == text
     assert compared["evidence_summary"] and isinstance(compared["evidence_summary"], list)
+
+
+STEP_ID = 50  # synth.construction.build_run: every kernel of a run is in profiler step 50
+
+
+def _step_walls_us(built_runs: list[tuple[int, int]]) -> list[float]:
+    """Each warm run's one step: first start to last end, in µs."""
+    return [(end - start) / 1000 for start, end in built_runs[WARM]]
+
+
+def test_reference_step_by_step(compared: dict[str, object]) -> None:
+    before = _step_walls_us(_spans(gain_scenarios.slower_single_stream(layers=2).scenarios))
+    after = _step_walls_us(_spans(gain_scenarios.slower_multi_stream(layers=2).scenarios))
+    assert len(before) == len(after) == 5 - 2  # warm runs 3, 4, 5: one step each
+    ref = compared["reference"]
+    assert isinstance(ref, dict)
+    (delta,) = ref["plans"]
+    assert (delta["warm_steps_after"], delta["warm_steps_before"]) == (3, 3)
+    assert "3 warm step(s) vs 3 in the reference (3 matched by order)" in ref["matched"]
+    pcts = [(a - b) / b * 100 for b, a in zip(before, after, strict=True)]
+    expected = [
+        {
+            "before": {"run": run, "step": STEP_ID, "wall_us": pytest.approx(b)},
+            "after": {"run": run, "step": STEP_ID, "wall_us": pytest.approx(a)},
+            "delta_pct": pytest.approx(pct),
+        }
+        for run, b, a, pct in zip((3, 4, 5), before, after, pcts, strict=True)
+    ]
+    assert delta["steps"] == expected
+    # same seed: each step ends 2 layers x 14 µs later than its reference step
+    assert [a - b for b, a in zip(before, after, strict=True)] == pytest.approx([28.0] * 3)
+    assert delta["step_delta_median_pct"] == pytest.approx(statistics.median(pcts))
+    assert delta["worst_step"] == pcts.index(max(pcts)) + 1  # the most slowed step, 1-based
+
+
+def test_reference_steps_in_the_text() -> None:
+    before = _step_walls_us(_spans(gain_scenarios.slower_single_stream(layers=2).scenarios))
+    after = _step_walls_us(_spans(gain_scenarios.slower_multi_stream(layers=2).scenarios))
+    pcts = [(a - b) / b * 100 for b, a in zip(before, after, strict=True)]
+    worst = pcts.index(max(pcts))
+    result = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    # one line per plan in the Reference section, not one per step
+    (line,) = [x for x in result.stdout.splitlines() if "step by step" in x]
+    assert line == (
+        "  SharedExpert, rank 0, step by step: 3 warm step(s) vs 3 in the reference, 3 matched "
+        f"by order; "
+        f"step wall Δ median {statistics.median(pcts):+.2f}%, worst run {worst + 3} step "
+        f"{STEP_ID}: {before[worst]:.3f} -> {after[worst]:.3f} µs ({pcts[worst]:+.2f}%)"
+    )
+
+
+def test_reference_with_fewer_steps_matches_the_first(tmp_path: Path) -> None:
+    # the reference's first 4 runs: 2 warm steps (runs 3 and 4) against the head's 3
+    short = tmp_path / "single"
+    for run in sorted(SINGLE.iterdir())[:4]:
+        shutil.copytree(run, short / run.name)
+    before = _step_walls_us(_spans(gain_scenarios.slower_single_stream(layers=2).scenarios))
+    after = _step_walls_us(_spans(gain_scenarios.slower_multi_stream(layers=2).scenarios))
+    result = analyze(MULTI, "--reference", short, *PLAN_ARGS, "--format", "json")
+    assert result.exit_code == 0, result.output
+    ref = json.loads(result.stdout)["reference"]
+    (delta,) = ref["plans"]
+    assert "3 warm step(s) vs 2 in the reference (2 matched by order)" in ref["matched"]
+    assert (delta["warm_steps_after"], delta["warm_steps_before"]) == (3, 2)
+    assert [s["before"]["wall_us"] for s in delta["steps"]] == pytest.approx(before[:2])
+    assert [s["after"]["wall_us"] for s in delta["steps"]] == pytest.approx(after[:2])
+
+
+def test_join_wait_before_and_after_the_reference() -> None:
+    result = analyze(JOIN, "--reference", SINGLE, *PLAN_ARGS)
+    assert result.exit_code == 0, result.output
+    # the reference runs its side ops before the dominator on one stream: no wait there
+    (summary,) = [x for x in result.stdout.splitlines() if x.startswith("  plan SharedExpert")]
+    assert (
+        f"the main stream waited {JOIN_WAIT_US:.3f} µs per layer for the side tail "
+        f"(0.000 µs in the reference: {JOIN_WAIT_US - 0:.3f} µs new)"
+    ) in summary
+    reference = result.stdout[result.stdout.index("Reference (against") :].splitlines()
+    row = reference[2]  # the heading, the table's header, then the plan's row
+    assert f"0.000 -> {JOIN_WAIT_US:.3f}" in row

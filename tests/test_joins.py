@@ -180,3 +180,32 @@ def test_tail_ops_cause_names_each_operator() -> None:
     assert cause is not None and cause.size_ns == 12_400 + 1_600
     assert "TransData x1 (12.400 µs), MemSet x0.5 (1.600 µs); 14.000 µs" in cause.text
     assert tail_ops_cause(_walls(0, 300)) is None
+
+
+def test_step_walls_in_step_id_order() -> None:
+    # step 7 [0, 100] and [150, 180]; step 3 [200, 260] listed after it; a kernel without
+    # a step is left out of the steps when other kernels have one
+    frame = conform(
+        pl.DataFrame(
+            {
+                "name": ["A", "B", "C", "D"],
+                "stream_id": [2, 3, 2, 2],
+                "start_ns": [T0, T0 + 150_000, T0 + 200_000, T0 + 300_000],
+                "end_ns": [T0 + 100_000, T0 + 180_000, T0 + 260_000, T0 + 400_000],
+                "step": [7, 7, 3, None],
+                "is_communication": [False] * 4,
+            },
+            schema_overrides={
+                "stream_id": pl.Int64,
+                "start_ns": pl.Int64,
+                "end_ns": pl.Int64,
+                "step": pl.Int64,
+            },
+        )
+    )
+    steps = step_wall(frame)
+    assert steps.walls == ((3, 260_000 - 200_000), (7, 180_000 - 0))
+    assert steps.number == 2 and steps.median_ns == (60_000 + 180_000) / 2
+    # no step column: the sample is one step, its Step Id None
+    bare = step_wall(frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("step")))
+    assert bare.walls == ((None, 400_000 - 0),)

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import overlap_check
+from overlap_check.baseline import apply_baseline
 from overlap_check.cli import cli
-from overlap_check.errors import InputError
-from overlap_check.model import Report
+from overlap_check.errors import InputError, OverlapCheckError
+from overlap_check.model import CoreLimit, FailOn, Options, Plan, Report, choices_of
+from overlap_check.report import github, junit, markdown, text
 from overlap_check.report.json import render
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -69,3 +74,112 @@ def test_a_share_outside_0_1_is_an_error_naming_the_key() -> None:
         Report.from_json(document, "report.json")
     where = (caught.value.path, caught.value.key)
     assert where == ("report.json", "plans[0].per_run[0].overlap_pct")
+
+
+# --------------------------------------------------------------------------- the whole Report
+
+RENDERERS: dict[str, Callable[[Report], str]] = {
+    "json": render,
+    "text": text.render,
+    "markdown": markdown.render,
+    "junit": junit.render,
+    "github": github.render,
+}
+LIBRARY_PLAN = Plan("moe-shared-expert", side="SharedExpert", dominator="GroupedMatmul")
+OPTION_SETS = {
+    "streams": Options(),
+    "plan": Options(plans=(LIBRARY_PLAN,)),
+    # the gate's other settings, and samples that are steps (PlanRun.step)
+    "per step, strict, fail on fake": Options(
+        plans=(LIBRARY_PLAN,), per="step", strict=True, fail_on="fake"
+    ),
+}
+
+
+def assert_restored(rep: Report, name: str) -> None:
+    """JSON -> from_json gives the same Report, and every format renders from it alike."""
+    document = render(rep)
+    back = Report.from_json(json.loads(document), "report.json")
+    for fmt, renderer in RENDERERS.items():
+        assert renderer(back) == renderer(rep), f"{name}: {fmt}"
+    assert back == rep, name
+
+
+def _reports_of(folder: Path) -> Iterator[tuple[str, Report]]:
+    for label, options in OPTION_SETS.items():
+        try:
+            yield f"{folder.name}, {label}", overlap_check.check([str(folder)], options)
+        except OverlapCheckError:
+            continue  # a capture these options refuse (a bare msprof dir without --per ...)
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
+def test_every_fixture_report_is_restored_whole(folder: str) -> None:
+    reports = list(_reports_of(FIXTURES / folder))
+    assert reports or folder == "msprof-cli"  # a raw msprof dir needs its own options
+    for name, rep in reports:
+        assert_restored(rep, name)
+
+
+def test_every_real_capture_report_is_restored_whole(real_profiles: Path) -> None:
+    checked = 0
+    for folder in sorted(path for path in real_profiles.iterdir() if path.is_dir()):
+        for name, rep in _reports_of(folder):
+            assert_restored(rep, name)
+            checked += 1
+    assert checked >= 3
+
+
+def test_the_gate_marks_and_settings_are_restored() -> None:
+    options = Options(plans=(LIBRARY_PLAN,), fail_on="fake", strict=True)
+    rep = overlap_check.check([str(FIXTURES / "partial-dual-stream")], options)
+    document = json.loads(render(rep))
+    assert (document["fail_on"], document["strict"]) == ("fake", True)
+    (plan,) = document["plans"]
+    assert (plan["verdict"], plan["gate_failures"]) == ("partial", [])  # partial passes here
+    fake = overlap_check.check([str(FIXTURES / "fake-dual-stream")], options)
+    back = Report.from_json(json.loads(render(fake)), "report.json")
+    assert (back.fail_on, back.strict) == ("fake", True)
+    assert back.plans[0].gate_failures == ("verdict fake fails the gate (--fail-on fake)",)
+    assert [p.gate_failures for p in back.stream_pairs] == [
+        ("verdict fake fails the gate (--fail-on fake)",)
+    ]
+
+
+def test_step_samples_keep_their_step_id() -> None:
+    rep = overlap_check.check([str(FIXTURES / "warm-cold-runs")], OPTION_SETS["plan"])
+    stepped = overlap_check.check(
+        [str(FIXTURES / "warm-cold-runs")], replace(OPTION_SETS["plan"], per="step")
+    )
+    back = Report.from_json(json.loads(render(stepped)), "report.json")
+    # synth.construction.build_run: every kernel of a run is in profiler step 50
+    assert {r.step for r in back.plans[0].per_run} == {50}
+    assert {r.step for r in rep.plans[0].per_run} == {None}  # per run: no step of its own
+
+
+def test_the_schema_spells_the_fail_on_values_of_the_model() -> None:
+    schema = json.loads((FIXTURES.parent / "docs" / "report.schema.json").read_text())
+    assert tuple(schema["properties"]["fail_on"]["enum"]) == choices_of(FailOn)
+
+
+def test_reference_core_limits_and_baseline_reports_are_restored_whole() -> None:
+    with_reference = replace(
+        OPTION_SETS["plan"], reference=str(FIXTURES / "slower-single-stream"), require_gain=0
+    )
+    rep = overlap_check.check([str(FIXTURES / "slower-multi-stream")], with_reference)
+    assert rep.reference is not None and rep.reference.plans[0].steps  # steps to restore
+    assert_restored(rep, "reference")
+    limited = Plan(
+        "moe-shared-expert",
+        side="SharedExpert",
+        dominator="GroupedMatmul",
+        limit_core=CoreLimit(aicore=12, vectorcore=24),
+    )
+    cores = overlap_check.check([str(FIXTURES / "core-limits")], Options(plans=(limited,)))
+    assert cores.cores is not None and cores.cores.violations
+    assert_restored(cores, "core limits")
+    base = overlap_check.check([str(FIXTURES / "real-dual-stream")], OPTION_SETS["plan"])
+    head = overlap_check.check([str(FIXTURES / "fake-dual-stream")], OPTION_SETS["plan"])
+    judged = apply_baseline(head, base, 0.1)
+    assert judged.baseline and judged.baseline_tolerance == 0.1
+    assert_restored(judged, "baseline")

@@ -596,3 +596,53 @@ def test_lint_annotations_escape_a_hostile_path(tmp_path: Path) -> None:
     assert len(commands) == len(result.stdout.split("\n")) - 1 == 2  # one line per finding
     assert [props["line"] for props in props_of(result.stdout)] == ["30", "43"]
     assert {props["file"] for props in props_of(result.stdout)} == {str(source)}
+
+
+# --------------------------------------------------------------------------- evidence summary
+
+# a name that would close the XML element and open one of its own, printed raw
+XML_HOSTILE = 'x</system-out><failure message="pwned"/>&amp;"'
+
+
+def test_evidence_summary_in_every_ci_format() -> None:
+    lines = (
+        "plan moe-shared-expert, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000",
+        f"plan {XML_HOSTILE}, rank 0: real, hidden_pct 0.870, overlap_pct 0.870",
+    )
+    rep = report(plan("fake", 0.0), plan(name=XML_HOSTILE), evidence_summary=lines)
+    rep = failed(rep, "plan moe-shared-expert, rank 0: fake")
+    # JUnit: each line a suite property, and in its plan's testcase after the verdict line
+    root = junit_tree(rep)
+    properties = [(p.get("name"), p.get("value")) for p in root.iter("property")]
+    assert [value for name, value in properties if name == "evidence"] == list(lines)
+    cases = root.findall("testsuite/testcase")
+    assert [case.get("name") for case in cases] == [
+        "moe-shared-expert rank 0",
+        f"{XML_HOSTILE} rank 0",
+    ]
+    for case, line in zip(cases, lines, strict=True):
+        out = case.findtext("system-out")
+        assert out is not None and out.split("\n")[1] == f"evidence: {line}"
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text.split("\n")[1] == f"evidence: {lines[0]}"
+    assert len(root.findall(".//failure")) == 1  # the hostile name opened none of its own
+    # GitHub: in the plan's annotation, one line per command whatever the name holds
+    commands = runner_commands(github.render(rep))
+    messages = [message for kind, _, message in commands if kind in ("error", "notice")]
+    assert [message.split("\n")[1] for message in messages] == [f"evidence: {x}" for x in lines]
+    # Markdown: its own section, before the plans
+    md = markdown.render(rep)
+    assert md.index("**Evidence:**") < md.index("### Plans")
+
+
+def test_hostile_plan_name_in_the_evidence_line_stays_in_its_annotation() -> None:
+    args = ["analyze", str(FAKE_FIXTURE), "--side", "SharedExpert", "--dominator",
+            "GroupedMatmul", "--name", HOSTILE, "--format", "github", "-q"]  # fmt: skip
+    result = CliRunner().invoke(cli, args, env=NO_SUMMARY)
+    assert result.exit_code == 1
+    ((kind, _, message),) = runner_commands(result.stdout)  # still one command
+    assert kind == "error"
+    # decoded, the line holds the name's own newlines, inside this one message
+    evidence = f"plan {HOSTILE}, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000"
+    assert f"\nevidence: {evidence}\n" in message

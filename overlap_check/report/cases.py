@@ -28,6 +28,7 @@ class Case:
     failures: tuple[str, ...] = ()  # why it failed, one line each
     details: tuple[str, ...] = ()  # diagnosis, worst occurrence, baseline, per-run figures
     warning: bool = False  # passed but worth a look: partial, provisional, core warnings
+    evidence: str = ""  # a plan's line of the evidence summary (gain.with_summary); "" none
 
 
 def pct(value: float | None) -> str:
@@ -47,6 +48,16 @@ def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | 
         if delta.plan == name and delta.rank == rank:
             return delta
     return None
+
+
+def evidence_of(report: Report, plan: PlanResult) -> str:
+    """The plan's line of the report's evidence summary (one line per plan, in plan order;
+    "" when the report has none, as one read from JSON written before it existed)."""
+    if len(report.evidence_summary) != len(report.plans):
+        return ""
+    summary = zip(report.plans, report.evidence_summary, strict=True)
+    lines = {(p.name, p.rank): line for p, line in summary}
+    return lines.get((plan.name, plan.rank), "")
 
 
 def worst_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
@@ -113,6 +124,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         details,
         plan.gate_failures,
     )
+    case = replace(case, evidence=evidence_of(report, plan))
     return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
 
 

@@ -9,7 +9,8 @@ A plan's annotations (its case, its core-limit and baseline cases) carry
 ``file=``/``line=`` of its ``[[plan]]`` header in the config, so that GitHub
 shows them on that file; a plan given on the command line (``--side``) has no
 file, and its annotations carry none (GitHub lists them on the run's summary
-page). Every piece of user text is escaped (workflow_commands.py).
+page). A plan's annotation carries its line of the evidence summary after the
+verdict line. Every piece of user text is escaped (workflow_commands.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def render(report: Report) -> str:
     plans = _plans_by_case(report)
     lines = []
     for case in sorted(ci_cases(report), key=lambda case: _ORDER[_level(case)]):
-        body = "\n".join([case.message, *case.failures, *case.details[:1]])
+        evidence = [f"evidence: {case.evidence}"] if case.evidence else []
+        body = "\n".join([case.message, *evidence, *case.failures, *case.details[:1]])
         plan = plans.get((case.group, case.name))
         file = plan.config_file if plan is not None else None
         line = plan.config_line if plan is not None and file is not None else None

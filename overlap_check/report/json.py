@@ -21,6 +21,7 @@ from overlap_check.model import (
     CommunicationStep,
     CoresResult,
     Diagnosis,
+    LayerFigures,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -31,6 +32,8 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    ShapeCount,
+    StepWall,
     StreamPair,
 )
 
@@ -86,6 +89,7 @@ def _pair(pair: StreamPair) -> JSON:
         "overlap_us": us(pair.overlap_ns),
         "overlap_pct": pair.overlap_pct,
         "verdict": pair.verdict,
+        "gate_failures": list(pair.gate_failures),
         "provisional": pair.provisional,
         "per_run": [
             {
@@ -185,6 +189,7 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
     return {
         "run": run.run,
         "sample": run.sample,
+        "step": run.step,
         "warm": run.warm,
         "overlap_pct": run.overlap_pct,
         "busy_overlap_pct": run.busy_overlap_pct,
@@ -202,6 +207,36 @@ def _plan_run(run: PlanRun, origin: int | None) -> JSON:
         "layers": [_occurrence(o, origin) for o in run.layers],
         "join_not_waited": run.join_not_waited,
         "lag": run.lag,
+        "walls": None if run.walls is None else _layer_figures(run.walls),
+    }
+
+
+def _medians(w: LayerFigures | PlanWalls) -> JSON:
+    """The layer figures a sample's LayerFigures and a plan's PlanWalls (their warm medians)
+    both have."""
+    return {
+        "layers": w.layers,
+        "steps": w.steps,
+        "layer_wall_us": us(w.layer_wall_ns),
+        "dominator_us": us(w.dominator_ns),
+        "side_total_us": us(w.side_total_ns),
+        "join_wait_us": us(w.join_wait_ns),
+        "side_tail_us": us(w.side_tail_ns),
+        "step_wall_us": us(w.step_wall_ns),
+        "tail_ops": [{"name": t.name, "count": t.count, "us": us(t.ns)} for t in w.tail_ops],
+    }
+
+
+def _shape(c: ShapeCount) -> JSON:
+    return {"role": c.role, "label": c.label, "shapes": c.shapes, "count": c.count}
+
+
+def _layer_figures(f: LayerFigures) -> JSON:
+    return {
+        **_medians(f),
+        "join_wait_max_us": us(f.join_wait_max_ns),
+        "join_wait_layer": f.join_wait_layer,
+        "step_walls": [{"step": step, "wall_us": us(wall)} for step, wall in f.step_walls],
     }
 
 
@@ -235,6 +270,7 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "verdict_counts": _counts(plan.verdict_counts),
         "provisional": plan.provisional,
         "verdict": plan.verdict,
+        "gate_failures": list(plan.gate_failures),
         "side_stream": plan.side_stream,
         "main_stream": plan.main_stream,
         "side": plan.side,
@@ -256,6 +292,8 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "config_file": plan.config_file,
         "config_line": plan.config_line,
         "walls": None if plan.walls is None else _walls(plan.walls),
+        # only with a reference (shapes.wants_shapes): reports without one stay as they were
+        **({} if plan.shapes is None else {"input_shapes": [_shape(c) for c in plan.shapes]}),
         # only a communication or copy plan says so (compute plans' reports stay as they were)
         **({} if plan.side_kind == "compute" else {"side_kind": plan.side_kind}),
     }
@@ -263,21 +301,15 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
 
 def _walls(w: PlanWalls) -> JSON:
     return {
-        "layers": w.layers,
-        "steps": w.steps,
-        "layer_wall_us": us(w.layer_wall_ns),
-        "dominator_us": us(w.dominator_ns),
-        "side_total_us": us(w.side_total_ns),
-        "join_wait_us": us(w.join_wait_ns),
-        "side_tail_us": us(w.side_tail_ns),
-        "step_wall_us": us(w.step_wall_ns),
+        **_medians(w),
         "join_wait_worst_us": us(w.join_wait_worst_ns),
         "join_wait_worst_layer": w.join_wait_worst_layer,
         "join_wait_worst_run": w.join_wait_worst_run,
-        "tail_ops": [
-            {"name": t.name, "count": round(t.count, 3), "us": us(t.ns)} for t in w.tail_ops
-        ],
     }
+
+
+def _step_wall(step: StepWall) -> JSON:
+    return {"run": step.run, "step": step.step, "wall_us": us(step.wall_ns)}
 
 
 def _reference(ref: ReferenceResult) -> JSON:
@@ -296,6 +328,18 @@ def _reference(ref: ReferenceResult) -> JSON:
                 "new_join_wait_us": us(d.new_join_wait_ns),
                 "shapes_available": d.shapes_available,
                 "shape_changes": list(d.shape_changes),
+                "warm_steps_before": d.steps_before,
+                "warm_steps_after": d.steps_after,
+                "steps": [
+                    {
+                        "before": _step_wall(s.before),
+                        "after": _step_wall(s.after),
+                        "delta_pct": s.delta_pct,
+                    }
+                    for s in d.steps
+                ],
+                "step_delta_median_pct": d.step_delta_median_pct,
+                "worst_step": d.worst_step,
             }
             for d in ref.plans
         ],
@@ -363,7 +407,9 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
                 "kind": w.kind,
                 "plan": w.plan,
                 "limit_source": w.limit_source,
+                "blocks_field": w.blocks_field,
                 "start_us": _rel(w.start_ns, origins.get((w.rank, w.run))),
+                **exact("start_ns", w.start_ns),
                 "message": w.message,
             }
             for w in cores.warnings
@@ -402,6 +448,10 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
         "violation_count": max(cores.violation_count, len(cores.violations)),
         "warning_count": max(cores.warning_count, len(cores.warnings)),
         "contention_count": max(cores.contention_count, len(cores.contention)),
+        "contention_runs": cores.contention_runs,
+        "over_limit_by_rank": [
+            {"rank": rank, "over_limit_us": us(ns)} for rank, ns in cores.over_limit_by_rank
+        ],
         "checked_kernels": cores.checked_kernels,
         "exempt_kernels": cores.exempt_kernels,
         "unchecked_kernels": cores.unchecked_kernels,
@@ -422,6 +472,8 @@ def to_dict(report: Report) -> JSON:
         "warmup": report.warmup,
         "min_runs": report.min_runs,
         "per": report.per,
+        "fail_on": report.fail_on,
+        "strict": report.strict,
         "gate_reasons": list(report.gate_reasons),
         "evidence_summary": list(report.evidence_summary),
         "notes": list(report.notes),
@@ -446,6 +498,7 @@ def to_dict(report: Report) -> JSON:
             }
             for d in report.baseline
         ],
+        "baseline_tolerance": report.baseline_tolerance,
         "reference": None if report.reference is None else _reference(report.reference),
     }
 

@@ -3,8 +3,10 @@
 The inverse of ``report.json.to_dict``: rendering the result again gives the same
 document. Microseconds become integer nanoseconds again (the JSON rounds to 1 ns);
 points in time come from their exact ``*_ns`` twin where the JSON has one, else from
-``*_start_us``/``*_end_us`` plus the run's ``origin_ns``. What the JSON does not carry
-(the gate's per-item marks, ``fail_on``, ``strict``) takes the dataclass default.
+``*_start_us``/``*_end_us`` plus the run's ``origin_ns``. The gate's marks on each plan
+and stream pair, its settings (``fail_on``, ``strict``, the baseline tolerance) and each
+sample's layer figures are in the JSON; a key added since schema_version 1 that an older
+report lacks takes the dataclass default.
 Every bad value is an InputError naming the file and the key.
 """
 
@@ -17,6 +19,7 @@ from typing import Any, TypeVar, cast, get_args, get_type_hints
 
 from overlap_check.errors import InputError
 from overlap_check.model import (
+    DEFAULT_FAIL_ON,
     SCHEMA_VERSION,
     AppliedLimit,
     BarrierCandidate,
@@ -31,6 +34,8 @@ from overlap_check.model import (
     Evidence,
     EvidenceKind,
     ExecutionPath,
+    FailOn,
+    LayerFigures,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -42,8 +47,11 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    ShapeCount,
     SideKind,
     Stage,
+    StepWall,
+    StepWallDelta,
     StreamPair,
     StreamPairRun,
     StreamStat,
@@ -149,6 +157,10 @@ class _Object:
                 raise self._bad(f"{name}[{number}]", item)
         return items
 
+    def has(self, name: str) -> bool:
+        """Whether the key is there (keys added since schema_version 1 may be absent)."""
+        return name in self.value
+
     def child(self, name: str) -> _Object:
         return _Object(self.value.get(name), self._key(name), self.path)
 
@@ -234,12 +246,18 @@ def _pair(obj: _Object) -> StreamPair:
         rank=obj.integer_or_none("rank"),
         main=obj.integer("main"),
         side=obj.integer("side"),
-        overlap_ns=obj.number("overlap_us") * 1000,
+        overlap_ns=float(obj.nanoseconds("overlap_us")),
         overlap_pct=obj.fraction("overlap_pct"),
         verdict=obj.choice("verdict", Verdict),
         provisional=obj.flag("provisional"),
         per_run=obj.each("per_run", run),
+        gate_failures=_gate_failures(obj),
     )
+
+
+def _gate_failures(obj: _Object) -> tuple[str, ...]:
+    """The gate's mark on a plan or pair (absent in reports written before it was kept)."""
+    return obj.texts("gate_failures") if obj.has("gate_failures") else ()
 
 
 def _rank(obj: _Object) -> RankStreamSummary:
@@ -247,8 +265,8 @@ def _rank(obj: _Object) -> RankStreamSummary:
         rank=obj.integer_or_none("rank"),
         main_stream=obj.integer_or_none("main_stream"),
         parallelism=obj.number("parallelism"),
-        concurrent_ns=obj.number("concurrent_us") * 1000,
-        wall_ns=obj.number("wall_us") * 1000,
+        concurrent_ns=float(obj.nanoseconds("concurrent_us")),
+        wall_ns=float(obj.nanoseconds("wall_us")),
         helper_streams=obj.integers("helper_streams"),
     )
 
@@ -340,6 +358,23 @@ def _plan_run(obj: _Object, origin: int | None) -> PlanRun:
         layers=obj.each("layers", lambda o: _occurrence(o, origin)),
         join_not_waited=obj.integer("join_not_waited"),
         lag=obj.flag("lag"),
+        step=obj.integer_or_none("step"),
+        walls=_layer_figures(obj.child_or_none("walls")),
+    )
+
+
+def _layer_figures(obj: _Object | None) -> LayerFigures | None:
+    if obj is None:
+        return None
+
+    def step(s: _Object) -> tuple[int | None, int]:
+        return (s.integer_or_none("step"), s.nanoseconds("wall_us"))
+
+    return LayerFigures(
+        **_medians(obj),
+        join_wait_max_ns=obj.nanoseconds_or_none("join_wait_max_us"),
+        join_wait_layer=obj.integer_or_none("join_wait_layer"),
+        step_walls=obj.each("step_walls", step),
     )
 
 
@@ -423,6 +458,8 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         decided_by=obj.text("decided_by"),
         verdict_counts=obj.counts("verdict_counts"),
         walls=_walls_or_none(obj.child_or_none("walls")),
+        shapes=obj.each("input_shapes", _shape) if "input_shapes" in obj.value else None,
+        gate_failures=_gate_failures(obj),
         side_kind=obj.choice("side_kind", SideKind) if "side_kind" in obj.value else "compute",
     )
 
@@ -432,21 +469,37 @@ def _float_ns(obj: _Object, name: str) -> float | None:
     return None if value is None else float(value)
 
 
+def _medians(obj: _Object) -> dict[str, Any]:
+    """The fields LayerFigures and PlanWalls share (report/json.py's ``_medians``)."""
+    return {
+        "layers": obj.integer("layers"),
+        "steps": obj.integer("steps"),
+        "layer_wall_ns": _float_ns(obj, "layer_wall_us"),
+        "dominator_ns": _float_ns(obj, "dominator_us"),
+        "side_total_ns": _float_ns(obj, "side_total_us"),
+        "join_wait_ns": _float_ns(obj, "join_wait_us"),
+        "side_tail_ns": _float_ns(obj, "side_tail_us"),
+        "step_wall_ns": _float_ns(obj, "step_wall_us"),
+        # absent from reports written before tail operators were measured
+        "tail_ops": obj.each("tail_ops", _tail_op) if "tail_ops" in obj.value else (),
+    }
+
+
 def _walls(obj: _Object) -> PlanWalls:
     return PlanWalls(
-        layers=obj.integer("layers"),
-        steps=obj.integer("steps"),
-        layer_wall_ns=_float_ns(obj, "layer_wall_us"),
-        dominator_ns=_float_ns(obj, "dominator_us"),
-        side_total_ns=_float_ns(obj, "side_total_us"),
-        join_wait_ns=_float_ns(obj, "join_wait_us"),
-        side_tail_ns=_float_ns(obj, "side_tail_us"),
-        step_wall_ns=_float_ns(obj, "step_wall_us"),
+        **_medians(obj),
         join_wait_worst_ns=_ns(obj.number_or_none("join_wait_worst_us")),
         join_wait_worst_layer=obj.integer_or_none("join_wait_worst_layer"),
         join_wait_worst_run=obj.integer_or_none("join_wait_worst_run"),
-        # absent from reports written before tail operators were measured
-        tail_ops=obj.each("tail_ops", _tail_op) if "tail_ops" in obj.value else (),
+    )
+
+
+def _shape(obj: _Object) -> ShapeCount:
+    return ShapeCount(
+        role=obj.choice("role", _literal(ShapeCount, "role")),
+        label=obj.text("label"),
+        shapes=obj.text("shapes"),
+        count=obj.integer("count"),
     )
 
 
@@ -470,6 +523,25 @@ def _reference_delta(obj: _Object) -> ReferenceDelta:
         new_join_wait_ns=_float_ns(obj, "new_join_wait_us"),
         shape_changes=obj.texts("shape_changes") if "shape_changes" in obj.value else (),
         shapes_available=obj.flag("shapes_available") if "shapes_available" in obj.value else False,
+        steps=obj.each("steps", _step_delta) if "steps" in obj.value else (),
+        steps_before=obj.integer("warm_steps_before") if "warm_steps_before" in obj.value else 0,
+        steps_after=obj.integer("warm_steps_after") if "warm_steps_after" in obj.value else 0,
+        step_delta_median_pct=obj.number_or_none("step_delta_median_pct"),
+        worst_step=obj.integer_or_none("worst_step"),
+    )
+
+
+def _step_wall(obj: _Object) -> StepWall:
+    return StepWall(
+        run=obj.integer("run"), step=obj.integer_or_none("step"), wall_ns=obj.nanoseconds("wall_us")
+    )
+
+
+def _step_delta(obj: _Object) -> StepWallDelta:
+    return StepWallDelta(
+        before=_step_wall(obj.child("before")),
+        after=_step_wall(obj.child("after")),
+        delta_pct=obj.number_or_none("delta_pct"),
     )
 
 
@@ -484,7 +556,10 @@ def _reference(obj: _Object | None) -> ReferenceResult | None:
 
 
 def _violation(obj: _Object, origin: int | None, warning: bool) -> CoreViolation:
-    """A violation, or a warning (no ``blocks_field``, its start only relative)."""
+    """A violation, or a warning (in reports written before they had them, a warning has
+    no ``blocks_field`` and its start only relative)."""
+    if warning and obj.has("blocks_field"):
+        warning = False  # the warning has every key a violation has
     relative = _point(obj, "start", origin)
     return CoreViolation(
         run=obj.integer("run"),
@@ -563,11 +638,19 @@ def _cores(obj: _Object, origins: Origins) -> CoresResult:
         violation_count=obj.integer("violation_count"),
         warning_count=obj.integer("warning_count"),
         contention_count=obj.integer("contention_count"),
+        contention_runs=obj.integer("contention_runs") if obj.has("contention_runs") else 0,
+        over_limit_by_rank=obj.each("over_limit_by_rank", _over_limit)
+        if obj.has("over_limit_by_rank")
+        else (),
         checked_kernels=obj.integer("checked_kernels"),
         exempt_kernels=obj.integer("exempt_kernels"),
         unchecked_kernels=obj.integer("unchecked_kernels"),
         notes=obj.texts("notes"),
     )
+
+
+def _over_limit(obj: _Object) -> tuple[int | None, int]:
+    return (obj.integer_or_none("rank"), obj.nanoseconds("over_limit_us"))
 
 
 def _delta(obj: _Object) -> BaselineDelta:
@@ -609,6 +692,10 @@ def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None 
         warmup=top.integer("warmup"),
         min_runs=top.integer("min_runs"),
         per=top.text("per"),
+        # the gate settings (absent in reports written before they were kept: the defaults)
+        fail_on=top.choice("fail_on", FailOn) if top.has("fail_on") else DEFAULT_FAIL_ON,
+        strict=top.flag("strict") if top.has("strict") else False,
+        baseline_tolerance=top.number_or_none("baseline_tolerance"),
         gate_reasons=top.texts("gate_reasons"),
         notes=top.texts("notes"),
         worst_rank=top.integer_or_none("worst_rank"),

@@ -12,9 +12,11 @@ The documents validate against the Jenkins xUnit JUnit schema (junit-10.xsd,
 the whole document) and Maven Surefire's test-report schema 3.0 (each
 ``<testsuite>``); tests/data/junit/ holds both. Hence: counts on
 ``<testsuites>`` are only tests/failures/errors (no ``skipped``), a suite holds
-only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons and
-notes are properties), ``time`` is on every testcase (the analysis time is not
-measured per check, so it is 0) and every ``<failure>`` has a ``type``. The one
+only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons, the
+evidence summary's lines and notes are properties; a plan's evidence line is
+also in its ``<system-out>`` and failure text, after the verdict line), ``time``
+is on every testcase (the analysis time is not measured per check, so it is 0)
+and every ``<failure>`` has a ``type``. The one
 addition neither schema lists is ``file`` on a testcase (lint's source file),
 which GitLab reads and Jenkins ignores.
 """
@@ -109,13 +111,14 @@ def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
 
 
 def _junit_case(case: Case) -> JUnitCase:
+    evidence = [f"evidence: {case.evidence}"] if case.evidence else []
     failures: tuple[JUnitFailure, ...] = ()
     if case.status == "failed":
         failures = (
             JUnitFailure(
                 message=case.failures[0] if case.failures else case.message,
                 type=case.group,
-                text="\n".join([case.message, *case.failures, *case.details]),
+                text="\n".join([case.message, *evidence, *case.failures, *case.details]),
             ),
         )
     return JUnitCase(
@@ -123,7 +126,7 @@ def _junit_case(case: Case) -> JUnitCase:
         name=case.name,
         failures=failures,
         skipped=case.message if case.status == "provisional" else None,
-        output="\n".join([case.message, *case.details]),
+        output="\n".join([case.message, *evidence, *case.details]),
     )
 
 
@@ -139,6 +142,7 @@ def render(report: Report) -> str:
         ("min_runs", str(report.min_runs)),
         ("fail_on", report.fail_on),
         ("summary", f"overlap-check: {report.verdict}"),
+        *(("evidence", line) for line in report.evidence_summary),
         *(("gate_reason", reason) for reason in report.gate_reasons),
         *(("note", note) for note in report.notes),
     ]

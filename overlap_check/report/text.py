@@ -10,6 +10,7 @@ from overlap_check.model import (
     Occurrence,
     PlanResult,
     PlanRun,
+    ReferenceDelta,
     Report,
     RunInfo,
     rank_text,
@@ -296,6 +297,7 @@ def _reference(report: Report, color: bool) -> list[str]:
             f"{_opt_us(d.before.side_total_ns)} -> {_opt_us(d.after.side_total_ns)}",
             f"{_opt_us(d.before.step_wall_ns)} -> {_opt_us(d.after.step_wall_ns)}",
             _signed(d.step_wall_delta_pct),
+            f"{_opt_us(d.before.join_wait_ns)} -> {_opt_us(d.after.join_wait_ns)}",
             _opt_us(d.new_join_wait_ns),
         ]
         for d in ref.plans
@@ -310,10 +312,32 @@ def _reference(report: Report, color: bool) -> list[str]:
         "side ops µs",
         "step wall µs",
         "Δ%",
+        "join wait µs",
         "new join wait µs",
     ]
     explanation = f"against {ref.path}, warm medians, before -> after; Δ% positive = slower"
-    return ["", _heading("Reference", explanation, color), *table(header, rows)]
+    steps = [_steps_line(d) for d in ref.plans]
+    return ["", _heading("Reference", explanation, color), *table(header, rows), *steps]
+
+
+def _steps_line(d: ReferenceDelta) -> str:
+    """The step-by-step comparison in one line: what was matched, the median and the worst
+    step (every step is in the JSON, reference.plans[].steps)."""
+    text = (
+        f"  {d.plan}, rank {rank_text(d.rank)}, step by step: {d.steps_after} warm step(s) vs "
+        f"{d.steps_before} in the reference, {len(d.steps)} matched by order"
+    )
+    if d.worst_step is None:
+        return text
+    worst = d.steps[d.worst_step - 1]
+    where = f"run {worst.after.run}" + (
+        "" if worst.after.step is None else f" step {worst.after.step}"
+    )
+    return text + (
+        f"; step wall Δ median {_signed(d.step_delta_median_pct)}, worst {where}: "
+        f"{_us(worst.before.wall_ns)} -> {_us(worst.after.wall_ns)} µs "
+        f"({_signed(worst.delta_pct)})"
+    )
 
 
 def _unjudged(plan: PlanResult) -> str:
