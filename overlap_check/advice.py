@@ -6,8 +6,9 @@ streams with ``torchair.scope`` / ``torchair.ops``; npugraph_ex and eager use
 torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
 ``torch.npu.npugraph_ex.scope``. Without a path the steps stay generic and say
 how to give one. A cause nobody wrote steps for gets none (other stages add causes
-to model.Cause and rows here). Evidence kinds add their own step (cube saturated:
-multi-stream cannot help; contention: share the cores).
+to model.Cause and rows here). Measured causes add their own step, per path where the
+APIs differ (cube saturated: multi-stream cannot help; join wait: move work off the
+tail or wait later; tail operators; shapes changed against the reference).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(
         "join-wait",
         "dominator-stretched",
         "shape-change",
+        "tail-ops",
     }
 )
 
@@ -124,12 +126,82 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
     ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
 }
 
-_EVIDENCE_STEPS: dict[EvidenceKind, str] = {
-    "cube-saturated": (
+# (evidence kind, path) -> the step that cause adds; path None: any path without its own
+_EVIDENCE_STEPS: dict[tuple[EvidenceKind, ExecutionPath | None], str] = {
+    ("cube-saturated", None): (
         "the dominator already uses every AI core: multi-stream will not help here; move the "
         "side work under a vector-bound or communication op instead"
     ),
+    ("join-wait", "ge"): (
+        "the main stream waits for the side tail: move work off the tail (the side block's "
+        "last ops before the fork, or onto the main stream ahead of the dominator), rebalance "
+        "the split so the side work ends with the dominator, or wait later: put "
+        "torchair.scope.npu_wait_tensor on the first op that reads the side output, not on "
+        "the op right after the dominator"
+    ),
+    ("join-wait", "npugraph_ex"): (
+        "the main stream waits for the side tail: move work off the tail (out of the side "
+        "block, or before the fork), rebalance the split so the side work ends with the "
+        "dominator, or wait later: torch.npu.current_stream().wait_stream(side) (or "
+        "event.wait()) right before the first op that reads the side output"
+    ),
+    ("join-wait", "eager"): (
+        "the main stream waits for the side tail: move work off the tail, rebalance the "
+        "split so the side work ends with the dominator, or wait later: call "
+        "torch.npu.current_stream().wait_stream(side) in program order just before the first "
+        "use of the side output, with independent main-stream work issued before it"
+    ),
+    ("join-wait", None): (
+        "the main stream waits for the side tail: move work off the tail, rebalance the "
+        "split so the side work ends with the dominator, or join later (the wait right "
+        "before the first op that reads the side output)"
+    ),
+    ("tail-ops", "ge"): (
+        "format/fill operators run on the main stream after the join: give the side output "
+        "the format its consumer reads (no TransData between them), and do the broadcast or "
+        "zero-fill inside the npu_stream_switch block or ahead of the dominator, where it "
+        "hides"
+    ),
+    ("tail-ops", "npugraph_ex"): (
+        "format/fill operators run on the main stream after the join: produce the side "
+        "output in the layout its consumer reads, and do the broadcast / zero-fill inside "
+        "`with torch.npu.stream(side):` (or reuse a buffer made outside the compiled region) "
+        "so they leave the main stream"
+    ),
+    ("tail-ops", "eager"): (
+        "format/fill operators run on the main stream after the join: produce the side "
+        "output in the layout its consumer reads, and issue the broadcast / zero-fill inside "
+        "`with torch.npu.stream(side):` or before the dominator (a preallocated buffer "
+        "instead of torch.zeros after the join)"
+    ),
+    ("tail-ops", None): (
+        "format/fill operators run on the main stream after the join: keep the side "
+        "output's format, and move the broadcast / fill into the side block or before the "
+        "dominator"
+    ),
+    ("shape-change", "ge"): (
+        "the capture and the reference ran other input shapes: profile both with the same "
+        "inputs before reading the gain; under GE a dynamic shape also needs "
+        "ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1 for more than one stream"
+    ),
+    ("shape-change", "npugraph_ex"): (
+        "the capture and the reference ran other input shapes: profile both with the same "
+        "inputs (batch, sequence length, tokens per expert) and warm every shape before the "
+        "profiled steps, then read the gain"
+    ),
+    ("shape-change", "eager"): (
+        "the capture and the reference ran other input shapes: profile both with the same "
+        "inputs (batch, sequence length, tokens per expert), then read the gain"
+    ),
+    ("shape-change", None): (
+        "the capture and the reference ran other input shapes: profile both with the same "
+        "inputs, then read the gain"
+    ),
 }
+
+
+def _evidence_step(kind: EvidenceKind, path: ExecutionPath | None) -> str | None:
+    return _EVIDENCE_STEPS.get((kind, path)) or _EVIDENCE_STEPS.get((kind, None))
 
 
 def fix_steps(
@@ -137,7 +209,10 @@ def fix_steps(
 ) -> tuple[str, ...]:
     """What to change, in the APIs of ``path`` (generic, with how to name it, when None)."""
     steps = list(_STEPS.get((cause, path), ()) or _STEPS.get((cause, None), ()))
-    steps += [_EVIDENCE_STEPS[e.kind] for e in evidence if e.kind in _EVIDENCE_STEPS]
+    for e in evidence:  # a step per measured cause, in the evidence's order, once each
+        step = _evidence_step(e.kind, path)
+        if step is not None and step not in steps:
+            steps.append(step)
     if path is None and cause != "no-evidence":
         steps.append(GIVE_PATH)
     return tuple(steps)

@@ -46,7 +46,7 @@ from overlap_check.discover import Source
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.joins import layer_figures, step_wall
-from overlap_check.model import Capture, Options, Plan, PlanRun, StreamStat
+from overlap_check.model import Capture, Options, Plan, PlanRun, ShapeCount, StreamStat
 from overlap_check.plans import (
     PlanStreams,
     main_kernels,
@@ -64,6 +64,7 @@ from overlap_check.selection import (
     plan_columns,
     side_expr,
 )
+from overlap_check.shapes import shape_signature, wants_shapes
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
 
@@ -117,6 +118,8 @@ class PlanPieces:
     # stream -> the fewest AI-core blocks any dominator kernel there asked for (a cube
     # saturated by every instance: docs/advice.md); empty without a dominator regex
     dominator_blocks: dict[int, int] = field(default_factory=dict)
+    # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
+    shapes: tuple[ShapeCount, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,11 @@ def capture_figures(
     for plan in options.plans:
         plan_samples = samples if plan.side_kind == "compute" else wide
         plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options)
-        plan_pieces = replace(plan_pieces, dominator_blocks=dominator_blocks(capture.kernels, plan))
+        plan_pieces = replace(
+            plan_pieces,
+            dominator_blocks=dominator_blocks(capture.kernels, plan),
+            shapes=shape_signature(capture.kernels, plan),
+        )
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)
     return replace(
@@ -377,7 +384,8 @@ def source_figures(
         return capture_figures(source, options, limits, hints)
     from overlap_check.readers.capture import read_capture
 
-    capture = read_capture(source)
+    # Input Shapes only for a reference comparison: the plain path parses no extra column
+    capture = read_capture(source, shapes=True) if wants_shapes(options) else read_capture(source)
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse

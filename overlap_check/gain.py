@@ -29,6 +29,7 @@ from overlap_check.model import (
     StepWallDelta,
     rank_text,
 )
+from overlap_check.shapes import shape_changes
 from overlap_check.verdict import with_cause
 
 
@@ -113,6 +114,7 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
             if after.join_wait_ns is None or before.join_wait_ns is None
             else after.join_wait_ns - before.join_wait_ns
         )
+        changes = shape_changes(plan.shapes, other.shapes)
         deltas.append(
             ReferenceDelta(
                 plan=plan.name,
@@ -123,6 +125,8 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
                 layer_wall_delta_pct=delta_pct(before.layer_wall_ns, after.layer_wall_ns),
                 step_wall_delta_pct=delta_pct(before.step_wall_ns, after.step_wall_ns),
                 new_join_wait_ns=new_wait,
+                shape_changes=changes or (),
+                shapes_available=changes is not None,
                 **step_deltas(warm_steps(other), warm_steps(plan))._asdict(),
             )
         )
@@ -137,9 +141,30 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
         f"plan {d.plan}, rank {rank_text(d.rank)}: {d.layers} layer(s) per sample "
         f"in {d.after.steps} step(s), matched by order, and {d.steps_after} warm step(s) vs "
         f"{d.steps_before} in the reference ({len(d.steps)} matched by order)"
+        f"{_like_for_like(d)}"
         for d in deltas
     )
     return ReferenceResult(path=ref_path, matched=matched, plans=tuple(deltas))
+
+
+def _like_for_like(delta: ReferenceDelta) -> str:
+    """How the Input Shapes compare, in words, for the matched note."""
+    if not delta.shapes_available:
+        return "; input shapes not available (no Input Shapes column on one side)"
+    if delta.shape_changes:
+        return "; not like-for-like: " + "; ".join(delta.shape_changes)
+    return ""  # the same shapes: nothing to add
+
+
+def shape_change_cause(delta: ReferenceDelta) -> Evidence | None:
+    """Input Shapes that differ from the reference's as a cause: the wall Δ compares other
+    work, not the split (docs/gain.md). Not a time: listed after the timed causes."""
+    if not delta.shape_changes:
+        return None
+    return Evidence(
+        "shape-change",
+        "; ".join(delta.shape_changes) + ": the gain against the reference is not like-for-like",
+    )
 
 
 def _deltas(report: Report) -> dict[tuple[str, int | None], ReferenceDelta]:
@@ -206,10 +231,15 @@ def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
 
 
 def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
-    stretch = None if delta is None else dominator_stretch(delta)
-    if stretch is None or plan.diagnosed is None:
+    """The plan with the causes its reference comparison measured: the stretched
+    dominator, the shapes that changed."""
+    if delta is None or plan.diagnosed is None:
         return plan
-    return replace(plan, diagnosed=with_cause(plan.diagnosed, stretch))
+    found = plan.diagnosed
+    for cause in (dominator_stretch(delta), shape_change_cause(delta)):
+        if cause is not None:
+            found = with_cause(found, cause)
+    return replace(plan, diagnosed=found)
 
 
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
@@ -243,6 +273,11 @@ def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: 
         effects.append(effect)
     if walls is not None and walls.side_tail_ns:
         effects.append(f"side tail {_us(walls.side_tail_ns)} µs not covered by main work")
+    if walls is not None and walls.tail_ops:
+        ops = ", ".join(t.name for t in walls.tail_ops)
+        effects.append(
+            f"tail ops {ops} {_us(sum(t.ns for t in walls.tail_ops))} µs per layer after the join"
+        )
     return "; ".join(effects)
 
 
@@ -264,6 +299,8 @@ def evidence_line(plan: PlanResult, delta: ReferenceDelta | None, contention_ns:
             f"{_us(delta.before.step_wall_ns)} -> {_us(delta.after.step_wall_ns)} µs "
             f"({'n/a' if step is None else f'{step:+.2f}%'})"
         )
+        if delta.shape_changes:
+            text += " (not like-for-like: input shapes differ)"
     effect = _side_effect(plan, delta, contention_ns)
     return text + (f"; {effect}" if effect else "")
 

@@ -21,7 +21,7 @@ from overlap_check.cores import Limits, combine_cores
 from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.figures import CaptureFigures, Hints, SampleFigures
-from overlap_check.joins import plan_walls, side_tail_cause
+from overlap_check.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
 from overlap_check.model import (
     CommunicationStep,
     CoresResult,
@@ -39,6 +39,7 @@ from overlap_check.model import (
 )
 from overlap_check.plans import plan_result
 from overlap_check.runs import WarmupPlan, spread
+from overlap_check.shapes import warm_signature
 from overlap_check.streams import pair_results, rank_summary
 from overlap_check.verdict import gate, mark_gate, with_cause, worst_rank
 
@@ -405,11 +406,13 @@ def _plan_result(
         causes=causes,
     )
     walls = plan_walls(result.per_run)
-    tail = side_tail_cause(walls)
     found = result.diagnosed
-    if tail is not None and found is not None:
-        found = with_cause(found, tail)
-    return replace(result, walls=walls, diagnosed=found)
+    # causes measured on the layer figures, each placed by size (verdict.with_cause)
+    for measured in (side_tail_cause(walls), join_wait_cause(walls), tail_ops_cause(walls)):
+        if measured is not None and found is not None:
+            found = with_cause(found, measured)
+    shapes = warm_signature([figures[i].plans[p].shapes for i in warm_members])
+    return replace(result, walls=walls, diagnosed=found, shapes=shapes)
 
 
 def _with_baseline(report: Report, options: Options) -> Report:

@@ -351,9 +351,9 @@ class PlanRun:
 # fix advice is keyed by it (overlap_check/advice.py), never parsed from prose.
 Cause = Literal["no-evidence", "not-split", "fake", "partial", "real"]
 Stage = Literal["3a", "3b", "3c"]  # docs/method.md's failure modes
-# The last four are hooks for measurements other stages add (the tails after the join,
-# the join wait, and against a reference capture the dominator stretched and the shapes
-# changed): they pass them to plans.plan_result(causes=...), listed by size with the rest.
+# The last five are measured after the judgement (the side tail, the join wait and the
+# tail operators from the layer figures; against a reference the dominator stretched and
+# the shapes changed) and go in through verdict.with_cause, listed by size with the rest.
 EvidenceKind = Literal[
     "nothing-judged",
     "placement",
@@ -365,6 +365,7 @@ EvidenceKind = Literal[
     "join-wait",
     "dominator-stretched",
     "shape-change",
+    "tail-ops",
 ]
 
 
@@ -390,6 +391,28 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class TailOp:
+    """One kind of tail operator after the join (joins.TAIL_OPERATORS), per layer: how many
+    ran and their time (a sample's totals over its layers divided by its layers; in
+    PlanWalls, the warm median of that)."""
+
+    name: str  # the TAIL_OPERATORS entry it matched
+    count: float
+    ns: float
+
+
+@dataclass(frozen=True)
+class ShapeCount:
+    """How often one operator of a plan ran with one ``Input Shapes`` string in a capture
+    (shapes.shape_signature): the small evidence a reference comparison reads."""
+
+    role: Literal["dominator", "side"]
+    label: str  # the operator type (the kernel name when the table has none)
+    shapes: str  # the Input Shapes text as the profiler wrote it
+    count: int
+
+
+@dataclass(frozen=True)
 class LayerFigures:
     """Wall-time figures of one sample's layers (docs/gain.md), medians over its layers
     (occurrences with a dominator); ns as floats (a median of two is a half)."""
@@ -407,6 +430,7 @@ class LayerFigures:
     # every step of the sample in Step Id order: (Step Id, its wall in ns); the Step Id is
     # None without a step column (the sample is one step)
     step_walls: tuple[tuple[int | None, int], ...] = ()
+    tail_ops: tuple[TailOp, ...] = ()  # tail operators after the join, per layer
 
 
 @dataclass(frozen=True)
@@ -446,6 +470,9 @@ class PlanResult:
     # placement (3a): the named ops that stayed off the side stream, "SwiGlu x20 on stream 2"
     stayed: tuple[str, ...] = ()
     op_type: str | None = None  # the plan's op_type regex
+    # Input Shapes of the dominator and side ops over the warm captures (read only with a
+    # reference: shapes.py; JSON input_shapes); None: not read or not available
+    shapes: tuple[ShapeCount, ...] | None = None
 
     def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
         """The occurrence every renderer and the plots name as the worst: the lowest judged
@@ -479,6 +506,7 @@ class PlanWalls:
     join_wait_worst_ns: int | None  # the worst layer of the warm samples
     join_wait_worst_layer: int | None
     join_wait_worst_run: int | None
+    tail_ops: tuple[TailOp, ...] = ()  # warm medians per layer, most time first
 
 
 @dataclass(frozen=True)
@@ -519,6 +547,10 @@ class ReferenceDelta:
     steps_after: int = 0  # warm steps of this capture
     step_delta_median_pct: float | None = None  # median of the matched steps' Δ%
     worst_step: int | None = None  # 1-based position in ``steps`` of the largest Δ%
+    # the plan's dominator and side ops ran other Input Shapes than in the reference, one
+    # sentence per operator (shapes.shape_changes); () when the same or not available
+    shape_changes: tuple[str, ...] = ()
+    shapes_available: bool = False  # both captures had Input Shapes to compare
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,11 @@ KERNEL_SCHEMA: dict[str, pl.DataType] = {
 
 KERNEL_COLUMNS: tuple[str, ...] = tuple(KERNEL_SCHEMA)
 
+# Columns a reader adds only when asked (readers.kernel_csv.OPTIONAL_KERNEL_COLUMNS):
+# ``input_shapes``, the profiler's Input Shapes text, for a reference comparison
+# (overlap_check/shapes.py). conform() keeps them, after the canonical ones, when present.
+OPTIONAL_KERNEL_SCHEMA: dict[str, pl.DataType] = {"input_shapes": pl.String()}
+
 
 def empty_kernel_table() -> pl.DataFrame:
     """A kernel table with no rows and the canonical schema."""
@@ -76,6 +81,11 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
             exprs.append(pl.col(column).cast(dtype))
         else:
             exprs.append(pl.lit(None, dtype=dtype).alias(column))
+    exprs += [
+        pl.col(column).cast(dtype)
+        for column, dtype in OPTIONAL_KERNEL_SCHEMA.items()
+        if column in frame.columns
+    ]
     table = frame.select(exprs)
     # Files are usually sorted already (one device, rows by start): checking is far
     # cheaper than sorting a million rows again.

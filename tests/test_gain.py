@@ -147,10 +147,18 @@ def test_side_tail_is_a_cause_of_the_diagnosis() -> None:
     result = analyze(JOIN, *PLAN_ARGS)
     assert result.exit_code == 0, result.output
     causes = [line.strip() for line in result.stdout.splitlines() if "    cause " in line]
-    # contention (1764 µs over the warm runs) before the tail, the saturated cube last
+    # the layer wall: the dominator's start to the side end, 2 + 364.54 µs
+    wall_us = 2 + (180 + 2 + 40 + 2 + 140.54)
+    wait_cause = (
+        f"join wait: the main stream waited {JOIN_WAIT_US:.3f} µs per layer (median; worst "
+        f"{JOIN_WAIT_US:.3f} µs, layer 1 of run 3) for the side tail after the dominator, "
+        f"{JOIN_WAIT_US / wall_us * 100:.1f}% of the {wall_us:.3f} µs layer wall"
+    )
+    # contention (1764 µs over the warm runs), the join wait (69 µs) before the tail
+    # (66.54 µs), the saturated cube (not a time) last
     assert causes[0].startswith("cause 1: block demand over the device's cores for 1764.000")
-    assert causes[1:] == [f"cause 2: {tail_cause}", causes[2]]
-    assert causes[2].startswith("cause 3: cube saturated")
+    assert causes[1:] == [f"cause 2: {wait_cause}", f"cause 3: {tail_cause}", causes[3]]
+    assert causes[3].startswith("cause 4: cube saturated")
     data = json.loads(analyze(JOIN, *PLAN_ARGS, "--format", "json").stdout)
     (tail,) = [e for e in data["plans"][0]["diagnosed"]["evidence"] if e["kind"] == "side-tail"]
     assert (tail["text"], tail["size_us"]) == (tail_cause, pytest.approx(66.54))

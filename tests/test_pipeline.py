@@ -315,8 +315,8 @@ def test_each_capture_is_read_once_per_analyze(
     read = capture_reader.read_capture
     paths: list[str] = []
 
-    def counted(source: object) -> Capture:
-        result = read(source)  # type: ignore[arg-type]
+    def counted(source: object, **keywords: bool) -> Capture:
+        result = read(source, **keywords)  # type: ignore[arg-type]
         paths.append(result.path)
         return result
 

@@ -60,8 +60,8 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
 
 
-def _from_csvs(paths: tuple[Path, ...], source: str) -> _Kernels:
-    files = [read_kernel_csv(p) for p in paths]
+def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _Kernels:
+    files = [read_kernel_csv(p, shapes=shapes) for p in paths]
     result = _Kernels(
         frame=_concat([f.kernels for f in files]),
         source=source,
@@ -96,7 +96,7 @@ def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
     )
 
 
-def _primary(path: Path) -> _Kernels:
+def _primary(path: Path, shapes: bool) -> _Kernels:
     kind = file_kind(path)
     if kind == "db":
         return _from_db(path)
@@ -105,16 +105,16 @@ def _primary(path: Path) -> _Kernels:
     if looks_like_task_time(read_header(path)):
         return _from_task_time((path,))
     source = "op_summary" if path.name.lower().startswith("op_summary") else "kernel_details.csv"
-    return _from_csvs((path,), source)
+    return _from_csvs((path,), source, shapes)
 
 
-def _read_kernels(src: Source) -> _Kernels:
+def _read_kernels(src: Source, shapes: bool) -> _Kernels:
     if src.primary is not None:
-        return _primary(src.primary)
+        return _primary(src.primary, shapes)
     if src.kernel_details is not None:
-        return _from_csvs((src.kernel_details,), "kernel_details.csv")
+        return _from_csvs((src.kernel_details,), "kernel_details.csv", shapes)
     if src.op_summary:
-        return _from_csvs(src.op_summary, "op_summary")
+        return _from_csvs(src.op_summary, "op_summary", shapes)
     if src.dbs:
         return _from_db(src.dbs[0])
     if src.traces:
@@ -286,9 +286,12 @@ def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
     return read_step_trace_csv(src.step_trace)
 
 
-def read_capture(src: Source) -> Capture:
-    """Read one capture: kernel table, streams, rank, level, time, device cores."""
-    kernels = _read_kernels(src)
+def read_capture(src: Source, *, shapes: bool = False) -> Capture:
+    """Read one capture: kernel table, streams, rank, level, time, device cores.
+
+    ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs have it
+    (with a reference only: shapes.wants_shapes)."""
+    kernels = _read_kernels(src, shapes)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
     info = read_profiler_info(src.profiler_info) if src.profiler_info else None
     kernels.notes.extend(info.notes if info else ())

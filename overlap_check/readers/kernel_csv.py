@@ -42,6 +42,13 @@ KERNEL_COLUMNS: tuple[Column, ...] = (
 )
 
 
+# Optional kernel-table columns (table.OPTIONAL_KERNEL_SCHEMA), read only when asked for:
+# the no-reference path parses none of them.
+OPTIONAL_KERNEL_COLUMNS: dict[str, Column] = {
+    "input_shapes": Column("input_shapes", ("Input Shapes",), "str", na=True),
+}
+
+
 @dataclass(frozen=True)
 class KernelFile:
     path: Path
@@ -90,11 +97,10 @@ def finish_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return finish_kernels(frame.lazy().with_columns(texts)).collect()
 
 
-def read_kernel_csv(path: Path) -> KernelFile:
-    """Read kernel_details.csv or an op_summary_*.csv."""
-    table = read_csv_table(
-        path, KERNEL_COLUMNS, what="kernel_details / op_summary", finish=finish_kernels
-    )
+def read_kernel_csv(path: Path, *, shapes: bool = False) -> KernelFile:
+    """Read kernel_details.csv or an op_summary_*.csv (``shapes``: with Input Shapes)."""
+    columns = KERNEL_COLUMNS + ((OPTIONAL_KERNEL_COLUMNS["input_shapes"],) if shapes else ())
+    table = read_csv_table(path, columns, what="kernel_details / op_summary", finish=finish_kernels)
     return KernelFile(
         path=path,
         kernels=table.frame,

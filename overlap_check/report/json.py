@@ -32,6 +32,7 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    ShapeCount,
     StepWall,
     StreamPair,
 )
@@ -222,7 +223,12 @@ def _medians(w: LayerFigures | PlanWalls) -> JSON:
         "join_wait_us": us(w.join_wait_ns),
         "side_tail_us": us(w.side_tail_ns),
         "step_wall_us": us(w.step_wall_ns),
+        "tail_ops": [{"name": t.name, "count": t.count, "us": us(t.ns)} for t in w.tail_ops],
     }
+
+
+def _shape(c: ShapeCount) -> JSON:
+    return {"role": c.role, "label": c.label, "shapes": c.shapes, "count": c.count}
 
 
 def _layer_figures(f: LayerFigures) -> JSON:
@@ -286,6 +292,8 @@ def _plan(plan: PlanResult, origins: Origins) -> JSON:
         "config_file": plan.config_file,
         "config_line": plan.config_line,
         "walls": None if plan.walls is None else _walls(plan.walls),
+        # only with a reference (shapes.wants_shapes): reports without one stay as they were
+        **({} if plan.shapes is None else {"input_shapes": [_shape(c) for c in plan.shapes]}),
         # only a communication or copy plan says so (compute plans' reports stay as they were)
         **({} if plan.side_kind == "compute" else {"side_kind": plan.side_kind}),
     }
@@ -318,6 +326,8 @@ def _reference(ref: ReferenceResult) -> JSON:
                 "layer_wall_delta_pct": d.layer_wall_delta_pct,
                 "step_wall_delta_pct": d.step_wall_delta_pct,
                 "new_join_wait_us": us(d.new_join_wait_ns),
+                "shapes_available": d.shapes_available,
+                "shape_changes": list(d.shape_changes),
                 "warm_steps_before": d.steps_before,
                 "warm_steps_after": d.steps_after,
                 "steps": [

@@ -47,6 +47,7 @@ from overlap_check.model import (
     ReferenceResult,
     Report,
     RunInfo,
+    ShapeCount,
     SideKind,
     Stage,
     StepWall,
@@ -54,6 +55,7 @@ from overlap_check.model import (
     StreamPair,
     StreamPairRun,
     StreamStat,
+    TailOp,
     Thresholds,
     Verdict,
 )
@@ -456,6 +458,7 @@ def _plan(obj: _Object, origins: Origins) -> PlanResult:
         decided_by=obj.text("decided_by"),
         verdict_counts=obj.counts("verdict_counts"),
         walls=_walls_or_none(obj.child_or_none("walls")),
+        shapes=obj.each("input_shapes", _shape) if "input_shapes" in obj.value else None,
         gate_failures=_gate_failures(obj),
         side_kind=obj.choice("side_kind", SideKind) if "side_kind" in obj.value else "compute",
     )
@@ -477,6 +480,8 @@ def _medians(obj: _Object) -> dict[str, Any]:
         "join_wait_ns": _float_ns(obj, "join_wait_us"),
         "side_tail_ns": _float_ns(obj, "side_tail_us"),
         "step_wall_ns": _float_ns(obj, "step_wall_us"),
+        # absent from reports written before tail operators were measured
+        "tail_ops": obj.each("tail_ops", _tail_op) if "tail_ops" in obj.value else (),
     }
 
 
@@ -487,6 +492,19 @@ def _walls(obj: _Object) -> PlanWalls:
         join_wait_worst_layer=obj.integer_or_none("join_wait_worst_layer"),
         join_wait_worst_run=obj.integer_or_none("join_wait_worst_run"),
     )
+
+
+def _shape(obj: _Object) -> ShapeCount:
+    return ShapeCount(
+        role=obj.choice("role", _literal(ShapeCount, "role")),
+        label=obj.text("label"),
+        shapes=obj.text("shapes"),
+        count=obj.integer("count"),
+    )
+
+
+def _tail_op(obj: _Object) -> TailOp:
+    return TailOp(name=obj.text("name"), count=obj.number("count"), ns=float(obj.nanoseconds("us")))
 
 
 def _walls_or_none(obj: _Object | None) -> PlanWalls | None:
@@ -503,6 +521,8 @@ def _reference_delta(obj: _Object) -> ReferenceDelta:
         layer_wall_delta_pct=obj.number_or_none("layer_wall_delta_pct"),
         step_wall_delta_pct=obj.number_or_none("step_wall_delta_pct"),
         new_join_wait_ns=_float_ns(obj, "new_join_wait_us"),
+        shape_changes=obj.texts("shape_changes") if "shape_changes" in obj.value else (),
+        shapes_available=obj.flag("shapes_available") if "shapes_available" in obj.value else False,
         steps=obj.each("steps", _step_delta) if "steps" in obj.value else (),
         steps_before=obj.integer("warm_steps_before") if "warm_steps_before" in obj.value else 0,
         steps_after=obj.integer("warm_steps_after") if "warm_steps_after" in obj.value else 0,

@@ -271,7 +271,11 @@ def _walls(plan: PlanResult) -> str:
             f"{w.join_wait_worst_run})"
         )
     tail, step = _opt_us(w.side_tail_ns), _opt_us(w.step_wall_ns)
-    return text + f", side tail {tail} µs; step wall {step} µs"
+    text += f", side tail {tail} µs"
+    if w.tail_ops:  # only when some ran: reports without them read as before
+        ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {_us(t.ns)} µs" for t in w.tail_ops)
+        text += f"; tail ops {ops}"
+    return text + f"; step wall {step} µs"
 
 
 def _signed(value: float | None) -> str:

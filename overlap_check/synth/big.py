@@ -76,6 +76,7 @@ def big_frames(
             "mix": np.array([o[4] for o in _OPS], dtype=np.int64)[op],
             "step": step,
             "is_comm": np.zeros(n, dtype=bool),
+            "input_shapes": pl.repeat(None, n, dtype=pl.String, eager=True),
         },
         schema=rows.KERNEL_RAW_SCHEMA,
     )

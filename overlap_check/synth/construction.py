@@ -88,6 +88,7 @@ def build_run(
     vectorcore: int = 48,
     t0: int | None = None,
     dominator: Op = DOMINATOR,
+    tail_ops: tuple[Op, ...] = (),
 ) -> Run:
     rng = random.Random(seed * 1_000_003 + run * 101 + rank)
     t = BASE_NS + run * RUN_SPACING_NS + rank * RANK_OFFSET_NS if t0 is None else t0
@@ -103,6 +104,7 @@ def build_run(
             side_ops=side_ops,
             side_wait_over_dominator=side_wait,
             dominator=dominator,
+            tail_ops=tail_ops,
         )
         layers.append(layer)
         t = layer.end_ns + LAYER_GAP_NS

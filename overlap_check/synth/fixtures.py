@@ -138,6 +138,21 @@ FIXTURES: tuple[Fixture, ...] = (
         "side work ends after the dominator: the main stream waits 69 us per layer",
         lambda: gain.join_wait(layers=LAYERS),
     ),
+    Fixture(
+        "tail-ops",
+        "real overlap; a TransData and a MemSet on the main stream after each join",
+        lambda: gain.tail_ops(layers=LAYERS),
+    ),
+    Fixture(
+        "shapes-multi-stream",
+        "real overlap, the GroupedMatmul on 4096 tokens: Input Shapes differ from its reference",
+        lambda: gain.shapes_multi_stream(layers=LAYERS),
+    ),
+    Fixture(
+        "shapes-single-stream",
+        "the single-stream reference of shapes-multi-stream, on 2048 tokens",
+        lambda: gain.shapes_single_stream(layers=LAYERS),
+    ),
     # issue 15's communication and copy plans: one capture each, answers in synth.side_kinds
     *(Fixture(case.folder, case.what, case.build) for case in SIDE_KIND_CASES),
 )

@@ -180,9 +180,12 @@ def _metric(name: str, index: int) -> pl.Expr:
 
 def _shape(index: int) -> pl.Expr:
     mapping = {op: shapes[index] for op, shapes in _SHAPES.items()}
-    return _C("op_type").replace_strict(
+    by_type = _C("op_type").replace_strict(
         mapping, default=_DEFAULT_SHAPES[index], return_dtype=pl.String
     )
+    if index == 0:  # a kernel's own Input Shapes (synth.model.Kernel) before its type's
+        return pl.coalesce(_C("input_shapes"), by_type)
+    return by_type
 
 
 def _start(version: str, quoted: bool) -> pl.Expr:

@@ -14,6 +14,9 @@ MatMul, SwiGlu, down MatMul). ``mode`` decides where the side window falls:
 - ``tail``: as ``real``, but the side ops may end after the dominator: the main stream
   waits for the side tail before it goes on (a hole after the join).
 
+``tail_ops``: main-stream ops laid 2.04 µs after the join, before the layer's last ops
+(format / fill work such as TransData or MemSet after the join).
+
 Kernels on one stream never overlap; the layer records its windows so the
 expected figures follow from the construction.
 """
@@ -38,6 +41,7 @@ class Op:
     block: int
     mix: int = 0
     gap_ns: int = 2_000  # idle time after it on its stream
+    input_shapes: str | None = None  # the Input Shapes text (None: the op type's default)
 
 
 PRE_OPS = (
@@ -122,6 +126,7 @@ def _lay(
                 block_num=op.block,
                 mix_block_num=op.mix,
                 step=step,
+                input_shapes=op.input_shapes,
             )
         )
         end = t + duration
@@ -139,6 +144,7 @@ def build_layer(
     side_ops: tuple[Op, ...] = SIDE_OPS,
     dominator: Op = DOMINATOR,
     side_wait_over_dominator: bool = False,
+    tail_ops: tuple[Op, ...] = (),
 ) -> Layer:
     layer = Layer()
     fork = _lay(PRE_OPS, t0, MAIN, step, rng, layer) + 1_000
@@ -197,5 +203,8 @@ def build_layer(
     join = max(dom_end, side_end + 420)
     if mode != "serial":
         layer.tasks.append(Task("EVENT_WAIT_SQE", MAIN, dom_end, join - dom_end))
-    layer.end_ns = _lay(POST_OPS, join + 2_040, MAIN, step, rng, layer) + POST_OPS[-1].gap_ns
+    post = join + 2_040
+    if tail_ops:  # format / fill work on the main stream right after the join, unjittered
+        post = _lay(tail_ops, post, MAIN, step, None, layer) + tail_ops[-1].gap_ns
+    layer.end_ns = _lay(POST_OPS, post, MAIN, step, rng, layer) + POST_OPS[-1].gap_ns
     return layer

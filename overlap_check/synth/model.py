@@ -29,6 +29,7 @@ class Kernel:
     block_num: int = 0
     mix_block_num: int = 0
     step: int | None = None
+    input_shapes: str | None = None  # Input Shapes as written (None: the op type's default)
 
     @property
     def end_ns(self) -> int:

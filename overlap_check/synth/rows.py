@@ -25,6 +25,7 @@ KERNEL_RAW_SCHEMA: dict[str, pl.DataType] = {
     "mix": pl.Int64(),
     "step": pl.Int64(),
     "is_comm": pl.Boolean(),
+    "input_shapes": pl.String(),  # null: the op type's default (synth.kernel_csv)
 }
 TASK_RAW_SCHEMA: dict[str, pl.DataType] = {
     "start_ns": pl.Int64(),
@@ -64,6 +65,7 @@ def raw_frames(scenario: Scenario) -> tuple[pl.DataFrame, pl.DataFrame]:
             "mix": [k.mix_block_num for k in ks] + [0] * len(cs),
             "step": [k.step for k in ks] + [c.step for c in cs],
             "is_comm": [False] * len(ks) + [True] * len(cs),
+            "input_shapes": [k.input_shapes for k in ks] + [None] * len(cs),
         },
         schema=KERNEL_RAW_SCHEMA,
     )
