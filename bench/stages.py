@@ -31,7 +31,8 @@ TIMED = (
     # the per-capture figures module (runs may be reduced in worker processes by the CLI)
     ("overlap_check.figures", "stream_sets", "stream busy sets"),
     ("overlap_check.figures", "run_rules", "core limit rules"),
-    ("overlap_check.figures", "run_contention", "core contention"),
+    ("overlap_check.figures", "contention_evidence", "core contention"),
+    ("overlap_check.judge", "contention_at", "of which contention for the decided cores"),
     ("overlap_check.figures", "occurrences", "plan occurrences"),
     ("overlap_check.pipeline", "judge", "judge (medians, verdicts, gate)"),
     ("overlap_check.judge", "plan_result", "of which plan verdicts"),

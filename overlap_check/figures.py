@@ -7,16 +7,19 @@ every run (a few KB each) but at most one kernel table per worker.
 Three decisions need every run of a rank, so a worker cannot take them: the
 rank's main stream (most busy time over all its samples), each plan's main
 stream (most dominator time, else the rank's main stream) and the device cores
-(captures may disagree; the largest Block Num over all captures). A worker
-therefore computes the figures for every stream, not a guess: the pair figures
-of every two streams, the plan figures with each stream where the main stream
-changes them as the main stream, plus the outcome "the main stream has nothing
-of this plan here", which is the same for every other stream. The parent
-decides from the pieces of all runs (busy time, dominator and side-op time per
-stream, info.json cores, Block Num maxima) and picks the figures. Only the
-contention sweep needs the device cores themselves: a warm capture swept with
-other cores than the decision (captures without info.json whose Block Num
-maxima differ) is reduced again with the decided cores (:class:`Hints`).
+(captures may disagree: the smallest info.json, else the largest Block Num over
+all captures). A worker therefore computes the figures for every stream, not a
+guess: the pair figures of every two streams, the plan figures with each stream
+where the main stream changes them as the main stream, plus the outcome "the
+main stream has nothing of this plan here", which is the same for every other
+stream. The parent decides from the pieces of all runs (busy time, dominator and
+side-op time per stream, info.json cores, Block Num maxima) and picks the
+figures. The contention sweep needs the device cores themselves: the parent
+hands every worker the info.json cores of all captures (read ahead, small), so
+the worker sweeps with the decision itself where it is known, else with the
+fewest cores it can take, keeping what more cores need
+(cores.device.sweep_cores); the parent's cores.contention_at gives the figures
+for the decided cores. No capture is read twice.
 Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 :mod:`overlap_check.judge`'s.
 """
@@ -33,20 +36,29 @@ import polars as pl
 from overlap_check import barriers
 from overlap_check.communication import CaptureCommunication, capture_communication
 from overlap_check.cores import (
+    ContentionEvidence,
     Limits,
-    RunContention,
     RunRules,
+    contention_evidence,
     observed_maxima,
     resolve_device,
-    run_contention,
     run_rules,
+    sweep_cores,
 )
 from overlap_check.cores.kinds import AIC_DEMAND, core_code
 from overlap_check.discover import Source
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.hiding import helper_streams, other_stream_busy
 from overlap_check.joins import layer_figures, step_wall
-from overlap_check.model import Capture, Options, Plan, PlanRun, ShapeCount, StreamStat
+from overlap_check.model import (
+    Capture,
+    DeviceCores,
+    Options,
+    Plan,
+    PlanRun,
+    ShapeCount,
+    StreamStat,
+)
 from overlap_check.plans import (
     PlanStreams,
     main_kernels,
@@ -67,13 +79,6 @@ from overlap_check.selection import (
 from overlap_check.shapes import shape_signature, wants_shapes
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
 from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
-
-
-@dataclass(frozen=True)
-class Hints:
-    """The decision over all runs a capture is reduced again for: its contention sweep."""
-
-    cores: tuple[int, int]  # device (aicore, vectorcore)
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,9 @@ class CaptureFigures:
     samples: tuple[SampleFigures, ...]
     plans: tuple[PlanPieces, ...]
     rules: RunRules | None  # None: no limit configured
-    cores: tuple[int, int] | None  # the device cores contention was swept with (None: unknown)
-    contention: RunContention | None
+    # the contention sweep, with what every device cores the decision over all runs can
+    # take needs (cores.contention_at gives their figures); None: no decision can be taken
+    contention: ContentionEvidence | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
     # main stream -> the streams hiding.helper_streams names with it as the main stream
@@ -270,15 +276,14 @@ def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
 
 def _device_cores(
     capture: Capture, observed: tuple[int, int] | None, options: Options
-) -> tuple[int, int] | None:
+) -> DeviceCores | None:
     """The device cores judged from this capture alone (None: it cannot tell)."""
     try:
-        device = resolve_device(
+        return resolve_device(
             [capture.device_cores], lambda: [observed] if observed else [], options
         )
     except OverlapCheckError:  # the parent raises it, if the decision over all runs does
         return None
-    return device.aicore, device.vectorcore
 
 
 # What a communication or copy plan reads of a capture's rows.
@@ -314,10 +319,14 @@ def _with_task_rows(samples: Sequence[Sample], capture: Capture) -> list[Sample]
 
 
 def capture_figures(
-    capture: Capture, options: Options, limits: Limits | None, hints: Hints | None = None
+    capture: Capture,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
-    they failed to load, which the parent reports); ``hints``: decisions over all runs."""
+    they failed to load, which the parent reports); ``info_cores``: per capture of the
+    analysis, the cores its info.json files give (none given: this capture alone)."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
@@ -325,9 +334,12 @@ def capture_figures(
     kernels = without_copies(capture.kernels)  # copies are read by copy plans only
     communication = int(kernels.get_column("is_communication").sum() or 0)
     observed = observed_maxima(kernels) if capture.device_cores is None else None
-    cores = hints.cores if hints is not None else _device_cores(capture, observed, options)
+    own = () if capture.device_cores is None else (capture.device_cores,)
+    sweep = sweep_cores(_device_cores(capture, observed, options), info_cores or [own])
     rules = run_rules(kernels, limits) if limits is not None and limits.any else None
-    contention = run_contention(kernels, cores) if cores is not None else None
+    contention = (
+        None if sweep is None else contention_evidence(kernels, sweep[0], above=not sweep[1])
+    )
     figures = CaptureFigures(
         meta,
         communication,
@@ -336,7 +348,6 @@ def capture_figures(
         (),
         (),
         rules,
-        cores,
         contention,
         observed,
         helpers={sid: helper_streams(kernels, sid) for sid in sorted(whole.busy)},
@@ -377,11 +388,14 @@ def capture_figures(
 
 
 def source_figures(
-    source: Source | Capture, options: Options, limits: Limits | None, hints: Hints | None
+    source: Source | Capture,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
 ) -> CaptureFigures:
     """Read one capture (unless given one) and reduce it: what a worker process runs."""
     if isinstance(source, Capture):
-        return capture_figures(source, options, limits, hints)
+        return capture_figures(source, options, limits, info_cores)
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column
@@ -391,4 +405,4 @@ def source_figures(
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
 
         capture = capture_with_modules(capture, source.traces, modules)
-    return capture_figures(capture, options, limits, hints)
+    return capture_figures(capture, options, limits, info_cores)

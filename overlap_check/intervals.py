@@ -244,3 +244,35 @@ def clip(
     s = np.maximum(_as_i64(starts), _as_i64(lo))
     e = np.minimum(_as_i64(ends), _as_i64(hi))
     return s, np.maximum(s, e)
+
+
+def touching(starts: I64, ends: I64, sets: list[tuple[I64, I64]]) -> npt.NDArray[np.bool_]:
+    """Which intervals' closed spans [start, end] meet an interval of any of ``sets``
+    (each of disjoint intervals; together they may repeat one, not overlap it otherwise)."""
+    seg_s = np.concatenate([s for s, _ in sets])
+    seg_e = np.concatenate([e for _, e in sets])
+    if seg_s.size == 0:
+        return np.zeros(starts.size, dtype=bool)
+    order = np.argsort(seg_s, kind="stable")
+    seg_s, seg_e = seg_s[order], seg_e[order]
+    opens = np.concatenate([[True], seg_s[1:] > seg_e[:-1]])  # touching ones join
+    block_start = seg_s[opens]
+    block_end = seg_e[np.concatenate([np.flatnonzero(opens)[1:] - 1, [seg_s.size - 1]])]
+    j = np.searchsorted(block_end, starts, side="left")  # the first block not ended before
+    inside = j < block_end.size
+    meets = np.zeros(starts.size, dtype=bool)
+    meets[inside] = block_start[j[inside]] <= ends[inside]
+    return meets
+
+
+def covered_sums(seg_s: I64, seg_e: I64, starts: I64, ends: I64, weights: I64) -> I64:
+    """Per segment (disjoint, in order) the summed weights of the intervals covering it
+    whole: what a sweep's running sum holds there when the intervals are all that add."""
+    lo = np.searchsorted(seg_s, starts, side="left")  # the first segment starting inside
+    hi = np.searchsorted(seg_e, ends, side="right")  # the first segment ending after
+    covers = (hi > lo) & (weights != 0)
+    steps = np.zeros(seg_s.size + 1, dtype=np.int64)
+    np.add.at(steps, lo[covers], weights[covers])
+    np.add.at(steps, hi[covers], -weights[covers])
+    total: I64 = np.cumsum(steps[:-1])
+    return total

@@ -5,22 +5,21 @@ The Report carries every decision: each run's warm flag, each rank's main stream
 plan's streams, the device cores, and the gate's mark on each plan and stream pair. As
 the stages would on the kernel tables: stream pairs and parallelism
 (streams.pair_results, streams.rank_summary), core limits (cores.combine_cores), plans
-(plans.plan_result), and the gate (verdict.gate, verdict.mark_gate). A warm capture whose
-contention was swept with other device cores than the decision is reduced again
-(``redo``) before anything is judged.
+(plans.plan_result), and the gate (verdict.gate, verdict.mark_gate). Each warm run's
+contention comes from its evidence for the decided device cores (cores.contention_at).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from overlap_check import __version__
 from overlap_check.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
-from overlap_check.cores import Limits, combine_cores
+from overlap_check.cores import Limits, RunContention, combine_cores, contention_at
 from overlap_check.decide import RankDecisions, decide
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
-from overlap_check.figures import CaptureFigures, Hints, SampleFigures
+from overlap_check.figures import CaptureFigures, SampleFigures
 from overlap_check.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
 from overlap_check.model import (
     CommunicationStep,
@@ -42,8 +41,6 @@ from overlap_check.runs import WarmupPlan, spread
 from overlap_check.shapes import warm_signature
 from overlap_check.streams import pair_results, rank_summary
 from overlap_check.verdict import gate, mark_gate, with_cause, worst_rank
-
-Redo = Callable[[Sequence[tuple[int, Hints]]], list[CaptureFigures]]
 
 
 def _helper_streams(
@@ -77,20 +74,17 @@ def judge(
     options: Options,
     limits: Limits | None,
     limits_error: OverlapCheckError | None,
-    redo: Redo,
 ) -> Report:
     """The Report of these runs (in run order; ranks mixed). ``limits_error``: why the
     core limits could not be configured (raised where the core checks begin)."""
     if not figures:
         raise InputError("no profiler capture to analyse")
-    figures = list(figures)
     decisions = decide(figures, options)
     ranks, device, ordered = decisions.ranks, decisions.device, decisions.order
     if limits_error is not None:
         raise limits_error
     if limits is None:
         raise ValueError("no core limits and no error saying why")
-    _reduce_again(figures, ranks, (device.aicore, device.vectorcore), redo)
     runs: list[RunInfo] = []
     notes: list[str] = []
     summaries: list[RankStreamSummary] = []
@@ -145,7 +139,10 @@ def judge(
         limits,
         runs,
         [figures[i].rules for i in ordered],
-        [figures[i].contention if by_run[i].warm else None for i in ordered],
+        [
+            _contention(figures[i], (device.aicore, device.vectorcore), by_run[i].warm)
+            for i in ordered
+        ],
         options,
     )
     plans = [
@@ -304,23 +301,11 @@ def _communication(
     )
 
 
-def _reduce_again(
-    figures: list[CaptureFigures],
-    ranks: Sequence[RankDecisions],
-    cores: tuple[int, int],
-    redo: Redo,
-) -> None:
-    """Reduce again, with the decided device cores, the warm captures whose contention was
-    swept with other cores (captures without info.json whose Block Num maxima differ)."""
-    wrong = [
-        (i, Hints(cores))
-        for r in ranks
-        for i in sorted({i for s, i, _ in r.samples if s.warm})
-        if figures[i].cores != cores
-    ]
-    if wrong:
-        for (i, _), fig in zip(wrong, redo(wrong), strict=True):
-            figures[i] = fig
+def _contention(fig: CaptureFigures, cores: tuple[int, int], warm: bool) -> RunContention | None:
+    """A warm run's contention for the decided device cores (a cold run is not swept)."""
+    if not warm or fig.contention is None:
+        return None
+    return contention_at(fig.contention, cores)
 
 
 def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:

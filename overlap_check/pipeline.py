@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 from overlap_check.cores import Limits, configured_limits
 from overlap_check.discover import Source, discover
 from overlap_check.errors import OverlapCheckError
-from overlap_check.figures import CaptureFigures, Hints
+from overlap_check.figures import CaptureFigures
 from overlap_check.gain import apply_gates, apply_reference, with_summary
 from overlap_check.judge import judge
-from overlap_check.model import Capture, Options, Report
+from overlap_check.model import Capture, DeviceCores, Options, Report
 from overlap_check.readers import capture_order, time_order
+from overlap_check.readers.metadata import info_json_cores
 from overlap_check.sanity import check_report
 from overlap_check.workers import reduce_all, worker_count
 
@@ -74,7 +75,7 @@ def check_paths(
     """:func:`check`, also returning the captures' metadata (for stderr details)."""
     options = options or Options()
     items = list(paths_or_captures)
-    held: list[Source | Capture] = [i for i in items if isinstance(i, Capture)]
+    held = [i for i in items if isinstance(i, Capture)]
     paths = [Path(i) for i in items if not isinstance(i, Capture)]
     # Errors are raised in the order a serial read-then-judge would meet them.
     per_path, discover_error = _discover(paths)
@@ -82,17 +83,13 @@ def check_paths(
     sources = [s for found in per_path for s in found]
     count = worker_count(sources, workers)
     jobs: list[Source | Capture] = [*held, *sources]
-    figures = reduce_all([(job, None) for job in jobs], options, limits, count)
+    figures = reduce_all(jobs, options, limits, count, _info_cores(held, sources))
     if discover_error is not None:
         raise discover_error
     pairs = list(zip(figures, jobs, strict=True))
     loaded = _path_order(pairs[len(held) :], [len(f) for f in per_path], options)
     pairs = pairs[: len(held)] + loaded
-
-    def redo(wrong: Sequence[tuple[int, Hints]]) -> list[CaptureFigures]:
-        return reduce_all([(pairs[i][1], hints) for i, hints in wrong], options, limits, count)
-
-    report = judge([f for f, _ in pairs], options, limits, limits_error, redo)
+    report = judge([f for f, _ in pairs], options, limits, limits_error)
     if options.reference is not None:
         # the same path, the same options, no gates or comparisons of its own; the side
         # work of a single-stream reference runs inline, so its matches on the main stream
@@ -122,6 +119,17 @@ def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckEr
         except OverlapCheckError as err:
             return found, err
     return found, None
+
+
+def _info_cores(
+    held: Sequence[Capture], sources: Sequence[Source]
+) -> list[tuple[DeviceCores, ...]]:
+    """Per capture (in job order), the cores its info.json files give, known before any
+    capture is read: the device cores decided over all runs are the smallest of them, so
+    each capture's contention is swept for those (figures.capture_figures). Only the small
+    info.json files are read here; the reader reads them again with the capture."""
+    known = [() if c.device_cores is None else (c.device_cores,) for c in held]
+    return known + [tuple(info_json_cores(s.device_info)) for s in sources]
 
 
 def _limits(options: Options) -> tuple[Limits | None, OverlapCheckError | None]:

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from overlap_check.discover import Source
 from overlap_check.errors import OverlapCheckError
-from overlap_check.model import Capture, Options
+from overlap_check.model import Capture, DeviceCores, Options
 
 if TYPE_CHECKING:
     from overlap_check.cores import Limits
-    from overlap_check.figures import CaptureFigures, Hints
+    from overlap_check.figures import CaptureFigures
 
 # Below this much kernel input (bytes of the kernel files, all captures together) the
 # captures are reduced in this process alone. A worker process costs ~0.7 s of a core to
@@ -34,7 +34,7 @@ PARALLEL_MIN_BYTES = 600 * 2**20
 
 WAIT_SLICE_S = 0.25  # how soon a Ctrl-C is answered while workers read
 
-Job = tuple[Source | Capture, "Hints | None"]  # a capture (to read, or in memory), its hints
+Job = Source | Capture  # a capture to read, or one in memory
 
 
 def cpu_count() -> int:
@@ -104,29 +104,36 @@ def _outcome(
 
 
 def reduce_one(
-    job: Job, options: Options, limits: Limits | None
+    job: Job,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
 ) -> CaptureFigures | OverlapCheckError:
     """The figures of one capture, or the tool's error that reading it raised (as data)."""
     from overlap_check.figures import source_figures
 
-    source, hints = job
     try:
-        return source_figures(source, options, limits, hints)
+        return source_figures(job, options, limits, info_cores)
     except OverlapCheckError as err:
         return err
 
 
 def reduce_all(
-    jobs: Sequence[Job], options: Options, limits: Limits | None, workers: int
+    jobs: Sequence[Job],
+    options: Options,
+    limits: Limits | None,
+    workers: int,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
 ) -> list[CaptureFigures]:
     """The figures of each job, in order; the first job (in order) that failed raises.
+    ``info_cores``: every capture's info.json cores (figures.capture_figures).
 
     With ``workers`` > 1, the captures to read go to that many "spawn"ed processes (fork
     can deadlock a process whose polars pool already runs); captures already in memory,
     and any a dead worker left, are reduced here.
     """
     outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
-    remote = [k for k, (source, _) in enumerate(jobs) if not isinstance(source, Capture)]
+    remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
     if workers > 1 and len(remote) > 1:
         threads = str(max(1, cpu_count() // workers))
         try:
@@ -137,7 +144,10 @@ def reduce_all(
                 initargs=(threads,),
             ) as pool:
                 try:
-                    futures = [pool.submit(reduce_one, jobs[k], options, limits) for k in remote]
+                    futures = [
+                        pool.submit(reduce_one, jobs[k], options, limits, info_cores)
+                        for k in remote
+                    ]
                     for k, future in zip(remote, futures, strict=True):
                         outcomes[k] = _outcome(future)
                 except KeyboardInterrupt:
@@ -147,7 +157,7 @@ def reduce_all(
             pass  # no worker could take them (died, or a daemon may not start any): here
     out: list[CaptureFigures] = []
     for k, job in enumerate(jobs):
-        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits)
+        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
         if isinstance(outcome, OverlapCheckError):
             raise outcome
         out.append(outcome)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from overlap_check.cores import contention_at, contention_evidence
 from overlap_check.model import (
     Capture,
     CoreLimit,
@@ -284,6 +285,22 @@ def _brute_force_over(rows: list[tuple[int, int, int, int]], maximum: int) -> in
     return int(((busy.sum(axis=0) >= 2) & (demand > maximum)).sum())
 
 
+# (stream, start ns, duration ns, AI_CORE blocks): a drawn kernel
+DRAWN = st.tuples(st.integers(0, 2), st.integers(0, 40), st.integers(0, 10), st.integers(0, 40))
+
+
+def drawn_rows(items: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """(stream, start, end, blocks) of the drawn kernels."""
+    return [(s, a, a + d, b) for s, a, d, b in items]
+
+
+def drawn_kernels(rows: list[tuple[int, int, int, int]]) -> list[dict[str, Any]]:
+    return [
+        {**k(f"op{i}", s, 0, 0, "AI_CORE", b), "start_ns": a, "end_ns": e}
+        for i, (s, a, e, b) in enumerate(rows)
+    ]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
@@ -293,13 +310,32 @@ def _brute_force_over(rows: list[tuple[int, int, int, int]], maximum: int) -> in
     )
 )
 def test_over_limit_time_matches_brute_force(items: list[tuple[int, int, int, int]]) -> None:
-    rows = [(s, a, a + d, b) for s, a, d, b in items]
-    kernels = [
-        {**k(f"op{i}", s, 0, 0, "AI_CORE", b), "start_ns": a, "end_ns": e}
-        for i, (s, a, e, b) in enumerate(rows)
-    ]
+    rows = drawn_rows(items)
+    kernels = drawn_kernels(rows)
     result = cores_of([capture(kernels, DeviceCores(24, 48, "config"))], Options())
     assert result.aicore_over_limit_ns == _brute_force_over(rows, 24)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(DRAWN, min_size=1, max_size=10), st.integers(1, 30), st.integers(0, 20))
+def test_evidence_kept_for_fewer_cores_gives_the_over_limit_time_of_more(
+    items: list[tuple[int, int, int, int]], floor: int, more: int
+) -> None:
+    # a run swept with `floor` cores, keeping what more need, judges any cores >= floor
+    rows = drawn_rows(items)
+    kernels = conform(pl.DataFrame(drawn_kernels(rows)))
+    evidence = contention_evidence(kernels, (floor, 1), above=True)
+    found = contention_at(evidence, (floor + more, 0))
+    assert found.over_ns["aicore"] == _brute_force_over(rows, floor + more)
+    assert found.over_ns["vectorcore"] == 0  # 0 cores: not judged
+
+
+def test_evidence_refuses_cores_it_was_not_swept_for() -> None:
+    kernels = conform(pl.DataFrame([k("MainMatmul", 2, 0, 10, block=30)]))
+    with pytest.raises(ValueError, match="aicore contention swept with 24 cores, not 20"):
+        contention_at(contention_evidence(kernels, (24, 48), above=True), (20, 48))
+    with pytest.raises(ValueError, match=r"swept with \(24, 48\) cores only, not \(30, 48\)"):
+        contention_at(contention_evidence(kernels, (24, 48)), (30, 48))
 
 
 # --------------------------------------------------------------------------- text section

@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.cores.device import SOC_CORES, lookup_soc, read_soc_ini
+from overlap_check.cores.device import SOC_CORES, lookup_soc, read_soc_ini, sweep_cores
 from overlap_check.decide import decide
 from overlap_check.errors import ConfigError
 from overlap_check.figures import capture_figures
@@ -203,3 +203,23 @@ def test_a_soc_name_that_disagrees_with_info_json_is_noted() -> None:
     assert (
         "SoC Ascend910B2 has 24/48 cores but info.json says 20/40; info.json used" in result.notes
     )
+
+
+def test_contention_is_swept_with_the_decision_or_the_fewest_cores_it_can_take() -> None:
+    own_24 = DeviceCores(24, 48, "info.json")
+    own_20 = DeviceCores(20, 0, "info.json")
+    config = DeviceCores(16, 32, "config")
+    # an info.json anywhere: the decision is the smallest of them, whatever this capture
+    # alone would say (a capture without one, config), known when no capture's files differ
+    assert sweep_cores(config, [(own_24,), (own_20,), ()]) == ((min(24, 20), min(48, 0)), True)
+    assert sweep_cores(None, [(own_24,)]) == ((24, 48), True)
+    # a capture whose files differ (the reader picks one by its device): at least the
+    # fewest of each kind (0 cores leave a kind unjudged, so they bound nothing)
+    assert sweep_cores(own_24, [(own_24, own_20), (own_24,)]) == ((20, 48), False)
+    # without: the same configured figures for every capture
+    assert sweep_cores(config, [(), ()]) == ((16, 32), True)
+    # or the largest Block Num over all captures: this one's own alone, else at least 1
+    observed = DeviceCores(30, 0, "observed")
+    assert sweep_cores(observed, [()]) == ((30, 0), True)
+    assert sweep_cores(observed, [(), ()]) == ((30, 1), False)
+    assert sweep_cores(None, [(), ()]) is None

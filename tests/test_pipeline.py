@@ -12,11 +12,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from overlap_check.discover import Source
 from overlap_check.model import Capture, Options, Plan, Report
 from overlap_check.pipeline import analyze_captures, check
 from overlap_check.report import json as json_report
 from overlap_check.report import text as text_report
-from overlap_check.synth import scenarios, write_runs
+from overlap_check.synth import Kernel, Scenario, Variant, scenarios, write_result_dir, write_runs
 from overlap_check.synth.expected import Built
 from overlap_check.table import conform
 
@@ -327,3 +328,105 @@ def test_each_capture_is_read_once_per_analyze(
     # 2 ranks x 3 runs, each read exactly once
     assert len(report["runs"]) == 2 * 3
     assert sorted(paths) == sorted(run["path"] for run in report["runs"])
+
+
+# ---------------------------------------------------- device cores decided over all runs
+
+T0_NS = 1_736_408_883_704_643_212  # run origins are 1 s apart
+US_NS = 1_000
+
+
+def matmul_and_add(
+    run: int,
+    main_blocks: int,
+    side: list[tuple[str, int, int, int]],
+    cores: tuple[int, int] = (24, 48),
+) -> Scenario:
+    """Run ``run``: stream 2 runs Matmul [0, 100) us asking ``main_blocks`` AI-core blocks,
+    stream 3 the ``side`` kernels (name, start us, end us, blocks); ``cores``: its info.json
+    (when the variant writes one)."""
+    origin = T0_NS + run * 1_000_000_000
+
+    def at(name: str, stream: int, start: int, end: int, blocks: int) -> Kernel:
+        return Kernel(name, stream, origin + start * US_NS, (end - start) * US_NS,
+                      block_num=blocks)  # fmt: skip
+
+    kernels = (at("Matmul", 2, 0, 100, main_blocks), *(at(n, 3, *k) for n, *k in side))
+    return Scenario(name=f"cores-{run}", kernels=kernels, aicore=cores[0], vectorcore=cores[1])
+
+
+def analyzed_reading_once(
+    scenarios_: list[Scenario], variant: Variant, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> Report:
+    """``check`` on the runs written out, asserting that each capture is read exactly once."""
+    from overlap_check.readers import capture as capture_reader
+
+    paths = [write_result_dir(s, root / s.name, variant) for s in scenarios_]
+    read = capture_reader.read_capture
+    reads: list[str] = []
+
+    def counted(source: Source) -> Capture:
+        reads.append(str(source.path))
+        return read(source)
+
+    monkeypatch.setattr(capture_reader, "read_capture", counted)
+    report = check(paths, Options(warmup=1), workers=1)
+    assert sorted(reads) == sorted(str(p) for p in paths)  # each once, none again
+    return report
+
+
+def test_contention_with_cores_observed_over_all_runs_reads_each_capture_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No info.json: the device cores are the largest Block Num of all runs, 24 (run 3),
+    # above run 2's own largest, 16.
+    runs = [
+        matmul_and_add(1, 20, [("Add", 20, 60, 20)]),  # cold (warm-up 1): not swept
+        matmul_and_add(2, 16, [("Add", 20, 60, 10), ("Mul", 60, 90, 4)]),
+        matmul_and_add(3, 24, [("Add", 20, 60, 1)]),
+    ]
+    report = analyzed_reading_once(runs, Variant(prof_dir=False), tmp_path, monkeypatch)
+    cores = report.cores
+    assert cores is not None and cores.device is not None
+    assert (cores.device.aicore, cores.device.source) == (max(20, 16, 24), "observed")
+    # With 24 cores: run 2 [20, 60) 16 + 10 = 26 > 24 (excess 2 x 40 us), [60, 90)
+    # 16 + 4 = 20 <= 24; run 3 [20, 60) 24 + 1 = 25 > 24 (excess 1 x 40 us). (With its
+    # own 16 cores run 2 would be over on [20, 90), 70 us: it is not judged with those.)
+    origins = {r.index: r.origin_ns for r in report.runs}
+    assert [
+        (c.run, c.start_ns - (origins[c.run] or 0), c.duration_ns, c.demand, c.maximum,
+         c.excess_block_ns, c.kernels, c.streams)
+        for c in cores.contention
+    ] == [
+        (2, 20 * US_NS, 40 * US_NS, 16 + 10, 24, (26 - 24) * 40 * US_NS, ("Matmul", "Add"), (2, 3)),
+        (3, 20 * US_NS, 40 * US_NS, 24 + 1, 24, (25 - 24) * 40 * US_NS, ("Matmul", "Add"), (2, 3)),
+    ]  # fmt: skip
+    assert (cores.contention_count, cores.contention_runs) == (2, 2)
+    assert cores.aicore_over_limit_ns == cores.over_limit_ns == (40 + 40) * US_NS
+    # the same from worker processes (what they send back holds no kernel table)
+    paths = [tmp_path / s.name for s in runs]
+    assert check(paths, Options(warmup=1), workers=2) == report
+
+
+def test_contention_with_the_smallest_info_json_reads_each_capture_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run 2's info.json says 24 cores, run 3's 20: the smallest, 20, is used for all runs.
+    runs = [
+        matmul_and_add(1, 12, [("Add", 20, 60, 12)], (24, 48)),  # cold
+        matmul_and_add(2, 12, [("Add", 20, 60, 10), ("Mul", 60, 90, 8)], (24, 48)),
+        matmul_and_add(3, 4, [("Add", 20, 60, 4)], (20, 40)),
+    ]
+    report = analyzed_reading_once(runs, Variant(), tmp_path, monkeypatch)
+    cores = report.cores
+    assert cores is not None and cores.device is not None
+    assert (cores.device.aicore, cores.device.vectorcore) == (min(24, 20), min(48, 40))
+    # With 20 cores: run 2 [20, 60) 12 + 10 = 22 > 20 (excess 2 x 40 us), [60, 90)
+    # 12 + 8 = 20 <= 20; run 3 4 + 4 = 8. (With its own 24 cores run 2 has no contention.)
+    ((run, start, duration, demand, excess),) = [
+        (c.run, c.start_ns, c.duration_ns, c.demand, c.excess_block_ns) for c in cores.contention
+    ]
+    origin = {r.index: r.origin_ns for r in report.runs}[2] or 0
+    assert (run, start - origin, duration) == (2, 20 * US_NS, 40 * US_NS)
+    assert (demand, excess) == (12 + 10, (22 - 20) * 40 * US_NS)
+    assert cores.aicore_over_limit_ns == 40 * US_NS

@@ -195,7 +195,7 @@ def test_held_captures_and_paths_mix_in_the_given_order(runs: list[Path]) -> Non
     )
 
 
-def test_only_warm_captures_swept_with_other_cores_are_reduced_again(
+def test_each_capture_is_reduced_once_though_its_cores_are_not_the_jobs(
     job: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[bool] = []
@@ -208,11 +208,11 @@ def test_only_warm_captures_swept_with_other_cores_are_reduced_again(
     monkeypatch.setattr(figures, "capture_figures", counted)
     options = Options(plans=(SIDE_DOM, SIDE_ONLY))
     expected = exhaustive(load_paths([job]), options)
-    # 8 captures, and again only rank 0's 2 warm runs: swept with their own 24/48 cores, not
-    # the job's 20/40 (no capture is ever reduced again for a main stream)
-    assert len(calls) == 8 + 2
+    # 8 captures, each once: rank 0's runs say 24/48 cores, the job is judged with 20/40,
+    # and their contention evidence was kept for the fewest cores any info.json gives
+    assert len(calls) == 8
     assert_same(pipeline.check([job], options, workers=1), expected)
-    assert len(calls) == 2 * (8 + 2)
+    assert len(calls) == 2 * 8
 
 
 def test_device_cores_decided_over_all_captures(job: Path) -> None:

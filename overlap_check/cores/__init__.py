@@ -10,8 +10,16 @@ kernels kept to them alone (rules) and together (contention).
 The names the rest of the package uses are importable from here.
 """
 
-from overlap_check.cores.contention import RunContention, observed_maxima, run_contention
-from overlap_check.cores.device import resolve_device
+from overlap_check.cores.contention import (
+    Above,
+    ContentionEvidence,
+    RunContention,
+    contention_at,
+    contention_evidence,
+    observed_maxima,
+    run_contention,
+)
+from overlap_check.cores.device import resolve_device, sweep_cores
 from overlap_check.cores.rules import (
     Limits,
     RunRules,
@@ -21,13 +29,18 @@ from overlap_check.cores.rules import (
 )
 
 __all__ = [
+    "Above",
+    "ContentionEvidence",
     "Limits",
     "RunContention",
     "RunRules",
     "combine_cores",
     "configured_limits",
+    "contention_at",
+    "contention_evidence",
     "observed_maxima",
     "resolve_device",
     "run_contention",
     "run_rules",
+    "sweep_cores",
 ]

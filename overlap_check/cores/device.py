@@ -203,6 +203,33 @@ def resolve_device(
     return observed_cores(observed())
 
 
+def sweep_cores(
+    own: DeviceCores | None, info: Sequence[Sequence[DeviceCores]]
+) -> tuple[tuple[int, int], bool] | None:
+    """The device cores to sweep one capture's contention with, and whether they are the
+    decision over all captures (:func:`resolve_device`) itself, else the fewest cores of
+    each kind it can judge with (0: none). ``own``: the decision on this capture alone;
+    ``info``: per capture, the cores its info.json files give. None: no decision at all.
+
+    With an info.json anywhere the decision is the smallest of them (:func:`agreed_cores`),
+    known unless a capture's files disagree (the reader picks one by the device it reads);
+    without, it is the same configured figures for every capture, or the largest Block
+    Num over all captures: this one's own with no other capture, else at least that.
+    """
+    found = [cores for capture in info for cores in capture]
+    if found:
+        known = all(len({(d.aicore, d.vectorcore) for d in capture}) <= 1 for capture in info)
+        if known:  # each capture's own
+            return (min(d.aicore for d in found), min(d.vectorcore for d in found)), True
+        aicore = min((d.aicore for d in found if d.aicore > 0), default=0)
+        return (aicore, min((d.vectorcore for d in found if d.vectorcore > 0), default=0)), False
+    if own is None:
+        return None
+    if own.source == "observed" and len(info) > 1:
+        return (max(own.aicore, 1), max(own.vectorcore, 1)), False
+    return (own.aicore, own.vectorcore), True
+
+
 def device_notes(device: DeviceCores, options: Options) -> list[str]:
     """Warnings a reader must see about where the device figures came from."""
     notes = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -140,6 +141,12 @@ def read_device_cores(
                 )
                 return cores, tuple(notes)
     return None, tuple(notes)
+
+
+def info_json_cores(paths: Iterable[Path]) -> list[DeviceCores]:
+    """The cores each ``device_N/info.json.N`` file gives (one without counts, or that
+    cannot be read, is left out: read_device_cores notes it when the capture is read)."""
+    return [cores for path in paths if (cores := read_device_cores((path,), None)[0])]
 
 
 def prof_rank(paths: tuple[Path, ...]) -> int | None:
