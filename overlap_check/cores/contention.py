@@ -8,6 +8,11 @@ cores is over the limit (see :mod:`overlap_check.cores.rules`, which adds the ru
 
 One stable sort of all kernel bounds gives every running sum (no per-kernel loop):
 a million kernels take a fraction of the time reading them does.
+
+A worker sweeps a run before the device cores are decided over all runs
+(:func:`contention_evidence`); where the decision can exceed the cores it swept
+with, it also keeps what more cores need (:class:`Above`), and
+:func:`contention_at` gives the figures for the decided cores from that alone.
 """
 
 from __future__ import annotations
