@@ -44,8 +44,9 @@ format: ## ruff: apply formatting and safe fixes
 	$(PY) -m ruff check --fix overlap_check tests bench scripts
 	$(PY) -m ruff format overlap_check tests bench scripts
 
-typecheck: ## mypy --strict on the package
+typecheck: ## mypy --strict on the package, for Python 3.11 and for the oldest supported, 3.10
 	$(PY) -m mypy overlap_check
+	$(PY) -m mypy --python-version 3.10 overlap_check
 
 check: lint typecheck test ## lint + typecheck + test
 

@@ -102,10 +102,14 @@ def _others(skip: str) -> tuple[type[msgspec.Struct], ...]:
     )
 
 
-_ANY_EVENT: Any = Union[(CompleteEvent, MetadataEvent, *_others(""))]
+# the members named first: mypy for Python 3.10 reads a starred item inside Union[...]
+# as 3.11's unparenthesised form
+_EVENTS = (CompleteEvent, MetadataEvent, *_others(""))
+_ANY_EVENT: Any = Union[_EVENTS]  # noqa: UP007 (a tuple built at run time)
 _DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_ANY_EVENT])
 # with the flows decoded too (readers.modules, opt-in: only a module: selection needs them)
-_WITH_FLOWS: Any = Union[(CompleteEvent, MetadataEvent, FlowStart, FlowEnd, *_others("sf"))]
+_FLOW_EVENTS = (CompleteEvent, MetadataEvent, FlowStart, FlowEnd, *_others("sf"))
+_WITH_FLOWS: Any = Union[_FLOW_EVENTS]  # noqa: UP007
 _FLOW_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_WITH_FLOWS])
 
 

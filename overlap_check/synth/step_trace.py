@@ -46,8 +46,10 @@ def _row(frames: Frames, step: str, lo: int, hi: int, step_start: int | None) ->
     free = _clipped_sum_us(sets.free, lo, hi)
     k = frames.kernels
     inside = k.filter((k["start_ns"] >= lo) & (k["start_ns"] < hi))
-    first = int(inside["start_ns"].min()) if inside.height else lo  # type: ignore[arg-type]
-    last = int((inside["start_ns"] + inside["dur_ns"]).max()) if inside.height else lo  # type: ignore[arg-type]
+    starts = inside.get_column("start_ns").to_numpy()
+    ends = starts + inside.get_column("dur_ns").to_numpy()
+    first = int(starts.min()) if inside.height else lo
+    last = int(ends.max()) if inside.height else lo
     preparing = (first - step_start) / 1000 if step_start is not None else 0.0
     values = [
         computing,

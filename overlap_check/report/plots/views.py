@@ -112,7 +112,7 @@ def short_names(names: pl.Series) -> pl.Series:
     Drops a path prefix, the aclnn prefix with its kernel/op-type suffixes, and
     trailing numeric ids (``hcom_allReduce__868_0_1`` -> ``hcom_allReduce``).
     """
-    return (
+    short: pl.Series = (
         names.cast(pl.String)
         .str.replace(r"^.*/", "")
         .str.replace(r"^aclnn([A-Za-z0-9]+)_.*$", "$1")
@@ -120,6 +120,7 @@ def short_names(names: pl.Series) -> pl.Series:
         .str.replace(r"(_+\d+)+$", "")
         .str.replace(r"^(.{28}).+$", "$1…")
     )
+    return short
 
 
 def format_duration(ns: float) -> str:
