@@ -115,13 +115,15 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--real",
         type=float,
         metavar="X",
-        help=f"overlap_pct at or above which a plan is real [{DEFAULTS.thresholds.real}].",
+        help="A plan's hidden_pct (a stream pair's overlap_pct) at or above which it is real "
+        f"[{DEFAULTS.thresholds.real}].",
     ),
     click.option(
         "--fake",
         type=float,
         metavar="Y",
-        help=f"overlap_pct at or below which a plan is fake [{DEFAULTS.thresholds.fake}].",
+        help="A plan's hidden_pct (a stream pair's overlap_pct) at or below which it is fake "
+        f"[{DEFAULTS.thresholds.fake}].",
     ),
     click.option(
         "--format",
@@ -145,7 +147,8 @@ _OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--baseline",
         metavar="FILE",
-        help="A previous JSON report; fail when overlap_pct drops by more than --tolerance.",
+        help="A previous JSON report; fail when a plan's hidden_pct (without plans: a stream "
+        "pair's overlap_pct) drops by more than --tolerance.",
     ),
     click.option(
         "--tolerance",
