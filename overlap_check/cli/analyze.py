@@ -33,8 +33,11 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
       overlap-check analyze run1/ run2/ run3/ run4/ run5/ --config overlap-check.toml
       overlap-check analyze runs/ --format json --output report.json
       overlap-check analyze runs/ --baseline main.json --tolerance 0.1 --format junit
+      overlap-check analyze multi/ --reference single/ --side SharedExpert --require-gain 0
+      overlap-check analyze runs/ --side-stream 5 --side-kind copy --fail-on fake
+      overlap-check analyze runs/ --config overlap-check.toml --path ge --plot timeline.png
 
-    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input.
+    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input, 130 interrupted.
     """
     options = options_from_params(params)
     report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))

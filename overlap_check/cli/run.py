@@ -57,7 +57,8 @@ DEFAULT_LEVEL = "Level1"
     "--level",
     type=click.Choice(["Level1", "Level2"]),
     default=None,
-    help=f"Profiler level (Level1 and up record Stream IDs)  [default: {DEFAULT_LEVEL}]",
+    help="Profiler level (Level1 and up record Stream IDs)  "
+    f"[default: [run] level, else {DEFAULT_LEVEL}]",
 )
 @click.option(
     "--window",
@@ -80,6 +81,10 @@ def run(ctx: click.Context, /, **params: Any) -> None:
       overlap-check run -- python infer.py --batch 8
       overlap-check run --runs 7 --plan moe-shared-expert -- torchrun --nproc-per-node 2 infer.py
       overlap-check run --profiler msprof --out runs/ -- ./serve.sh
+      overlap-check run --format json --output report.json -- python bench.py
+
+    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input or no profile,
+    3 the workload failed, 130 interrupted.
     """
     from overlap_check.runner.process import SignalForwarder
 
