@@ -50,7 +50,8 @@ def _text(
     type=float,
     default=None,
     help=(
-        "Allowed absolute drop of a plan's hidden_pct (a stream pair's overlap_pct)  "
+        "Allowed absolute drop of a plan's hidden_pct (a stream pair's overlap_pct); "
+        "unset: OVERLAP_CHECK_TOLERANCE  "
         f"[default: {DEFAULTS.tolerance}, or the config's]"
     ),
 )
@@ -86,6 +87,10 @@ def compare(
     Examples:
       overlap-check compare main.json pr.json
       overlap-check compare main.json pr.json --tolerance 0.05 --format markdown
+      overlap-check compare main.json pr.json --config overlap-check.toml --format json
+
+    Exit codes: 0 no regression, 1 a figure regressed or is missing from HEAD,
+    2 a file that is not a report.
     """
     config = load_config(config_path, Path.cwd())
     tolerance = merge_options(config, {"tolerance": tolerance}, os.environ).tolerance
