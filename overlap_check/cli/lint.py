@@ -32,7 +32,7 @@ from overlap_check.lint.render import FORMATS
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the report to FILE (.json -> json, .xml -> junit, .sarif -> sarif, "
-    "else --format).",
+    ".txt -> text, else --format).",
 )
 @click.option(
     "--config",
@@ -71,6 +71,8 @@ def lint(
       overlap-check lint src/ --format github
       overlap-check lint src/ --format junit --output lint.xml
       overlap-check lint src/ --format sarif --output lint.sarif
+      overlap-check lint src/ --select OC1 --config pyproject.toml
+      overlap-check lint --list-rules
     """
     from overlap_check.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list
