@@ -99,6 +99,13 @@ def cli() -> None:
       overlap-check analyze fixtures/fake-dual-stream
       overlap-check run --runs 5 -- python infer.py
       overlap-check analyze ./prof_dir --format junit --output report.xml
+      overlap-check compare main.json pr.json
+      overlap-check plot ./prof_dir --side SharedExpert --dominator GroupedMatmul -o timeline.png
+      overlap-check lint model/
+
+    Exit codes: 0 pass, 1 the gate failed (lint: findings), 2 bad usage, input or
+    config, 3 the profiled workload failed, 130 interrupted. `overlap-check
+    COMMAND --help` lists each command's options.
     """
 
 
