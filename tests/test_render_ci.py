@@ -48,13 +48,14 @@ def occurrence(index: int, pct: float | None) -> Occurrence:
         overlap_ns=0,
         overlap_pct=pct,
         busy_overlap_pct=pct,
+        hidden_pct=pct,
     )
 
 
 def plan_run(run: int, warm: bool, pct: float | None, worst: float | None = None) -> PlanRun:
     worst_occ = (occurrence(12, worst),) if worst is not None else ()
     return PlanRun(run=run, warm=warm, overlap_pct=pct, occurrences=60, busy_overlap_pct=pct,
-                   judged=60, worst=worst_occ)  # fmt: skip
+                   judged=60, worst=worst_occ, hidden_pct=pct)  # fmt: skip
 
 
 def plan(
@@ -142,11 +143,11 @@ def test_pass_in_every_format() -> None:
     }
     assert case.find("failure") is None
     out = case.findtext("system-out") or ""
-    assert "per run: 1 (cold): 0.020, 2 (cold): 0.030, 3: 0.870" in out
+    assert "per run (hidden_pct): 1 (cold): 0.020, 2 (cold): 0.030, 3: 0.870" in out
 
     lines = github.render(rep).splitlines()
     assert lines[0].startswith(
-        "::notice title=overlap-check%3A moe-shared-expert rank 0::real: overlap_pct 0.870"
+        "::notice title=overlap-check%3A moe-shared-expert rank 0::real: hidden_pct 0.870"
     )
     assert lines[-1] == "overlap-check: pass"
 
@@ -169,7 +170,7 @@ def test_fake_plan_fails_in_every_format() -> None:
     assert failure is not None
     assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on partial)"
     assert failure.attrib["type"] == "plan"
-    assert "fake: overlap_pct 0.000" in (failure.text or "")
+    assert "fake: hidden_pct 0.000" in (failure.text or "")
     assert "barrier candidate: Cast" in (failure.text or "")
 
     out = github.render(rep)
@@ -646,3 +647,32 @@ def test_hostile_plan_name_in_the_evidence_line_stays_in_its_annotation() -> Non
     # decoded, the line holds the name's own newlines, inside this one message
     evidence = f"plan {HOSTILE}, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000"
     assert f"\nevidence: {evidence}\n" in message
+
+
+def test_ci_formats_state_the_deciding_figure_where_the_window_figure_disagrees() -> None:
+    # split-side-work (synth.hiding_layouts): the side window spans the dominator (window
+    # overlap_pct 1.000), but only 2 of the 202 µs of side work ran under the main stream's
+    # compute: hidden_pct 2 / 202 = 0.0099 -> 0.010, fake. The bands apply to hidden_pct, so
+    # the verdict line must say so, not set "fake" beside 1.000.
+    folder = FAKE_FIXTURE.parent / "split-side-work"
+    args = ["analyze", str(folder), "--side", "SharedExpert", "--dominator", "GroupedMatmul",
+            "-q", "--format"]  # fmt: skip
+    want = "fake: hidden_pct 0.010 (median of 1 warm run(s) of 1; real >= 0.5, fake <= 0.05); "
+    want += "window overlap_pct 1.000"
+    result = CliRunner().invoke(cli, [*args, "junit"], env=NO_SUMMARY)
+    assert result.exit_code == 1
+    failure = ET.fromstring(result.stdout).find("testsuite/testcase/failure")
+    assert failure is not None
+    text = failure.text or ""
+    assert text.startswith(want)
+    assert "deciding occurrence: run 1, #1: hidden_pct 0.010, overlap_pct 1.000" in text
+    assert "per run (hidden_pct): 1: 0.010" in text
+    result = CliRunner().invoke(cli, [*args, "github"], env=NO_SUMMARY)
+    kind, _, message = runner_commands(result.stdout)[0]  # then the provisional warning
+    assert kind == "error" and message.startswith(want)
+    result = CliRunner().invoke(cli, [*args, "markdown"], env=NO_SUMMARY)
+    # plan | hidden_pct | overlap_pct | verdict | runs used | deciding occurrence
+    assert (
+        "| SharedExpert | 0.010 | 1.000 | ❌ fake (provisional) | 1 of 1 | 0.010 (run 1, #1) |"
+        in result.stdout
+    )

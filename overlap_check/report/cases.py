@@ -60,17 +60,18 @@ def evidence_of(report: Report, plan: PlanResult) -> str:
     return lines.get((plan.name, plan.rank), "")
 
 
-def worst_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
-    """(run, occurrence) of the report's worst occurrence when a warm run holds it."""
-    worst = plan.worst_occurrence()
-    if worst is None or not worst[0].warm:
+def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
+    """(run, occurrence) the verdict's figure names (the lowest hidden_pct among the warm
+    runs' worst ones, PlanResult.deciding_occurrence) when a warm run holds it."""
+    found = plan.deciding_occurrence()
+    if found is None or not found[0].warm:
         return None
-    return worst[0].run, worst[1]
+    return found[0].run, found[1]
 
 
-def _runs_line(samples: list[tuple[int, bool, float | None]]) -> str:
+def _runs_line(samples: list[tuple[int, bool, float | None]], figure: str) -> str:
     shown = [f"{run}{'' if warm else ' (cold)'}: {pct(value)}" for run, warm, value in samples]
-    return "per run: " + ", ".join(shown)
+    return f"per run ({figure}): " + ", ".join(shown)
 
 
 def _judged(
@@ -98,23 +99,28 @@ def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> C
 
 def plan_case(plan: PlanResult, report: Report) -> Case:
     warm = sum(run.warm for run in plan.per_run)
+    # the bands apply to hidden_pct (plan.decided_by); the recipes' window figure follows
     message = (
-        f"{plan.verdict}: overlap_pct {pct(plan.overlap_pct)} (median of {plan.runs_used} "
-        f"warm run(s) of {len(plan.per_run)}; real >= {report.thresholds.real}, "
-        f"fake <= {report.thresholds.fake})"
+        f"{plan.verdict}: {plan.decided_by} {pct(plan.hidden_pct)} (median of "
+        f"{plan.runs_used} warm run(s) of {len(plan.per_run)}; real >= "
+        f"{report.thresholds.real}, fake <= {report.thresholds.fake}); "
+        f"window overlap_pct {pct(plan.overlap_pct)}"
     )
     if plan.provisional:
         message += f" [provisional: fewer than {report.min_runs} runs]"
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
-    worst = worst_occurrence(plan)
-    if worst is not None and warm:
-        run, occ = worst
+    deciding = deciding_occurrence(plan)
+    if deciding is not None and warm:
+        run, occ = deciding
         details.append(
-            f"worst occurrence: run {run}, #{occ.index}: overlap_pct {pct(occ.overlap_pct)}"
+            f"deciding occurrence: run {run}, #{occ.index}: hidden_pct {pct(occ.hidden_pct)}, "
+            f"overlap_pct {pct(occ.overlap_pct)}"
         )
     if plan.per_run:
-        details.append(_runs_line([(r.run, r.warm, r.overlap_pct) for r in plan.per_run]))
+        details.append(
+            _runs_line([(r.run, r.warm, r.hidden_pct) for r in plan.per_run], "hidden_pct")
+        )
     case = _judged(
         "plan",
         with_rank(plan.name, plan.rank),
@@ -139,7 +145,9 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
         message += f" [provisional: fewer than {report.min_runs} runs]"
     details = []
     if pair.per_run:
-        details.append(_runs_line([(r.run, r.warm, r.overlap_pct) for r in pair.per_run]))
+        details.append(
+            _runs_line([(r.run, r.warm, r.overlap_pct) for r in pair.per_run], "overlap_pct")
+        )
     case = _judged(
         "streams",
         with_rank(name, pair.rank),

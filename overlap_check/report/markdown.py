@@ -17,10 +17,10 @@ from overlap_check.report.cases import (
     Case,
     baseline_of,
     ci_cases,
+    deciding_occurrence,
     pair_case,
     pct,
     plan_case,
-    worst_occurrence,
 )
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
@@ -78,14 +78,16 @@ def _plan_sections(report: Report) -> list[str]:
     for rank in ranks:
         plans = [plan for plan in report.plans if plan.rank == rank]
         header = ["plan", "hidden_pct", "overlap_pct", "verdict", "runs used"]
-        header += ["vs baseline"] * with_baseline + ["worst occurrence"]
+        header += ["vs baseline"] * with_baseline + ["deciding occurrence"]
         rows = []
         notes = []
         for plan in plans:
             case = plan_case(plan, report)
-            worst = worst_occurrence(plan)
+            deciding = deciding_occurrence(plan)
             worst_text = (
-                f"{pct(worst[1].overlap_pct)} (run {worst[0]}, #{worst[1].index})" if worst else "—"
+                f"{pct(deciding[1].hidden_pct)} (run {deciding[0]}, #{deciding[1].index})"
+                if deciding
+                else "—"
             )
             row: list[object] = [
                 plan.name,
