@@ -74,7 +74,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     as <stem>-<chart>[-<plan>][-rank<R>].png (or .svg), e.g. for -o out.png:
       out.png                          timeline of the first plan (worst warm occurrence)
       out-timeline-<plan>.png          timeline of each further plan
-      out-runs.png                     overlap_pct per run and rank, with the verdict bands
+      out-runs.png                     hidden_pct per run and rank (pairs: overlap_pct) vs the bands
       out-demand-<plan>.png            AI Core / AI Vector blocks demanded vs device cores
     The rank part appears only when the capture holds several ranks. The written
     paths are listed on stderr.

@@ -1,4 +1,5 @@
-"""The runs chart: overlap_pct per run and rank against the verdict bands.
+"""The runs chart: per run and rank, the figure the verdict bands apply to (a plan's
+hidden_pct, a stream pair's busy-time overlap_pct) against those bands.
 
 Cold runs are drawn hollow and grey (they are not judged); each rank's
 warm-run median is a dashed line in the rank's colour.
@@ -45,7 +46,7 @@ def draw_runs(view: RunsView) -> Figure:
                 notes.append((0.5, f"{series.label}: {series.verdict}", colour, "bold"))
         _right_notes(ax, notes)
         ax.set_title(panel.title, fontsize=10, loc="left")
-        _axes_style(ax, runs_max, view.unit, ticks)
+        _axes_style(ax, runs_max, view.unit, ticks, view.figure)
     if not panels:
         axes[0].text(
             0.5,
@@ -56,7 +57,7 @@ def draw_runs(view: RunsView) -> Figure:
             transform=axes[0].transAxes,
             color="#777777",
         )
-        _axes_style(axes[0], 1, view.unit, {})
+        _axes_style(axes[0], 1, view.unit, {}, view.figure)
     canvas.title(figure, view.title, None, height_in, x=0.08)
     _legend(figure)
     return figure
@@ -121,9 +122,7 @@ def _right_notes(ax: Axes, notes: list[tuple[float, str, str, str]]) -> None:
 
 def _series(ax: Axes, series: RunSeries, colour: str, offset: float) -> None:
     runs = np.array([p.run for p in series.points], dtype=float) + offset
-    values = np.array(
-        [np.nan if p.overlap_pct is None else p.overlap_pct for p in series.points], dtype=float
-    )
+    values = np.array([np.nan if p.value is None else p.value for p in series.points], dtype=float)
     warm = np.array([p.warm for p in series.points], dtype=bool)
     ax.plot(runs, values, color=colour, linewidth=0.8, alpha=0.5, zorder=2)
     ax.scatter(runs[warm], values[warm], s=36, color=colour, zorder=4, label=series.label)
@@ -143,7 +142,7 @@ def _series(ax: Axes, series: RunSeries, colour: str, offset: float) -> None:
         ax.axhline(series.median, color=colour, linestyle="--", linewidth=1.2, zorder=3)
 
 
-def _axes_style(ax: Axes, runs_max: int, unit: str, ticks: dict[int, str]) -> None:
+def _axes_style(ax: Axes, runs_max: int, unit: str, ticks: dict[int, str], figure: str) -> None:
     ax.set_xlim(0.5, runs_max + 0.5)
     ax.set_ylim(-0.05, 1.05)
     step = max(1, -(-runs_max // 30))  # at most about 30 ticks
@@ -153,7 +152,7 @@ def _axes_style(ax: Axes, runs_max: int, unit: str, ticks: dict[int, str]) -> No
     else:
         ax.set_xticks(positions)
     ax.set_xlabel(unit, fontsize=9)
-    ax.set_ylabel("overlap_pct", fontsize=9)
+    ax.set_ylabel(figure, fontsize=9)
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
 

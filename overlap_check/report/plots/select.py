@@ -10,7 +10,7 @@ stream pairs. ``plan``, ``rank``, ``run`` and ``occurrence`` narrow the choice.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -381,13 +381,17 @@ def _pair_text(pair: StreamPair, run: int) -> str:
 # --------------------------------------------------------------------------- runs, demand
 
 
-def _series(results: Sequence[PlanResult | StreamPair]) -> tuple[RunSeries, ...]:
-    """One plan's or stream pair's runs, a series per rank."""
+def _series(
+    results: Sequence[PlanResult | StreamPair],
+    value: Callable[[PlanRun | StreamPairRun], float | None],
+) -> tuple[RunSeries, ...]:
+    """One plan's or stream pair's runs, a series per rank: for a plan its hidden_pct (what
+    its verdict bands were applied to), for a pair its busy-time overlap_pct."""
     return tuple(
         RunSeries(
             label=_series_label(r.rank),
-            points=_points(r.per_run),
-            median=r.overlap_pct,
+            points=_points(r.per_run, value),
+            median=r.hidden_pct if isinstance(r, PlanResult) else r.overlap_pct,
             verdict=r.verdict,
         )
         for r in results
@@ -398,14 +402,16 @@ def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection)
     panels: list[RunsPanel] = []
     if plans:
         for name in dict.fromkeys(p.name for p in plans):
-            series = _series([p for p in plans if p.name == name])
-            panels.append(RunsPanel(f"plan {name} (window definition)", series))
-        title = "overlap_pct per run, by plan and rank"
+            series = _series([p for p in plans if p.name == name], _hidden)
+            panels.append(
+                RunsPanel(f"plan {name} (side work under other streams' compute)", series)
+            )
+        title = "hidden_pct per run, by plan and rank"
     else:
         ranks = set(_chosen_ranks(report, selection))
         pairs = [p for p in report.stream_pairs if p.rank in ranks]
         for key in dict.fromkeys((p.main, p.side) for p in pairs):
-            series = _series([p for p in pairs if (p.main, p.side) == key])
+            series = _series([p for p in pairs if (p.main, p.side) == key], _overlap)
             panels.append(
                 RunsPanel(
                     f"stream {key[1]} vs main stream {key[0]} (interval-set definition)", series
@@ -413,15 +419,29 @@ def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection)
             )
         title = "stream-level overlap_pct per run, by rank"
     unit = "sample (run·step)" if report.per == "step" else "run"
-    return RunsView(title=title, panels=tuple(panels), thresholds=report.thresholds, unit=unit)
+    figure = "hidden_pct" if plans else "overlap_pct"
+    return RunsView(
+        title=title, panels=tuple(panels), thresholds=report.thresholds, unit=unit, figure=figure
+    )
 
 
-def _points(per_run: Sequence[PlanRun | StreamPairRun]) -> tuple[RunPoint, ...]:
+def _hidden(sample: PlanRun | StreamPairRun) -> float | None:
+    return sample.hidden_pct if isinstance(sample, PlanRun) else None
+
+
+def _overlap(sample: PlanRun | StreamPairRun) -> float | None:
+    return sample.overlap_pct
+
+
+def _points(
+    per_run: Sequence[PlanRun | StreamPairRun],
+    value: Callable[[PlanRun | StreamPairRun], float | None],
+) -> tuple[RunPoint, ...]:
     """One point per sample: at its run, or with --per step at its position among the samples."""
     if not any(r.sample for r in per_run):
-        return tuple(RunPoint(r.run, r.warm, r.overlap_pct) for r in per_run)
+        return tuple(RunPoint(r.run, r.warm, value(r)) for r in per_run)
     return tuple(
-        RunPoint(i, r.warm, r.overlap_pct, _sample_tick(r.sample))
+        RunPoint(i, r.warm, value(r), _sample_tick(r.sample))
         for i, r in enumerate(per_run, start=1)
     )
 

@@ -60,13 +60,13 @@ class TimelineView:
 class RunPoint:
     run: int  # x position: the run, or with --per step the sample's position
     warm: bool
-    overlap_pct: float | None
+    value: float | None  # the chart's figure (RunsView.figure) for this sample
     label: str | None = None  # tick label of a sample ("1·50": run 1, step 50)
 
 
 @dataclass(frozen=True)
 class RunSeries:
-    """overlap_pct per run of one rank (one line of the runs chart)."""
+    """The chart's figure per run of one rank (one line of the runs chart)."""
 
     label: str  # "rank 0"
     points: tuple[RunPoint, ...]
@@ -86,6 +86,8 @@ class RunsView:
     panels: tuple[RunsPanel, ...]
     thresholds: Thresholds
     unit: str = "run"  # the x axis: "run", or "sample (a step of a run)" with --per step
+    # the figure the verdict bands were applied to: a plan's hidden_pct, a pair's overlap_pct
+    figure: str = "overlap_pct"
 
 
 @dataclass(frozen=True)
