@@ -173,6 +173,7 @@ def judge(
         verdict="pass" if decision.passed else "fail",
         exit_code=0 if decision.passed else 1,
         thresholds=options.thresholds,
+        fake_share=options.fake_share,
         runs=tuple(runs),
         stream_pairs=tuple(pairs),
         ranks=tuple(summaries),

@@ -113,6 +113,8 @@ class Thresholds:
     fake: float = 0.05
 
 
+FAKE_SHARE = 0.25  # the default of Options.fake_share (and of Report.fake_share)
+
 MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name
 
 
@@ -178,7 +180,7 @@ class Options:
     strict: bool = False
     per: Per = "run"
     fail_on: FailOn = DEFAULT_FAIL_ON
-    fake_share: float = 0.25  # a plan is at best partial above this share of fake occurrences
+    fake_share: float = FAKE_SHARE  # a plan is at best partial above this share of fake occurrences
     main_stream: int | None = None  # stream level: force the main stream
     order: Order = "given"  # several PATHs: as given, or by capture time
     device: DeviceConfig = field(default_factory=DeviceConfig)
@@ -698,6 +700,7 @@ class Report:
     fail_on: FailOn = DEFAULT_FAIL_ON
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
+    fake_share: float = FAKE_SHARE  # Options.fake_share the plans were judged with
     config_path: str | None = None  # the config file the options came from (Options.config_path)
     communication: tuple[RankCommunication, ...] = ()  # ranks with communication rows
     reference: ReferenceResult | None = None  # --reference: the comparison (gain.apply_reference)

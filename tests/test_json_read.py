@@ -146,6 +146,16 @@ def test_the_gate_marks_and_settings_are_restored() -> None:
     ]
 
 
+def test_the_fake_share_the_plans_were_judged_with_is_kept() -> None:
+    options = Options(plans=(LIBRARY_PLAN,), fake_share=0.4)
+    rep = overlap_check.check([str(FIXTURES / "partial-dual-stream")], options)
+    document = json.loads(render(rep))
+    assert document["thresholds"] == {"real": 0.5, "fake": 0.05, "fake_share": 0.4}
+    assert Report.from_json(document, "report.json").fake_share == 0.4
+    del document["thresholds"]["fake_share"]  # a report written before it was kept
+    assert Report.from_json(document, "report.json").fake_share == Options().fake_share
+
+
 def test_step_samples_keep_their_step_id() -> None:
     rep = overlap_check.check([str(FIXTURES / "warm-cold-runs")], OPTION_SETS["plan"])
     stepped = overlap_check.check(

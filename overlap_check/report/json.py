@@ -468,7 +468,11 @@ def to_dict(report: Report) -> JSON:
         "config_path": report.config_path,  # the config file used; null: none
         "verdict": report.verdict,
         "exit_code": report.exit_code,
-        "thresholds": {"real": report.thresholds.real, "fake": report.thresholds.fake},
+        "thresholds": {
+            "real": report.thresholds.real,
+            "fake": report.thresholds.fake,
+            "fake_share": report.fake_share,
+        },
         "warmup": report.warmup,
         "min_runs": report.min_runs,
         "per": report.per,

@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast, get_args, get_type_hints
 from overlap_check.errors import InputError
 from overlap_check.model import (
     DEFAULT_FAIL_ON,
+    FAKE_SHARE,
     SCHEMA_VERSION,
     AppliedLimit,
     BarrierCandidate,
@@ -696,6 +697,10 @@ def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None 
         fail_on=top.choice("fail_on", FailOn) if top.has("fail_on") else DEFAULT_FAIL_ON,
         strict=top.flag("strict") if top.has("strict") else False,
         baseline_tolerance=top.number_or_none("baseline_tolerance"),
+        # absent in reports written before it was kept: the default
+        fake_share=(
+            thresholds.fraction("fake_share") if thresholds.has("fake_share") else FAKE_SHARE
+        ),
         gate_reasons=top.texts("gate_reasons"),
         notes=top.texts("notes"),
         worst_rank=top.integer_or_none("worst_rank"),
