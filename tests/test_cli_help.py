@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from overlap_check.cli import COMMANDS, cli
 from overlap_check.config import checks
 from overlap_check.config.checks import Invalid
-from overlap_check.model import FailOn, Options, Order, Per
+from overlap_check.model import FailOn, Options, Order, Per, Plan
 from overlap_check.verdict import FAILING
 
 # option -> the Options() value its help shows in [brackets]
@@ -26,6 +26,7 @@ SHOWN = {
     "--fail-on": DEFAULTS.fail_on,
     "--tolerance": DEFAULTS.tolerance,
     "--order": DEFAULTS.order,
+    "--side-kind": Plan("one-off").side_kind,
 }
 
 

@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from overlap_check.model import (
     Options,
     Order,
     Per,
+    Plan,
     Report,
     SideKind,
     choices_of,
@@ -34,6 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("text", "json", "markdown", "junit", "github")
 DEFAULTS = Options()  # the defaults the help shows in [brackets]
+PLAN_DEFAULTS = {f.name: f.default for f in fields(Plan)}  # a one-off plan's, likewise
 
 # Shared by every command that prints a text report (analyze, run, compare, lint).
 color_option = click.option(
@@ -42,7 +45,7 @@ color_option = click.option(
     default="auto",
     show_default=True,
     help="Colour the text on stdout. auto: on a terminal, unless NO_COLOR is set "
-    "(FORCE_COLOR forces it). Never in --output files or other formats.",
+    "(FORCE_COLOR forces it). Never in other formats, nor in a file written with --output.",
 )
 
 _OPTIONS: list[Callable[[F], F]] = [
@@ -89,7 +92,7 @@ _OPTIONS: list[Callable[[F], F]] = [
         "--side-kind",
         type=click.Choice(choices_of(SideKind)),
         help="What the one-off plan's side ops are: compute kernels, communication tasks or "
-        "memory copies, hidden under compute [compute].",
+        f"memory copies, hidden under compute [{PLAN_DEFAULTS['side_kind']}].",
     ),
     click.option(
         "--warmup",
