@@ -95,7 +95,9 @@ def _status(case: CaseResult) -> str:
         return "**error**"
     if case.met is None:
         return "—"
-    return "met" if case.met else "**missed**"
+    if not case.met:
+        return "**missed**"
+    return "met; goal not reached" if case.aim_met is False else "met"
 
 
 def _ratio(case: CaseResult) -> str:
@@ -147,8 +149,12 @@ def render_generated(
         )
     missed = [c for c in results if c.met is False]
     if missed:
-        lines += ["", "Missed goals:", ""]
+        lines += ["", "Missed requirements:", ""]
         lines += [f"- case {c.number}: {c.gap}" for c in missed]
+    short = [c for c in results if c.met and c.aim_met is False]
+    if short:
+        lines += ["", "Requirement met, stricter goal not reached:", ""]
+        lines += [f"- case {c.number}: {c.gap}" for c in short]
     for case in results:
         lines += ["", f"## {case.number}. {case.title}", ""]
         if case.error:

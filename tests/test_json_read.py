@@ -69,3 +69,20 @@ def test_a_share_outside_0_1_is_an_error_naming_the_key() -> None:
         Report.from_json(document, "report.json")
     where = (caught.value.path, caught.value.key)
     assert where == ("report.json", "plans[0].per_run[0].overlap_pct")
+
+
+def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
+    from overlap_check.report.json import indented
+
+    data = {
+        "empty": [],
+        "none": {},
+        "nested": [[], [{}], {"a": [1, {"b": None}]}],
+        "numbers": [0, -7, 2**63 - 1, 0.1, 1e-05, 1e16, 1.2345678901234568e17, -0.0],
+        "text": 'é µs\u2028 "q" \\ \n\t\x01',
+        "flags": [True, False],
+    }
+    assert indented(data) == json.dumps(data, indent=2, ensure_ascii=False)
+    # NaN is json.dumps' own token, not JSON: the same text all the same
+    odd = {"x": [float("nan"), float("inf")]}
+    assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
