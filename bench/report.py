@@ -139,7 +139,7 @@ def render_generated(
         "",
         "## Summary",
         "",
-        "| case | figure | ratio | goal | status |",
+        "| case | figure | ratio | required | status |",
         "|---|---|---|---|---|",
     ]
     for case in results:
@@ -162,7 +162,7 @@ def render_generated(
             continue
         if case.goal:
             lines.append(
-                f"Goal: {case.goal} — {_status(case)}" + (f": {case.gap}" if case.gap else ".")
+                f"Required: {case.goal} — {_status(case)}" + (f": {case.gap}" if case.gap else ".")
             )
             lines.append("")
         lines += ["| what | figure | detail |", "|---|---|---|"]

@@ -77,25 +77,33 @@ def _impossible(name: str, value: object) -> str | None:
 
 
 @cache
-def _fields(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+def _fields(cls: type) -> tuple[tuple[str, bool, bool], ...]:
+    """Per field of a dataclass: its name, whether it is a fraction, whether its sign counts."""
+    return tuple(
+        (f.name, f.name in _FRACTIONS, f.name in _SIGNED_CHECKED) for f in dataclasses.fields(cls)
+    )
 
 
 Found = tuple[list[str], int | None, object, str]  # path (innermost first), run, value, why
 
 
 def _first_impossible(obj: object, name: str, run: int | None) -> Found | None:
-    """The first impossible figure below ``obj`` (depth first, fields in order): a report
-    lists every occurrence, so plain numbers are judged inline, without a call each."""
+    """The first impossible figure below ``obj`` (depth first, fields in order). A report
+    lists every occurrence, so a number that is certainly possible is passed inline
+    (without a call to _impossible, which says why one is not)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         own_run = obj.index if isinstance(obj, RunInfo) else getattr(obj, "run", None)
         run = own_run if isinstance(own_run, int) else run
-        for field in _fields(type(obj)):
+        for field, fraction, signed in _fields(type(obj)):
             value = getattr(obj, field)
             kind = type(value)
-            if kind is str or value is None or kind is bool:
-                continue
-            if (kind is int or kind is float) and _plain(field, value):
+            if kind is int or kind is float:
+                if fraction:
+                    if 0.0 <= value <= 1.0:
+                        continue
+                elif (0.0 <= value < math.inf) if signed else (-math.inf < value < math.inf):
+                    continue  # (NaN fails every comparison)
+            elif kind is str or kind is bool or value is None:
                 continue
             found = _first_impossible(value, field, run)
             if found is not None:
@@ -111,14 +119,6 @@ def _first_impossible(obj: object, name: str, run: int | None) -> Found | None:
         return None
     why = _impossible(name, obj)
     return None if why is None else ([], run, obj, why)
-
-
-def _plain(name: str, value: float) -> bool:
-    """A number _impossible accepts (the common case, without its call): in [0, 1] for
-    a fraction; else finite and, where the sign is checked, not negative."""
-    if name in _FRACTIONS:
-        return 0.0 <= value <= 1.0
-    return 0.0 <= value < math.inf or (name not in _SIGNED_CHECKED and -math.inf < value < 0.0)
 
 
 def check_report(report: Report) -> Report:
