@@ -83,6 +83,7 @@ def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
         "flags": [True, False],
     }
     assert indented(data) == json.dumps(data, indent=2, ensure_ascii=False)
-    # NaN is json.dumps' own token, not JSON: the same text all the same
-    odd = {"x": [float("nan"), float("inf")]}
-    assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
+    # NaN is json.dumps' own token, not JSON, and a lone surrogate is no UTF-8: the same
+    # text all the same
+    for odd in ({"x": [float("nan"), float("inf")]}, {"lone surrogate": "\ud800"}):
+        assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)

@@ -460,5 +460,6 @@ def indented(data: JSON) -> str:
     compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         return msgspec.json.format(compact.encode(), indent=2).decode()
-    except msgspec.DecodeError:  # NaN or Infinity (json.dumps' own tokens)
+    except (msgspec.DecodeError, UnicodeEncodeError):  # NaN or Infinity (json.dumps' own
+        # tokens, not JSON), or a lone surrogate (a report read back from \ud800 in JSON)
         return json.dumps(data, indent=2, ensure_ascii=False)
