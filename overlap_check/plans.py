@@ -61,8 +61,8 @@ warm samples, most frequent first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -226,9 +226,9 @@ class Occurrences:
             ).tolist()
         joins = self.join_not_waited
         pct, busy_pct = self.pct[k], self.busy_pct[k]
-        return _instances(
-            Occurrence,
-            (
+        return tuple(
+            map(
+                Occurrence,
                 (k + 1).tolist(),
                 count.tolist(),
                 _present(self.side_start[k], has_side),
@@ -247,28 +247,8 @@ class Occurrences:
                 hidden_ns,
                 verdict,
                 joins[k].tolist() if joins.size else [False] * k.size,
-            ),
+            )
         )
-
-
-T = TypeVar("T")
-
-
-def _instances(cls: type[T], columns: Sequence[list[Any]]) -> tuple[T, ...]:
-    """``tuple(map(cls, *columns))`` for a frozen dataclass with no ``__post_init__``, in
-    about half the time: its ``__init__`` sets every field through ``object.__setattr__``,
-    most of the cost of a layer table of 100k occurrences. The instances equal (and hash
-    as) those ``__init__`` makes: each field holds its column's value."""
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    if len(names) != len(columns):
-        raise TypeError(f"{cls.__name__} has {len(names)} fields, not {len(columns)}")
-    new = object.__new__
-    made = []
-    for row in zip(*columns, strict=True):
-        instance = new(cls)
-        instance.__dict__.update(zip(names, row, strict=True))
-        made.append(instance)
-    return tuple(made)
 
 
 def _present(values: npt.NDArray[Any], present: npt.NDArray[np.bool_]) -> list[Any]:
