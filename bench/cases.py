@@ -1,13 +1,16 @@
-"""The benchmark cases: what is run, against what, and the goal.
+"""The benchmark cases: what is run, against what, and what is required (issue 13).
 
 Every figure is a whole process timed from spawn to exit (:mod:`bench.measure`),
 best of N runs, so interpreter start-up and imports count, as they do for a user.
 
-1. Level1, K kernels: ``analyze`` with a plan vs polars reading the 4 needed columns.
-2. Level0, streams from a ~300 MB trace_view.json: ``analyze`` vs ``json.load``.
+1. Level1, K kernels: ``analyze`` with a plan vs polars reading the 4 needed columns
+   (required <= 2.0x, goal 1.5x).
+2. Level0, streams from a ~300 MB trace_view.json: ``analyze`` vs ``json.load``
+   (required <= 0.35x, goal 0.3x).
 3. R runs of K kernels: ``analyze`` of all runs vs R x case 1.
 4. A cluster job (ranks x runs): the time.
-5. Peak RSS of cases 1 and 2 vs the size of the columns needed.
+5. Peak RSS of cases 1 and 2 vs the size of the columns needed (judged on case 1:
+   at most 6x; case 2 reported).
 6. ``--help`` / ``--version`` vs a bare ``python -c pass``.
 7. Peers: Holistic Trace Analysis (Kineto trace of the same kernels) and a naive
    pandas implementation, with their figures' error against the exact ones.
@@ -66,10 +69,12 @@ class Row:
 class CaseResult:
     number: int
     title: str
-    goal: str | None = None  # in words, e.g. "<= 1.5x the floor"
+    goal: str | None = None  # what is required, in words, e.g. "<= 2.0x the floor (goal 1.5x)"
     ratio: float | None = None
-    limit: float | None = None
+    limit: float | None = None  # what is required (met: ratio <= limit)
     met: bool | None = None
+    aim: float | None = None  # a stricter goal beyond the requirement (None: none)
+    aim_met: bool | None = None
     gap: str | None = None  # for a missed goal: by how much
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -128,11 +133,21 @@ def _cpu_row(ours: Measure, floor: Measure) -> Row:
     )
 
 
-def _ratio_goal(result: CaseResult, ratio: float, limit: float, what: str) -> None:
-    result.ratio, result.limit = ratio, limit
+def _ratio_goal(
+    result: CaseResult, ratio: float, limit: float, what: str, aim: float | None = None
+) -> None:
+    """Judge ``ratio`` against the required ``limit`` and, if given, the stricter ``aim``."""
+    result.ratio, result.limit, result.aim = ratio, limit, aim
     result.met = ratio <= limit
+    result.aim_met = None if aim is None else ratio <= aim
+    goal = f"; goal <= {aim:g}x" if aim is not None else ""
     if not result.met:
-        result.gap = f"{ratio / limit:.2f}x over the goal ({ratio:.2f}x vs <= {limit:g}x {what})"
+        result.gap = (
+            f"{ratio / limit:.2f}x over the requirement "
+            f"({ratio:.2f}x vs <= {limit:g}x {what}{goal})"
+        )
+    elif result.aim_met is False and aim is not None:
+        result.gap = f"goal not reached: {ratio / aim:.2f}x over it ({ratio:.2f}x vs <= {aim:g}x)"
 
 
 def _json(measure_: Measure) -> dict[str, Any]:
@@ -250,8 +265,8 @@ def case1(ctx: Context) -> CaseResult:
         _stage_row(stages),
     ]
     result.headline = f"{fmt_s(ours.best_s)} vs floor {fmt_s(floor.best_s)}"
-    _ratio_goal(result, ours.best_s / floor.best_s, 1.5, "the floor")
-    result.goal = "analyze <= 1.5x the floor"
+    _ratio_goal(result, ours.best_s / floor.best_s, 2.0, "the floor", aim=1.5)
+    result.goal = "analyze <= 2.0x the floor (goal 1.5x)"
     result.commands = _commands(ctx, ours, floor)
     result.data = {
         "analyze_s": ours.best_s,
@@ -311,8 +326,8 @@ def case2(ctx: Context) -> CaseResult:
         _stage_row(stages),
     ]
     result.headline = f"{fmt_s(ours.best_s)} vs json.load {fmt_s(floor.best_s)}"
-    _ratio_goal(result, ours.best_s / floor.best_s, 0.3, "json.load")
-    result.goal = "analyze <= 0.3x json.load"
+    _ratio_goal(result, ours.best_s / floor.best_s, 0.35, "json.load", aim=0.3)
+    result.goal = "analyze <= 0.35x json.load (goal 0.3x)"
     result.commands = _commands(ctx, ours, floor)
     result.data = {"analyze_s": ours.best_s, "json_load_s": floor.best_s, "stages": stages}
     return result
@@ -397,6 +412,9 @@ def case4(ctx: Context) -> CaseResult:
 # ------------------------------------------------------------------ case 5
 
 
+RSS_LIMIT = 6.0  # case 1's peak RSS over its needed columns (issue 13)
+
+
 def needed_bytes(rows: int, avg_name_bytes: float) -> float:
     """Size of the columns the analysis needs: Stream ID, start and end as int64
     (8 + 8 + 8 bytes) plus the name's UTF-8 bytes, per kernel row."""
@@ -410,12 +428,10 @@ def case5(ctx: Context) -> CaseResult:
     code = "import polars, numpy, overlap_check.cli, overlap_check.pipeline, overlap_check.readers"
     ctx.log("  imports-only RSS")
     base = measure("imports only", python_c(ctx.python, code), 1)
-    worst = 0.0
     for label, m, data in (("case 1", one, level1), ("case 2", two, level0)):
         exact = data["exact"]
         need = needed_bytes(exact["rows"], exact["avg_name_bytes"])
         ratio = m.peak_rss_bytes / need
-        worst = max(worst, ratio)
         result.rows.append(
             Row(
                 f"{label}: peak RSS",
@@ -441,8 +457,10 @@ def case5(ctx: Context) -> CaseResult:
     result.headline = ", ".join(
         f"{label} {fmt_mb(result.data[label]['rss'])}" for label in ("case 1", "case 2")
     )
-    _ratio_goal(result, worst, 2.0, "the needed columns")
-    result.goal = "peak RSS < 2x the size of the needed columns (worst of cases 1 and 2)"
+    # Judged on case 1 (issue 13): case 2's peak is the 300 MB trace decoded from one
+    # buffer, reported beside it.
+    _ratio_goal(result, result.data["case 1"]["ratio"], RSS_LIMIT, "the needed columns")
+    result.goal = f"case 1's peak RSS <= {RSS_LIMIT:g}x the size of the needed columns"
     result.data["imports_rss"] = base.peak_rss_bytes
     return result
 

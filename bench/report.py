@@ -95,7 +95,9 @@ def _status(case: CaseResult) -> str:
         return "**error**"
     if case.met is None:
         return "—"
-    return "met" if case.met else "**missed**"
+    if not case.met:
+        return "**missed**"
+    return "met; goal not reached" if case.aim_met is False else "met"
 
 
 def _ratio(case: CaseResult) -> str:
@@ -137,7 +139,7 @@ def render_generated(
         "",
         "## Summary",
         "",
-        "| case | figure | ratio | goal | status |",
+        "| case | figure | ratio | required | status |",
         "|---|---|---|---|---|",
     ]
     for case in results:
@@ -147,8 +149,12 @@ def render_generated(
         )
     missed = [c for c in results if c.met is False]
     if missed:
-        lines += ["", "Missed goals:", ""]
+        lines += ["", "Missed requirements:", ""]
         lines += [f"- case {c.number}: {c.gap}" for c in missed]
+    short = [c for c in results if c.met and c.aim_met is False]
+    if short:
+        lines += ["", "Requirement met, stricter goal not reached:", ""]
+        lines += [f"- case {c.number}: {c.gap}" for c in short]
     for case in results:
         lines += ["", f"## {case.number}. {case.title}", ""]
         if case.error:
@@ -156,7 +162,7 @@ def render_generated(
             continue
         if case.goal:
             lines.append(
-                f"Goal: {case.goal} — {_status(case)}" + (f": {case.gap}" if case.gap else ".")
+                f"Required: {case.goal} — {_status(case)}" + (f": {case.gap}" if case.gap else ".")
             )
             lines.append("")
         lines += ["| what | figure | detail |", "|---|---|---|"]

@@ -33,10 +33,16 @@ TIMED = (
     ("overlap_check.figures", "run_rules", "core limit rules"),
     ("overlap_check.figures", "contention_evidence", "core contention"),
     ("overlap_check.judge", "contention_at", "of which contention for the decided cores"),
-    ("overlap_check.figures", "occurrences", "plan occurrences"),
+    ("overlap_check.figures", "helper_streams_of", "helper streams"),
+    ("overlap_check.figures", "_plan_figures", "plan figures (every stream that may be main)"),
+    ("overlap_check.figures", "occurrences", "of which plan occurrences"),
+    ("overlap_check.figures", "plan_run", "of which plan runs (their occurrence tables)"),
+    ("overlap_check.barriers", "instances", "of which barrier search"),
     ("overlap_check.pipeline", "judge", "judge (medians, verdicts, gate)"),
     ("overlap_check.judge", "plan_result", "of which plan verdicts"),
     ("overlap_check.judge", "pair_results", "of which stream pairs"),
+    ("overlap_check.pipeline", "check_report", "sanity check of every figure"),
+    ("overlap_check.report.json", "to_dict", "render: the report as JSON data"),
 )
 
 

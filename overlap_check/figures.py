@@ -48,7 +48,7 @@ from overlap_check.cores import (
 from overlap_check.cores.kinds import AIC_DEMAND, core_code
 from overlap_check.discover import Source
 from overlap_check.errors import InputError, OverlapCheckError, UsageError
-from overlap_check.hiding import helper_streams, other_stream_busy
+from overlap_check.hiding import helper_streams_of, other_stream_busy
 from overlap_check.joins import layer_figures, step_wall
 from overlap_check.model import (
     Capture,
@@ -350,7 +350,9 @@ def capture_figures(
         rules,
         contention,
         observed,
-        helpers={sid: helper_streams(kernels, sid) for sid in sorted(whole.busy)},
+        helpers=helper_streams_of(
+            kernels, sorted(whole.busy), {sid: whole.busy_ns(sid) for sid in whole.busy}
+        ),
         comm=capture_communication(capture.kernels),
     )
     try:

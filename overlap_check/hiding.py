@@ -15,7 +15,7 @@ from :mod:`overlap_check.intervals`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,21 +148,38 @@ def helper_streams(
 ) -> tuple[int, ...]:
     """Streams that are not judged: they ran only helper work (AI_CPU, DSA_SQE) or less
     than ``share`` of the main stream's busy time."""
-    compute = compute_kernels(
-        kernels, ("stream_id", "accelerator_core", "start_ns", "end_ns", "is_communication")
+    return helper_streams_of(kernels, [main_stream], share=share)[main_stream]
+
+
+def helper_streams_of(
+    kernels: pl.DataFrame,
+    mains: Iterable[int],
+    busy: Mapping[int, int] | None = None,
+    share: float = HELPER_SHARE,
+) -> dict[int, tuple[int, ...]]:
+    """:func:`helper_streams` for each of ``mains`` as the main stream. ``busy``: the busy
+    time of every compute stream where it is measured already (streams.StreamSets), so
+    that the kernels are grouped once, not once per main stream."""
+    columns = ("stream_id", "accelerator_core", "start_ns", "end_ns", "is_communication")
+    compute = compute_kernels(kernels, columns)
+    if busy is None:
+        busy = {
+            int(stream): intervals.union_length(
+                i64_column(group, "start_ns"), i64_column(group, "end_ns")
+            )
+            for (stream,), group in compute.group_by("stream_id")
+        }
+    flags = compute.group_by("stream_id").agg(
+        pl.col("accelerator_core").is_in(list(HELPER_CORES)).fill_null(False).all()
     )
-    busy: dict[int, int] = {}
-    helper_only: dict[int, bool] = {}
-    for (stream,), group in compute.group_by("stream_id"):
-        sid = int(stream)
-        busy[sid] = intervals.union_length(
-            i64_column(group, "start_ns"), i64_column(group, "end_ns")
+    helper_only = {int(sid) for sid, only in flags.iter_rows() if only}
+    return {
+        main: tuple(
+            sorted(
+                s
+                for s in busy
+                if s != main and (s in helper_only or busy[s] < share * busy.get(main, 0))
+            )
         )
-        cores = group.get_column("accelerator_core")
-        helper_only[sid] = bool(cores.is_in(list(HELPER_CORES)).fill_null(False).all())
-    main_busy = busy.get(main_stream, 0)
-    return tuple(
-        sorted(
-            s for s in busy if s != main_stream and (helper_only[s] or busy[s] < share * main_busy)
-        )
-    )
+        for main in mains
+    }

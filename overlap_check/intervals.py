@@ -131,9 +131,16 @@ def time_at_concurrency(stream_sets: list[tuple[I64, I64]]) -> dict[int, int]:
     events[0::2] = np.concatenate([m[0] for m in merged])
     events[1::2] = np.concatenate([m[1] for m in merged])
     order = np.argsort(events, kind="stable")
-    level = np.cumsum(1 - 2 * (order & 1))[:-1]
     times = events[order]
-    lengths = times[1:] - times[:-1]
+    del events
+    # In place (at a million kernels each array is 16 MB): +1 at a start, -1 at an end,
+    # then the running sum is the number of sets busy after each event.
+    np.bitwise_and(order, 1, out=order)
+    order *= -2
+    order += 1
+    level = np.cumsum(order, out=order)[:-1]
+    lengths = np.diff(times)
+    del times
     # Each level's total is at most the span of the sets, far below 2**53 ns: the
     # float64 sums of bincount are exact.
     totals = np.bincount(level, weights=lengths, minlength=len(merged) + 1)

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -173,49 +174,92 @@ class Occurrences:
             return np.full(self.status.size, np.nan)
         return self.hidden.hidden_pct
 
-    def layer(self, k: int) -> int:
-        """Occurrence k's layer: its module instance + 1 where known, else k + 1."""
-        if self.side_layer.size and self.side_layer[k] >= 0:
-            return int(self.side_layer[k])
-        return k + 1
-
-    def dominator(self, k: int) -> str | None:
-        row = int(self.dom_row[k])
-        return None if row < 0 else str(self.main_names[row])
-
     def occurrence(self, k: int, thresholds: Thresholds | None = None) -> Occurrence:
-        """Occurrence k (0-based) as the report lists it; with ``thresholds``, the verdict
-        band of its hidden_pct (no-evidence when it is not judged)."""
-        has_side = self.side_count[k] > 0
-        has_dom = bool(self.dom_row[k] >= 0)
+        """Occurrence k (0-based) as the report lists it (see :meth:`listed`)."""
+        return self.listed(np.array([k], dtype=np.int64), thresholds)[0]
+
+    def listed(
+        self, ks: npt.ArrayLike, thresholds: Thresholds | None = None
+    ) -> tuple[Occurrence, ...]:
+        """Occurrences ``ks`` (0-based) as the report lists them; with ``thresholds``, the
+        verdict band of each hidden_pct (no-evidence when it is not judged). Column by
+        column: a run's layer table lists every occurrence (tens of thousands)."""
+        k = np.asarray(ks, dtype=np.int64)
+        if k.size == 0:
+            return ()
+        count = self.side_count[k]
+        has_side = count > 0
+        dom_row = self.dom_row[k]
+        has_dom = dom_row >= 0
+        if has_dom.any():
+            names = self.main_names.gather(np.where(has_dom, dom_row, 0)).to_list()
+        else:
+            names = [None] * k.size
+        status = self.status[k]
+        if self.side_layer.size:
+            own = self.side_layer[k]
+            layer = np.where(own >= 0, own, k + 1)
+        else:
+            layer = k + 1
         h = self.hidden
-        has_busy = h is not None and bool(h.side_busy_ns[k] > 0)
-        hidden_pct = float(h.hidden_pct[k]) if h is not None and has_busy else None
-        judged = self.status[k] == OK and hidden_pct is not None
-        verdict: Verdict | None = None
+        none: list[None] = [None] * k.size
+        if h is not None:
+            has_busy = h.side_busy_ns[k] > 0
+            hidden_pct = _present(h.hidden_pct[k], has_busy)
+            dominator_pct = _present(h.dominator_pct[k], has_busy)
+            side_busy, hidden_ns = h.side_busy_ns[k].tolist(), h.hidden_ns[k].tolist()
+        else:
+            has_busy = np.zeros(k.size, dtype=bool)
+            hidden_pct, dominator_pct, side_busy, hidden_ns = none, none, none, none
+        verdict: list[Verdict] | list[None] = none
         if thresholds is not None:
-            verdict = label(hidden_pct, thresholds) if judged else "no-evidence"
+            judged = (status == OK) & has_busy
+            band = h.hidden_pct[k] if h is not None else np.zeros(k.size)
+            verdict = np.where(
+                ~judged,
+                "no-evidence",
+                np.where(
+                    band >= thresholds.real,
+                    "real",
+                    np.where(band <= thresholds.fake, "fake", "partial"),
+                ),
+            ).tolist()
         joins = self.join_not_waited
-        return Occurrence(
-            index=k + 1,
-            side_ops=int(self.side_count[k]),
-            side_start_ns=int(self.side_start[k]) if has_side else None,
-            side_end_ns=int(self.side_end[k]) if has_side else None,
-            dominator=self.dominator(k),
-            dom_start_ns=int(self.dom_start[k]) if has_dom else None,
-            dom_end_ns=int(self.dom_end[k]) if has_dom else None,
-            overlap_ns=int(self.overlap_ns[k]),
-            overlap_pct=None if np.isnan(self.pct[k]) else float(self.pct[k]),
-            busy_overlap_pct=None if np.isnan(self.busy_pct[k]) else float(self.busy_pct[k]),
-            status=STATUS[int(self.status[k])],  # type: ignore[arg-type]
-            layer=self.layer(k),
-            hidden_pct=hidden_pct,
-            dominator_pct=float(h.dominator_pct[k]) if h is not None and has_busy else None,
-            side_busy_ns=int(h.side_busy_ns[k]) if h is not None else None,
-            hidden_ns=int(h.hidden_ns[k]) if h is not None else None,
-            verdict=verdict,
-            join_not_waited=bool(joins[k]) if joins.size else False,
+        pct, busy_pct = self.pct[k], self.busy_pct[k]
+        return tuple(
+            map(
+                Occurrence,
+                (k + 1).tolist(),
+                count.tolist(),
+                _present(self.side_start[k], has_side),
+                _present(self.side_end[k], has_side),
+                _present_list(names, has_dom),
+                _present(self.dom_start[k], has_dom),
+                _present(self.dom_end[k], has_dom),
+                self.overlap_ns[k].tolist(),
+                _present(pct, ~np.isnan(pct)),
+                _present(busy_pct, ~np.isnan(busy_pct)),
+                np.asarray(STATUS, dtype=object)[status].tolist(),
+                layer.tolist(),
+                hidden_pct,
+                dominator_pct,
+                side_busy,
+                hidden_ns,
+                verdict,
+                joins[k].tolist() if joins.size else [False] * k.size,
+            )
         )
+
+
+def _present(values: npt.NDArray[Any], present: npt.NDArray[np.bool_]) -> list[Any]:
+    """``values`` as Python numbers, None where not ``present``."""
+    return _present_list(values.tolist(), present)
+
+
+def _present_list(values: list[Any], present: npt.NDArray[np.bool_]) -> list[Any]:
+    for i in np.flatnonzero(~present).tolist():  # the absent ones only
+        values[i] = None
+    return values
 
 
 def _i64(frame: pl.DataFrame, column: str) -> I64:
@@ -443,7 +487,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         occurrences=int(occ.status.size),
         busy_overlap_pct=float(np.median(busy)) if busy.size else None,
         judged=int(judged.size),
-        worst=tuple(occ.occurrence(int(k), thresholds) for k in worst),
+        worst=occ.listed(worst, thresholds),
         sample=sample.label,
         step=sample.step,
         side_ops=int(occ.side_count.sum()),
@@ -451,10 +495,10 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
         fake=int((pct <= thresholds.fake).sum()),
-        unpaired=tuple(occ.occurrence(int(k), thresholds) for k in unjudged),
+        unpaired=occ.listed(unjudged, thresholds),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
-        layers=tuple(occ.occurrence(k, thresholds) for k in range(occ.status.size)),
+        layers=occ.listed(np.arange(occ.status.size), thresholds),
         join_not_waited=int(occ.join_not_waited.sum()),
         lag=_lag(occ),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from functools import cache
 
 from overlap_check.errors import InputError
 from overlap_check.model import Report, RunInfo
@@ -58,6 +58,7 @@ _FRACTIONS = frozenset(
 _NON_NEGATIVE = frozenset(
     {"parallelism", "kernels", "skipped_rows", "demand", "maximum", "profiler_difference"}
 )
+_SIGNED_CHECKED = _DURATIONS | _NON_NEGATIVE | _FRACTIONS  # names whose sign is checked
 
 
 def _impossible(name: str, value: object) -> str | None:
@@ -75,35 +76,63 @@ def _impossible(name: str, value: object) -> str | None:
     return None
 
 
-def _figures(obj: object, where: str, run: int | None) -> Iterator[tuple[str, int | None, object]]:
-    """(dotted name, run index or None, value) for every field below ``obj``."""
+@cache
+def _fields(cls: type) -> tuple[tuple[str, bool, bool], ...]:
+    """Per field of a dataclass: its name, whether it is a fraction, whether its sign counts."""
+    return tuple(
+        (f.name, f.name in _FRACTIONS, f.name in _SIGNED_CHECKED) for f in dataclasses.fields(cls)
+    )
+
+
+Found = tuple[list[str], int | None, object, str]  # path (innermost first), run, value, why
+
+
+def _first_impossible(obj: object, name: str, run: int | None) -> Found | None:
+    """The first impossible figure below ``obj`` (depth first, fields in order). A report
+    lists every occurrence, so a number that is certainly possible is passed inline
+    (without a call to _impossible, which says why one is not)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        own_run = getattr(obj, "run", None)
-        if isinstance(obj, RunInfo):
-            own_run = obj.index
+        own_run = obj.index if isinstance(obj, RunInfo) else getattr(obj, "run", None)
         run = own_run if isinstance(own_run, int) else run
-        for item in dataclasses.fields(obj):
-            yield from _figures(getattr(obj, item.name), f"{where}.{item.name}", run)
-    elif isinstance(obj, tuple | list):
+        for field, fraction, signed in _fields(type(obj)):
+            value = getattr(obj, field)
+            kind = type(value)
+            if kind is int or kind is float:
+                if fraction:
+                    if 0.0 <= value <= 1.0:
+                        continue
+                elif (0.0 <= value < math.inf) if signed else (-math.inf < value < math.inf):
+                    continue  # (NaN fails every comparison)
+            elif kind is str or kind is bool or value is None:
+                continue
+            found = _first_impossible(value, field, run)
+            if found is not None:
+                found[0].append(f".{field}")
+                return found
+        return None
+    if isinstance(obj, tuple | list):
         for i, item in enumerate(obj):
-            yield from _figures(item, f"{where}[{i}]", run)
-    else:
-        yield where, run, obj
+            found = _first_impossible(item, name, run)
+            if found is not None:
+                found[0].append(f"[{i}]")
+                return found
+        return None
+    why = _impossible(name, obj)
+    return None if why is None else ([], run, obj, why)
 
 
 def check_report(report: Report) -> Report:
     """``report`` unchanged, or InputError (exit 2) for the first impossible figure."""
-    for where, run, value in _figures(report, "report", None):
-        name = where.rsplit(".", 1)[-1].split("[", 1)[0]
-        why = _impossible(name, value)
-        if why is None:
-            continue
-        paths = [r.path for r in report.runs if run is None or r.index == run]
-        named = paths[0] if len(paths) == 1 else None
-        about = "" if named else f" (captures: {', '.join(paths) or 'none'})"
-        raise InputError(
-            f"impossible figure: {where} = {value!r} {why}{about}; the input holds values "
-            "the readers could not judge (huge, negative or out-of-order times)",
-            path=named,
-        )
-    return report
+    found = _first_impossible(report, "report", None)
+    if found is None:
+        return report
+    parts, run, value, why = found
+    where = "report" + "".join(reversed(parts))
+    paths = [r.path for r in report.runs if run is None or r.index == run]
+    named = paths[0] if len(paths) == 1 else None
+    about = "" if named else f" (captures: {', '.join(paths) or 'none'})"
+    raise InputError(
+        f"impossible figure: {where} = {value!r} {why}{about}; the input holds values "
+        "the readers could not judge (huge, negative or out-of-order times)",
+        path=named,
+    )

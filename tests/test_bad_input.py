@@ -444,6 +444,22 @@ def test_an_impossible_figure_is_an_error_naming_the_capture() -> None:
     pair = replace(report.stream_pairs[0], overlap_pct=1.5)
     with pytest.raises(InputError, match=r"overlap_pct = 1.5 is outside \[0, 1\]"):
         check_report(replace(report, stream_pairs=(pair,)))
+    # an int is judged as a float is: 2 is no fraction, -1 ns no duration
+    pair = replace(report.stream_pairs[0], overlap_pct=2)
+    with pytest.raises(InputError, match=r"stream_pairs\[0\].overlap_pct = 2 is outside"):
+        check_report(replace(report, stream_pairs=(pair,)))
+    # the first impossible figure, depth first: per_run[1] of pair 0 before pair 1
+    deep = replace(pair, overlap_pct=0.5, per_run=(pair.per_run[0], pair.per_run[0]))
+    deep = replace(deep, per_run=(deep.per_run[0], replace(deep.per_run[0], overlap_ns=-1)))
+    later = replace(pair, overlap_pct=-0.5)
+    with pytest.raises(InputError, match=r"stream_pairs\[0\].per_run\[1\].overlap_ns = -1 is"):
+        check_report(replace(report, stream_pairs=(deep, later)))
+    # a sign is judged only for durations, counts and fractions; infinity never passes
+    rank = replace(report.ranks[0], parallelism=0.5, helper_streams=(-3,))
+    assert check_report(replace(report, ranks=(rank,))).ranks == (rank,)
+    rank = replace(rank, concurrent_ns=float("inf"))
+    with pytest.raises(InputError, match=r"ranks\[0\].concurrent_ns = inf is infinite"):
+        check_report(replace(report, ranks=(rank,)))
 
 
 def test_device_id_past_int32_is_a_malformed_row(tmp_path: Path) -> None:

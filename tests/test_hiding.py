@@ -165,6 +165,16 @@ def test_helper_streams() -> None:
     )
     assert hiding.helper_streams(k, main_stream=2) == (3, 4, 6)
     assert hiding.helper_streams(k, main_stream=2, share=0.001) == (3, 6)  # 9_000 >= 1_000
+    # every stream as the main one, with busy times already measured (3: 3_000 + 3_000)
+    busy = {2: 1_000_000, 3: 6_000, 4: 9_000, 5: 20_000, 6: 500_000}
+    assert hiding.helper_streams_of(k, [2, 5, 7], busy) == {
+        2: (3, 4, 6),
+        5: (3, 6),  # 1% of 20_000 is 200: only the helper-core streams
+        7: (3, 6),  # a main stream with no busy time here: helper cores only
+    }
+    # the busy times are taken as given: 2 at 100_000 makes 10_000 the cut, 4 stays out
+    assert hiding.helper_streams_of(k, [2], {**busy, 2: 100_000, 4: 900}) == {2: (3, 4, 6)}
+    assert hiding.helper_streams_of(k, [2], {**busy, 2: 100_000, 4: 1_000}) == {2: (3, 6)}
 
 
 def test_main_waited_names_the_whole_chain() -> None:

