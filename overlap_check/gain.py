@@ -150,7 +150,7 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
 def _like_for_like(delta: ReferenceDelta) -> str:
     """How the Input Shapes compare, in words, for the matched note."""
     if not delta.shapes_available:
-        return "; input shapes not available (no Input Shapes column on one side)"
+        return "; input shapes not available (no Input Shapes on one side)"
     if delta.shape_changes:
         return "; not like-for-like: " + "; ".join(delta.shape_changes)
     return ""  # the same shapes: nothing to add

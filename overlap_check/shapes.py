@@ -7,8 +7,9 @@ profiler's ``Input Shapes`` text) only when a reference is given
 (:func:`wants_shapes`); per capture :func:`shape_signature` keeps just the distinct
 shape strings of the plan's dominator and side operators with their counts, never the
 rows, and :func:`shape_changes` compares two such signatures. A table without the
-column (a trace or .db capture, a capture given in memory) has no signature: the
-comparison then says "not available".
+column (a trace or task_time capture, a capture given in memory), or whose shapes are
+all unknown for the plan's operators (Level0: ``N/A``, null in the column), has no
+signature: the comparison then says "not available".
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def wants_shapes(options: Options) -> bool:
 
 def shape_signature(kernels: pl.DataFrame, plan: Plan) -> tuple[ShapeCount, ...] | None:
     """The distinct Input Shapes of the plan's dominator and side operators, counted per
-    (role, operator type); None when the table has no Input Shapes column."""
+    (role, operator type); None when the table has no Input Shapes column or none of these
+    operators has a shape (a row without one counts as ``N/A`` among others that do)."""
     if SHAPES_COLUMN not in kernels.columns or plan.side_kind != "compute":
         return None
     by_regex = plan.side is not None or plan.op_type is not None
@@ -42,13 +44,17 @@ def shape_signature(kernels: pl.DataFrame, plan: Plan) -> tuple[ShapeCount, ...]
     )
     dominator = dominator_expr(plan, kernels) & ~side
     label = pl.coalesce(pl.col("op_type"), pl.col("name"))
+    chosen_rows = kernels.filter(dominator | side)
+    if chosen_rows[SHAPES_COLUMN].null_count() == chosen_rows.height:
+        return None
     found: list[ShapeCount] = []
     for role, chosen in (("dominator", dominator), ("side", side)):
         counts = (
             kernels.filter(chosen)
             .select(
                 label.alias("label"),
-                pl.col(SHAPES_COLUMN).str.strip_chars('"').fill_null("N/A").alias("shapes"),
+                # the readers' normalised text (readers.kernel_csv.input_shapes_text)
+                pl.col(SHAPES_COLUMN).fill_null("N/A").alias("shapes"),
             )
             .group_by("label", "shapes")
             .len()

@@ -82,8 +82,8 @@ def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
     )
 
 
-def _from_db(path: Path) -> _Kernels:
-    db = read_db(path)
+def _from_db(path: Path, shapes: bool = False) -> _Kernels:
+    db = read_db(path, shapes=shapes)
     return _Kernels(frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns)
 
 
@@ -99,7 +99,7 @@ def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
 def _primary(path: Path, shapes: bool) -> _Kernels:
     kind = file_kind(path)
     if kind == "db":
-        return _from_db(path)
+        return _from_db(path, shapes)
     if kind == "trace":
         return _from_traces((path,))
     if looks_like_task_time(read_header(path)):
@@ -116,7 +116,7 @@ def _read_kernels(src: Source, shapes: bool) -> _Kernels:
     if src.op_summary:
         return _from_csvs(src.op_summary, "op_summary", shapes)
     if src.dbs:
-        return _from_db(src.dbs[0])
+        return _from_db(src.dbs[0], shapes)
     if src.traces:
         return _from_traces(src.traces)
     if src.task_time:
@@ -289,7 +289,7 @@ def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
 def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
-    ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs have it
+    ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
     (with a reference only: shapes.wants_shapes)."""
     kernels = _read_kernels(src, shapes)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None

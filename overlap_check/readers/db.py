@@ -8,8 +8,10 @@ Level0, where ``TASK.streamId`` is filled too. Text fields are ids into
 ``blockDim`` / ``block_dim`` (and the mix ones alike) depending on the version.
 Communication ops (``COMMUNICATION_OP``) become communication rows; TASK rows
 typed as a copy (MEMCPY_ASYNC, SDMA ...) become copy rows (``is_copy``, never
-compute: a copy plan's side ops); steps come from ``STEP_TIME``. Unknown extra
-tables and columns are ignored.
+compute: a copy plan's side ops); steps come from ``STEP_TIME``. With ``shapes``
+(a reference comparison), the kernels' ``COMPUTE_TASK_INFO.inputShapes`` becomes the
+optional ``input_shapes`` column, normalised as the CSV reader does (``N/A`` at
+Level0 → null). Unknown extra tables and columns are ignored.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from overlap_check.errors import InputError, SchemaError
-from overlap_check.readers.kernel_csv import finish_frame
+from overlap_check.readers.kernel_csv import finish_frame, input_shapes_text
 from overlap_check.readers.metadata import rank_value
 from overlap_check.readers.steps import with_steps
 from overlap_check.readers.tasktypes import COPY_TASKS
@@ -47,6 +49,7 @@ _ROW_SCHEMA: dict[str, pl.DataType] = {
     "block_num": pl.Int64(),
     "mix_block_num": pl.Int64(),
 }
+_SHAPES_FIELD = "input_shapes"  # table.OPTIONAL_KERNEL_SCHEMA, only when asked for
 
 
 def _q(identifier: str) -> str:
@@ -131,13 +134,25 @@ class _ComputeColumns:
 
     source: str  # FROM ... JOIN ... ON ...
     task: dict[str, str | None]  # start_ns ... task_id → TASK column
-    info: dict[str, str | None]  # name ... mix_block_num → COMPUTE_TASK_INFO column
+    info: dict[str, str | None]  # name ... mix_block_num, input_shapes → its column
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The fields stored as STRING_IDS ids."""
+        return _TEXT_FIELDS + ((_SHAPES_FIELD,) if _SHAPES_FIELD in self.info else ())
+
+    @property
+    def row_schema(self) -> dict[str, pl.DataType]:
+        """The compute rows' columns, in the query's order."""
+        if _SHAPES_FIELD not in self.info:
+            return _ROW_SCHEMA
+        return _ROW_SCHEMA | {_SHAPES_FIELD: pl.String()}
 
 
 _TEXT_FIELDS = ("name", "op_type", "accelerator_core")
 
 
-def _compute_columns(schema: _Schema, path: Path) -> _ComputeColumns:
+def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _ComputeColumns:
     for table in ("TASK", "COMPUTE_TASK_INFO"):
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
@@ -155,6 +170,9 @@ def _compute_columns(schema: _Schema, path: Path) -> _ComputeColumns:
             key="COMPUTE_TASK_INFO.globalTaskId",
         )
     info = "COMPUTE_TASK_INFO"
+    # a file without the column has no shapes: the field is left out, as a CSV's would be
+    shape_column = schema.pick(info, "inputShapes", "input_shapes") if shapes else None
+    optional = {_SHAPES_FIELD: shape_column} if shape_column else {}
     return _ComputeColumns(
         source=(
             f"FROM TASK t JOIN COMPUTE_TASK_INFO c "
@@ -175,6 +193,7 @@ def _compute_columns(schema: _Schema, path: Path) -> _ComputeColumns:
             "mix_block_num": schema.pick(
                 info, "mixBlockNum", "mixBlockDim", "mix_block_num", "mix_block_dim"
             ),
+            **optional,
         },
     )
 
@@ -184,6 +203,8 @@ def _compute_sql(schema: _Schema, columns: _ComputeColumns) -> str:
     fields = [_column("t", c) for c in columns.task.values()]
     fields += [_text(schema, "c", columns.info[f]) for f in _TEXT_FIELDS]
     fields += [_column("c", columns.info[f]) for f in ("block_num", "mix_block_num")]
+    if _SHAPES_FIELD in columns.info:  # last, as in row_schema
+        fields.append(_text(schema, "c", columns.info[_SHAPES_FIELD]))
     return f"SELECT {', '.join(fields)} {columns.source}"
 
 
@@ -283,7 +304,9 @@ def _bulk_integers(
         f"SELECT count(*), {', '.join(aggregates)} {columns.source}"
     ).fetchone()
     total: int = row[0]
-    out = {f: pl.repeat(None, total, dtype=pl.Int64, eager=True).alias(f) for f in _ROW_SCHEMA}
+    out = {
+        f: pl.repeat(None, total, dtype=pl.Int64, eager=True).alias(f) for f in columns.row_schema
+    }
     if total == 0:
         return out
     names = list(fields.values())
@@ -341,7 +364,7 @@ def _bulk_compute(
     text columns and ``STRING_IDS.id`` must have integer affinity (so no
     integer-looking text is left in them) and ``id`` must be the whole primary key.
     """
-    text_columns = [columns.info[f] for f in _TEXT_FIELDS]
+    text_columns = [columns.info[f] for f in columns.texts]
     if not (
         schema.has_strings()
         and schema.sole_key("STRING_IDS", schema.string_id)
@@ -352,28 +375,29 @@ def _bulk_compute(
     try:
         values = _bulk_integers(connection, columns)
         ids, texts = _string_values(
-            connection, schema, pl.concat([values[f] for f in _TEXT_FIELDS])
+            connection, schema, pl.concat([values[f] for f in columns.texts])
         )
     except (_NotPlain, sqlite3.Error):  # e.g. a column text over SQLite's length limit
         return None
-    for field in _TEXT_FIELDS:
+    for field in columns.texts:
         raw = values[field]
         found = raw.replace_strict(ids, texts, default=None, return_dtype=pl.String)
         if found.null_count() > raw.null_count():  # COALESCE(value, CAST(id AS TEXT))
             found = found.fill_null(raw.cast(pl.String))
         values[field] = found
-    return pl.DataFrame([values[f].cast(t).alias(f) for f, t in _ROW_SCHEMA.items()])
+    return pl.DataFrame([values[f].cast(t).alias(f) for f, t in columns.row_schema.items()])
 
 
-def read_db(path: Path) -> DbKernels:
-    """Kernels and communication ops of one profiler database."""
+def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
+    """Kernels and communication ops of one profiler database (``shapes``: with the
+    kernels' Input Shapes, where the file has them)."""
     connection = _connect(path)
     try:
         schema = _Schema(connection)
-        columns = _compute_columns(schema, path)
+        columns = _compute_columns(schema, path, shapes)
         compute = _bulk_compute(connection, schema, columns)
         if compute is None:
-            compute = _query(connection, _compute_sql(schema, columns), _ROW_SCHEMA)
+            compute = _query(connection, _compute_sql(schema, columns), columns.row_schema)
         comm_sql = _communication_sql(schema)
         comm = (
             _query(connection, comm_sql, _ROW_SCHEMA)
@@ -401,6 +425,8 @@ def read_db(path: Path) -> DbKernels:
         raise SchemaError(f"unexpected value in the profiler database ({err})", path=path) from err
     finally:
         connection.close()
+    if _SHAPES_FIELD in compute.columns:
+        compute = compute.with_columns(input_shapes_text(_SHAPES_FIELD))
     devices = compute["device"].drop_nulls().unique()
     if devices.len() == 1:  # comm ops carry no device; a one-device db names it
         comm = comm.with_columns(pl.lit(devices[0], pl.Int64).alias("device"))
@@ -410,7 +436,9 @@ def read_db(path: Path) -> DbKernels:
                 compute.with_columns(pl.lit(False).alias("is_copy")),
                 comm.with_columns(pl.lit(False).alias("is_copy")),
                 copies.with_columns(pl.lit(True).alias("is_copy")),
-            ]
+            ],
+            # input_shapes on the kernels only; the default path concatenates as before
+            how="diagonal" if _SHAPES_FIELD in compute.columns else "vertical",
         )
         .drop_nulls(["start_ns", "end_ns"])
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))

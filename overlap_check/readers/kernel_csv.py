@@ -2,7 +2,8 @@
 
 Columns are found by header name with aliases (docs/formats.md): every
 version's optional columns (Step Id, Device_id, Model ID, OP State, HF32
-Eligible, Context ID, shapes, metrics) are simply not read. Level0 files have
+Eligible, Context ID, shapes, metrics) are simply not read, but for Input Shapes
+when asked (a reference comparison). Level0 files have
 no ``Stream ID`` column: :attr:`KernelFile.has_streams` is then False and the
 capture takes its streams from another file (see ``readers.streams``).
 
@@ -47,6 +48,13 @@ KERNEL_COLUMNS: tuple[Column, ...] = (
 OPTIONAL_KERNEL_COLUMNS: dict[str, Column] = {
     "input_shapes": Column("input_shapes", ("Input Shapes",), "str", na=True),
 }
+
+
+def input_shapes_text(column: str = "input_shapes") -> pl.Expr:
+    """The normalised ``input_shapes`` column, the same from every reader: the shapes text
+    without the quotes kernel_details / op_summary wrap it in (``"8192,7168;7168"`` there,
+    ``8192,7168;7168`` in the .db); ``N/A`` or blank (Level0) → null, not available."""
+    return na_to_null(pl.col(column).str.strip_chars('"')).alias(column)
 
 
 @dataclass(frozen=True)
@@ -101,9 +109,12 @@ def read_kernel_csv(path: Path, *, shapes: bool = False) -> KernelFile:
     """Read kernel_details.csv or an op_summary_*.csv (``shapes``: with Input Shapes)."""
     columns = KERNEL_COLUMNS + ((OPTIONAL_KERNEL_COLUMNS["input_shapes"],) if shapes else ())
     table = read_csv_table(path, columns, what="kernel_details / op_summary", finish=finish_kernels)
+    frame = table.frame
+    if "input_shapes" in frame.columns:
+        frame = frame.with_columns(input_shapes_text())
     return KernelFile(
         path=path,
-        kernels=table.frame,
+        kernels=frame,
         has_streams="stream_id" in table.fields,
         skipped_lines=table.skipped_lines,
     )

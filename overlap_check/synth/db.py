@@ -5,7 +5,9 @@ every device task (kernels, event record/wait, memcpy, notify ...) with its
 stream even at Level0; COMPUTE_TASK_INFO holds only kernels (join on
 globalTaskId); every text field is an id into STRING_IDS. The 2026 variant
 names the block columns ``blockNum``/``mixBlockNum`` and adds ``opState``,
-``hf32Eligible``, as the current msprof documentation does.
+``hf32Eligible``, as the current msprof documentation does. ``inputShapes`` holds the
+shapes kernel_details.csv shows (a kernel's own ``input_shapes``, else its type's)
+without the CSV's quotes; at Level0 it is ``N/A``, as in the real export.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from overlap_check.synth.kernel_csv import input_shapes_expr
 from overlap_check.synth.model import DB_TASK_TYPE, task_spelling
 from overlap_check.synth.rows import Frames
 
@@ -115,6 +118,8 @@ def _task_rows(
                 "op_type",
                 "block",
                 "mix",
+                # the shapes text as stored in STRING_IDS: the CSV's without its quotes
+                input_shapes_expr().str.strip_chars('"').alias("shapes"),
             ),
             frames.tasks.select(
                 "start_ns",
@@ -128,6 +133,7 @@ def _task_rows(
                 pl.lit(None, pl.String).alias("op_type"),
                 pl.lit(0, pl.Int64).alias("block"),
                 pl.lit(0, pl.Int64).alias("mix"),
+                pl.lit(None, pl.String).alias("shapes"),
             ),
         ]
     )
@@ -151,6 +157,7 @@ def _task_rows(
                     pl.lit(None, pl.String).alias("op_type"),
                     pl.lit(0, pl.Int64).alias("block"),
                     pl.lit(0, pl.Int64).alias("mix"),
+                    pl.lit(None, pl.String).alias("shapes"),
                 ),
             ]
         )
@@ -167,13 +174,16 @@ def _task_rows(
         .alias("db_type")
     )
     # STRING_IDS in order of first use, row by row, then map every text column to its id
-    na, shapes = "N/A", '"8192,7168"'
+    na, shapes = "N/A", '"8192,7168"'  # shapes: every kernel's outputShapes (not read)
     kernels = timeline.filter(c("is_kernel"))
     for series in (timeline["db_type"], kernels["name"], kernels["what"], kernels["op_type"]):
         for value in series.unique(maintain_order=True).to_list():
             sid(value)
     for value in (na, "ND", "DT_BF16", shapes, "dynamic", "NO"):
         sid(value)
+    if not spec.level0:  # Level0 writes N/A for every shape
+        for value in kernels["shapes"].unique(maintain_order=True).to_list():
+            sid(value)
 
     def ids(column: str) -> pl.Expr:
         return c(column).replace_strict(sid.ids, return_dtype=pl.Int64)
@@ -201,7 +211,7 @@ def _task_rows(
         detail += [text[na]] * 7
     else:
         detail = [c("block"), c("mix"), ids("what"), ids("op_type"), text["ND"], text["DT_BF16"]]
-        detail += [text[shapes], text["ND"], text["DT_BF16"], text[shapes], text[na]]
+        detail += [ids("shapes"), text["ND"], text["DT_BF16"], text[shapes], text[na]]
     if spec.version == "2026":
         detail += (
             [text[na], text[na]] if spec.level0 else [pl.lit(sid("dynamic")), pl.lit(sid("NO"))]

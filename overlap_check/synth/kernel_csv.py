@@ -188,6 +188,12 @@ def _shape(index: int) -> pl.Expr:
     return by_type
 
 
+def input_shapes_expr() -> pl.Expr:
+    """A kernel's Input Shapes as kernel_details writes them (quoted): its own
+    (``input_shapes``), else its operator type's; the .db writer uses them too."""
+    return _shape(SHAPE_COLUMNS.index("Input Shapes"))
+
+
 def _start(version: str, quoted: bool) -> pl.Expr:
     if version == "2023":
         return fmt.us_short_expr(_C("start_ns"))
