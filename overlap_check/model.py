@@ -113,6 +113,10 @@ class Thresholds:
     fake: float = 0.05
 
 
+# Layers a sample's table lists (PlanRun.layers, the JSON per_run[].layers); the count of
+# all of them is PlanRun.occurrences. A bound on the report: a layout that pairs tens of
+# thousands of occurrences in one capture would otherwise write an entry for each.
+MAX_LISTED_LAYERS = 1_000
 FAKE_SHARE = 0.25  # the default of Options.fake_share (and of Report.fake_share)
 
 MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name

@@ -80,6 +80,7 @@ from overlap_check.hiding import (
 from overlap_check.intervals import I64
 from overlap_check.layering import assign_layers, join_not_waited, lag
 from overlap_check.model import (
+    MAX_LISTED_LAYERS,
     MODULE_SCOPE,
     BarrierCandidate,
     Evidence,
@@ -498,10 +499,22 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         unpaired=occ.listed(unjudged, thresholds),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
-        layers=occ.listed(np.arange(occ.status.size), thresholds),
+        layers=occ.listed(_listed_layers(occ, worst), thresholds),
         join_not_waited=int(occ.join_not_waited.sum()),
         lag=_lag(occ),
     )
+
+
+def _listed_layers(occ: Occurrences, worst: I64) -> I64:
+    """The layers a sample's table lists: all of them up to MAX_LISTED_LAYERS; beyond, the
+    first MAX_LISTED_LAYERS, the worst ones and those whose join did not wait (at most
+    MAX_LISTED_LAYERS of them), in layer order."""
+    n = occ.status.size
+    if n <= MAX_LISTED_LAYERS:
+        return np.arange(n, dtype=np.int64)
+    not_waited = np.flatnonzero(occ.join_not_waited)[:MAX_LISTED_LAYERS]
+    listed: I64 = np.unique(np.concatenate([np.arange(MAX_LISTED_LAYERS), worst, not_waited]))
+    return listed
 
 
 def _lag(occ: Occurrences) -> bool:
@@ -772,11 +785,12 @@ def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
     found: list[str] = []
     layers = sum(r.judged + r.no_side for r in warm)
     joins = [(r, o) for r in warm for o in r.layers if o.join_not_waited]
-    if joins:
+    if joins:  # counted in full, named from the listed layers (MAX_LISTED_LAYERS)
         run, first = joins[0]
         where = run.sample or f"run {run.run}"
+        not_waited = sum(r.join_not_waited for r in warm)
         found.append(
-            f"join did not wait: in {len(joins)} of {layers} warm layers the side work ended "
+            f"join did not wait: in {not_waited} of {layers} warm layers the side work ended "
             f"after the next main-stream op after the dominator had started (first: {where}, "
             f"layer {first.layer}); make that op wait for the side stream"
         )

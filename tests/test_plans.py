@@ -473,3 +473,20 @@ def test_each_side_op_keeps_its_own_stream_when_a_long_op_belongs_to_a_later_lay
     assert stream.tolist() == [3, 4]
     hidden = {o.index: (o.hidden_ns, o.side_busy_ns) for o in one_run(MOE, rows).per_run[0].worst}
     assert hidden == {1: (30, 30), 2: (150, 250)}
+
+
+def test_a_sample_lists_at_most_max_listed_layers_and_always_its_worst() -> None:
+    from overlap_check.model import MAX_LISTED_LAYERS
+    from overlap_check.report import text
+
+    # 1,003 layers; layer 1,002 (index 1,001) is fake, the others real (hidden_pct 1.0):
+    # the table lists the first MAX_LISTED_LAYERS = 1,000 and the fake one, the worst
+    rows = [row for k in range(1003) for row in (fake_layer if k == 1001 else real_layer)(k * 1000)]
+    result = one_run(MOE, rows)
+    (run,) = result.per_run
+    assert MAX_LISTED_LAYERS == 1_000
+    assert run.occurrences == 1003
+    assert [o.index for o in run.layers] == [*range(1, 1001), 1002]
+    assert run.worst[0].index == 1002 and run.worst[0].hidden_pct == 0.0
+    report = analyze_captures([capture(rows)], Options(plans=(MOE,), main_stream=2, warmup=0))
+    assert "shown; 1001 of 1003 in JSON):" in text.render(report)

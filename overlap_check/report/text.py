@@ -112,6 +112,13 @@ def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | N
     )
 
 
+def _in_json(run: PlanRun) -> str:
+    """Which layers the JSON lists (model.MAX_LISTED_LAYERS bounds the table)."""
+    if len(run.layers) < run.occurrences:
+        return f"{len(run.layers)} of {run.occurrences} in JSON"
+    return "every layer in JSON"
+
+
 def _barrier(b: BarrierCandidate) -> str:
     """A barrier by op type, with which way the wait went."""
     if b.waited == "side":
@@ -152,10 +159,11 @@ def _layers(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | Non
         ]
         for o in picked
     ]
-    shown = f"{len(picked)} of {len(layers)}" if len(picked) < len(layers) else str(len(layers))
+    total = max(run.occurrences, len(layers))
+    shown = f"{len(picked)} of {total}" if len(picked) < total else str(total)
     header = ["layer", "side window", "dominator window", "hidden_pct", "overlap_pct"]
     return [
-        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; every layer in JSON):",
+        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; {_in_json(run)}):",
         *table([*header, "verdict", "join"], rows, indent="      "),
     ]
 
