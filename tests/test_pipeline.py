@@ -247,7 +247,7 @@ def test_json_report_schema(tmp_path: Path) -> None:
     data = json.loads(json_report.render(report))
     assert data["schema_version"] == 1
     assert (data["verdict"], data["exit_code"]) == ("fail", 1)
-    assert data["thresholds"] == {"real": 0.5, "fake": 0.05}
+    assert data["thresholds"] == {"real": 0.5, "fake": 0.05, "fake_share": 0.25}
     run = data["runs"][0]
     assert {"index", "path", "rank", "warm", "source", "streams", "skipped_rows"} <= set(run)
     assert (run["index"], run["warm"], run["source"]) == (1, False, "kernel_details.csv")
