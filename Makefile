@@ -37,16 +37,16 @@ fuzz: ## Mutation-fuzz the CLI with FUZZ_CASES damaged captures (default 2000; F
 	FUZZ_CASES=$(FUZZ_CASES) FUZZ_START=$(FUZZ_START) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
 
 lint: ## ruff: lint and format check
-	$(PY) -m ruff check overlap_check tests bench scripts
-	$(PY) -m ruff format --check overlap_check tests bench scripts
+	$(PY) -m ruff check overlap_check synth tests bench scripts
+	$(PY) -m ruff format --check overlap_check synth tests bench scripts
 
 format: ## ruff: apply formatting and safe fixes
-	$(PY) -m ruff check --fix overlap_check tests bench scripts
-	$(PY) -m ruff format overlap_check tests bench scripts
+	$(PY) -m ruff check --fix overlap_check synth tests bench scripts
+	$(PY) -m ruff format overlap_check synth tests bench scripts
 
 typecheck: ## mypy --strict on the package, for Python 3.11 and for the oldest supported, 3.10
-	$(PY) -m mypy overlap_check
-	$(PY) -m mypy --python-version 3.10 overlap_check
+	$(PY) -m mypy overlap_check synth
+	$(PY) -m mypy --python-version 3.10 overlap_check synth
 
 check: lint typecheck test ## lint + typecheck + test
 
@@ -54,7 +54,7 @@ bench: ## Benchmarks; writes docs/benchmarks.md (inputs cached in bench/.cache)
 	$(PY) bench/run.py
 
 fixtures: ## Regenerate fixtures/ with the project's own generator
-	$(PY) -m overlap_check.synth fixtures
+	$(PY) -m synth fixtures
 
 demo: ## Judge the bundled fake dual-stream example (exits 0: the expected verdict is fake)
 	$(VENV)/bin/overlap-check analyze fixtures/fake-dual-stream --side SharedExpert --dominator GroupedMatmul \

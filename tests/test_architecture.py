@@ -1,4 +1,8 @@
-"""The stage order of docs/architecture.md: no module of an earlier stage imports a later one.
+"""The folders are the stages (docs/architecture.md): which folder may import which.
+
+model/ (nouns) -> readers/ (file formats) -> measure/ (one capture -> its evidence)
+-> judge/ (all evidence -> the Report) -> report/ (formats only) -> cli/ (thin).
+report/ formats a Report and never measures or judges again, so it imports model/ alone.
 
 Every import counts, lazy ones inside functions included (``ast.walk``), since a lazy
 import is still a dependency of the code that runs it.
@@ -10,31 +14,25 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "overlap_check"
+REPO = PACKAGE.parent
 
-# docs/architecture.md's arrows, in order; modules not named are the shared foundation
-# (model, table, intervals, the engine's pure functions), stage 0, which imports no stage.
-STAGES = {
-    "discover": 1,
-    "readers": 1,
-    "figures": 2,
-    "decide": 3,
-    "judge": 4,
-    "workers": 5,
-    "pipeline": 5,
-    "report": 6,
-    "lint": 6,  # a front end of its own; it shares the report writers (junit, escaping)
-    "runner": 7,
-    "cli": 7,
+# folder -> the folders its modules may import (itself included)
+ALLOWED = {
+    "model": {"model"},
+    "readers": {"model", "readers"},
+    "measure": {"model", "readers", "measure"},
+    "judge": {"model", "readers", "measure", "judge"},
+    "report": {"model", "report"},
+    "lint": {"model", "report", "lint"},
+    "runner": {"model", "runner"},
+    "cli": {"model", "readers", "measure", "judge", "report", "lint", "runner", "cli"},
 }
-
-# Allowed on purpose: the package facade re-exports the entry points; ``Report.from_json``
-# is a lazy delegation to the JSON renderer's inverse, which lives beside the renderer.
+# the package facade (``overlap_check.check``, ``load``, ``run``) and ``python -m``
 FACADES = {"overlap_check", "overlap_check.__main__"}
-DELEGATIONS = {("overlap_check.model", "overlap_check.report.json_read")}
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -43,37 +41,115 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module)
+            # ``from overlap_check.measure import intervals`` imports a module too
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {name for name in found if name.split(".")[0] == "overlap_check"}
 
 
-def _stage(module: str) -> int:
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _folder(module: str) -> str | None:
     parts = module.split(".")
-    return STAGES.get(parts[1], 0) if len(parts) > 1 else 0
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else None
 
 
-def test_the_stage_table_names_real_modules() -> None:
-    names = {p.stem for p in PACKAGE.glob("*.py")} | {
-        p.name for p in PACKAGE.iterdir() if p.is_dir()
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {
+        module: {target for target in _imports(path) if target in modules and target != module}
+        for module, path in modules.items()
     }
-    assert set(STAGES) <= names
 
 
-def test_no_module_imports_a_later_stage() -> None:
-    backward = sorted(
-        f"{module} (stage {_stage(module)}) imports {target} (stage {_stage(target)})"
-        for path in PACKAGE.rglob("*.py")
-        if (module := _module_name(path)) not in FACADES
-        for target in _imports(path)
-        if _stage(target) > _stage(module) and (module, target) not in DELEGATIONS
+def test_every_module_lives_in_a_stage_folder() -> None:
+    loose = sorted(
+        module
+        for module in _modules()
+        if module not in FACADES and _folder(module) is None
     )
-    assert backward == []
+    assert loose == []
 
 
-def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
-    # the rule is not vacuous: a figures module importing judge is caught
-    module = tmp_path / "figures.py"
-    module.write_text("def f():\n    from overlap_check.judge import judge\n", encoding="utf-8")
-    assert _imports(module) == {"overlap_check.judge"}
-    assert _stage("overlap_check.judge") > _stage("overlap_check.figures")
+def test_no_folder_imports_one_it_may_not() -> None:
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, path in _modules().items()
+        if module not in FACADES and (folder := _folder(module))
+        for target in _imports(path)
+        if (to := _folder(target)) is not None and to not in ALLOWED[folder]
+    )
+    assert wrong == []
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    # a package's __init__ importing its own children is how a package re-exports; the
+    # children importing the package name is the cycle that matters, so drop the former
+    for module, targets in graph.items():
+        graph[module] = {t for t in targets if not t.startswith(module + ".")}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    assert cycles == []
+
+
+def test_the_generator_is_not_shipped() -> None:
+    # synth/ serves tests, fixtures and benchmarks; the wheel ships overlap_check alone
+    assert not (PACKAGE / "synth").exists()
+    assert (REPO / "synth" / "__init__.py").is_file()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""] if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            )
+            assert not any(name.split(".")[0] == "synth" for name in names), path
+
+
+def test_modules_fit_in_a_head() -> None:
+    long = sorted(
+        f"{module} ({n} lines)"
+        for module, path in _modules().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600
+    )
+    assert long == []
+
+
+def test_the_check_sees_a_wrong_import(tmp_path: Path) -> None:
+    # the rule is not vacuous: a renderer importing the judge is caught
+    module = tmp_path / "text.py"
+    module.write_text("def f():\n    from overlap_check.judge import verdict\n", encoding="utf-8")
+    targets = _imports(module)
+    assert "overlap_check.judge.verdict" in targets
+    assert _folder("overlap_check.judge.verdict") not in ALLOWED["report"]

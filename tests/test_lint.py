@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, UsageError
+from overlap_check.model.errors import InputError, UsageError
 from overlap_check.lint import RULES, ExecPath, lint_paths
 from overlap_check.lint.imports import collect_aliases
 

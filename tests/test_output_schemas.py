@@ -25,8 +25,8 @@ import pytest
 import xmlschema
 
 import overlap_check
-from overlap_check.baseline import apply_baseline
-from overlap_check.errors import OverlapCheckError
+from overlap_check.judge.baseline import apply_baseline
+from overlap_check.model.errors import OverlapCheckError
 from overlap_check.lint import lint_paths
 from overlap_check.lint.render import render_junit
 from overlap_check.lint.sarif import render_sarif

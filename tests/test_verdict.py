@@ -16,7 +16,7 @@ from overlap_check.model import (
     Thresholds,
     Verdict,
 )
-from overlap_check.verdict import diagnosis, gate, label
+from overlap_check.judge.verdict import diagnosis, gate, label
 
 T = Thresholds()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from overlap_check.errors import InputError, UsageError
+from overlap_check.model.errors import InputError, UsageError
 from overlap_check.lint.findings import Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
 from overlap_check.lint.rules import RULES, Context

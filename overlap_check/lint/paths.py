@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from overlap_check.errors import InputError
+from overlap_check.model.errors import InputError
 from overlap_check.lint.apis import GE_MARKERS
 from overlap_check.lint.source import SourceModule
 

@@ -13,7 +13,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from overlap_check.errors import InputError, regular_file
+from overlap_check.model.errors import InputError, regular_file
 from overlap_check.lint.imports import Aliases, collect_aliases
 
 _IGNORE = re.compile(r"#\s*overlap-check:\s*ignore(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)

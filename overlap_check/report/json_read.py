@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, cast, get_args, get_type_hints
 
-from overlap_check.errors import InputError
+from overlap_check.model.errors import InputError
 from overlap_check.model import (
     DEFAULT_FAIL_ON,
     FAKE_SHARE,
