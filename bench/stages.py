@@ -34,7 +34,11 @@ TIMED = (
     ("overlap_check.measure.figures", "contention_evidence", "core contention"),
     ("overlap_check.judge.judgement", "contention_at", "of which contention for the decided cores"),
     ("overlap_check.measure.figures", "helper_streams_of", "helper streams"),
-    ("overlap_check.measure.figures", "_plan_figures", "plan figures (every stream that may be main)"),
+    (
+        "overlap_check.measure.figures",
+        "_plan_figures",
+        "plan figures (every stream that may be main)",
+    ),
     ("overlap_check.measure.figures", "occurrences", "of which plan occurrences"),
     ("overlap_check.measure.figures", "plan_run", "of which plan runs (their occurrence tables)"),
     ("overlap_check.measure.barriers", "instances", "of which barrier search"),
@@ -77,8 +81,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv[1:])
 
     t0 = time.perf_counter()
-    from overlap_check.model import Options, Plan
     from overlap_check.judge.pipeline import analyze_captures
+    from overlap_check.model import Options, Plan
     from overlap_check.readers import load_paths
     from overlap_check.report.json import render
 

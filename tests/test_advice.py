@@ -7,13 +7,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from overlap_check.judge.advice import GIVE_PATH, fix_steps
 from overlap_check.cli import cli
-from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
+from overlap_check.judge.advice import GIVE_PATH, fix_steps
 from overlap_check.judge.pipeline import check
+from overlap_check.judge.verdict import diagnose, with_cause
+from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
 from overlap_check.report import text as text_report
 from synth.layers import DOMINATOR, SIDE_OPS
-from overlap_check.judge.verdict import diagnose, with_cause
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PLAN = Plan(name="moe", side="SharedExpert", dominator="GroupedMatmul")

@@ -67,9 +67,7 @@ def _graph() -> dict[str, set[str]]:
 
 def test_every_module_lives_in_a_stage_folder() -> None:
     loose = sorted(
-        module
-        for module in _modules()
-        if module not in FACADES and _folder(module) is None
+        module for module in _modules() if module not in FACADES and _folder(module) is None
     )
     assert loose == []
 
@@ -131,8 +129,11 @@ def test_the_generator_is_not_shipped() -> None:
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (
-                [node.module or ""] if isinstance(node, ast.ImportFrom)
-                else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
             )
             assert not any(name.split(".")[0] == "synth" for name in names), path
 

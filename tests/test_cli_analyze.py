@@ -149,8 +149,8 @@ def test_help_has_examples() -> None:
 
 def test_a_missing_renderer_is_a_usage_error() -> None:
     from overlap_check.cli.options import render
-    from overlap_check.model.errors import UsageError
     from overlap_check.model import Report, Thresholds
+    from overlap_check.model.errors import UsageError
 
     report = Report("0", "pass", 0, Thresholds(), ())
     with pytest.raises(UsageError, match="--format yaml is not available"):

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.model.errors import InputError
-from overlap_check.model import Options, ProfilerStepTime, Report
 from overlap_check.judge.pipeline import check
+from overlap_check.model import Options, ProfilerStepTime, Report
+from overlap_check.model.errors import InputError
 from overlap_check.readers.step_trace import read_step_trace_csv, read_step_trace_db
 from overlap_check.report import json as json_report
 from overlap_check.report import markdown, text

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from overlap_check.judge.pipeline import analyze_captures
 from overlap_check.measure.cores import contention_at, contention_evidence
 from overlap_check.model import (
     Capture,
@@ -21,9 +22,8 @@ from overlap_check.model import (
     Options,
     Plan,
 )
-from overlap_check.judge.pipeline import analyze_captures
-from overlap_check.report.text_cores import render_cores
 from overlap_check.model.table import conform
+from overlap_check.report.text_cores import render_cores
 
 T0 = 1_736_408_883_704_643_212  # a real local-epoch ns start (2025-01)
 US = 1_000  # ns per microsecond

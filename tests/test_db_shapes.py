@@ -21,12 +21,12 @@ from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 from overlap_check.cli import cli
-from overlap_check.readers.discover import discover
+from overlap_check.measure.shapes import shape_signature
 from overlap_check.model import Plan
 from overlap_check.readers import db as db_reader
 from overlap_check.readers.capture import read_capture
+from overlap_check.readers.discover import discover
 from overlap_check.readers.kernel_csv import input_shapes_text
-from overlap_check.measure.shapes import shape_signature
 from synth import gain_scenarios as gain
 from synth.fixtures import LAYERS
 from synth.model import Variant

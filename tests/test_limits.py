@@ -8,6 +8,10 @@ from typing import Any
 import polars as pl
 import pytest
 
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
+from overlap_check.model.errors import ConfigError, InputError
+from overlap_check.model.table import conform
 from overlap_check.readers.graph_dump import (
     GraphDumpLimits,
     operator_limits_for,
@@ -15,10 +19,6 @@ from overlap_check.readers.graph_dump import (
     parse_text_proto,
     read_graph_dump,
 )
-from overlap_check.model.errors import ConfigError, InputError
-from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
-from overlap_check.judge.pipeline import analyze_captures
-from overlap_check.model.table import conform
 
 # --------------------------------------------------------------------------- aicore_num
 

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from overlap_check.model.errors import UsageError
+from overlap_check.judge.pipeline import check
 from overlap_check.model import (
     BarrierCandidate,
     Capture,
@@ -31,7 +31,8 @@ from overlap_check.model import (
     Report,
     Thresholds,
 )
-from overlap_check.judge.pipeline import check
+from overlap_check.model.errors import UsageError
+from overlap_check.model.table import conform
 from overlap_check.report.plots import output_paths, picture_format, write_plots
 from overlap_check.report.plots.picking import pick_occurrence
 from overlap_check.report.plots.select import Selection, charts
@@ -50,7 +51,6 @@ from overlap_check.report.plots.views import (
     stream_view_width,
     verdict_of,
 )
-from overlap_check.model.table import conform
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_736_408_883_704_643_212  # a real 19-digit local-epoch ns value

@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from overlap_check.model.errors import NoStreamDataError
+from overlap_check.model.table import KERNEL_COLUMNS, compute_kernels
 from overlap_check.readers import load
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.numbers import us_float_to_ns, us_text_to_ns
-from overlap_check.model.table import KERNEL_COLUMNS, compute_kernels
 
 T0 = 1736408883704643  # µs, an epoch from the real Level1 capture
 

@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from overlap_check import load
-from overlap_check.model.errors import NoStreamDataError
 from overlap_check.measure.intervals import intersection_length, union_length
+from overlap_check.model.errors import NoStreamDataError
+from overlap_check.model.table import compute_kernels
 from synth import (
     CommOp,
     Kernel,
@@ -33,7 +34,6 @@ from synth import (
     write_result_dir,
 )
 from synth.malformed import write_malformed
-from overlap_check.model.table import compute_kernels
 
 NAMES = (
     "aclnnMatmul_MatMulV3Common_MatMulV3",

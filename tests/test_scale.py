@@ -13,11 +13,13 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check.measure import figures, workers
-
-from overlap_check.judge import pipeline
 from overlap_check.cli import cli
-from overlap_check.model.errors import InputError, OverlapCheckError
+from overlap_check.judge import pipeline
+from overlap_check.measure import figures, workers
+from overlap_check.measure.streams import (
+    choose_main_stream,
+    stream_sets,
+)
 from overlap_check.model import (
     Capture,
     CoreLimit,
@@ -27,15 +29,12 @@ from overlap_check.model import (
     Plan,
     Report,
 )
+from overlap_check.model.errors import InputError, OverlapCheckError
+from overlap_check.model.table import compute_kernels, conform
 from overlap_check.readers import load_paths
 from overlap_check.report import json as json_report
-from overlap_check.measure.streams import (
-    choose_main_stream,
-    stream_sets,
-)
 from synth import Scenario, Variant, big_frames
 from synth.layout import write_frames_result_dir
-from overlap_check.model.table import compute_kernels, conform
 
 MS = 1_000_000
 KERNELS = 1_500  # per capture: small, yet 10 steps and every op of synth.big

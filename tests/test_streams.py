@@ -6,7 +6,6 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.model import Capture, Options, Thresholds
 from overlap_check.judge.pipeline import analyze_captures
 from overlap_check.measure.runs import make_samples
 from overlap_check.measure.streams import (
@@ -17,6 +16,7 @@ from overlap_check.measure.streams import (
     stream_sets,
     stream_stats,
 )
+from overlap_check.model import Capture, Options, Thresholds
 from overlap_check.model.table import compute_kernels, conform
 
 T0 = 1_736_408_883_704_643_212

@@ -609,9 +609,7 @@ def test_committed_fixtures_are_up_to_date(tmp_path: Path) -> None:
         stored = sorted(
             p.relative_to(committed) for p in (committed / folder).rglob("*") if p.is_file()
         )
-        assert fresh == stored, (
-            f"regenerate fixtures: python -m synth fixtures/ ({folder})"
-        )
+        assert fresh == stored, f"regenerate fixtures: python -m synth fixtures/ ({folder})"
         for name in fresh:
             assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
 

@@ -42,8 +42,8 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
     options = options_from_params(params)
     report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if not params.get("quiet"):
-        from overlap_check.model import rank_text
         from overlap_check.measure.runs import rank_key
+        from overlap_check.model import rank_text
 
         ranks = [rank_text(r) for r in sorted({c.rank for c in captures}, key=rank_key)]
         click.echo(

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import click
 
-from overlap_check.model.errors import UsageError
 from overlap_check.model import (
     Capture,
     ExecutionPath,
@@ -30,6 +29,7 @@ from overlap_check.model import (
     SideKind,
     choices_of,
 )
+from overlap_check.model.errors import UsageError
 from overlap_check.report.color import COLOR_MODES, color_for
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,8 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from overlap_check.model.errors import InputError, UsageError, regular_file
 from overlap_check.model import SCHEMA_VERSION, BaselineDelta, BaselineFigure, Report
+from overlap_check.model.errors import InputError, UsageError, regular_file
 
 # Reports round their figures; a drop of exactly the tolerance must not fail.
 _EPSILON = 1e-9

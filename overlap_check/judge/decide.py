@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from overlap_check.measure.cores import resolve_device
-from overlap_check.model.errors import UsageError
 from overlap_check.measure.figures import CaptureFigures, ranked_streams, time_per_stream
-from overlap_check.model import DeviceCores, Options, Plan
 from overlap_check.measure.plans import PlanStreams
 from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.measure.streams import choose_main_stream
+from overlap_check.model import DeviceCores, Options, Plan
+from overlap_check.model.errors import UsageError
 from overlap_check.model.table import empty_kernel_table
 
 

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from overlap_check.model.errors import InputError
+from overlap_check.judge.verdict import with_cause
+from overlap_check.measure.shapes import shape_changes
 from overlap_check.model import (
     Evidence,
     Options,
@@ -29,8 +30,7 @@ from overlap_check.model import (
     StepWallDelta,
     rank_text,
 )
-from overlap_check.measure.shapes import shape_changes
-from overlap_check.judge.verdict import with_cause
+from overlap_check.model.errors import InputError
 
 
 def delta_pct(before: float | None, after: float | None) -> float | None:

@@ -21,17 +21,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from overlap_check.measure.cores import Limits, configured_limits
-from overlap_check.readers.discover import Source, discover
-from overlap_check.model.errors import OverlapCheckError
-from overlap_check.measure.figures import CaptureFigures
 from overlap_check.judge.gain import apply_gates, apply_reference, with_summary
 from overlap_check.judge.judgement import judge
-from overlap_check.model import Capture, DeviceCores, Options, Report
-from overlap_check.readers import capture_order, time_order
-from overlap_check.readers.metadata import info_json_cores
 from overlap_check.judge.sanity import check_report
+from overlap_check.measure.cores import Limits, configured_limits
+from overlap_check.measure.figures import CaptureFigures
 from overlap_check.measure.workers import reduce_all, worker_count
+from overlap_check.model import Capture, DeviceCores, Options, Report
+from overlap_check.model.errors import OverlapCheckError
+from overlap_check.readers import capture_order, time_order
+from overlap_check.readers.discover import Source, discover
+from overlap_check.readers.metadata import info_json_cores
 
 if TYPE_CHECKING:
     from os import PathLike

@@ -12,8 +12,8 @@ import dataclasses
 import math
 from functools import cache
 
-from overlap_check.model.errors import InputError
 from overlap_check.model import Report, RunInfo
+from overlap_check.model.errors import InputError
 
 # Durations and lengths (ns): never negative. Absolute times (start_ns, origin_ns,
 # capture_time_ns) are on the capture's own clock and are not checked here.

@@ -28,8 +28,8 @@ import polars as pl
 
 from overlap_check.measure import intervals
 from overlap_check.measure.hiding import i64_column
-from overlap_check.model import Thresholds
 from overlap_check.measure.plans import BARRIER_SCHEMA, OK, Occurrences, barrier_instances
+from overlap_check.model import Thresholds
 
 CHAIN = " -> "
 MAX_CHAIN = 8  # ops named in a chain; a longer one keeps its first ones and the last

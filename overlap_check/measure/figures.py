@@ -45,20 +45,8 @@ from overlap_check.measure.cores import (
     run_rules,
     sweep_cores,
 )
-from overlap_check.model.core_kinds import AIC_DEMAND, core_code
-from overlap_check.readers.discover import Source
-from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.measure.hiding import helper_streams_of, other_stream_busy
 from overlap_check.measure.joins import layer_figures, step_wall
-from overlap_check.model import (
-    Capture,
-    DeviceCores,
-    Options,
-    Plan,
-    PlanRun,
-    ShapeCount,
-    StreamStat,
-)
 from overlap_check.measure.plans import (
     PlanStreams,
     main_kernels,
@@ -77,8 +65,26 @@ from overlap_check.measure.selection import (
     side_expr,
 )
 from overlap_check.measure.shapes import shape_signature, wants_shapes
-from overlap_check.measure.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
+from overlap_check.measure.streams import (
+    PairFigure,
+    StreamSets,
+    pair_figure,
+    stream_sets,
+    stream_stats,
+)
+from overlap_check.model import (
+    Capture,
+    DeviceCores,
+    Options,
+    Plan,
+    PlanRun,
+    ShapeCount,
+    StreamStat,
+)
+from overlap_check.model.core_kinds import AIC_DEMAND, core_code
+from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
 from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
+from overlap_check.readers.discover import Source
 
 
 @dataclass(frozen=True)

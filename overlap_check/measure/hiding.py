@@ -22,11 +22,11 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from overlap_check.judge.verdict import label
 from overlap_check.measure import intervals
 from overlap_check.measure.intervals import I64
 from overlap_check.model import Thresholds, Verdict
 from overlap_check.model.table import compute_kernels
-from overlap_check.judge.verdict import label
 
 F64 = npt.NDArray[np.float64]
 BANDS: tuple[Verdict, ...] = ("real", "partial", "fake")

@@ -34,8 +34,8 @@ import polars as pl
 
 from overlap_check.measure import intervals
 from overlap_check.measure.intervals import I64
-from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp
 from overlap_check.measure.runs import spread
+from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp
 
 if TYPE_CHECKING:
     from overlap_check.measure.plans import Occurrences

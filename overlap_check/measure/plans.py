@@ -68,6 +68,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from overlap_check.judge.verdict import diagnose, diagnosis, label
 from overlap_check.measure import intervals
 from overlap_check.measure.hiding import (
     FAKE_SHARE,
@@ -79,6 +80,15 @@ from overlap_check.measure.hiding import (
 )
 from overlap_check.measure.intervals import I64
 from overlap_check.measure.layering import assign_layers, join_not_waited, lag
+from overlap_check.measure.runs import Sample, spread
+from overlap_check.measure.selection import (
+    SIDE_KIND_WORDS,
+    dominator_expr,
+    module_scope,
+    side_expr,
+    stayed,
+    stayed_phrases,
+)
 from overlap_check.model import (
     MAX_LISTED_LAYERS,
     MODULE_SCOPE,
@@ -93,17 +103,7 @@ from overlap_check.model import (
     Verdict,
     deciding_occurrence,
 )
-from overlap_check.measure.runs import Sample, spread
-from overlap_check.measure.selection import (
-    SIDE_KIND_WORDS,
-    dominator_expr,
-    module_scope,
-    side_expr,
-    stayed,
-    stayed_phrases,
-)
 from overlap_check.model.table import is_compute
-from overlap_check.judge.verdict import diagnose, diagnosis, label
 
 F64 = npt.NDArray[np.float64]
 _EMPTY: I64 = np.zeros(0, dtype=np.int64)

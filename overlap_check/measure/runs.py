@@ -26,8 +26,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from overlap_check.model.errors import UsageError
 from overlap_check.model import Capture
+from overlap_check.model.errors import UsageError
 from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels
 
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from overlap_check.judge.verdict import label
 from overlap_check.measure import intervals
 from overlap_check.measure.intervals import I64
+from overlap_check.measure.runs import Sample, spread
 from overlap_check.model import (
     RankStreamSummary,
     StreamPair,
@@ -32,8 +34,6 @@ from overlap_check.model import (
     StreamStat,
     Thresholds,
 )
-from overlap_check.measure.runs import Sample, spread
-from overlap_check.judge.verdict import label
 
 PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
 

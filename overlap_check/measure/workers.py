@@ -16,9 +16,9 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
-from overlap_check.readers.discover import Source
-from overlap_check.model.errors import OverlapCheckError
 from overlap_check.model import Capture, DeviceCores, Options
+from overlap_check.model.errors import OverlapCheckError
+from overlap_check.readers.discover import Source
 
 if TYPE_CHECKING:
     from overlap_check.measure.cores import Limits

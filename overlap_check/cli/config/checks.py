@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from overlap_check.model.errors import ConfigError
 from overlap_check.model import ExecutionPath, FailOn, Order, Per, SideKind, choices_of
+from overlap_check.model.errors import ConfigError
 
 
 class Invalid(Exception):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from overlap_check.cli.config.checks import validate_regex
-from overlap_check.model.errors import UsageError
 from overlap_check.model import Plan, SideKind
+from overlap_check.model.errors import UsageError
 from overlap_check.report.output_file import format_of_suffix
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from overlap_check.cli.config import checks
 from overlap_check.cli.config.checks import Invalid
 from overlap_check.cli.config.schema import DEVICE_KEYS, Config
-from overlap_check.model.errors import ConfigError, OverlapCheckError, UsageError
 from overlap_check.model import DeviceConfig, Options, Plan, Thresholds
+from overlap_check.model.errors import ConfigError, OverlapCheckError, UsageError
 
 # option -> (environment variable, parser of its text)
 ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {

@@ -20,8 +20,8 @@ from overlap_check.cli.config.schema import (
     SECTIONS,
     Config,
 )
-from overlap_check.model.errors import ConfigError
 from overlap_check.model import CoreLimit, DeviceConfig, Plan, Thresholds
+from overlap_check.model.errors import ConfigError
 
 
 def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:

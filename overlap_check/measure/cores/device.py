@@ -20,8 +20,8 @@ import configparser
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from overlap_check.model.errors import ConfigError
 from overlap_check.model import DeviceCores, Options
+from overlap_check.model.errors import ConfigError
 
 # SoC name -> (AI Core = cube cores, AI Vector cores). Only values with a public source.
 # "mirror" = CANN 8.1.RC1 platform_config mirrored on GitHub, github.com/leideng/CANN-8.1.RC1

@@ -51,6 +51,18 @@ from overlap_check.measure.cores.contention import (
     RunContention,
 )
 from overlap_check.measure.cores.device import device_notes
+from overlap_check.measure.selection import named, side_expr
+from overlap_check.model import (
+    AppliedLimit,
+    ContentionInterval,
+    CoresResult,
+    CoreViolation,
+    DeviceCores,
+    Options,
+    Plan,
+    RunInfo,
+    rank_text,
+)
 from overlap_check.model.core_kinds import (
     AI_CORE,
     AI_VECTOR_CORE,
@@ -69,18 +81,6 @@ from overlap_check.readers.graph_dump import (
     parse_aicore_num,
     read_graph_dump,
 )
-from overlap_check.model import (
-    AppliedLimit,
-    ContentionInterval,
-    CoresResult,
-    CoreViolation,
-    DeviceCores,
-    Options,
-    Plan,
-    RunInfo,
-    rank_text,
-)
-from overlap_check.measure.selection import named, side_expr
 
 # Operators known to be written in Ascend C (CANN's ops-transformer kernels), searched in
 # kernel names: npugraph_ex's stream core limit applies to them, so exceeding it fails.

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from overlap_check.model.errors import UsageError
 from overlap_check.model import BarrierCandidate, Capture, Occurrence, Plan, PlanResult, PlanRun
+from overlap_check.model.errors import UsageError
 from overlap_check.model.table import compute_kernels
 
 
