@@ -14,8 +14,8 @@ dominator that consumes the side result): (a) only looks ahead of the
 dominator, (b) only at ops that ended before the side work started.
 
 :func:`instances` runs both on the fake occurrences (by hidden_pct) of one sample:
-what :mod:`overlap_check.measure.figures` keeps and :func:`overlap_check.measure.plans.rank_barriers`
-ranks for the report.
+what :mod:`overlap_check.measure.figures` keeps and
+:func:`overlap_check.measure.plans.rank_barriers` ranks for the report.
 """
 
 from __future__ import annotations
