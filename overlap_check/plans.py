@@ -72,9 +72,11 @@ from overlap_check import intervals
 from overlap_check.hiding import (
     FAKE_SHARE,
     Hidden,
+    Siblings,
     capped,
     combined,
     hidden_fraction,
+    sibling_finding,
     verdict_counts,
 )
 from overlap_check.intervals import I64
@@ -144,11 +146,27 @@ class Occurrences:
     # per occurrence, the layer its side ops' module instance gives (a module: selection;
     # instance N is layer N + 1; -1: none); empty: the occurrence number is the layer
     side_layer: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # per occurrence, side time that only sibling side streams covered while the main path
+    # idled (with_hidden's ``anywhere``); empty: not measured
+    sibling_ns: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
-    def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
+    def with_hidden(
+        self,
+        busy_without: Callable[[int], tuple[I64, I64]],
+        anywhere: Callable[[int], tuple[I64, I64]] | None = None,
+    ) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
-        op against the compute on every stream but its own. ``busy_without(s)``: merged
-        compute busy time of every stream but ``s`` (hiding.other_stream_busy)."""
+        op against ``busy_without(s)``, the merged busy time that hides work of stream ``s``
+        (hiding.main_path_busy, or hiding.other_stream_busy for a communication or copy
+        plan). ``anywhere(s)``: the busy time of every other stream (hiding.anywhere_busy);
+        given, ``sibling_ns`` holds what only sibling side streams covered."""
+        hidden = self._hidden(busy_without)
+        if anywhere is None:
+            return replace(self, hidden=hidden)
+        sibling = self._hidden(anywhere).hidden_ns - hidden.hidden_ns
+        return replace(self, hidden=hidden, sibling_ns=sibling)
+
+    def _hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Hidden:
         ss, se, occ, sid = self.side_ops
         n = self.status.size
         parts = [
@@ -165,9 +183,8 @@ class Occurrences:
         ]
         if len(parts) <= 1:  # one side stream (no side op: nothing is hidden)
             none = (_EMPTY, _EMPTY)
-            alone = parts[0] if parts else hidden_fraction(ss, se, occ, n, none, _EMPTY, _EMPTY)
-            return replace(self, hidden=alone)
-        return replace(self, hidden=combined(parts))
+            return parts[0] if parts else hidden_fraction(ss, se, occ, n, none, _EMPTY, _EMPTY)
+        return combined(parts)
 
     def hidden_pct(self) -> F64:
         """hidden_pct per occurrence (nan: not computed, or no side busy time)."""
@@ -680,6 +697,7 @@ def plan_result(
     fake_share: float = FAKE_SHARE,
     path: ExecutionPath | None = None,
     causes: Sequence[Evidence] = (),
+    siblings: Sequence[Siblings | None] = (),
 ) -> PlanResult:
     """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
 
@@ -690,6 +708,8 @@ def plan_result(
     judged warm occurrences are fake; not-split when an op the plan names never moved.
     ``path``: the execution path the fix steps are written for; ``causes``: the measured
     3c causes (contention, cube saturated) the diagnosis lists at partial and real.
+    ``siblings``: per sample, the side time only sibling side streams covered
+    (hiding.siblings), named in a finding when it matters.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -720,7 +740,8 @@ def plan_result(
     ]
     barriers = rank_barriers(pl.concat(instances), streams.main) if instances else ()
     # the figures are of the side ops that moved; placement names the ones that stayed
-    notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
+    under = "the main path" if plan.side_kind == "compute" else "compute on other streams"
+    notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds, under)
     no_evidence = _no_evidence_reason(plan, streams, side_total, runs)
     band = [Evidence("band-mismatch", notes.removeprefix("; "))] if notes else []
     where = f" in {len(runs)} {unit}" if len(runs) > 1 else ""
@@ -772,11 +793,20 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        findings=missing_waits([r for r in runs if r.warm], unit),
+        findings=missing_waits([r for r in runs if r.warm], unit)
+        + _sibling_finding(siblings, warm, thresholds),
         side_kind=plan.side_kind,
         stayed=stayed_ops,
         op_type=plan.op_type,
     )
+
+
+def _sibling_finding(
+    siblings: Sequence[Siblings | None], warm: Sequence[bool], thresholds: Thresholds
+) -> tuple[str, ...]:
+    pool = [s for s, w in zip(siblings, warm, strict=False) if w]
+    found = sibling_finding(pool, thresholds) if pool else None
+    return () if found is None else (found,)
 
 
 def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
@@ -814,6 +844,7 @@ def _band_note(
     hidden: float | None,
     runs: Sequence[PlanRun],
     thresholds: Thresholds,
+    under: str,
 ) -> str:
     """Why the window figure and the hidden fraction fall in different bands ("" when they
     agree), told on the deciding occurrence (the warm runs' worst by hidden_pct)."""
@@ -839,9 +870,9 @@ def _band_note(
     shown = occ.hidden_ns if occ.hidden_ns is not None else 0
     busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
     return (
-        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under other "
-        f"streams' compute (occurrence #{occ.index})"
+        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under "
+        f"{under} (occurrence #{occ.index})"
         if hid != "real"
-        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
-        f"compute, not under the named dominator (occurrence #{occ.index})"
+        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under {under}, "
+        f"not under the named dominator (occurrence #{occ.index})"
     )

@@ -73,7 +73,7 @@ def test_under_another_op_figures_and_note() -> None:
     )
     assert (
         "overlap_pct 0.000 says fake but hidden_pct 1.000 says real: 173 of 173 µs of side "
-        "work ran under other streams' compute, not under the named dominator"
+        "work ran under the main path, not under the named dominator"
     ) in plan.diagnosis
 
 

@@ -1,0 +1,131 @@
+"""Issue 23's layouts: side work hidden from the main path, or only from a sibling.
+
+One capture each (step 50), main stream 2, a 600 µs layer period unless said; times
+are µs x 1000 relative to the layer start, and every answer in the tests is a sum of
+the durations placed here (tests/test_main_path.py).
+
+- ``indexer-three-streams`` (the indexer / prolog recipe, three streams): the indexer's
+  q path on stream 3 [41, 124] and its weights on stream 4 [42, 122] overlap only each
+  other while the main stream idles from RmsNorm's end (40) to the indexer (125).
+- ``shared-expert-under-dispatch`` (MoE shared experts with EP): the shared expert on
+  stream 3, gate-up [30, 118] under the dispatch all-to-all [20, 120] (HCCL), down
+  [122, 202] under the GroupedMatmul [120, 320].
+- ``touching-layers`` (MoE shared experts): each layer's shared-expert ops touch the
+  dominator: gate-up ends where the GroupedMatmul starts, the down projection starts
+  where it ends; the main stream waits 51 µs for the gate-up before the GroupedMatmul.
+- ``two-batch-overlap`` (prefill micro-batch dispatch / combine, no dominator named):
+  per 700 µs layer two GroupedMatmuls [0, 300] and [320, 620]; micro-batch 1's dispatch
+  [100, 340] and micro-batch 0's combine [330, 530] run under them.
+- ``shared-matmul-names`` (MoE shared experts, eager names): the main path's o_proj and
+  router are ``MatMulV3`` too; every shared-expert op (two MatMulV3 and a SwiGlu) ran
+  on stream 3.
+"""
+
+from __future__ import annotations
+
+from overlap_check.synth.construction import BASE_NS
+from overlap_check.synth.expected import Built
+from overlap_check.synth.hiding_layouts import ADD, MATMUL, RMSNORM, SWIGLU, _capture, _k
+from overlap_check.synth.layers import DOMINATOR, MAIN, SIDE
+from overlap_check.synth.model import CommOp, Kernel
+from overlap_check.synth.side_kinds import _built
+
+LAYERS = 3
+PERIOD_NS = 600_000
+WEIGHTS = 4  # the indexer's weights stream
+INDEXER = "aclnnLightningIndexer_LightningIndexer_LightningIndexer"
+Q_PATH = "aclnnIndexerQProj_MatMulV3Common_MatMulV3"
+WEIGHTS_OP = "aclnnIndexerWeights_BatchMatMulV2_BatchMatMulV2"
+GATE_UP = "aclnnSharedExpertGateUp_MatMulV3Common_MatMulV3"
+DOWN = "aclnnSharedExpertDown_MatMulV3Common_MatMulV3"
+DISPATCH = "hcom_alltoAllV__{layer}_0_1"
+COMBINE = "hcom_alltoAllV__{layer}_1_1"
+
+
+def _comm(name: str, t: int, start: int, end: int) -> CommOp:
+    return CommOp(name, BASE_NS + t + start, end - start, step=50)
+
+
+def indexer_three_streams() -> Built:
+    kernels: list[Kernel] = []
+    for layer in range(LAYERS):
+        t = layer * PERIOD_NS
+        kernels += [
+            _k(RMSNORM, MAIN, t, 0, 40_000, "AI_VECTOR_CORE"),
+            _k(Q_PATH, SIDE, t, 41_000, 124_000),
+            _k(WEIGHTS_OP, WEIGHTS, t, 42_000, 122_000),
+            _k(INDEXER, MAIN, t, 125_000, 425_000, "MIX_AIC"),
+            _k(ADD, MAIN, t, 427_000, 435_000, "AI_VECTOR_CORE"),
+        ]
+    return _capture(
+        "indexer-three-streams",
+        kernels,
+        "streams 3 and 4 overlap only each other while the main stream idles: fake",
+    )
+
+
+def shared_expert_under_dispatch() -> Built:
+    kernels: list[Kernel] = []
+    comm: list[CommOp] = []
+    for layer in range(LAYERS):
+        t = layer * PERIOD_NS
+        kernels += [
+            _k(RMSNORM, MAIN, t, 0, 18_000, "AI_VECTOR_CORE"),
+            _k(GATE_UP, SIDE, t, 30_000, 118_000),
+            _k(DOMINATOR.name, MAIN, t, 120_000, 320_000, "MIX_AIC"),
+            _k(DOWN, SIDE, t, 122_000, 202_000),
+            _k(ADD, MAIN, t, 402_000, 410_000, "AI_VECTOR_CORE"),
+        ]
+        comm += [
+            _comm(DISPATCH.format(layer=layer), t, 20_000, 120_000),
+            _comm(COMBINE.format(layer=layer), t, 320_000, 400_000),
+        ]
+    notes = "shared expert under the dispatch all-to-all and the GroupedMatmul: real"
+    return _built("shared-expert-under-dispatch", kernels, notes, comm=comm)
+
+
+def touching_layers() -> Built:
+    kernels: list[Kernel] = []
+    for layer in range(LAYERS):
+        t = layer * PERIOD_NS
+        kernels += [
+            _k(RMSNORM, MAIN, t, 0, 40_000, "AI_VECTOR_CORE"),
+            _k(GATE_UP, SIDE, t, 41_000, 91_000),
+            _k(DOMINATOR.name, MAIN, t, 91_000, 391_000, "MIX_AIC"),
+            _k(DOWN, SIDE, t, 391_000, 471_000),
+            _k(ADD, MAIN, t, 473_000, 481_000, "AI_VECTOR_CORE"),
+        ]
+    return _capture("touching-layers", kernels, "side ops touch the dominator: layers stay")
+
+
+def two_batch_overlap() -> Built:
+    kernels: list[Kernel] = []
+    comm: list[CommOp] = []
+    for layer in range(LAYERS):
+        t = layer * 700_000
+        kernels += [
+            _k(DOMINATOR.name, MAIN, t, 0, 300_000, "MIX_AIC"),
+            _k(DOMINATOR.name, MAIN, t, 320_000, 620_000, "MIX_AIC"),
+        ]
+        comm += [
+            _comm(DISPATCH.format(layer=layer), t, 100_000, 340_000),
+            _comm(COMBINE.format(layer=layer), t, 330_000, 530_000),
+        ]
+    notes = "dispatch / combine under the other micro-batch's GroupedMatmul, no dominator"
+    return _built("two-batch-overlap", kernels, notes, comm=comm)
+
+
+def shared_matmul_names() -> Built:
+    kernels: list[Kernel] = []
+    for layer in range(LAYERS):
+        t = layer * PERIOD_NS
+        kernels += [
+            _k(MATMUL, MAIN, t, 0, 30_000),  # o_proj
+            _k(MATMUL, MAIN, t, 31_000, 41_000),  # router
+            _k(DOMINATOR.name, MAIN, t, 60_000, 360_000, "MIX_AIC"),
+            _k(ADD, MAIN, t, 362_000, 370_000, "AI_VECTOR_CORE"),
+            _k(MATMUL, SIDE, t, 100_000, 180_000),  # shared expert gate-up
+            _k(SWIGLU, SIDE, t, 181_000, 201_000, "AI_VECTOR_CORE"),
+            _k(MATMUL, SIDE, t, 202_000, 262_000),  # shared expert down
+        ]
+    return _capture("shared-matmul-names", kernels, "every shared-expert op moved")

@@ -1,0 +1,81 @@
+"""Issue 23: hidden means hidden from the main path; layers, occurrences and placement
+true to what ran. Layouts from overlap_check/synth/main_path.py, written to disk and
+read back through the public path; every answer below is computed here from the
+construction (µs x 1000 relative to each layer's start), not read from the tool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from overlap_check import check
+from overlap_check.model import Options, Plan, PlanResult
+from overlap_check.synth import main_path
+from overlap_check.synth.expected import Built
+
+
+def judged(tmp_path: Path, built: Built, *plans: Plan) -> tuple[PlanResult, ...]:
+    built.write(tmp_path)
+    return check([tmp_path], Options(plans=plans), workers=1).plans
+
+
+def test_three_streams_hiding_only_each_other_are_fake_and_named(tmp_path: Path) -> None:
+    # indexer / prolog recipe, three streams. Per layer the q path on stream 3 runs
+    # [41, 124] (83 µs) and the weights on stream 4 [42, 122] (80 µs); the main stream ran
+    # RmsNorm [0, 40] and waits until the indexer [125, 425]. Under the main path: 0 µs of
+    # either; before issue 23 80 / 83 = 0.964 of the q path counted as hidden (real).
+    q, weights = judged(
+        tmp_path,
+        main_path.indexer_three_streams(),
+        Plan("q", side_stream=3, dominator="LightningIndexer", main_stream=2),
+        Plan("weights", side_stream=4, dominator="LightningIndexer", main_stream=2),
+    )
+    for plan, busy in ((q, 124_000 - 41_000), (weights, 122_000 - 42_000)):
+        assert (plan.hidden_pct, plan.verdict) == (0 / busy, "fake")
+        assert plan.verdict_counts == (0, 0, 3)
+        layer = plan.per_run[0].layers[0]
+        assert (layer.side_busy_ns, layer.hidden_ns) == (busy, 0)
+        # the recipes' window figure stays: side window [41, 124] before [125, 425]
+        assert plan.overlap_pct == 0.0
+    # the main stream idled through all 83 µs of the q path, 80 of the weights'
+    assert (
+        "streams 3 and 4 overlapped each other while the main stream idled 83 µs a layer"
+        in q.findings[0]
+    )
+    assert (
+        "streams 3 and 4 overlapped each other while the main stream idled 80 µs a layer"
+        in weights.findings[0]
+    )
+
+
+def test_shared_expert_under_the_dispatch_all_to_all_is_hidden(tmp_path: Path) -> None:
+    # MoE shared experts with EP: gate-up [30, 118] (88 µs) entirely under the dispatch
+    # all-to-all [20, 120] (HCCL), down [122, 202] (80 µs) under the GroupedMatmul
+    # [120, 320]: (88 + 80) / (88 + 80) = 1.0 hidden. Against compute alone it was
+    # 80 / 168 = 0.476, partial.
+    (plan,) = judged(
+        tmp_path,
+        main_path.shared_expert_under_dispatch(),
+        Plan("se", side="SharedExpert", dominator="GroupedMatmul"),
+    )
+    assert (plan.hidden_pct, plan.verdict) == ((88_000 + 80_000) / (88_000 + 80_000), "real")
+    layer = plan.per_run[0].layers[0]
+    assert (layer.side_busy_ns, layer.hidden_ns) == (88_000 + 80_000, 88_000 + 80_000)
+    # window [30, 202] against [120, 320]: 82 / min(172, 200), reported as before
+    assert plan.overlap_pct == pytest.approx((202_000 - 120_000) / (202_000 - 30_000))
+    assert plan.findings == ()
+
+
+def test_siblings_alone_do_not_hide_but_the_main_stream_does(tmp_path: Path) -> None:
+    # the same three streams, judged with the q path against the weights stream as its
+    # "main" stream (--main-stream 4): then stream 4 is the main path and hides 80 of 83
+    # µs (weights [42, 122] inside q [41, 124]); no sibling finding.
+    (plan,) = judged(
+        tmp_path,
+        main_path.indexer_three_streams(),
+        Plan("q", side_stream=3, main_stream=4),
+    )
+    assert plan.hidden_pct == pytest.approx(80_000 / 83_000)
+    assert not any("overlapped each other" in finding for finding in plan.findings)
