@@ -512,7 +512,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         no_side=int((occ.status == NO_SIDE).sum()),
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
-        fake=int((pct <= thresholds.fake).sum()),
+        fake=counts["fake"],  # by hidden_pct, the figure the verdict follows
         unpaired=occ.listed(unjudged, thresholds),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
@@ -548,7 +548,9 @@ def barrier_instances(
     """For each fake occurrence, the first main-stream kernel after the side window, ahead of the
     dominator, that follows an idle gap on the main stream."""
     fake = np.flatnonzero((occ.status == OK) & (occ.pct <= thresholds.fake))
-    fake = fake[occ.side_end[fake] < occ.dom_start[fake]]  # room for an op between them
+    # the side work that ended by the dominator's start (half-open: at its start counts)
+    ends = _ended_before_dominator(occ)
+    fake = fake[ends[fake] >= 0]
     ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
     if fake.size == 0 or ms.size == 0:
         return _BARRIER_EMPTY
@@ -557,22 +559,37 @@ def barrier_instances(
     # next_gap[i]: the first kernel at or after i that follows an idle gap (n: none).
     marks = np.where(gap > 0, np.arange(ms.size), ms.size)
     next_gap = np.concatenate([np.minimum.accumulate(marks[::-1])[::-1], [ms.size]])
-    cand = next_gap[np.searchsorted(ms, occ.side_end[fake], side="left")]
+    cand = next_gap[np.searchsorted(ms, ends[fake], side="left")]
     found = cand < ms.size
-    found[found] = ms[cand[found]] < occ.dom_start[fake[found]]  # still ahead of the dominator
+    # ahead of the dominator, or the dominator itself when it waited for the side work
+    found[found] = ms[cand[found]] <= occ.dom_start[fake[found]]
     idx, k = cand[found], fake[found]
     return pl.DataFrame(
         {
             "name": main.get_column("name").gather(idx),
             "start_ns": ms[idx],
             "gap_ns": gap[idx],
-            "after_ns": ms[idx] - occ.side_end[k],
+            "after_ns": ms[idx] - ends[k],
             "covers": prev_end[idx] <= occ.side_start[k],
             "run": np.full(idx.size, run, dtype=np.int64),
             "occurrence": k + 1,
         },
         schema=_BARRIER_SCHEMA,
     )
+
+
+def _ended_before_dominator(occ: Occurrences) -> I64:
+    """Per occurrence, the last end of its side ops that ended at or before its dominator
+    started (-1: none did): the side work the main stream can have waited for."""
+    ss, se, group, _ = occ.side_ops
+    if not group.size:  # measured without the ops (layering.layer_occurrences): windows
+        ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
+        return np.where(ended, occ.side_end, -1).astype(np.int64)
+    out = np.full(occ.status.size, -1, dtype=np.int64)
+    if group.size:
+        early = se <= occ.dom_start[group]
+        np.maximum.at(out, group[early], se[early])
+    return out
 
 
 _BARRIER_SCHEMA = {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from overlap_check import check
+from overlap_check import check, layering
 from overlap_check.model import Options, Plan, PlanResult
 from overlap_check.synth import main_path
 from overlap_check.synth.expected import Built
@@ -79,3 +79,50 @@ def test_siblings_alone_do_not_hide_but_the_main_stream_does(tmp_path: Path) -> 
     )
     assert plan.hidden_pct == pytest.approx(80_000 / 83_000)
     assert not any("overlapped each other" in finding for finding in plan.findings)
+
+
+def test_touching_is_not_overlapping_and_does_not_move_layers() -> None:
+    # dominators [100, 200) and [400, 500). [50, 100) ends where d0 starts, [200, 260)
+    # starts where d0 ends, [350, 400) ends where d1 starts: none overlaps a dominator.
+    # Between d0 and d1 the side work pauses 350 - 260 = 90, longer than 200 - 200 = 0
+    # (the tail to d0) and 400 - 400 = 0 (the head to d1): each goes to the one it touches.
+    got = layering.assign_layers([50, 200, 350], [100, 260, 400], [100, 400], [200, 500])
+    assert got.tolist() == [0, 0, 1]
+    # a gap without such a pause stays one burst: [250, 300) and [350, 380) together are
+    # 50 after d0 and 20 before d1 (the pause, 50, is not longer than 50): both to d1
+    got = layering.assign_layers([250, 350], [300, 380], [100, 400], [200, 500])
+    assert got.tolist() == [1, 1]
+
+
+def test_touching_layers_keep_their_tail_and_the_dominator_wait_is_seen(tmp_path: Path) -> None:
+    # MoE shared experts, per 600 µs layer: RmsNorm [0, 40], gate-up [41, 91) on stream 3,
+    # the GroupedMatmul [91, 391) starting where gate-up ends, down [391, 471) starting
+    # where the GroupedMatmul ends, Add [473, 481).
+    (plan,) = judged(
+        tmp_path,
+        main_path.touching_layers(),
+        Plan("se", side="SharedExpert", dominator="GroupedMatmul"),
+    )
+    (run,) = plan.per_run
+    for k, layer in enumerate(run.layers):
+        t = k * 600_000
+        assert (layer.side_ops, layer.layer) == (2, k + 1)
+        origin = run.layers[0].side_start_ns
+        assert origin is not None and layer.side_start_ns is not None
+        assert layer.side_end_ns is not None and layer.dom_start_ns is not None
+        assert layer.side_start_ns - origin == t  # the layer's own gate-up, not the last down
+        assert layer.side_end_ns - layer.side_start_ns == 471_000 - 41_000
+        assert layer.dom_start_ns - layer.side_start_ns == 91_000 - 41_000
+        # busy 50 + 80 µs, none under the main path (RmsNorm ended at 40, Add starts 473)
+        assert (layer.side_busy_ns, layer.hidden_ns) == (50_000 + 80_000, 0)
+        # window [41, 471) holds [91, 391): 300 / min(430, 300)
+        assert layer.overlap_pct == 300_000 / min(430_000, 300_000)
+    assert (plan.verdict, plan.overlap_pct) == ("fake", 1.0)
+    # the GroupedMatmul itself waited for gate-up: idle from RmsNorm's end (40) to 91
+    (barrier,) = plan.barrier_candidates
+    assert (barrier.chain, barrier.gap_ns, barrier.waited) == ("GroupedMatmul", 51_000, "main")
+    assert barrier.occurrences == 3
+    walls = plan.walls
+    assert walls is not None
+    # the main stream waited from the GroupedMatmul's end (391) to Add (473)
+    assert walls.join_wait_ns == 473_000 - 391_000
