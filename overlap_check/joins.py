@@ -179,14 +179,15 @@ def layer_figures(main: pl.DataFrame, occ: Occurrences, steps: Steps) -> LayerFi
     tail = np.zeros(n, dtype=np.int64)
     np.add.at(tail, gg, uncovered)
     layers = np.flatnonzero(has_dom)
-    joined = np.flatnonzero(both)
+    # no join wait or side tail where the layers have no join (occ.joined)
+    joined = np.flatnonzero(both & occ.joined)
     worst = joined[np.argmax(wait[joined])] if joined.size and wait[joined].max() > 0 else None
     return LayerFigures(
         layers=int(layers.size),
         steps=steps.number,
         layer_wall_ns=_median(wall[layers]),
         dominator_ns=_median((de - ds)[layers]),
-        side_total_ns=_median(side_total[joined]),
+        side_total_ns=_median(side_total[np.flatnonzero(both)]),
         join_wait_ns=_median(wait[joined]),
         side_tail_ns=_median(tail[joined]),
         join_wait_max_ns=None if worst is None else int(wait[worst]),

@@ -274,3 +274,32 @@ def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
     if table.height == 0:
         return False
     return lag(table.get_column("side_ops"), table.get_column("dom_end_ns"), side_start)
+
+
+def task_layers(names: pl.Series, ms: I64, me: I64, ss: I64, se: I64) -> tuple[I64, I64]:
+    """Occurrences of a communication or copy plan without a dominator: they follow the
+    main stream's layers. ``names``, ``ms``, ``me``: the main-stream kernels by start;
+    ``ss``, ``se``: the side tasks by start. Returns the occurrence of each task and the
+    main-kernel row that stands for each occurrence's dominator.
+
+    The layers are the instances of the main-stream kernel that repeats (two or more
+    instances) with the most time; a layer runs from one instance's start to the next's,
+    and a task belongs to the layer it starts in (tasks before the first, to the first).
+    Without a repeating kernel (no layer structure) each task is its own occurrence,
+    with the main kernel it overlaps most or lies nearest to (assign_layers)."""
+    if ms.size == 0:
+        return np.arange(ss.size, dtype=np.int64), np.full(ss.size, -1, dtype=np.int64)
+    durations = pl.DataFrame({"name": names, "t": me - ms})
+    totals = (
+        durations.group_by("name")
+        .agg(pl.len().alias("n"), pl.col("t").sum())
+        .filter(pl.col("n") >= 2)
+        .sort(["t", "name"], descending=[True, False])
+    )
+    if totals.is_empty():
+        rows = assign_layers(ss, se, ms, me)
+        return np.arange(ss.size, dtype=np.int64), rows
+    marker = totals.item(0, "name")
+    rows = np.flatnonzero((names == marker).to_numpy())
+    occ = np.maximum(np.searchsorted(ms[rows], ss, side="right") - 1, 0).astype(np.int64)
+    return occ, rows.astype(np.int64)

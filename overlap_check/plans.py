@@ -80,7 +80,7 @@ from overlap_check.hiding import (
     verdict_counts,
 )
 from overlap_check.intervals import I64
-from overlap_check.layering import assign_layers, join_not_waited, lag
+from overlap_check.layering import assign_layers, join_not_waited, lag, task_layers
 from overlap_check.model import (
     MAX_LISTED_LAYERS,
     MODULE_SCOPE,
@@ -149,6 +149,9 @@ class Occurrences:
     # per occurrence, side time that only sibling side streams covered while the main path
     # idled (with_hidden's ``anywhere``); empty: not measured
     sibling_ns: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # whether a layer has a join (a named dominator, or a compute plan's clusters): no
+    # join flag, lag, join wait or side tail without one
+    joined: bool = True
 
     def with_hidden(
         self,
@@ -400,6 +403,9 @@ def occurrences(
         else:  # each layer's ops together, by start (a long op can belong to a later layer)
             order = np.lexsort((ss, occ))
             ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
+    elif ss.size and plan.side_kind != "compute":  # tasks follow the main stream's layers
+        names = main.get_column("name")
+        occ, rows = task_layers(names, _i64(main, "start_ns"), _i64(main, "end_ns"), ss, se)
     elif ss.size:
         occ, rows = _dominators_by_cluster(main, ss, se)
     else:
@@ -412,13 +418,16 @@ def occurrences(
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
     if "instance" in side.columns:  # a module: selection: the module instance is the layer
         measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
+    # a join is the main op that consumes the side work of a named dominator's layer:
+    # the layers a communication or copy plan follows without one have none
+    joined = plan.dominator is not None or plan.side_kind == "compute"
     joins = join_not_waited(
         _i64(main, "start_ns"),
         _i64(main, "end_ns"),
         de,
         measured.side_start,
         measured.side_end,
-        (measured.side_count > 0) & has_dom,
+        (measured.side_count > 0) & has_dom & joined,
     )
     return replace(
         measured,
@@ -426,6 +435,7 @@ def occurrences(
         main_names=main.get_column("name"),
         side_ops=(ss, se, occ, sid),  # in the order of ss (the layers' order)
         join_not_waited=joins,
+        joined=joined,
     )
 
 
@@ -537,7 +547,7 @@ def _listed_layers(occ: Occurrences, worst: I64) -> I64:
 def _lag(occ: Occurrences) -> bool:
     """layering.lag over the layers that have a dominator (none: no layers, no lag)."""
     layered = occ.dom_row >= 0
-    if not layered.all() or not layered.size:
+    if not layered.all() or not layered.size or not occ.joined:
         return False
     return lag(occ.side_count, occ.dom_end, occ.side_ops[0])
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from overlap_check import check, layering
-from overlap_check.model import Options, Plan, PlanResult
+from overlap_check.model import Capture, Options, Plan, PlanResult
+from overlap_check.pipeline import analyze_captures
+from overlap_check.table import conform
 from overlap_check.synth import main_path
 from overlap_check.synth.expected import Built
 
@@ -126,3 +129,60 @@ def test_touching_layers_keep_their_tail_and_the_dominator_wait_is_seen(tmp_path
     assert walls is not None
     # the main stream waited from the GroupedMatmul's end (391) to Add (473)
     assert walls.join_wait_ns == 473_000 - 391_000
+
+
+def test_communication_plan_without_dominator_follows_the_main_stream_layers(
+    tmp_path: Path,
+) -> None:
+    # prefill micro-batch dispatch / combine (two-batch overlap), no dominator named. Per
+    # 700 µs layer: GroupedMatmul [0, 300) and [320, 620), the layers the main stream
+    # repeats; dispatch [100, 340) starts in the first's layer [0, 320), combine
+    # [330, 530) in the second's [320, 700). Dispatch: 200 µs under [0, 300) + 20 under
+    # [320, 340) of 240; combine: 200 of 200. 3 layers x 2 occurrences.
+    (plan,) = judged(
+        tmp_path,
+        main_path.two_batch_overlap(),
+        Plan("tbo", side="hcom_alltoAllV", side_kind="communication"),
+    )
+    assert plan.verdict_counts == (6, 0, 0)
+    assert plan.hidden_pct == pytest.approx(((200 + 20) / 240 + 200 / 200) / 2)
+    (run,) = plan.per_run
+    assert run.occurrences == 6
+    assert [layer.side_busy_ns for layer in run.layers] == [240_000, 200_000] * 3
+    assert [layer.hidden_ns for layer in run.layers] == [220_000, 200_000] * 3
+    # no named dominator, no join: no join finding, no join wait or side tail
+    assert plan.findings == ()
+    assert not any(layer.join_not_waited for layer in run.layers)
+    assert plan.walls is not None
+    assert (plan.walls.join_wait_ns, plan.walls.side_tail_ns) == (None, None)
+
+
+def test_communication_plan_without_layer_structure_has_one_occurrence_per_task() -> None:
+    # AFD with no repeating main kernel: attention [0, 300) and a norm [400, 470) once
+    # each; send 1 [100, 320) (200 of 220 µs under attention), send 2 [320, 420) (20 of
+    # 100 under the norm). Each send is its own occurrence.
+    t0 = 1_736_408_883_704_643_212
+    rows = [
+        ("attention", 2, 0, 300_000, False),
+        ("norm", 2, 400_000, 470_000, False),
+        ("hcom_send__1", None, 100_000, 320_000, True),
+        ("hcom_send__2", None, 320_000, 420_000, True),
+    ]
+    frame = pl.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "stream_id": [r[1] for r in rows],
+            "start_ns": [t0 + r[2] for r in rows],
+            "end_ns": [t0 + r[3] for r in rows],
+            "is_communication": [r[4] for r in rows],
+        },
+        schema_overrides={"stream_id": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+    capture = Capture("run", "kernel_details.csv", 0, 0, "Level1", None, conform(frame))
+    plan = Plan("afd", side="hcom_send", side_kind="communication")
+    (result,) = analyze_captures([capture], Options(plans=(plan,))).plans
+    (run,) = result.per_run
+    assert run.occurrences == 2
+    assert [layer.hidden_ns for layer in run.layers] == [200_000, 20_000]
+    assert result.hidden_pct == pytest.approx((200 / 220 + 20 / 100) / 2)
+    assert result.findings == ()
