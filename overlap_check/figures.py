@@ -232,9 +232,13 @@ def _plan_figures(
         # placement: the ops the regexes name on every stream (a communication or copy
         # plan's tasks cannot stay on the main stream: they are its side ops)
         matched=pl.concat(
-            [label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type) for s in samples]
+            [
+                label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type, plan.dominator)
+                .with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                for j, s in enumerate(samples)
+            ]
             if plan.side_kind == "compute"
-            else [counted_by_label(s) for s in side]
+            else [counted_by_label(s).with_columns(pl.lit(0, pl.Int64).alias("sample")) for s in side]
         ),
         matters=matters,
     )

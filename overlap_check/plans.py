@@ -665,7 +665,9 @@ def placement(
     matches off it (all of them when it is the main stream), else the matches on the main
     stream. The rest moved and is judged.
     """
-    counts = pl.concat(matched)
+    counts = pl.concat(
+        [m.with_columns(pl.lit(i, pl.Int64).alias("capture")) for i, m in enumerate(matched)]
+    )
     if plan.side_stream is not None and plan.side_stream == streams.main:
         off: pl.Expr = pl.lit(True)  # the side stream is the dominator's: nothing moved
     elif plan.side_stream is not None:
@@ -674,8 +676,9 @@ def placement(
         off = pl.col("stream_id") == streams.main
     else:
         off = pl.lit(False)
+    off = off.fill_null(False)  # a communication task has no stream: it is a side op
     rows = stayed(counts, off)
-    moved = int(counts.get_column("count").sum()) - int(rows.get_column("count").sum())
+    moved = int(counts.filter(~off).get_column("count").sum())
     failed = bool((rows.get_column("moved") == 0).any())
     return moved, tuple(stayed_phrases(rows)), failed
 

@@ -14,6 +14,7 @@ import pytest
 from overlap_check import check, layering
 from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.pipeline import analyze_captures
+from overlap_check.selection import stayed_off_side, stayed_phrases
 from overlap_check.table import conform
 from overlap_check.synth import main_path
 from overlap_check.synth.expected import Built
@@ -186,3 +187,41 @@ def test_communication_plan_without_layer_structure_has_one_occurrence_per_task(
     assert [layer.hidden_ns for layer in run.layers] == [200_000, 20_000]
     assert result.hidden_pct == pytest.approx((200 / 220 + 20 / 100) / 2)
     assert result.findings == ()
+
+
+def test_a_shared_kernel_name_alone_is_no_evidence_of_stayed_side_work(tmp_path: Path) -> None:
+    # MoE shared experts, eager names: per layer the main path's o_proj [0, 30) and router
+    # [31, 41) are MatMulV3 like the shared expert's gate-up [100, 180) and down [202, 262)
+    # on stream 3; its SwiGlu [181, 201) ran there too. Every shared-expert op moved: no
+    # op is named as stayed (it was "MatMulV3 x6 on stream 2", the o_proj and router of 3
+    # layers), and all (80 + 20 + 60) µs a layer ran under the GroupedMatmul [60, 360).
+    (plan,) = judged(
+        tmp_path,
+        main_path.shared_matmul_names(),
+        Plan("se", side="MatMulV3|SwiGlu", side_stream=3, dominator="GroupedMatmul"),
+    )
+    assert (plan.verdict, plan.stayed, plan.placement) == ("real", (), ())
+    assert plan.hidden_pct == (80_000 + 20_000 + 60_000) / (80_000 + 20_000 + 60_000)
+    assert "stayed off the side stream" not in plan.diagnosis
+
+
+def test_stayed_side_work_is_named_where_a_layer_misses_it() -> None:
+    # two layers, dominators [100, 200) and [600, 700). Layer 1: stream 3 ran two MatMulV3
+    # and the main stream one (o_proj [0, 10)); layer 2: stream 3 ran one, the main stream
+    # two (o_proj [500, 510) and the down projection [520, 530) that stayed). Layer 2 ran
+    # 2 - 1 = 1 fewer MatMulV3 on stream 3 than layer 1: one of its main-stream MatMulV3
+    # is named, min(2, 1) = 1; layer 1 misses none.
+    k = conform(
+        pl.DataFrame(
+            {
+                "name": ["MatMulV3", "GroupedMatmul", "MatMulV3", "MatMulV3"] * 2,
+                "stream_id": [2, 2, 3, 3, 2, 2, 3, 2],
+                "start_ns": [0, 100, 110, 130, 500, 600, 610, 520],
+                "end_ns": [10, 200, 120, 140, 510, 700, 620, 530],
+                "is_communication": [False] * 8,
+            },
+            schema_overrides={"stream_id": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64},
+        )
+    )
+    got = stayed_off_side(k, "MatMulV3", None, side_stream=3, dominator="GroupedMatmul")
+    assert stayed_phrases(got) == ["MatMulV3 x1 on stream 2"]
