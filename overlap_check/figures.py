@@ -279,7 +279,15 @@ def _plan_figures(
                     samples[j].kernels, occ.side_ops, judged, occ.hidden, occ.sibling_ns, path
                 )
             figures[j][main] = PlanSample(
-                run=replace(run, walls=layer_figures(kernels, occ, steps[j])),
+                run=replace(
+                    run,
+                    walls=layer_figures(
+                        kernels,
+                        occ,
+                        steps[j],
+                        kernels if main is None else table.filter(pl.col("stream_id") == main),
+                    ),
+                ),
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
                 siblings=found,
             )

@@ -225,3 +225,41 @@ def test_stayed_side_work_is_named_where_a_layer_misses_it() -> None:
     )
     got = stayed_off_side(k, "MatMulV3", None, side_stream=3, dominator="GroupedMatmul")
     assert stayed_phrases(got) == ["MatMulV3 x1 on stream 2"]
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        Plan("se", side_stream=3, dominator="GroupedMatmul"),
+        Plan("se", side="MatMulV3|SwiGlu", side_stream=3, dominator="GroupedMatmul"),
+        Plan("se", side="MatMulV3|SwiGlu", dominator="GroupedMatmul"),
+    ],
+    ids=["side_stream", "regex-and-stream", "regex"],
+)
+def test_reference_is_measured_like_the_capture(tmp_path: Path, plan: Plan) -> None:
+    # MoE shared experts with the main path's o_proj and router named MatMulV3 like the
+    # shared expert. The layer wall runs from one GroupedMatmul's start to the next's:
+    # 600 µs a layer with the split (synth.main_path.names_multi_stream), 650 µs in the
+    # single-stream reference: (600 - 650) / 650, whatever selects the side ops. (Before
+    # issue 23: the side_stream plan took the reference layer for the GroupedMatmul alone,
+    # 300 µs; the regex plan took o_proj [0, 30] for side work, a 581 µs layer.)
+    multi, single = tmp_path / "multi", tmp_path / "single"
+    main_path.names_multi_stream().write(multi)
+    main_path.names_single_stream().write(single)
+    options = Options(plans=(plan,), reference=str(single))
+    report = check([multi], options, workers=1)
+    assert report.reference is not None
+    (delta,) = report.reference.plans
+    assert (delta.before.layer_wall_ns, delta.after.layer_wall_ns) == (650_000, 600_000)
+    assert delta.layer_wall_delta_pct == pytest.approx((600 - 650) / 650 * 100)
+    # the join Add [421, 429) waited from the GroupedMatmul's end (360) for the side tail
+    assert delta.after.join_wait_ns == 421_000 - 360_000
+    if plan.side_stream is None:
+        # the reference ran the shared expert inline after the GroupedMatmul: the main
+        # stream was busy, not waiting; it idled 2 + 1 + 1 + 2 µs in the gaps between
+        # [360, 362), [442, 443), [463, 464), [581, 583). New hole: 61 - 6 = 55 µs.
+        assert delta.before.join_wait_ns == 2_000 + 1_000 + 1_000 + 2_000
+        assert delta.new_join_wait_ns == 61_000 - 6_000
+    else:  # stream 3 selects nothing in the reference: it waited for no side work
+        assert delta.before.join_wait_ns is None
+        assert delta.new_join_wait_ns == 61_000 - 0

@@ -129,3 +129,42 @@ def shared_matmul_names() -> Built:
             _k(MATMUL, SIDE, t, 202_000, 262_000),  # shared expert down
         ]
     return _capture("shared-matmul-names", kernels, "every shared-expert op moved")
+
+
+def names_multi_stream() -> Built:
+    """MoE shared experts, eager names, with --reference: per 600 µs layer o_proj [0, 30]
+    and router [31, 41] (MatMulV3), the GroupedMatmul [60, 360], the shared expert on
+    stream 3 (gate-up [200, 280], SwiGlu [281, 301], down [302, 419]), and the join Add
+    [421, 429], which waits 421 - 360 = 61 µs for the side tail."""
+    kernels: list[Kernel] = []
+    for layer in range(LAYERS):
+        t = layer * PERIOD_NS
+        kernels += [
+            _k(MATMUL, MAIN, t, 0, 30_000),
+            _k(MATMUL, MAIN, t, 31_000, 41_000),
+            _k(DOMINATOR.name, MAIN, t, 60_000, 360_000, "MIX_AIC"),
+            _k(MATMUL, SIDE, t, 200_000, 280_000),
+            _k(SWIGLU, SIDE, t, 281_000, 301_000, "AI_VECTOR_CORE"),
+            _k(MATMUL, SIDE, t, 302_000, 419_000),
+            _k(ADD, MAIN, t, 421_000, 429_000, "AI_VECTOR_CORE"),
+        ]
+    return _capture("names-multi-stream", kernels, "a 61 us hole after the join")
+
+
+def names_single_stream() -> Built:
+    """The single-stream reference of :func:`names_multi_stream`, a 650 µs layer: o_proj,
+    router and the GroupedMatmul as there, then the shared expert inline (gate-up
+    [362, 442], SwiGlu [443, 463], down [464, 581]) and the Add [583, 591]."""
+    kernels: list[Kernel] = []
+    for layer in range(LAYERS):
+        t = layer * 650_000
+        kernels += [
+            _k(MATMUL, MAIN, t, 0, 30_000),
+            _k(MATMUL, MAIN, t, 31_000, 41_000),
+            _k(DOMINATOR.name, MAIN, t, 60_000, 360_000, "MIX_AIC"),
+            _k(MATMUL, MAIN, t, 362_000, 442_000),
+            _k(SWIGLU, MAIN, t, 443_000, 463_000, "AI_VECTOR_CORE"),
+            _k(MATMUL, MAIN, t, 464_000, 581_000),
+            _k(ADD, MAIN, t, 583_000, 591_000, "AI_VECTOR_CORE"),
+        ]
+    return _capture("names-single-stream", kernels, "the shared expert inline")
