@@ -18,6 +18,7 @@ from overlap_check.synth.hiding_layouts import LAYOUTS
 from overlap_check.synth.layout import write_msprof_dir, write_runs
 from overlap_check.synth.malformed import write_malformed
 from overlap_check.synth.model import Variant
+from overlap_check.synth.main_path import LAYOUTS as MAIN_PATH_LAYOUTS
 from overlap_check.synth.side_kinds import CASES as SIDE_KIND_CASES
 
 LAYERS = 2  # occurrences per run: enough to pair windows, small enough for git
@@ -155,6 +156,8 @@ FIXTURES: tuple[Fixture, ...] = (
     ),
     # issue 15's communication and copy plans: one capture each, answers in synth.side_kinds
     *(Fixture(case.folder, case.what, case.build) for case in SIDE_KIND_CASES),
+    # issue 23's layouts: hidden from the main path, touching, occurrences, names
+    *(Fixture(folder, what, build) for folder, what, build in MAIN_PATH_LAYOUTS),
 )
 
 
