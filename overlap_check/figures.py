@@ -233,12 +233,16 @@ def _plan_figures(
         # plan's tasks cannot stay on the main stream: they are its side ops)
         matched=pl.concat(
             [
-                label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type, plan.dominator)
-                .with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                label_counts(
+                    s.kernels, plan.side, plan.side_stream, plan.op_type, plan.dominator
+                ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
                 for j, s in enumerate(samples)
             ]
             if plan.side_kind == "compute"
-            else [counted_by_label(s).with_columns(pl.lit(0, pl.Int64).alias("sample")) for s in side]
+            else [
+                counted_by_label(s).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                for j, s in enumerate(side)
+            ]
         ),
         matters=matters,
     )
@@ -272,10 +276,10 @@ def _plan_figures(
                 path = cache(partial(main_path_busy, samples[j].kernels, main, comm=comm[j]))
                 occ = occ.with_hidden(path, anywhere[j])
             run = plan_run(samples[j], occ, options.thresholds)
-            found = None
+            by_siblings = None
             if not tasks and occ.hidden is not None:
                 judged = occ.status == OK
-                found = siblings(
+                by_siblings = siblings(
                     samples[j].kernels, occ.side_ops, judged, occ.hidden, occ.sibling_ns, path
                 )
             figures[j][main] = PlanSample(
@@ -289,7 +293,7 @@ def _plan_figures(
                     ),
                 ),
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
-                siblings=found,
+                siblings=by_siblings,
             )
     return pieces, figures
 

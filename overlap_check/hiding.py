@@ -7,10 +7,10 @@ Per occurrence (layer) of a plan, on ONE capture's kernel table:
 exact in int64 ns, where the main path of a compute plan is the compute on its main
 stream and the communication tasks (:func:`main_path_busy`: side streams hiding only
 each other hide nothing from the step), and of a communication or copy plan the
-compute on every other stream (:func:`other_stream_busy`); and beside it the part hidden under the occurrence's own
-dominator. Over the judged occurrences: the count per verdict band, the rule
-that caps a plan at ``partial`` when too many of them are fake, and which
-streams only ran helper work (not judged at all).
+compute on every other stream (:func:`other_stream_busy`); and beside it the part
+hidden under the occurrence's own dominator. Over the judged occurrences: the count
+per verdict band, the rule that caps a plan at ``partial`` when too many of them are
+fake, and which streams only ran helper work (not judged at all).
 
 Pure functions on numpy int64 arrays and polars kernel tables; interval maths
 from :mod:`overlap_check.intervals`.
@@ -78,9 +78,7 @@ def main_path_busy(
     return intervals.merge(np.concatenate(starts), np.concatenate(ends))
 
 
-def anywhere_busy(
-    kernels: pl.DataFrame, own: int, comm: tuple[I64, I64]
-) -> tuple[I64, I64]:
+def anywhere_busy(kernels: pl.DataFrame, own: int, comm: tuple[I64, I64]) -> tuple[I64, I64]:
     """Merged busy time of the compute on every stream but ``own`` and of ``comm``: with
     :func:`main_path_busy`, what sibling side streams alone covered."""
     s, e = other_stream_busy(kernels, own)

@@ -591,7 +591,7 @@ def barrier_instances(
 def _ended_before_dominator(occ: Occurrences) -> I64:
     """Per occurrence, the last end of its side ops that ended at or before its dominator
     started (-1: none did): the side work the main stream can have waited for."""
-    ss, se, group, _ = occ.side_ops
+    _, se, group, _ = occ.side_ops
     if not group.size:  # measured without the ops (layering.layer_occurrences): windows
         ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
         return np.where(ended, occ.side_end, -1).astype(np.int64)

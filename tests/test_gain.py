@@ -85,7 +85,8 @@ def test_reference_layer_and_dominator_before_after(compared: dict[str, object])
     (delta,) = ref["plans"]
     assert delta["layers"] == 2
     # same seed: the ops around the plan are alike, so the walls differ by 14 µs
-    assert AFTER_US - BEFORE_US == pytest.approx(LAYER_DELTA_US)
+    walls = (BEFORE_US, AFTER_US)
+    assert walls[1] - walls[0] == pytest.approx(LAYER_DELTA_US)
     assert delta["before"]["layer_wall_us"] == pytest.approx(BEFORE_US)
     assert delta["after"]["layer_wall_us"] == pytest.approx(AFTER_US)
     assert delta["layer_wall_delta_pct"] == pytest.approx(LAYER_DELTA_US / BEFORE_US * 100)

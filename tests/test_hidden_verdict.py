@@ -129,11 +129,7 @@ def test_eager_names_on_both_streams_through_the_cli(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output  # not-split fails the gate
     (plan,) = json.loads(out.read_text())["plans"]
     assert plan["verdict"] == "not-split"
-    assert (
-        plan["stayed"]
-        == plan["placement"]
-        == ["SwiGlu x2 on stream 2"]
-    )
+    assert plan["stayed"] == plan["placement"] == ["SwiGlu x2 on stream 2"]
     assert plan["hidden_pct"] == 140_000 / 140_000
     assert "the figures are of the 4 side ops that moved" in plan["diagnosis"]
     # --op-type keeps the matmuls only: every one named moved, judged real, none named

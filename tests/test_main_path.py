@@ -15,9 +15,9 @@ from overlap_check import check, layering
 from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.pipeline import analyze_captures
 from overlap_check.selection import stayed_off_side, stayed_phrases
-from overlap_check.table import conform
 from overlap_check.synth import main_path
 from overlap_check.synth.expected import Built
+from overlap_check.table import conform
 
 
 def judged(tmp_path: Path, built: Built, *plans: Plan) -> tuple[PlanResult, ...]:

@@ -16,9 +16,9 @@ from overlap_check.synth import scenarios as sc
 from overlap_check.synth.expected import Built, ExpectedViolation
 from overlap_check.synth.hiding_layouts import LAYOUTS
 from overlap_check.synth.layout import write_msprof_dir, write_runs
+from overlap_check.synth.main_path import LAYOUTS as MAIN_PATH_LAYOUTS
 from overlap_check.synth.malformed import write_malformed
 from overlap_check.synth.model import Variant
-from overlap_check.synth.main_path import LAYOUTS as MAIN_PATH_LAYOUTS
 from overlap_check.synth.side_kinds import CASES as SIDE_KIND_CASES
 
 LAYERS = 2  # occurrences per run: enough to pair windows, small enough for git

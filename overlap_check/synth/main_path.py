@@ -222,8 +222,7 @@ LAYOUTS: tuple[tuple[str, str, Callable[[], Built]], ...] = (
     ),
     (
         "shared-matmul-names",
-        "the main path's o_proj and router are MatMulV3 like the shared expert's: nothing "
-        "stayed",
+        "the main path's o_proj and router are MatMulV3 like the shared expert's: nothing stayed",
         shared_matmul_names,
     ),
     (
