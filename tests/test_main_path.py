@@ -10,8 +10,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
 
 from overlap_check import check, layering
+from overlap_check.cli import cli
 from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.pipeline import analyze_captures
 from overlap_check.selection import stayed_off_side, stayed_phrases
@@ -263,3 +265,28 @@ def test_reference_is_measured_like_the_capture(tmp_path: Path, plan: Plan) -> N
     else:  # stream 3 selects nothing in the reference: it waited for no side work
         assert delta.before.join_wait_ns is None
         assert delta.new_join_wait_ns == 61_000 - 0
+
+
+def test_a_new_hole_after_the_join_fails_the_join_wait_gate() -> None:
+    # fixtures/names-*: 61 µs of join wait against the reference's 6 µs of gaps in its
+    # inline shared expert: 55 µs new, above --max-join-wait-us 30 (it was 61 - 223 µs,
+    # the reference's inline side work taken for a wait, and the gate passed)
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    args = [
+        "analyze",
+        str(fixtures / "names-multi-stream"),
+        "--reference",
+        str(fixtures / "names-single-stream"),
+        "--side",
+        "MatMulV3|SwiGlu",
+        "--dominator",
+        "GroupedMatmul",
+        "--max-join-wait-us",
+        "30",
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert (
+        f"new join wait against the reference {61 - 6:.3f} µs per layer (median) above 30 µs"
+        in result.output
+    )
