@@ -138,9 +138,12 @@ def label_counts(
     ops = kernels.filter(chosen)
     layer = np.full(ops.height, -1, dtype=np.int64)
     if dominator is not None and ops.height:
-        doms = kernels.filter(
-            is_compute(kernels.columns) & named(kernels, dominator) & ~chosen
-        ).sort("start_ns")
+        doms = kernels.filter(is_compute(kernels.columns) & named(kernels, dominator) & ~chosen)
+        if doms.height:  # the stream where they spent the most time: one, disjoint, by start
+            time = (pl.col("end_ns") - pl.col("start_ns")).sum().alias("t")
+            spent = doms.group_by("stream_id").agg(time)
+            top = spent.sort(["t", "stream_id"], descending=[True, False]).item(0, "stream_id")
+            doms = doms.filter(pl.col("stream_id") == top).sort("start_ns")
         layer = assign_layers(
             ops.get_column("start_ns").to_numpy(),
             ops.get_column("end_ns").to_numpy(),
