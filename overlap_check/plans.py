@@ -677,7 +677,7 @@ def placement(
     else:
         off = pl.lit(False)
     off = off.fill_null(False)  # a communication task has no stream: it is a side op
-    rows = stayed(counts, off)
+    rows = stayed(counts, off, scoped=module_scope(plan.side) is not None)
     moved = int(counts.filter(~off).get_column("count").sum())
     failed = bool((rows.get_column("moved") == 0).any())
     return moved, tuple(stayed_phrases(rows)), failed

@@ -164,7 +164,7 @@ def counted_by_label(ops: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
+def stayed(counts: pl.DataFrame, off_side: pl.Expr, scoped: bool = False) -> pl.DataFrame:
     """Placement (3a) from :func:`label_counts` (of one sample or several, concatenated,
     told apart by the optional ``capture`` and ``sample`` columns): the ops that did not
     move (``off_side`` holds), summed per (label, stream) in ``count``, with ``moved``:
@@ -175,7 +175,8 @@ def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
     ops moved is named in full, but of one that moved only the ops a layer misses: where
     its side stream ran fewer of that type than the most any layer ran there, the ops of
     that type off the side stream in that layer, up to the shortfall. Ops without a
-    layer (no dominator) are not named when their type moved."""
+    layer (no dominator) are not named when their type moved. ``scoped``: the ops were
+    selected by module scope (``module:Name``), which is the evidence: all are named."""
     keys = [c for c in ("capture", "sample", "layer") if c in counts.columns]
     tagged = counts.with_columns(off_side.fill_null(False).alias("_off"))
     on_side = tagged.filter(~pl.col("_off"))
@@ -196,7 +197,7 @@ def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
     has_layer = pl.col("layer") >= 0 if "layer" in off.columns else pl.lit(False)
     short = (pl.col("_most") - pl.col("_side")).clip(lower_bound=0)
     claimed = (
-        pl.when(pl.col("moved") == 0)
+        pl.when((pl.col("moved") == 0) | scoped)
         .then(pl.col("count"))
         .when(has_layer)
         .then(pl.min_horizontal(pl.col("count"), short))

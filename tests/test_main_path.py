@@ -16,7 +16,7 @@ from overlap_check import check, layering
 from overlap_check.cli import cli
 from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.pipeline import analyze_captures
-from overlap_check.selection import stayed_off_side, stayed_phrases
+from overlap_check.selection import stayed, stayed_off_side, stayed_phrases
 from overlap_check.synth import main_path
 from overlap_check.synth.expected import Built
 from overlap_check.table import conform
@@ -290,3 +290,21 @@ def test_a_new_hole_after_the_join_fails_the_join_wait_gate() -> None:
         f"new join wait against the reference {61 - 6:.3f} µs per layer (median) above 30 µs"
         in result.output
     )
+
+
+def test_module_scope_is_evidence_of_stayed_side_work() -> None:
+    # a module: selection (MoE shared experts with module scope): per layer (2 layers)
+    # its gate-up MatMulV3 moved to stream 3 and its down MatMulV3 stayed on stream 2,
+    # alike in both layers. No layer misses a MatMulV3 on stream 3, but the scope says
+    # the 2 on stream 2 are the module's: both are named.
+    counts = pl.DataFrame(
+        {
+            "label": ["MatMulV3"] * 4,
+            "stream_id": [3, 2, 3, 2],
+            "layer": [0, 0, 1, 1],
+            "count": [1, 1, 1, 1],
+        }
+    )
+    off = pl.col("stream_id") != 3
+    assert stayed_phrases(stayed(counts, off, scoped=True)) == ["MatMulV3 x2 on stream 2"]
+    assert stayed_phrases(stayed(counts, off)) == []  # by a shared name: no evidence
