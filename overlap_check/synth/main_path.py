@@ -25,12 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from overlap_check.synth.construction import BASE_NS
 from overlap_check.synth.expected import Built
 from overlap_check.synth.hiding_layouts import ADD, MATMUL, RMSNORM, SWIGLU, _capture, _k
 from overlap_check.synth.layers import DOMINATOR, MAIN, SIDE
 from overlap_check.synth.model import CommOp, Kernel
-from overlap_check.synth.side_kinds import _built
+from overlap_check.synth.side_kinds import _built, _comm
 
 LAYERS = 3
 PERIOD_NS = 600_000
@@ -42,10 +41,6 @@ GATE_UP = "aclnnSharedExpertGateUp_MatMulV3Common_MatMulV3"
 DOWN = "aclnnSharedExpertDown_MatMulV3Common_MatMulV3"
 DISPATCH = "hcom_alltoAllV__{layer}_0_1"
 COMBINE = "hcom_alltoAllV__{layer}_1_1"
-
-
-def _comm(name: str, t: int, start: int, end: int) -> CommOp:
-    return CommOp(name, BASE_NS + t + start, end - start, step=50)
 
 
 def indexer_three_streams() -> Built:
