@@ -12,14 +12,15 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import check, layering
+from overlap_check import check
 from overlap_check.cli import cli
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.measure import layering
+from overlap_check.measure.selection import stayed, stayed_off_side, stayed_phrases
 from overlap_check.model import Capture, Options, Plan, PlanResult
-from overlap_check.pipeline import analyze_captures
-from overlap_check.selection import stayed, stayed_off_side, stayed_phrases
-from overlap_check.synth import main_path
-from overlap_check.synth.expected import Built
-from overlap_check.table import conform
+from overlap_check.model.table import conform
+from synth import main_path
+from synth.expected import Built
 
 
 def judged(tmp_path: Path, built: Built, *plans: Plan) -> tuple[PlanResult, ...]:
