@@ -16,6 +16,7 @@ from synth import scenarios as sc
 from synth.expected import Built, ExpectedViolation
 from synth.hiding_layouts import LAYOUTS
 from synth.layout import write_msprof_dir, write_runs
+from synth.main_path import LAYOUTS as MAIN_PATH_LAYOUTS
 from synth.malformed import write_malformed
 from synth.model import Variant
 from synth.side_kinds import CASES as SIDE_KIND_CASES
@@ -155,6 +156,8 @@ FIXTURES: tuple[Fixture, ...] = (
     ),
     # issue 15's communication and copy plans: one capture each, answers in synth.side_kinds
     *(Fixture(case.folder, case.what, case.build) for case in SIDE_KIND_CASES),
+    # issue 23's layouts: hidden from the main path, touching, occurrences, names
+    *(Fixture(folder, what, build) for folder, what, build in MAIN_PATH_LAYOUTS),
 )
 
 

@@ -1,12 +1,13 @@
 """Scenarios of issue 16 (docs/gain.md): did the multi-stream change make the step faster?
 
 - ``slower_multi_stream``: the side ops run inside the dominator on stream 3 (real
-  overlap), but contention stretched the GroupedMatmul from 300 to 480 µs. Its layer
-  wall is the dominator, 480 µs.
+  overlap), but contention stretched the GroupedMatmul from 300 to 480 µs, where the
+  reference ran the side ops and the dominator in 466 µs.
 - ``slower_single_stream``: the same workload on one stream, its reference: the side ops
   (164 µs window) then, 2 µs later, the 300 µs dominator: a 466 µs layer wall. Both use
   the same seed, so the jittered ops around the plan are the same and each layer of the
-  multi-stream run ends 480 - 466 = 14 µs later: the step is slower, the gain negative.
+  multi-stream run ends 480 - 466 = 14 µs later (its layer wall, one dominator's start
+  to the next's, is 14 µs longer): the step is slower, the gain negative.
 - ``join_wait``: the side ops (364.54 µs window) start 2 µs after the dominator (300 µs)
   and end 66.54 µs after it; the main stream resumes 0.42 + 2.04 µs after the side end
   (synth.layers: the join, then the next op), so it waits 66.54 + 2.46 = 69 µs per layer.
@@ -52,8 +53,8 @@ def slower_multi_stream(runs: int = 5, layers: int = 4, seed: int = GAIN_SEED) -
     ]
     return assemble(
         {0: made},
-        notes="real overlap, dominator 480 us (300 us in slower-single-stream): layer wall "
-        "480 us vs 466 us, each layer 14 us slower",
+        notes="real overlap, dominator 480 us (300 us in slower-single-stream) where the "
+        "reference ran 164 + 2 + 300 = 466 us: each layer 14 us slower",
     )
 
 
@@ -65,8 +66,8 @@ def slower_single_stream(runs: int = 5, layers: int = 4, seed: int = GAIN_SEED) 
     return assemble(
         {0: made},
         not_split=True,
-        notes="the single-stream reference of slower-multi-stream: layer wall "
-        "164 + 2 + 300 = 466 us",
+        notes="the single-stream reference of slower-multi-stream: side ops, a 2 us gap and "
+        "the dominator, 164 + 2 + 300 = 466 us a layer",
     )
 
 

@@ -31,8 +31,10 @@ WARM = slice(2, None)  # the first 2 of 5 runs are cold
 
 SIDE_WINDOW_US = 80 + 2 + 20 + 2 + 60  # 164
 SIDE_TOTAL_US = 80 + 20 + 60  # 160
-SINGLE_LAYER_US = SIDE_WINDOW_US + 2 + 300  # side ops, a 2 µs gap, then the dominator: 466
-MULTI_LAYER_US = 480  # the side window lies inside the stretched dominator
+# Each layer of the multi-stream capture ends 480 - (164 + 2 + 300) = 14 µs later than
+# the reference's: the dominator stretched by 180 µs to hide the side ops that ran 164 +
+# 2 µs serially before it. The layer wall runs from one dominator's start to the next's.
+LAYER_DELTA_US = 480 - (SIDE_WINDOW_US + 2 + 300)  # 14
 # the side ops of join-wait: 180 + 2 + 40 + 2 + 140.54; they start 2 µs into the dominator
 JOIN_SIDE_END_AFTER_DOM_US = 2 + (180 + 2 + 40 + 2 + 140.54) - 300  # 66.54
 JOIN_WAIT_US = JOIN_SIDE_END_AFTER_DOM_US + 0.42 + 2.04  # the join, then the next main op: 69
@@ -46,6 +48,20 @@ def _step_wall_us(built_runs: list[tuple[int, int]]) -> float:
     """Warm median of first start to last end per run (one step per run)."""
     walls = [(end - start) / 1000 for start, end in built_runs[WARM]]
     return float(statistics.median(walls))
+
+
+def _layer_wall_us(scenarios: object) -> float:
+    """Warm median of the layer wall, the first dominator's start to the second's (2 layers
+    a run, the last layer has no next one), from the generator's kernels."""
+    walls = []
+    for s in scenarios:  # type: ignore[attr-defined]
+        starts = sorted(k.start_ns for k in s.kernels if "GroupedMatmul" in k.name)
+        walls.append((starts[1] - starts[0]) / 1000)
+    return float(statistics.median(walls[WARM]))
+
+
+BEFORE_US = _layer_wall_us(gain_scenarios.slower_single_stream(layers=2).scenarios)
+AFTER_US = _layer_wall_us(gain_scenarios.slower_multi_stream(layers=2).scenarios)
 
 
 def _spans(scenarios: object) -> list[tuple[int, int]]:
@@ -68,9 +84,12 @@ def test_reference_layer_and_dominator_before_after(compared: dict[str, object])
     assert isinstance(ref, dict)
     (delta,) = ref["plans"]
     assert delta["layers"] == 2
-    assert delta["before"]["layer_wall_us"] == SINGLE_LAYER_US == 466
-    assert delta["after"]["layer_wall_us"] == MULTI_LAYER_US
-    assert delta["layer_wall_delta_pct"] == pytest.approx((480 - 466) / 466 * 100)  # +3.004
+    # same seed: the ops around the plan are alike, so the walls differ by 14 µs
+    walls = (BEFORE_US, AFTER_US)
+    assert walls[1] - walls[0] == pytest.approx(LAYER_DELTA_US)
+    assert delta["before"]["layer_wall_us"] == pytest.approx(BEFORE_US)
+    assert delta["after"]["layer_wall_us"] == pytest.approx(AFTER_US)
+    assert delta["layer_wall_delta_pct"] == pytest.approx(LAYER_DELTA_US / BEFORE_US * 100)
     assert (delta["before"]["dominator_us"], delta["after"]["dominator_us"]) == (300, 480)
     assert delta["before"]["side_total_us"] == delta["after"]["side_total_us"] == SIDE_TOTAL_US
     assert "2 layer(s) per sample in 1 step(s), matched by order" in ref["matched"]
@@ -98,7 +117,8 @@ def test_summary_first_with_wall_delta() -> None:
     assert first < next(i for i, line in enumerate(lines) if line.startswith("Plans"))
     summary = lines[first + 1]
     assert "real, hidden_pct 1.000, overlap_pct 1.000" in summary
-    assert f"layer wall 466.000 -> 480.000 µs ({(480 - 466) / 466 * 100:+.2f}%)" in summary
+    wall = f"layer wall {BEFORE_US:.3f} -> {AFTER_US:.3f} µs ({14 / BEFORE_US * 100:+.2f}%)"
+    assert wall in summary
     assert "dominator stretched 300.000 -> 480.000 µs (+60.0%)" in summary  # 180 / 300
     assert "Reference" in result.stdout
 
@@ -147,8 +167,8 @@ def test_side_tail_is_a_cause_of_the_diagnosis() -> None:
     result = analyze(JOIN, *PLAN_ARGS)
     assert result.exit_code == 0, result.output
     causes = [line.strip() for line in result.stdout.splitlines() if "    cause " in line]
-    # the layer wall: the dominator's start to the side end, 2 + 364.54 µs
-    wall_us = 2 + (180 + 2 + 40 + 2 + 140.54)
+    # the layer wall: the first dominator's start to the second's
+    wall_us = _layer_wall_us(gain_scenarios.join_wait(layers=2).scenarios)
     wait_cause = (
         f"join wait: the main stream waited {JOIN_WAIT_US:.3f} µs per layer (median; worst "
         f"{JOIN_WAIT_US:.3f} µs, layer 1 of run 3) for the side tail after the dominator, "

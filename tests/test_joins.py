@@ -59,7 +59,8 @@ def test_side_tail_partly_covered_by_main_work() -> None:
         ]
     )
     assert fig.layers == 1
-    assert fig.layer_wall_ns == (150 - 0) * 1000
+    # the only layer: its dominator's start to the main stream's last end (Norm)
+    assert fig.layer_wall_ns == (170 - 0) * 1000
     assert fig.dominator_ns == 100_000
     assert fig.side_total_ns == (50 + 80) * 1000
     # main idle in [100, 160] less the Add's 10 µs
@@ -103,7 +104,8 @@ def test_median_over_layers_and_worst_layer() -> None:
     assert fig.layers == 2
     assert fig.join_wait_ns == (20 + 50) / 2 * 1000
     assert fig.join_wait_max_ns == 50_000 and fig.join_wait_layer == 2
-    assert fig.layer_wall_ns == ((120 - 0) + (350 - 200)) / 2 * 1000
+    # one dominator's start to the next's; the last layer has no next one
+    assert fig.layer_wall_ns == (200 - 0) * 1000
 
 
 def test_tail_operators_right_after_the_dominator() -> None:

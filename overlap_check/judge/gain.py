@@ -109,10 +109,10 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
                 ref_path,
                 f"{where}: {after.steps} steps per sample vs {before.steps} in the reference",
             )
+        # a reference whose layers had no side work to join (its selection found none,
+        # a single stream) waited for none: all of the wait after is new
         new_wait = (
-            None
-            if after.join_wait_ns is None or before.join_wait_ns is None
-            else after.join_wait_ns - before.join_wait_ns
+            None if after.join_wait_ns is None else after.join_wait_ns - (before.join_wait_ns or 0)
         )
         changes = shape_changes(plan.shapes, other.shapes)
         deltas.append(

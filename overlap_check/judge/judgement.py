@@ -372,12 +372,14 @@ def _plan_result(
             )
         )
     samples = []
+    siblings = []
     for sample, i, k in r.samples:
         figure = _sample(figures, i, k).plan(p, streams.main)
         run = replace(
             figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
         )
         samples.append((run, figure.barriers))
+        siblings.append(figure.siblings)
     result = plan_result(
         plan,
         r.rank,
@@ -390,6 +392,7 @@ def _plan_result(
         fake_share=options.fake_share,
         path=plan.path or options.path,
         causes=causes,
+        siblings=siblings,
     )
     walls = plan_walls(result.per_run)
     found = result.diagnosed

@@ -54,7 +54,8 @@ def main_waited(
     labels = _labels(main)
     k = found.get_column("occurrence").to_numpy() - 1
     first = np.searchsorted(ms, found.get_column("start_ns").to_numpy(), side="left")
-    last = np.searchsorted(ms, occ.dom_start[k], side="left")  # ops starting before the dominator
+    # ops starting before the dominator (the dominator itself when it is the one that waited)
+    last = np.maximum(np.searchsorted(ms, occ.dom_start[k], side="left"), first + 1)
     chains = [_chain(labels[int(a) : int(b)].to_list()) for a, b in zip(first, last, strict=True)]
     return found.with_columns(
         labels.gather(first).alias("barrier"), pl.Series("chain", chains, dtype=pl.String)

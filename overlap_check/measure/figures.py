@@ -45,9 +45,18 @@ from overlap_check.measure.cores import (
     run_rules,
     sweep_cores,
 )
-from overlap_check.measure.hiding import helper_streams_of, other_stream_busy
+from overlap_check.measure.hiding import (
+    Siblings,
+    anywhere_busy,
+    helper_streams_of,
+    main_path_busy,
+    other_stream_busy,
+    siblings,
+)
+from overlap_check.measure.intervals import I64
 from overlap_check.measure.joins import layer_figures, step_wall
 from overlap_check.measure.plans import (
+    OK,
     PlanStreams,
     main_kernels,
     occurrences,
@@ -93,6 +102,8 @@ class PlanSample:
 
     run: PlanRun
     barriers: pl.DataFrame  # barriers.instances of the sample, run 0
+    # side time only sibling side streams covered while the main path idled (None: none)
+    siblings: Siblings | None = None
 
 
 @dataclass(frozen=True)
@@ -200,10 +211,14 @@ def _swapped(figure: PairFigure) -> PairFigure:
 
 
 def _plan_figures(
-    plan: Plan, samples: Sequence[Sample], options: Options
+    plan: Plan,
+    samples: Sequence[Sample],
+    options: Options,
+    comm: Sequence[tuple[I64, I64]],
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other stream)."""
+    main stream (key None: any other stream). ``comm``: per sample, the start and end of
+    its communication tasks (part of a compute plan's main path)."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -223,16 +238,32 @@ def _plan_figures(
         # placement: the ops the regexes name on every stream (a communication or copy
         # plan's tasks cannot stay on the main stream: they are its side ops)
         matched=pl.concat(
-            [label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type) for s in samples]
+            [
+                label_counts(
+                    s.kernels, plan.side, plan.side_stream, plan.op_type, plan.dominator
+                ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                for j, s in enumerate(samples)
+            ]
             if plan.side_kind == "compute"
-            else [counted_by_label(s) for s in side]
+            else [
+                counted_by_label(s).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                for j, s in enumerate(side)
+            ]
         ),
         matters=matters,
     )
     mains: list[int | None] = [*sorted(matters), None]
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
-    # hidden side time: each side op against every stream but its own (per sample, once)
-    hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
+    # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
+    # compute of every other stream; a compute side op against the main path (its main
+    # stream's compute and the communication), with what siblings alone covered beside it
+    tasks = plan.side_kind != "compute"
+    anywhere = [
+        cache(partial(other_stream_busy, sample.kernels))
+        if tasks
+        else cache(partial(anywhere_busy, sample.kernels, comm=c))
+        for sample, c in zip(samples, comm, strict=True)
+    ]
     # the streams the side ops ran on: where barrier (b) looks for an idle side stream
     side_streams = [
         t.filter(pl.col("stream_id").is_in(s.get_column("stream_id").unique().implode()))
@@ -244,11 +275,31 @@ def _plan_figures(
         for j, all_tagged in enumerate(tagged):
             table = all_tagged if options.inline_side else on_main(all_tagged, plan, main)
             kernels = main_kernels(table, main)
-            occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
+            occ = occurrences(table, plan, streams, kernels)
+            if tasks:
+                occ = occ.with_hidden(anywhere[j])
+            else:
+                path = cache(partial(main_path_busy, samples[j].kernels, main, comm=comm[j]))
+                occ = occ.with_hidden(path, anywhere[j])
             run = plan_run(samples[j], occ, options.thresholds)
+            by_siblings = None
+            if not tasks and occ.hidden is not None:
+                judged = occ.status == OK
+                by_siblings = siblings(
+                    samples[j].kernels, occ.side_ops, judged, occ.hidden, occ.sibling_ns, path
+                )
             figures[j][main] = PlanSample(
-                run=replace(run, walls=layer_figures(kernels, occ, steps[j])),
+                run=replace(
+                    run,
+                    walls=layer_figures(
+                        kernels,
+                        occ,
+                        steps[j],
+                        kernels if main is None else table.filter(pl.col("stream_id") == main),
+                    ),
+                ),
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
+                siblings=by_siblings,
             )
     return pieces, figures
 
@@ -324,6 +375,20 @@ def _with_task_rows(samples: Sequence[Sample], capture: Capture) -> list[Sample]
     ]
 
 
+def _communication(samples: Sequence[Sample], capture: Capture) -> list[tuple[I64, I64]]:
+    """Per sample, the start and end of its communication tasks (a step's: its Step Id)."""
+    rows = capture.kernels.filter(pl.col("is_communication").fill_null(False))
+    out = []
+    for s in samples:
+        part = rows if s.step is None else rows.filter(pl.col("step") == s.step)
+        out.append((_ns(part, "start_ns"), _ns(part, "end_ns")))
+    return out
+
+
+def _ns(frame: pl.DataFrame, column: str) -> I64:
+    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
+
+
 def capture_figures(
     capture: Capture,
     options: Options,
@@ -370,9 +435,10 @@ def capture_figures(
     pieces: list[PlanPieces] = []
     per_plan: list[list[dict[int | None, PlanSample]]] = []
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
+    comm = _communication(samples, capture)
     for plan in options.plans:
         plan_samples = samples if plan.side_kind == "compute" else wide
-        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options)
+        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options, comm)
         plan_pieces = replace(
             plan_pieces,
             dominator_blocks=dominator_blocks(capture.kernels, plan),

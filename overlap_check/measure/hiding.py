@@ -2,12 +2,15 @@
 
 Per occurrence (layer) of a plan, on ONE capture's kernel table:
 
-``hidden_pct = |busy(side ops) ∩ busy(compute on every other stream)| / |busy(side ops)|``
+``hidden_pct = |busy(side ops) ∩ busy(main path)| / |busy(side ops)|``
 
-exact in int64 ns, and beside it the part hidden under the occurrence's own
-dominator. Over the judged occurrences: the count per verdict band, the rule
-that caps a plan at ``partial`` when too many of them are fake, and which
-streams only ran helper work (not judged at all).
+exact in int64 ns, where the main path of a compute plan is the compute on its main
+stream and the communication tasks (:func:`main_path_busy`: side streams hiding only
+each other hide nothing from the step), and of a communication or copy plan the
+compute on every other stream (:func:`other_stream_busy`); and beside it the part
+hidden under the occurrence's own dominator. Over the judged occurrences: the count
+per verdict band, the rule that caps a plan at ``partial`` when too many of them are
+fake, and which streams only ran helper work (not judged at all).
 
 Pure functions on numpy int64 arrays and polars kernel tables; interval maths
 from :mod:`overlap_check.measure.intervals`.
@@ -15,7 +18,7 @@ from :mod:`overlap_check.measure.intervals`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +59,30 @@ def other_stream_busy(kernels: pl.DataFrame, side_stream: int) -> tuple[I64, I64
     other = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
     other = other.filter(pl.col("stream_id") != side_stream)
     return intervals.merge(i64_column(other, "start_ns"), i64_column(other, "end_ns"))
+
+
+def main_path_busy(
+    kernels: pl.DataFrame, main: int | None, own: int, comm: tuple[I64, I64]
+) -> tuple[I64, I64]:
+    """Merged busy time of a compute plan's main path, against which side ops on stream
+    ``own`` count as hidden: the compute kernels on stream ``main`` (none when it is
+    ``own`` or unknown) and the communication tasks ``comm`` (start, end) the main
+    stream waits on. Time when only sibling side streams ran is not hidden: the main
+    stream idled through it."""
+    starts, ends = [comm[0]], [comm[1]]
+    if main is not None and main != own:
+        on = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
+        on = on.filter(pl.col("stream_id") == main)
+        starts.append(i64_column(on, "start_ns"))
+        ends.append(i64_column(on, "end_ns"))
+    return intervals.merge(np.concatenate(starts), np.concatenate(ends))
+
+
+def anywhere_busy(kernels: pl.DataFrame, own: int, comm: tuple[I64, I64]) -> tuple[I64, I64]:
+    """Merged busy time of the compute on every stream but ``own`` and of ``comm``: with
+    :func:`main_path_busy`, what sibling side streams alone covered."""
+    s, e = other_stream_busy(kernels, own)
+    return intervals.merge(np.concatenate([s, comm[0]]), np.concatenate([e, comm[1]]))
 
 
 def hidden_fraction(
@@ -183,3 +210,69 @@ def helper_streams_of(
         )
         for main in mains
     }
+
+
+@dataclass(frozen=True)
+class Siblings:
+    """A sample's side work that only sibling side streams covered while the main path
+    idled (docs/hidden-fraction.md): not hidden, and named in a finding."""
+
+    streams: tuple[int, ...]  # the side ops' streams and the streams that covered them
+    share: float  # of the judged occurrences' side busy time
+    idle_ns: float  # median over the judged occurrences of their side time not hidden
+
+
+def siblings(
+    kernels: pl.DataFrame,
+    side_ops: tuple[I64, I64, I64, I64],
+    judged: npt.NDArray[np.bool_],
+    hidden: Hidden,
+    sibling_ns: I64,
+    main_path: Callable[[int], tuple[I64, I64]],
+) -> Siblings | None:
+    """The sibling-only cover of a sample's judged occurrences (None: none). ``side_ops``:
+    start, end, occurrence, stream of each side op (plans.Occurrences.side_ops);
+    ``main_path(s)``: hiding.main_path_busy for side ops of stream ``s``."""
+    busy = int(hidden.side_busy_ns[judged].sum())
+    only = int(sibling_ns[judged].sum()) if sibling_ns.size else 0
+    if busy <= 0 or only <= 0:
+        return None
+    ss, se, occ, sid = side_ops
+    keep = judged[occ]
+    ss, se, sid = ss[keep], se[keep], sid[keep]
+    own = {int(s) for s in np.unique(sid)}
+    compute = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
+    covering: set[int] = set()
+    for (stream,), group in compute.group_by("stream_id"):  # a handful of streams
+        for s in own - {int(stream)}:
+            main_s, main_e = main_path(s)
+            qs, qe = ss[sid == s], se[sid == s]
+            both = intervals.merge(
+                np.concatenate([main_s, i64_column(group, "start_ns")]),
+                np.concatenate([main_e, i64_column(group, "end_ns")]),
+            )
+            alone = intervals.covered_length(*both, qs, qe) - intervals.covered_length(
+                main_s, main_e, qs, qe
+            )
+            if int(alone.sum()) > 0:
+                covering.add(int(stream))
+    exposed = (hidden.side_busy_ns - hidden.hidden_ns)[judged]
+    return Siblings(tuple(sorted(own | covering)), only / busy, float(np.median(exposed)))
+
+
+def sibling_finding(samples: Sequence[Siblings | None], thresholds: Thresholds) -> str | None:
+    """The finding when side streams hid only each other in the warm ``samples`` (their
+    median share of side time above the fake band), naming the streams."""
+    shares = [0.0 if s is None else s.share for s in samples]
+    found = [s for s in samples if s is not None]
+    if not found or float(np.median(shares)) <= thresholds.fake:
+        return None
+    streams = sorted({x for s in found for x in s.streams})
+    named = ", ".join(map(str, streams[:-1])) + f" and {streams[-1]}" if streams[1:] else ""
+    named = named or f"{streams[0]} and a sibling"
+    idle = float(np.median([s.idle_ns for s in found])) / 1000
+    return (
+        f"streams {named} overlapped each other while the main stream idled {idle:.0f} µs a "
+        "layer (warm median): side work under sibling side streams only is not hidden from "
+        "the step; run it under the main stream's compute or its communication"
+    )

@@ -5,7 +5,8 @@ occurrences (:class:`overlap_check.measure.plans.Occurrences`, built by plans.oc
 the main-stream kernels they were paired on, :func:`layer_figures` measures each layer
 (an occurrence with a dominator):
 
-- layer wall: from the first start to the last end of its side window and dominator;
+- layer wall: from its dominator's start to the next layer's (the main path's structure,
+  never the side selection, so a reference with its side work inline is measured alike);
 - dominator: the dominator's duration (contention stretches it);
 - side total: the sum of its side ops' durations;
 - join wait: when the side work ends after the dominator, the main stream's idle time
@@ -146,24 +147,44 @@ def step_wall(kernels: pl.DataFrame) -> Steps:
     return Steps(int(w.size), _median(w), tuple(zip(ids, w.tolist(), strict=True)))
 
 
-def layer_figures(main: pl.DataFrame, occ: Occurrences, steps: Steps) -> LayerFigures:
+def layer_walls(dom_start: I64, main_end: int) -> I64:
+    """Per layer (``dom_start``: its dominator's start, in layer order), its wall from the
+    main path's structure alone: from its dominator's start to the next layer's. The
+    last layer has no next one: its wall is left out (-1), unless it is the only layer,
+    whose wall then runs to ``main_end``, the sample's last main-stream end."""
+    if dom_start.size == 0:
+        return dom_start.copy()
+    wall = np.full(dom_start.size, -1, dtype=np.int64)
+    wall[:-1] = np.diff(dom_start)
+    if dom_start.size == 1:
+        wall[0] = main_end - dom_start[0]
+    return wall
+
+
+def layer_figures(
+    main: pl.DataFrame, occ: Occurrences, steps: Steps, main_stream: pl.DataFrame | None = None
+) -> LayerFigures:
     """The sample's layer figures; ``main``: the main-stream kernels occ was paired on
-    (plans.main_kernels), ``steps``: step_wall of the sample."""
+    (plans.main_kernels), ``steps``: step_wall of the sample; ``main_stream``: every compute
+    kernel on the main stream, side ops run inline there included (default ``main``): the
+    main stream is busy, not waiting, while it runs them."""
     ss, se, group, _ = occ.side_ops
     n = occ.status.size
     has_dom = occ.dom_row >= 0 if occ.dom_row.size == n else np.zeros(n, dtype=bool)
     has_side = occ.side_count > 0
     ds, de = occ.dom_start, occ.dom_end
-    wall = np.where(
-        has_side,
-        np.maximum(occ.side_end, de) - np.minimum(occ.side_start, ds),
-        de - ds,
-    )
     side_total = np.zeros(n, dtype=np.int64)
     np.add.at(side_total, group, se - ss)
     ms = main.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
     me = main.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
-    busy_s, busy_e = intervals.merge(ms, me)
+    on_main = main if main_stream is None else main_stream
+    busy_s, busy_e = intervals.merge(
+        on_main.get_column("start_ns").to_numpy().astype(np.int64, copy=False),
+        on_main.get_column("end_ns").to_numpy().astype(np.int64, copy=False),
+    )
+    wall = np.full(n, -1, dtype=np.int64)
+    main_end = int(busy_e.max()) if busy_e.size else 0
+    wall[has_dom] = layer_walls(ds[has_dom], main_end)
     both = has_dom & has_side
     tail_end = np.where(both & (occ.side_end > de), occ.side_end, de)
     # the first main op starting at or after the side work's end (none: the side end)
@@ -179,14 +200,15 @@ def layer_figures(main: pl.DataFrame, occ: Occurrences, steps: Steps) -> LayerFi
     tail = np.zeros(n, dtype=np.int64)
     np.add.at(tail, gg, uncovered)
     layers = np.flatnonzero(has_dom)
-    joined = np.flatnonzero(both)
+    # no join wait or side tail where the layers have no join (occ.joined)
+    joined = np.flatnonzero(both & occ.joined)
     worst = joined[np.argmax(wait[joined])] if joined.size and wait[joined].max() > 0 else None
     return LayerFigures(
         layers=int(layers.size),
         steps=steps.number,
-        layer_wall_ns=_median(wall[layers]),
+        layer_wall_ns=_median(wall[layers][wall[layers] >= 0]),
         dominator_ns=_median((de - ds)[layers]),
-        side_total_ns=_median(side_total[joined]),
+        side_total_ns=_median(side_total[np.flatnonzero(both)]),
         join_wait_ns=_median(wait[joined]),
         side_tail_ns=_median(tail[joined]),
         join_wait_max_ns=None if worst is None else int(wait[worst]),

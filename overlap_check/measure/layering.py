@@ -86,20 +86,64 @@ def assign_layers(
 
     by_overlap = np.where(overlap(final) > overlap(first), final, first)
     # No overlap: the op lies in the gap before dominator j (then every dominator starting
-    # before its end ended before its start). The ops of one gap go together, to the
-    # dominator nearer to their extent: a burst of side work is not cut in two layers.
+    # before its end ended before its start; bounds are half-open, so an op that ends
+    # where a dominator starts, or starts where one ends, overlaps none). The ops of one
+    # gap go together, to the dominator nearer to their extent: a burst of side work is not
+    # cut in two layers. One pause cuts a gap: its longest, when it is longer than the
+    # distance of the work before it to the earlier dominator and of the work after it to
+    # the later one (a layer's tail and the next layer's head, each touching its own).
     j = np.searchsorted(ds, se, side="left")
     alone = ~overlaps
-    none = np.iinfo(np.int64).max
-    lo_start = np.full(ds.size + 1, none, dtype=np.int64)
-    hi_end = np.full(ds.size + 1, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(lo_start, j[alone], ss[alone])
-    np.maximum.at(hi_end, j[alone], se[alone])
+    part = np.zeros(ss.size, dtype=np.int64)
+    pause = np.zeros(ss.size, dtype=np.int64)
+    part[alone], pause[alone] = _after_pause(ss[alone], se[alone], j[alone])
+    lo_start, hi_end = _extents(2 * j + part, alone, ss, se, ds.size)
+    # the cut holds where the head of part 0 and the end of part 1 are nearer their own
+    # dominator than the pause between them
     after, before = np.minimum(j, last), np.maximum(j - 1, 0)
-    gap_after = np.where(j <= last, ds[after] - hi_end[j], none)
-    gap_before = np.where(j >= 1, lo_start[j] - de[before], none)
+    inner = (j >= 1) & (j <= last)
+    cut = inner & (lo_start[2 * j] - de[before] < pause) & (ds[after] - hi_end[2 * j + 1] < pause)
+    key = 2 * j + np.where(cut, part, 0)
+    lo_start, hi_end = _extents(key, alone, ss, se, ds.size)
+    none = np.iinfo(np.int64).max
+    gap_after = np.where(j <= last, ds[after] - hi_end[key], none)
+    gap_before = np.where(j >= 1, lo_start[key] - de[before], none)
     nearest = np.where(gap_before < gap_after, before, after)
     return np.where(overlaps, by_overlap, nearest).astype(np.int64)
+
+
+def _extents(key: I64, alone: npt.NDArray[np.bool_], ss: I64, se: I64, n: int) -> tuple[I64, I64]:
+    """Per key (2 x gap + part), the first start and last end of its ``alone`` ops."""
+    lo_start = np.full(2 * n + 2, np.iinfo(np.int64).max, dtype=np.int64)
+    hi_end = np.full(2 * n + 2, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo_start, key[alone], ss[alone])
+    np.maximum.at(hi_end, key[alone], se[alone])
+    return lo_start, hi_end
+
+
+def _after_pause(ss: I64, se: I64, gap: I64) -> tuple[I64, I64]:
+    """Per op: 1 when it comes at or after its gap's longest pause in side work (an idle
+    stretch between the ops' running end and the next op's start), else 0; and that
+    pause's length (0: the gap's side work never pauses). ``gap``: the gap of each op;
+    ops of one gap lie apart from other gaps' (between the same two dominators)."""
+    order = np.lexsort((ss, gap))
+    s, e, g = ss[order], se[order], gap[order]
+    same = np.zeros(s.size, dtype=bool)
+    same[1:] = g[1:] == g[:-1]
+    idle = np.zeros(s.size, dtype=np.int64)
+    if s.size > 1:
+        # gaps come in time order, so one running end serves them all
+        idle[1:] = np.where(same[1:], s[1:] - np.maximum.accumulate(e)[:-1], 0)
+    longest = np.zeros(int(g.max()) + 1 if g.size else 0, dtype=np.int64)
+    np.maximum.at(longest, g, np.maximum(idle, 0))
+    cut = (idle > 0) & (idle == longest[g])
+    cuts = np.cumsum(cut)
+    start = np.maximum.accumulate(np.where(same, 0, cuts))  # the count at the gap's start
+    part = np.zeros(s.size, dtype=np.int64)
+    pause = np.zeros(s.size, dtype=np.int64)
+    part[order] = (cuts - start > 0).astype(np.int64)
+    pause[order] = longest[g]
+    return part, pause
 
 
 def layer_occurrences(
@@ -230,3 +274,32 @@ def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
     if table.height == 0:
         return False
     return lag(table.get_column("side_ops"), table.get_column("dom_end_ns"), side_start)
+
+
+def task_layers(names: pl.Series, ms: I64, me: I64, ss: I64, se: I64) -> tuple[I64, I64]:
+    """Occurrences of a communication or copy plan without a dominator: they follow the
+    main stream's layers. ``names``, ``ms``, ``me``: the main-stream kernels by start;
+    ``ss``, ``se``: the side tasks by start. Returns the occurrence of each task and the
+    main-kernel row that stands for each occurrence's dominator.
+
+    The layers are the instances of the main-stream kernel that repeats (two or more
+    instances) with the most time; a layer runs from one instance's start to the next's,
+    and a task belongs to the layer it starts in (tasks before the first, to the first).
+    Without a repeating kernel (no layer structure) each task is its own occurrence,
+    with the main kernel it overlaps most or lies nearest to (assign_layers)."""
+    if ms.size == 0:
+        return np.arange(ss.size, dtype=np.int64), np.full(ss.size, -1, dtype=np.int64)
+    durations = pl.DataFrame({"name": names, "t": me - ms})
+    totals = (
+        durations.group_by("name")
+        .agg(pl.len().alias("n"), pl.col("t").sum())
+        .filter(pl.col("n") >= 2)
+        .sort(["t", "name"], descending=[True, False])
+    )
+    if totals.is_empty():
+        rows = assign_layers(ss, se, ms, me)
+        return np.arange(ss.size, dtype=np.int64), rows
+    marker = totals.item(0, "name")
+    rows = np.flatnonzero((names == marker).to_numpy())
+    occ = np.maximum(np.searchsorted(ms[rows], ss, side="right") - 1, 0).astype(np.int64)
+    return occ, rows.astype(np.int64)

@@ -73,13 +73,15 @@ from overlap_check.measure import intervals
 from overlap_check.measure.hiding import (
     FAKE_SHARE,
     Hidden,
+    Siblings,
     capped,
     combined,
     hidden_fraction,
+    sibling_finding,
     verdict_counts,
 )
 from overlap_check.measure.intervals import I64
-from overlap_check.measure.layering import assign_layers, join_not_waited, lag
+from overlap_check.measure.layering import assign_layers, join_not_waited, lag, task_layers
 from overlap_check.measure.runs import Sample, spread
 from overlap_check.measure.selection import (
     SIDE_KIND_WORDS,
@@ -144,11 +146,30 @@ class Occurrences:
     # per occurrence, the layer its side ops' module instance gives (a module: selection;
     # instance N is layer N + 1; -1: none); empty: the occurrence number is the layer
     side_layer: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # per occurrence, side time that only sibling side streams covered while the main path
+    # idled (with_hidden's ``anywhere``); empty: not measured
+    sibling_ns: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # whether a layer has a join (a named dominator, or a compute plan's clusters): no
+    # join flag, lag, join wait or side tail without one
+    joined: bool = True
 
-    def with_hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Occurrences:
+    def with_hidden(
+        self,
+        busy_without: Callable[[int], tuple[I64, I64]],
+        anywhere: Callable[[int], tuple[I64, I64]] | None = None,
+    ) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
-        op against the compute on every stream but its own. ``busy_without(s)``: merged
-        compute busy time of every stream but ``s`` (hiding.other_stream_busy)."""
+        op against ``busy_without(s)``, the merged busy time that hides work of stream ``s``
+        (hiding.main_path_busy, or hiding.other_stream_busy for a communication or copy
+        plan). ``anywhere(s)``: the busy time of every other stream (hiding.anywhere_busy);
+        given, ``sibling_ns`` holds what only sibling side streams covered."""
+        hidden = self._hidden(busy_without)
+        if anywhere is None:
+            return replace(self, hidden=hidden)
+        sibling = self._hidden(anywhere).hidden_ns - hidden.hidden_ns
+        return replace(self, hidden=hidden, sibling_ns=sibling)
+
+    def _hidden(self, busy_without: Callable[[int], tuple[I64, I64]]) -> Hidden:
         ss, se, occ, sid = self.side_ops
         n = self.status.size
         parts = [
@@ -165,9 +186,8 @@ class Occurrences:
         ]
         if len(parts) <= 1:  # one side stream (no side op: nothing is hidden)
             none = (_EMPTY, _EMPTY)
-            alone = parts[0] if parts else hidden_fraction(ss, se, occ, n, none, _EMPTY, _EMPTY)
-            return replace(self, hidden=alone)
-        return replace(self, hidden=combined(parts))
+            return parts[0] if parts else hidden_fraction(ss, se, occ, n, none, _EMPTY, _EMPTY)
+        return combined(parts)
 
     def hidden_pct(self) -> F64:
         """hidden_pct per occurrence (nan: not computed, or no side busy time)."""
@@ -383,6 +403,9 @@ def occurrences(
         else:  # each layer's ops together, by start (a long op can belong to a later layer)
             order = np.lexsort((ss, occ))
             ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
+    elif ss.size and plan.side_kind != "compute":  # tasks follow the main stream's layers
+        names = main.get_column("name")
+        occ, rows = task_layers(names, _i64(main, "start_ns"), _i64(main, "end_ns"), ss, se)
     elif ss.size:
         occ, rows = _dominators_by_cluster(main, ss, se)
     else:
@@ -395,13 +418,16 @@ def occurrences(
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
     if "instance" in side.columns:  # a module: selection: the module instance is the layer
         measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
+    # a join is the main op that consumes the side work of a named dominator's layer:
+    # the layers a communication or copy plan follows without one have none
+    joined = plan.dominator is not None or plan.side_kind == "compute"
     joins = join_not_waited(
         _i64(main, "start_ns"),
         _i64(main, "end_ns"),
         de,
         measured.side_start,
         measured.side_end,
-        (measured.side_count > 0) & has_dom,
+        (measured.side_count > 0) & has_dom & joined,
     )
     return replace(
         measured,
@@ -409,6 +435,7 @@ def occurrences(
         main_names=main.get_column("name"),
         side_ops=(ss, se, occ, sid),  # in the order of ss (the layers' order)
         join_not_waited=joins,
+        joined=joined,
     )
 
 
@@ -495,7 +522,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         no_side=int((occ.status == NO_SIDE).sum()),
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
-        fake=int((pct <= thresholds.fake).sum()),
+        fake=counts["fake"],  # by hidden_pct, the figure the verdict follows
         unpaired=occ.listed(unjudged, thresholds),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
@@ -520,7 +547,7 @@ def _listed_layers(occ: Occurrences, worst: I64) -> I64:
 def _lag(occ: Occurrences) -> bool:
     """layering.lag over the layers that have a dominator (none: no layers, no lag)."""
     layered = occ.dom_row >= 0
-    if not layered.all() or not layered.size:
+    if not layered.all() or not layered.size or not occ.joined:
         return False
     return lag(occ.side_count, occ.dom_end, occ.side_ops[0])
 
@@ -531,7 +558,9 @@ def barrier_instances(
     """For each fake occurrence, the first main-stream kernel after the side window, ahead of the
     dominator, that follows an idle gap on the main stream."""
     fake = np.flatnonzero((occ.status == OK) & (occ.pct <= thresholds.fake))
-    fake = fake[occ.side_end[fake] < occ.dom_start[fake]]  # room for an op between them
+    # the side work that ended by the dominator's start (half-open: at its start counts)
+    ends = _ended_before_dominator(occ)
+    fake = fake[ends[fake] >= 0]
     ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
     if fake.size == 0 or ms.size == 0:
         return _BARRIER_EMPTY
@@ -540,22 +569,37 @@ def barrier_instances(
     # next_gap[i]: the first kernel at or after i that follows an idle gap (n: none).
     marks = np.where(gap > 0, np.arange(ms.size), ms.size)
     next_gap = np.concatenate([np.minimum.accumulate(marks[::-1])[::-1], [ms.size]])
-    cand = next_gap[np.searchsorted(ms, occ.side_end[fake], side="left")]
+    cand = next_gap[np.searchsorted(ms, ends[fake], side="left")]
     found = cand < ms.size
-    found[found] = ms[cand[found]] < occ.dom_start[fake[found]]  # still ahead of the dominator
+    # ahead of the dominator, or the dominator itself when it waited for the side work
+    found[found] = ms[cand[found]] <= occ.dom_start[fake[found]]
     idx, k = cand[found], fake[found]
     return pl.DataFrame(
         {
             "name": main.get_column("name").gather(idx),
             "start_ns": ms[idx],
             "gap_ns": gap[idx],
-            "after_ns": ms[idx] - occ.side_end[k],
+            "after_ns": ms[idx] - ends[k],
             "covers": prev_end[idx] <= occ.side_start[k],
             "run": np.full(idx.size, run, dtype=np.int64),
             "occurrence": k + 1,
         },
         schema=_BARRIER_SCHEMA,
     )
+
+
+def _ended_before_dominator(occ: Occurrences) -> I64:
+    """Per occurrence, the last end of its side ops that ended at or before its dominator
+    started (-1: none did): the side work the main stream can have waited for."""
+    _, se, group, _ = occ.side_ops
+    if not group.size:  # measured without the ops (layering.layer_occurrences): windows
+        ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
+        return np.where(ended, occ.side_end, -1).astype(np.int64)
+    out = np.full(occ.status.size, -1, dtype=np.int64)
+    if group.size:
+        early = se <= occ.dom_start[group]
+        np.maximum.at(out, group[early], se[early])
+    return out
 
 
 _BARRIER_SCHEMA = {
@@ -621,7 +665,9 @@ def placement(
     matches off it (all of them when it is the main stream), else the matches on the main
     stream. The rest moved and is judged.
     """
-    counts = pl.concat(matched)
+    counts = pl.concat(
+        [m.with_columns(pl.lit(i, pl.Int64).alias("capture")) for i, m in enumerate(matched)]
+    )
     if plan.side_stream is not None and plan.side_stream == streams.main:
         off: pl.Expr = pl.lit(True)  # the side stream is the dominator's: nothing moved
     elif plan.side_stream is not None:
@@ -630,8 +676,9 @@ def placement(
         off = pl.col("stream_id") == streams.main
     else:
         off = pl.lit(False)
-    rows = stayed(counts, off)
-    moved = int(counts.get_column("count").sum()) - int(rows.get_column("count").sum())
+    off = off.fill_null(False)  # a communication task has no stream: it is a side op
+    rows = stayed(counts, off, scoped=module_scope(plan.side) is not None)
+    moved = int(counts.filter(~off).get_column("count").sum())
     failed = bool((rows.get_column("moved") == 0).any())
     return moved, tuple(stayed_phrases(rows)), failed
 
@@ -680,6 +727,7 @@ def plan_result(
     fake_share: float = FAKE_SHARE,
     path: ExecutionPath | None = None,
     causes: Sequence[Evidence] = (),
+    siblings: Sequence[Siblings | None] = (),
 ) -> PlanResult:
     """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
 
@@ -690,6 +738,8 @@ def plan_result(
     judged warm occurrences are fake; not-split when an op the plan names never moved.
     ``path``: the execution path the fix steps are written for; ``causes``: the measured
     3c causes (contention, cube saturated) the diagnosis lists at partial and real.
+    ``siblings``: per sample, the side time only sibling side streams covered
+    (hiding.siblings), named in a finding when it matters.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -720,7 +770,8 @@ def plan_result(
     ]
     barriers = rank_barriers(pl.concat(instances), streams.main) if instances else ()
     # the figures are of the side ops that moved; placement names the ones that stayed
-    notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds)
+    under = "the main path" if plan.side_kind == "compute" else "compute on other streams"
+    notes = _band_note(verdict, figure.median, hidden.median, runs, thresholds, under)
     no_evidence = _no_evidence_reason(plan, streams, side_total, runs)
     band = [Evidence("band-mismatch", notes.removeprefix("; "))] if notes else []
     where = f" in {len(runs)} {unit}" if len(runs) > 1 else ""
@@ -772,11 +823,20 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        findings=missing_waits([r for r in runs if r.warm], unit),
+        findings=missing_waits([r for r in runs if r.warm], unit)
+        + _sibling_finding(siblings, warm, thresholds),
         side_kind=plan.side_kind,
         stayed=stayed_ops,
         op_type=plan.op_type,
     )
+
+
+def _sibling_finding(
+    siblings: Sequence[Siblings | None], warm: Sequence[bool], thresholds: Thresholds
+) -> tuple[str, ...]:
+    pool = [s for s, w in zip(siblings, warm, strict=False) if w]
+    found = sibling_finding(pool, thresholds) if pool else None
+    return () if found is None else (found,)
 
 
 def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
@@ -814,6 +874,7 @@ def _band_note(
     hidden: float | None,
     runs: Sequence[PlanRun],
     thresholds: Thresholds,
+    under: str,
 ) -> str:
     """Why the window figure and the hidden fraction fall in different bands ("" when they
     agree), told on the deciding occurrence (the warm runs' worst by hidden_pct)."""
@@ -839,9 +900,9 @@ def _band_note(
     shown = occ.hidden_ns if occ.hidden_ns is not None else 0
     busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
     return (
-        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under other "
-        f"streams' compute (occurrence #{occ.index})"
+        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under "
+        f"{under} (occurrence #{occ.index})"
         if hid != "real"
-        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
-        f"compute, not under the named dominator (occurrence #{occ.index})"
+        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under {under}, "
+        f"not under the named dominator (occurrence #{occ.index})"
     )

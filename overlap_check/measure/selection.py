@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
+from overlap_check.measure.layering import assign_layers
 from overlap_check.model import MODULE_SCOPE, Plan
 from overlap_check.model.table import is_compute
 
@@ -120,48 +122,107 @@ def restricted_side_expr(
 
 
 def label_counts(
-    kernels: pl.DataFrame, side: str | None, side_stream: int | None, op_type: str | None
+    kernels: pl.DataFrame,
+    side: str | None,
+    side_stream: int | None,
+    op_type: str | None,
+    dominator: str | None = None,
 ) -> pl.DataFrame:
     """The ops the name / type regexes select on any stream (without either: the kernels
-    on ``side_stream``), counted per (``label``, ``stream_id``) in ``count``. The label is
-    the op type where known, else the kernel name."""
+    on ``side_stream``), counted per (``label``, ``stream_id``, ``layer``) in ``count``.
+    The label is the op type where known, else the kernel name; the layer is the
+    dominator instance each op belongs to (layering.assign_layers against the kernels the
+    ``dominator`` regex names; -1 without one)."""
     by_regex = side is not None or op_type is not None
     chosen = restricted_side_expr(side, None if by_regex else side_stream, op_type, kernels)
-    return counted_by_label(kernels.filter(chosen))
+    ops = kernels.filter(chosen)
+    layer = np.full(ops.height, -1, dtype=np.int64)
+    if dominator is not None and ops.height:
+        doms = kernels.filter(is_compute(kernels.columns) & named(kernels, dominator) & ~chosen)
+        if doms.height:  # the stream where they spent the most time: one, disjoint, by start
+            time = (pl.col("end_ns") - pl.col("start_ns")).sum().alias("t")
+            spent = doms.group_by("stream_id").agg(time)
+            top = spent.sort(["t", "stream_id"], descending=[True, False]).item(0, "stream_id")
+            doms = doms.filter(pl.col("stream_id") == top).sort("start_ns")
+        layer = assign_layers(
+            ops.get_column("start_ns").to_numpy(),
+            ops.get_column("end_ns").to_numpy(),
+            doms.get_column("start_ns").to_numpy(),
+            doms.get_column("end_ns").to_numpy(),
+        )
+    return counted_by_label(ops.with_columns(pl.Series("layer", layer, dtype=pl.Int64)))
 
 
 def counted_by_label(ops: pl.DataFrame) -> pl.DataFrame:
-    """``ops`` counted per (``label``, ``stream_id``) in ``count``; the label is the op type
-    where known, else the kernel name."""
+    """``ops`` counted per (``label``, ``stream_id``, ``layer``: -1 where the ops have no
+    layer column) in ``count``; the label is the op type where known, else the name."""
     name = pl.col("name")
     label = pl.col("op_type").fill_null(name) if "op_type" in ops.columns else name
-    return ops.group_by(label.alias("label"), "stream_id").agg(
+    layer = pl.col("layer") if "layer" in ops.columns else pl.lit(-1, pl.Int64).alias("layer")
+    return ops.group_by(label.alias("label"), "stream_id", layer).agg(
         pl.len().cast(pl.Int64).alias("count")
     )
 
 
-def stayed(counts: pl.DataFrame, off_side: pl.Expr) -> pl.DataFrame:
-    """Placement (3a) from :func:`label_counts` (of one capture or several, concatenated):
-    the rows where ``off_side`` holds (the ops that did not move), summed per (label,
-    stream) in ``count``, with ``moved``: how many of that label did move (0: none of
-    them left the main stream). Sorted by count, most first."""
-    counts = counts.group_by("label", "stream_id").agg(pl.col("count").sum())
-    moved = counts.filter(~off_side).group_by("label").agg(pl.col("count").sum().alias("moved"))
-    return (
-        counts.filter(off_side)
+def stayed(counts: pl.DataFrame, off_side: pl.Expr, scoped: bool = False) -> pl.DataFrame:
+    """Placement (3a) from :func:`label_counts` (of one sample or several, concatenated,
+    told apart by the optional ``capture`` and ``sample`` columns): the ops that did not
+    move (``off_side`` holds), summed per (label, stream) in ``count``, with ``moved``:
+    how many of that label did move (0: none of them left the main stream). Sorted by
+    count, most first.
+
+    A shared name is no evidence (docs/hidden-fraction.md): an op type none of whose
+    ops moved is named in full, but of one that moved only the ops a layer misses: where
+    its side stream ran fewer of that type than the most any layer ran there, the ops of
+    that type off the side stream in that layer, up to the shortfall. Ops without a
+    layer (no dominator) are not named when their type moved. ``scoped``: the ops were
+    selected by module scope (``module:Name``), which is the evidence: all are named."""
+    keys = [c for c in ("capture", "sample", "layer") if c in counts.columns]
+    tagged = counts.with_columns(off_side.fill_null(False).alias("_off"))
+    on_side = tagged.filter(~pl.col("_off"))
+    moved = on_side.group_by("label").agg(pl.col("count").sum().alias("moved"))
+    per_layer = on_side.group_by(*keys, "label").agg(pl.col("count").sum().alias("_side"))
+    most = per_layer.group_by("label").agg(pl.col("_side").max().alias("_most"))
+    off = (
+        tagged.filter(pl.col("_off"))
         .join(moved, on="label", how="left")
-        .with_columns(pl.col("moved").fill_null(0).cast(pl.Int64))
+        .join(per_layer, on=[*keys, "label"], how="left")
+        .join(most, on="label", how="left")
+        .with_columns(
+            pl.col("moved").fill_null(0).cast(pl.Int64),
+            pl.col("_side").fill_null(0),
+            pl.col("_most").fill_null(0),
+        )
+    )
+    has_layer = pl.col("layer") >= 0 if "layer" in off.columns else pl.lit(False)
+    short = (pl.col("_most") - pl.col("_side")).clip(lower_bound=0)
+    claimed = (
+        pl.when((pl.col("moved") == 0) | scoped)
+        .then(pl.col("count"))
+        .when(has_layer)
+        .then(pl.min_horizontal(pl.col("count"), short))
+        .otherwise(0)
+    )
+    return (
+        off.with_columns(claimed.cast(pl.Int64).alias("count"))
+        .group_by("label", "stream_id")
+        .agg(pl.col("count").sum(), pl.col("moved").first())
+        .filter(pl.col("count") > 0)
         .sort(["count", "label", "stream_id"], descending=[True, False, False])
         .select("label", "stream_id", "count", "moved")
     )
 
 
 def stayed_off_side(
-    kernels: pl.DataFrame, side: str | None, op_type: str | None, side_stream: int
+    kernels: pl.DataFrame,
+    side: str | None,
+    op_type: str | None,
+    side_stream: int,
+    dominator: str | None = None,
 ) -> pl.DataFrame:
     """:func:`stayed` of one kernel table: the ops the name / type regexes select that ran
-    off the side stream."""
-    counts = label_counts(kernels, side, side_stream, op_type)
+    off the side stream (layers from the ``dominator`` regex)."""
+    counts = label_counts(kernels, side, side_stream, op_type, dominator)
     return stayed(counts, pl.col("stream_id") != side_stream)
 
 

@@ -20,7 +20,7 @@ from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
-HIDDEN = "hidden_pct: side busy time under other streams' compute, warm median (decides)"
+HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
 BUSY = (
     "busy-time overlap_pct = |busy(main) ∩ busy(side)| / min(busy(main), busy(side)), warm median"
 )
