@@ -30,7 +30,7 @@ STAGES = {
 # Allowed on purpose: the package facade re-exports the entry points; ``Report.from_json``
 # is a lazy delegation to the JSON renderer's inverse, which lives beside the renderer.
 FACADES = {"overlap_check", "overlap_check.__main__"}
-DELEGATIONS = {("overlap_check.model", "overlap_check.report.json_read")}
+DELEGATIONS = {("overlap_check.model", "overlap_check.report.json")}
 
 
 def _module_name(path: Path) -> str:
