@@ -175,7 +175,8 @@ class DeviceConfig:
 
 @dataclass(frozen=True)
 class Options:
-    """Everything that changes an analysis. Every default lives here and in config.py."""
+    """Everything that changes an analysis. Every default lives here (config/settings.py, the
+    CLI and docs/config.md take theirs from these fields)."""
 
     plans: tuple[Plan, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)

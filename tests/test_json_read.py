@@ -392,3 +392,27 @@ def test_a_number_that_is_none_names_the_key(key: str) -> None:
     with pytest.raises(InputError, match="unexpected value nan") as caught:
         Report.from_json(document, "report.json")
     assert caught.value.key == f"plans[0].per_run[0].layers[0].{key}"
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "key"),
+    [
+        (("runs", 0, "rank"), {"a": 1}, "runs[0].rank"),
+        (("runs", 0, "origin_ns"), "1736408883000000000", "runs[0].origin_ns"),
+        (("plans", 0, "rank"), [0], "plans[0].rank"),
+        (("cores", "over_limit_by_rank", 0, "over_limit_us"), float("inf"), None),
+        (("plans", 0), 1, "plans[0]"),
+    ],
+)
+def test_a_value_of_another_type_is_bad_input_not_a_traceback(
+    where: tuple[str | int, ...], value: object, key: str | None
+) -> None:
+    document = json.loads(render(_hand_made()))
+    node = document
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    with pytest.raises(InputError) as caught:
+        Report.from_json(document, "report.json")
+    if key is not None:
+        assert caught.value.key == key

@@ -53,7 +53,7 @@ from overlap_check.model import (
 )
 
 JSON = dict[str, Any]
-Origins = dict[tuple[int | None, int], int | None]
+Origins = dict[tuple[Any, Any], Any]  # (rank, run) -> origin_ns, as read
 
 # absolute points in time: "exact" writes x_ns and x_ns_str, "relative" x_us (from the run's
 # origin), "both" all three. Every other *_ns field is a duration, written as x_us.
@@ -105,7 +105,7 @@ def us(ns: float | None) -> float | None:
 
 def _ns(value: Any) -> Any:
     """JSON microseconds -> the integer nanoseconds; anything else as is (msgspec says why)."""
-    return round(value * 1000) if _is_number(value) else value
+    return round(value * 1000) if _is_number(value) and math.isfinite(value) else value
 
 
 def _is_number(value: Any) -> bool:
@@ -189,25 +189,28 @@ def _scoped(cls: type) -> bool:
 
 @dataclass(frozen=True)
 class _Where:
-    """The origins of the runs, and the nearest ``rank`` and ``run`` around a value."""
+    """The origins of the runs, the nearest ``rank`` and ``run`` around a value, and the
+    origin of that run (None: unknown)."""
 
     origins: Origins
     rank: int | None = None
     run: int | None = None
+    origin: int | None = None
 
     def within(self, get: Any) -> _Where:
         rank, run = get("rank"), get("run")
         if rank is MISSING and run is MISSING:
             return self
-        return _Where(
-            self.origins,
-            self.rank if rank is MISSING else rank,
-            self.run if run is MISSING else run,
-        )
+        rank = self.rank if rank is MISSING else rank
+        run = self.run if run is MISSING else run
+        origin = None
+        if _is_key(rank) and _is_key(run):  # else not a rank or a run: msgspec names it
+            origin = self.origins.get((rank, run))
+        return _Where(self.origins, rank, run, origin if _is_key(origin) else None)
 
-    @property
-    def origin(self) -> int | None:
-        return None if self.run is None else self.origins.get((self.rank, self.run))
+
+def _is_key(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
 # --------------------------------------------------------------------------- writing
@@ -362,8 +365,8 @@ def from_dict(document: Any, path: str | Path | None = None) -> Report:
     runs = document.get("runs")
     origins: Origins = {}
     for run in runs if isinstance(runs, list) else ():
-        if isinstance(run, dict) and isinstance(run.get("index"), int):
-            origins[(run.get("rank"), run["index"])] = run.get("origin_ns")
+        if isinstance(run, dict) and _is_key(run.get("index")) and _is_key(run.get("rank")):
+            origins[(run.get("rank"), run.get("index"))] = run.get("origin_ns")
     shaped = _read(document, Report, _Where(origins), "", path)
     try:
         return msgspec.convert(shaped, Report)
