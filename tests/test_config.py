@@ -476,8 +476,8 @@ def _docs_tables() -> dict[str, list[list[str]]]:
     tables: dict[str, list[list[str]]] = {}
     section = None
     for line in DOCS.read_text(encoding="utf-8").splitlines():
-        if line.startswith("### `["):
-            section = line.split("`[", 1)[1].split("]", 1)[0]
+        if line.startswith("### `["):  # [gate] -> gate, [[plan]] -> [plan]
+            section = line.split("`", 2)[1][1:-1]
         elif section and line.startswith("| `"):
             cells = [cell.strip() for cell in line.replace("\\|", "/").strip("|").split("|")]
             tables.setdefault(section, []).append(cells)
@@ -507,6 +507,17 @@ def test_the_docs_tables_are_the_settings() -> None:
                 assert row[2] == ", ".join(f"`{name}`" for name in names), (section, row)
             else:
                 assert not setting.option and not setting.env, (section, row)
+
+
+def test_the_docs_tables_of_a_plan_are_its_keys() -> None:
+    from overlap_check.config.schema import LIMIT_KEYS, PLAN_KEYS
+
+    tables = _docs_tables()
+    tables_of_their_own = ("limit_core", "main_limit_core")
+    keys = [key for key in PLAN_KEYS if key not in tables_of_their_own]
+    assert [row[0] for row in tables["[plan]"]] == [f"`{key}`" for key in keys]
+    assert [row[0] for row in tables["plan.limit_core"]] == [f"`{key}`" for key in LIMIT_KEYS]
+    assert all(f"### `[plan.{key}]`" in DOCS.read_text() for key in tables_of_their_own)
 
 
 def test_every_setting_is_an_option_of_its_command() -> None:

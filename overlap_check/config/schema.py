@@ -15,17 +15,18 @@ from overlap_check.model import DeviceConfig, Plan
 CONFIG_NAME = "overlap-check.toml"
 PYPROJECT_TABLE = "tool.overlap-check"
 
+# in docs/config.md's order (tests/test_config.py)
 PLAN_KEYS = (
     "name",
     "side",
+    "op_type",
     "dominator",
     "side_stream",
     "main_stream",
-    "limit_core",
-    "main_limit_core",
     "path",
     "side_kind",
-    "op_type",
+    "limit_core",
+    "main_limit_core",
 )
 LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "aicore": checks.integer(1),
