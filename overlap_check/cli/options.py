@@ -182,23 +182,20 @@ def setting_option(setting: Setting) -> Callable[[F], F]:
     return click.option(setting.flag, type=click_type, metavar=setting.metavar, help=shown)
 
 
+# the options describing a one-off plan (plan_from_cli's arguments; --main-stream as well
+# when one of these is given)
+ONE_OFF_PLAN = ("side", "dominator", "name", "side_stream", "side_kind", "op_type")
+
+
 def options_from_params(params: Mapping[str, Any]) -> Options:
     """Options from the click parameters, merged with the config file and the environment."""
     from overlap_check.config import load_config, merge_options, plan_from_cli
 
     config = load_config(params.get("config"), Path.cwd())
-    describes_plan = any(
-        params.get(k) is not None
-        for k in ("side", "dominator", "side_stream", "name", "side_kind", "op_type")
-    )
+    one_off = {key: params.get(key) for key in ONE_OFF_PLAN}
+    describes_plan = any(value is not None for value in one_off.values())
     plan = plan_from_cli(
-        side=params.get("side"),
-        dominator=params.get("dominator"),
-        name=params.get("name"),
-        side_stream=params.get("side_stream"),
-        side_kind=params.get("side_kind"),
-        main_stream=params.get("main_stream") if describes_plan else None,
-        op_type=params.get("op_type"),
+        **one_off, main_stream=params.get("main_stream") if describes_plan else None
     )
     overrides: dict[str, Any] = {s.name: params.get(s.name) for s in MERGED if s.option}
     overrides |= {key: params.get(key) for key in ("main_stream", "baseline")}
