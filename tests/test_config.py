@@ -534,6 +534,8 @@ def test_every_setting_is_an_option_of_its_command() -> None:
     commands["lint"] = flags("lint")
     for setting in SETTINGS:
         assert (setting.flag in commands[setting.scope]) == setting.option, setting.name
+        if setting.scope == "analysis":  # merged into Options: a field gives type and default
+            assert setting.value_type is not None, setting.name
 
 
 def test_a_setting_reads_from_the_environment_by_its_type() -> None:

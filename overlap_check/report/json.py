@@ -55,8 +55,9 @@ from overlap_check.model import (
 JSON = dict[str, Any]
 Origins = dict[tuple[Any, Any], Any]  # (rank, run) -> origin_ns, as read
 
-# absolute points in time: "exact" writes x_ns and x_ns_str, "relative" x_us (from the run's
-# origin), "both" all three. Every other *_ns field is a duration, written as x_us.
+# absolute points in time, by field name in any class: "exact" writes x_ns and x_ns_str,
+# "relative" x_us (from the run's origin), "both" all three. Every other *_ns field is a
+# duration, written as x_us.
 POINTS = {
     "capture_time_ns": "exact",
     "origin_ns": "exact",
