@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.config import (
+from overlap_check.cli.config import (
     Config,
     find_config,
     format_for_path,
@@ -19,8 +19,8 @@ from overlap_check.config import (
     merge_options,
     plan_from_cli,
 )
-from overlap_check.errors import ConfigError, UsageError
 from overlap_check.model import CoreLimit, DeviceConfig, Options, Plan
+from overlap_check.model.errors import ConfigError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -491,7 +491,7 @@ def _shown(value: object) -> str:
 
 def test_the_docs_tables_are_the_settings() -> None:
     """Each section's keys in order, the default, the option and the environment variable."""
-    from overlap_check.config.settings import SECTIONS
+    from overlap_check.cli.config.settings import SECTIONS
 
     tables = _docs_tables()
     for section, settings in SECTIONS.items():
@@ -510,7 +510,7 @@ def test_the_docs_tables_are_the_settings() -> None:
 
 
 def test_the_docs_tables_of_a_plan_are_its_keys() -> None:
-    from overlap_check.config.schema import LIMIT_KEYS, PLAN_KEYS
+    from overlap_check.cli.config.schema import LIMIT_KEYS, PLAN_KEYS
 
     tables = _docs_tables()
     tables_of_their_own = ("limit_core", "main_limit_core")
@@ -523,7 +523,7 @@ def test_the_docs_tables_of_a_plan_are_its_keys() -> None:
 def test_every_setting_is_an_option_of_its_command() -> None:
     import click
 
-    from overlap_check.config.settings import SETTINGS
+    from overlap_check.cli.config.settings import SETTINGS
 
     def flags(name: str) -> set[str]:
         command = cli.get_command(click.Context(cli), name)
@@ -539,7 +539,7 @@ def test_every_setting_is_an_option_of_its_command() -> None:
 
 
 def test_a_setting_reads_from_the_environment_by_its_type() -> None:
-    from overlap_check.config.settings import BY_NAME
+    from overlap_check.cli.config.settings import BY_NAME
 
     assert BY_NAME["warmup"].parse_env("3") == 3
     assert BY_NAME["real"].parse_env("0.75") == 0.75

@@ -11,9 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import overlap_check
-from overlap_check.baseline import apply_baseline
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, OverlapCheckError
+from overlap_check.judge.baseline import apply_baseline
 from overlap_check.model import (
     ContentionInterval,
     CoreLimit,
@@ -30,6 +29,7 @@ from overlap_check.model import (
     Thresholds,
     choices_of,
 )
+from overlap_check.model.errors import InputError, OverlapCheckError
 from overlap_check.report import github, junit, markdown, text
 from overlap_check.report.json import render
 

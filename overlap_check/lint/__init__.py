@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from overlap_check.errors import InputError, UsageError
 from overlap_check.lint.findings import Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
 from overlap_check.lint.rules import RULES, Context
 from overlap_check.lint.source import SourceModule, read_module
 from overlap_check.model import ExecutionPath
+from overlap_check.model.errors import InputError, UsageError
 
 __all__ = [
     "RULES",

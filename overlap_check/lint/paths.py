@@ -17,9 +17,9 @@ import ast
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from overlap_check.errors import InputError
 from overlap_check.lint.apis import GE_MARKERS
 from overlap_check.lint.source import SourceModule
+from overlap_check.model.errors import InputError
 
 
 class ExecPath(str, Enum):

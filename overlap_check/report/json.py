@@ -39,7 +39,6 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 import msgspec
 
-from overlap_check.errors import InputError
 from overlap_check.model import (
     SCHEMA_VERSION,
     ContentionInterval,
@@ -51,6 +50,7 @@ from overlap_check.model import (
     Report,
     RunInfo,
 )
+from overlap_check.model.errors import InputError
 
 JSON = dict[str, Any]
 Origins = dict[tuple[Any, Any], Any]  # (rank, run) -> origin_ns, as read
