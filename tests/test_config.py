@@ -464,3 +464,89 @@ def test_bad_regex_in_config_exits_2_naming_the_file(
     assert result.exit_code == 2
     assert "overlap-check.toml:3:" in result.output
     assert "plan[1].side" in result.output
+
+
+# --------------------------------------------------------------------------- one definition
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "config.md"
+
+
+def _docs_tables() -> dict[str, list[list[str]]]:
+    """docs/config.md's key tables: section -> rows (the cells of each, stripped)."""
+    tables: dict[str, list[list[str]]] = {}
+    section = None
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        if line.startswith("### `["):  # [gate] -> gate, [[plan]] -> [plan]
+            section = line.split("`", 2)[1][1:-1]
+        elif section and line.startswith("| `"):
+            cells = [cell.strip() for cell in line.replace("\\|", "/").strip("|").split("|")]
+            tables.setdefault(section, []).append(cells)
+    return tables
+
+
+def _shown(value: object) -> str:
+    """A default as docs/config.md writes it: TOML in backticks."""
+    return f"`{json.dumps(value)}`"
+
+
+def test_the_docs_tables_are_the_settings() -> None:
+    """Each section's keys in order, the default, the option and the environment variable."""
+    from overlap_check.cli.config.settings import SECTIONS
+
+    tables = _docs_tables()
+    for section, settings in SECTIONS.items():
+        rows = tables[section]
+        assert [row[0] for row in rows] == [f"`{key}`" for key in settings], section
+        for row, setting in zip(rows, settings.values(), strict=True):
+            default = setting.value_default
+            if default not in (None, ()):
+                assert row[1] == _shown(default), (section, row)
+            if len(row) == 4:  # key | default | option / variable | meaning
+                names = [setting.flag] if setting.option else []
+                names += [setting.variable] if setting.variable else []
+                assert row[2] == ", ".join(f"`{name}`" for name in names), (section, row)
+            else:
+                assert not setting.option and not setting.env, (section, row)
+
+
+def test_the_docs_tables_of_a_plan_are_its_keys() -> None:
+    from overlap_check.cli.config.schema import LIMIT_KEYS, PLAN_KEYS
+
+    tables = _docs_tables()
+    tables_of_their_own = ("limit_core", "main_limit_core")
+    keys = [key for key in PLAN_KEYS if key not in tables_of_their_own]
+    assert [row[0] for row in tables["[plan]"]] == [f"`{key}`" for key in keys]
+    assert [row[0] for row in tables["plan.limit_core"]] == [f"`{key}`" for key in LIMIT_KEYS]
+    assert all(f"### `[plan.{key}]`" in DOCS.read_text() for key in tables_of_their_own)
+
+
+def test_every_setting_is_an_option_of_its_command() -> None:
+    import click
+
+    from overlap_check.cli.config.settings import SETTINGS
+
+    def flags(name: str) -> set[str]:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None
+        return {flag for param in command.params for flag in getattr(param, "opts", [])}
+
+    commands = {"analysis": flags("analyze") & flags("run"), "run": flags("run")}
+    commands["lint"] = flags("lint")
+    for setting in SETTINGS:
+        assert (setting.flag in commands[setting.scope]) == setting.option, setting.name
+        if setting.scope == "analysis":  # merged into Options: a field gives type and default
+            assert setting.value_type is not None, setting.name
+
+
+def test_a_setting_reads_from_the_environment_by_its_type() -> None:
+    from overlap_check.cli.config.settings import BY_NAME
+
+    assert BY_NAME["warmup"].parse_env("3") == 3
+    assert BY_NAME["real"].parse_env("0.75") == 0.75
+    assert BY_NAME["strict"].parse_env("yes") is True
+    assert BY_NAME["fail_on"].parse_env("fake") == "fake"
+    with pytest.raises(ValueError):
+        BY_NAME["strict"].parse_env("maybe")
+    env = {"OVERLAP_CHECK_FAKE_SHARE": "0.4", "OVERLAP_CHECK_MIN_RUNS": "2"}
+    merged = merge_options(Config(), {}, env)
+    assert (merged.fake_share, merged.min_runs) == (0.4, 2)

@@ -13,7 +13,22 @@ from click.testing import CliRunner
 import overlap_check
 from overlap_check.cli import cli
 from overlap_check.judge.baseline import apply_baseline
-from overlap_check.model import CoreLimit, FailOn, Options, Plan, Report, choices_of
+from overlap_check.model import (
+    ContentionInterval,
+    CoreLimit,
+    CoresResult,
+    FailOn,
+    Occurrence,
+    Options,
+    Plan,
+    PlanResult,
+    PlanRun,
+    Report,
+    RunInfo,
+    StreamStat,
+    Thresholds,
+    choices_of,
+)
 from overlap_check.model.errors import InputError, OverlapCheckError
 from overlap_check.report import github, junit, markdown, text
 from overlap_check.report.json import render
@@ -211,3 +226,193 @@ def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
     # text all the same
     for odd in ({"x": [float("nan"), float("inf")]}, {"lone surrogate": "\ud800"}):
         assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- the codec's rules
+
+ORIGIN = 1_736_408_883_000_000_000  # an epoch in ns: above 2**53, as real captures are
+
+
+def _hand_made() -> Report:
+    """One run, one plan with one occurrence, one contention interval: times set by hand."""
+    occurrence = Occurrence(
+        index=1,
+        side_ops=2,
+        side_start_ns=ORIGIN + 2_500,
+        side_end_ns=ORIGIN + 12_345,
+        dominator="GroupedMatmul",
+        dom_start_ns=ORIGIN + 1_000,
+        dom_end_ns=ORIGIN + 20_000,
+        overlap_ns=9_845,
+        overlap_pct=1.0,
+        busy_overlap_pct=1.0,
+        hidden_pct=0.75,
+        side_busy_ns=9_845,
+        hidden_ns=7_384,
+    )
+    run = PlanRun(
+        run=1,
+        warm=True,
+        overlap_pct=1.0,
+        occurrences=1,
+        busy_overlap_pct=1.0,
+        fake=0,
+        hidden_counts=(1, 0, 0),
+        worst=(occurrence,),
+        layers=(occurrence,),
+    )
+    plan = PlanResult(
+        name="p",
+        rank=0,
+        verdict="real",
+        overlap_pct=1.0,
+        provisional=True,
+        side_stream=3,
+        main_stream=2,
+        per_run=(run,),
+        verdict_counts=(1, 0, 0),
+    )
+    contention = ContentionInterval(
+        run=1,
+        rank=0,
+        start_ns=ORIGIN + 3_000,
+        duration_ns=1_500,
+        kind="aicore",
+        demand=30,
+        maximum=24,
+    )
+    return Report(
+        tool_version="0",
+        verdict="pass",
+        exit_code=0,
+        thresholds=Thresholds(),
+        runs=(
+            RunInfo(
+                index=1,
+                path="r",
+                rank=0,
+                warm=True,
+                source="kernel_details.csv",
+                streams=(StreamStat(2, 4, 20_000),),
+                origin_ns=ORIGIN,
+                communication=3,
+            ),
+        ),
+        plans=(plan,),
+        cores=CoresResult(
+            device=None,
+            contention=(contention,),
+            contention_count=1,
+            over_limit_by_rank=((0, 1_500),),
+        ),
+        fake_share=0.3,
+    )
+
+
+def test_times_are_microseconds_and_points_are_relative_and_exact() -> None:
+    rep = _hand_made()
+    document = json.loads(render(rep))
+    (occurrence,) = document["plans"][0]["per_run"][0]["worst"]
+    # 2,500 ns after the origin; the exact point as integer and as text
+    assert occurrence["side_start_us"] == 2.5
+    assert occurrence["side_start_ns"] == 1_736_408_883_000_002_500
+    assert occurrence["side_start_ns_str"] == "1736408883000002500"
+    assert occurrence["side_end_us"] == 12.345 and "side_end_ns" not in occurrence
+    assert (occurrence["overlap_us"], occurrence["hidden_us"]) == (9.845, 7.384)
+    assert document["runs"][0]["streams"][0]["busy_us"] == 20.0
+    assert document["runs"][0]["communication_rows"] == 3
+    assert document["runs"][0]["origin_ns_str"] == "1736408883000000000"
+    assert document["thresholds"] == {"real": 0.5, "fake": 0.05, "fake_share": 0.3}
+    assert document["plans"][0]["verdict_counts"] == {"real": 1, "partial": 0, "fake": 0}
+    assert "input_shapes" not in document["plans"][0]  # None: left out
+    assert "side_kind" not in document["plans"][0]  # compute: left out
+    (interval,) = document["cores"]["contention"]
+    assert (interval["aicore_demand"], interval["aicore_max"]) == (30, 24)
+    assert (interval["start_us"], interval["duration_us"]) == (3.0, 1.5)
+    assert document["cores"]["over_limit_by_rank"] == [{"rank": 0, "over_limit_us": 1.5}]
+    assert list(document)[:5] == ["schema_version", "tool_version", "config_path", "verdict",
+                                  "exit_code"]  # fmt: skip
+    assert Report.from_json(document, "report.json") == rep
+
+
+def test_an_older_report_reads_with_the_defaults() -> None:
+    """Keys added since schema_version 1 may be absent; a warning written before warnings had
+    every key of a violation has its start only relative to the run's origin."""
+    rep = _hand_made()
+    document = json.loads(render(rep))
+    for key in ("fail_on", "strict", "evidence_summary", "communication"):
+        del document[key]
+    del document["thresholds"]["fake_share"]
+    plan = document["plans"][0]
+    del plan["gate_failures"]
+    for key in ("contention_runs", "over_limit_by_rank"):
+        del document["cores"][key]
+    warning = {k: v for k, v in document["cores"]["contention"][0].items() if "demand" not in k}
+    warning.update(name="MatMul", stream_id=3, accelerator_core="AI_CORE", block_num=30,
+                   mix_block_num=None, limit=24, plan=None, limit_source=None, message="m",
+                   start_us=7.25, start_ns=None)  # fmt: skip
+    del warning["start_ns"], warning["aicore_max"]
+    document["cores"]["warnings"] = [warning]
+    back = Report.from_json(document, "report.json")
+    assert (back.fail_on, back.strict, back.fake_share) == ("partial", False, 0.25)
+    assert (back.evidence_summary, back.communication, back.plans[0].gate_failures) == ((), (), ())
+    assert back.cores is not None and back.cores.over_limit_by_rank == ()
+    (read,) = back.cores.warnings
+    assert (read.start_ns, read.blocks_field) == (ORIGIN + 7_250, "block_num")
+
+
+def test_a_missing_key_without_a_default_names_the_json_key() -> None:
+    document = json.loads(render(_hand_made()))
+    del document["runs"][0]["streams"][0]["busy_us"]
+    with pytest.raises(InputError, match="unexpected value None") as caught:
+        Report.from_json(document, "report.json")
+    assert caught.value.key == "runs[0].streams[0].busy_us"
+    document = json.loads(render(_hand_made()))
+    document["cores"]["contention"][0]["aicore_demand"] = "30"
+    with pytest.raises(InputError, match="unexpected value '30'") as caught:
+        Report.from_json(document, "report.json")
+    assert caught.value.key == "cores.contention[0].aicore_demand"
+
+
+def test_the_codec_tables_name_fields_of_the_model() -> None:
+    from dataclasses import fields
+
+    from overlap_check.report import json as codec
+
+    for cls, name in [*codec.RENAMED, *codec.AS_OBJECTS, *codec.OMITTED_AT_DEFAULT]:
+        assert name in {f.name for f in fields(cls)}, (cls, name)
+    for cls, leading in codec.LEADING.items():
+        assert set(leading) <= {f.name for f in fields(cls)}
+
+
+@pytest.mark.parametrize("key", ["overlap_us", "side_end_us", "side_start_ns", "hidden_pct"])
+def test_a_number_that_is_none_names_the_key(key: str) -> None:
+    document = json.loads(render(_hand_made()))
+    document["plans"][0]["per_run"][0]["layers"][0][key] = float("nan")
+    with pytest.raises(InputError, match="unexpected value nan") as caught:
+        Report.from_json(document, "report.json")
+    assert caught.value.key == f"plans[0].per_run[0].layers[0].{key}"
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "key"),
+    [
+        (("runs", 0, "rank"), {"a": 1}, "runs[0].rank"),
+        (("runs", 0, "origin_ns"), "1736408883000000000", "runs[0].origin_ns"),
+        (("plans", 0, "rank"), [0], "plans[0].rank"),
+        (("cores", "over_limit_by_rank", 0, "over_limit_us"), float("inf"), None),
+        (("plans", 0), 1, "plans[0]"),
+    ],
+)
+def test_a_value_of_another_type_is_bad_input_not_a_traceback(
+    where: tuple[str | int, ...], value: object, key: str | None
+) -> None:
+    document = json.loads(render(_hand_made()))
+    node = document
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    with pytest.raises(InputError) as caught:
+        Report.from_json(document, "report.json")
+    if key is not None:
+        assert caught.value.key == key

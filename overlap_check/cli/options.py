@@ -13,17 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_origin
 
 import click
 
+from overlap_check.cli.config.settings import BY_NAME, MERGED, SETTINGS, Setting
 from overlap_check.model import (
     Capture,
     ExecutionPath,
-    FailOn,
     Options,
-    Order,
-    Per,
     Plan,
     Report,
     SideKind,
@@ -48,7 +46,10 @@ color_option = click.option(
     "(FORCE_COLOR forces it). Never in other formats, nor in a file written with --output.",
 )
 
-_OPTIONS: list[Callable[[F], F]] = [
+# The command-line-only options, and by name where each setting (config/settings.py) goes
+# among them in --help; a setting not named here goes at OTHER_SETTINGS.
+OTHER_SETTINGS = "..."
+_OPTIONS: list[Callable[[F], F] | str] = [
     click.option(
         "--config",
         "config",
@@ -94,40 +95,12 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="What the one-off plan's side ops are: compute kernels, communication tasks or "
         f"memory copies, hidden under compute [{PLAN_DEFAULTS['side_kind']}].",
     ),
-    click.option(
-        "--warmup",
-        type=int,
-        metavar="K",
-        help=f"Runs (or steps with --per step) discarded as cold starts [{DEFAULTS.warmup}].",
-    ),
-    click.option(
-        "--min-runs",
-        type=int,
-        metavar="N",
-        help=f"Runs the method asks for; fewer gives a provisional result [{DEFAULTS.min_runs}].",
-    ),
-    click.option(
-        "--strict", is_flag=True, default=None, help="A provisional result fails the gate."
-    ),
-    click.option(
-        "--per",
-        type=click.Choice(choices_of(Per)),
-        help=f"Unit the median is taken over [{DEFAULTS.per}].",
-    ),
-    click.option(
-        "--real",
-        type=float,
-        metavar="X",
-        help="A plan's hidden_pct (a stream pair's overlap_pct) at or above which it is real "
-        f"[{DEFAULTS.thresholds.real}].",
-    ),
-    click.option(
-        "--fake",
-        type=float,
-        metavar="Y",
-        help="A plan's hidden_pct (a stream pair's overlap_pct) at or below which it is fake "
-        f"[{DEFAULTS.thresholds.fake}].",
-    ),
+    "warmup",
+    "min_runs",
+    "strict",
+    "per",
+    "real",
+    "fake",
     click.option(
         "--format",
         "format_",
@@ -142,64 +115,22 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="Also write the report there (format from the suffix: .json/.md/.xml/.txt).",
     ),
     color_option,
-    click.option(
-        "--fail-on",
-        type=click.Choice(choices_of(FailOn)),
-        help=f"Which plan verdicts fail the gate [{DEFAULTS.fail_on}].",
-    ),
+    "fail_on",
     click.option(
         "--baseline",
         metavar="FILE",
         help="A previous JSON report; fail when a plan's hidden_pct (without plans: a stream "
         "pair's overlap_pct) drops by more than --tolerance.",
     ),
-    click.option(
-        "--tolerance",
-        type=float,
-        metavar="X",
-        help=(
-            "Allowed absolute drop of a plan's hidden_pct against the baseline "
-            f"[{DEFAULTS.tolerance}]."
-        ),
-    ),
-    click.option(
-        "--reference",
-        metavar="PATH",
-        help="The same workload captured without the multi-stream change: report layer and "
-        "step wall before/after (docs/gain.md).",
-    ),
-    click.option(
-        "--require-gain",
-        type=float,
-        metavar="X",
-        help="With --reference: fail unless the step is at least X% faster [off].",
-    ),
-    click.option(
-        "--max-join-wait-us",
-        type=float,
-        metavar="X",
-        help="Fail when the main stream waits more than X µs per layer for the side tail "
-        "(new waits against --reference when given) [off].",
-    ),
+    "tolerance",
+    "reference",
+    "require_gain",
+    "max_join_wait_us",
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
-    click.option(
-        "--order",
-        type=click.Choice(choices_of(Order)),
-        help=f"Run order of several PATHs: as given, or by capture time [{DEFAULTS.order}].",
-    ),
-    click.option(
-        "--soc",
-        metavar="NAME",
-        help="SoC name for the device cores when the capture lacks info.json (e.g. Ascend910B2).",
-    ),
-    click.option(
-        "--soc-ini", metavar="FILE", help="CANN platform config <SoC>.ini giving the device cores."
-    ),
-    click.option(
-        "--graph-dump",
-        metavar="PATH",
-        help="GE graph dump (file or folder) with _op_aicore_num / _op_vectorcore_num.",
-    ),
+    "order",
+    "soc",
+    "soc_ini",
+    "graph_dump",
     click.option(
         "--path",
         "exec_path",
@@ -213,12 +144,8 @@ _OPTIONS: list[Callable[[F], F]] = [
         metavar="DIR",
         help="Model code whose compile calls give the execution path (as `lint` detects it).",
     ),
-    click.option(
-        "--fail-on-contention",
-        is_flag=True,
-        default=None,
-        help="Block demand above the device cores fails the gate.",
-    ),
+    "fail_on_contention",
+    OTHER_SETTINGS,
     click.option(
         "-q", "--quiet", is_flag=True, help="Only the report; nothing on stderr but errors."
     ),
@@ -230,9 +157,34 @@ _OPTIONS: list[Callable[[F], F]] = [
 
 def analysis_options(command: F) -> F:
     """Add the options shared by `analyze` and `run` (docs/contract.md) to a click command."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
+    named = {entry for entry in _OPTIONS if isinstance(entry, str)}
+    for entry in reversed(_OPTIONS):
+        if entry == OTHER_SETTINGS:
+            for setting in reversed(SETTINGS):
+                if setting.option and setting.scope == "analysis" and setting.name not in named:
+                    command = setting_option(setting)(command)
+        elif isinstance(entry, str):
+            command = setting_option(BY_NAME[entry])(command)
+        else:
+            command = entry(command)
     return command
+
+
+def setting_option(setting: Setting) -> Callable[[F], F]:
+    """The click option of a setting: its type, help and default from its definition. Unset,
+    it is None, so that the environment and the config file can fill it."""
+    kind, shown = setting.value_type, setting.help.format(default=setting.value_default)
+    if kind is bool:
+        return click.option(setting.flag, is_flag=True, default=None, help=shown)
+    if get_origin(kind) is Literal:
+        return click.option(setting.flag, type=click.Choice(choices_of(kind)), help=shown)
+    click_type = None if kind is str else kind
+    return click.option(setting.flag, type=click_type, metavar=setting.metavar, help=shown)
+
+
+# the options describing a one-off plan (plan_from_cli's arguments; --main-stream as well
+# when one of these is given)
+ONE_OFF_PLAN = ("side", "dominator", "name", "side_stream", "side_kind", "op_type")
 
 
 def options_from_params(params: Mapping[str, Any]) -> Options:
@@ -240,42 +192,13 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
     from overlap_check.cli.config import load_config, merge_options, plan_from_cli
 
     config = load_config(params.get("config"), Path.cwd())
-    describes_plan = any(
-        params.get(k) is not None
-        for k in ("side", "dominator", "side_stream", "name", "side_kind", "op_type")
-    )
+    one_off = {key: params.get(key) for key in ONE_OFF_PLAN}
+    describes_plan = any(value is not None for value in one_off.values())
     plan = plan_from_cli(
-        side=params.get("side"),
-        dominator=params.get("dominator"),
-        name=params.get("name"),
-        side_stream=params.get("side_stream"),
-        side_kind=params.get("side_kind"),
-        main_stream=params.get("main_stream") if describes_plan else None,
-        op_type=params.get("op_type"),
+        **one_off, main_stream=params.get("main_stream") if describes_plan else None
     )
-    overrides: dict[str, Any] = {
-        key: params.get(key)
-        for key in (
-            "real",
-            "fake",
-            "warmup",
-            "min_runs",
-            "per",
-            "order",
-            "fail_on",
-            "tolerance",
-            "strict",
-            "fail_on_contention",
-            "soc_ini",
-            "graph_dump",
-            "soc",
-            "main_stream",
-            "baseline",
-            "reference",
-            "require_gain",
-            "max_join_wait_us",
-        )
-    }
+    overrides: dict[str, Any] = {s.name: params.get(s.name) for s in MERGED if s.option}
+    overrides |= {key: params.get(key) for key in ("main_stream", "baseline")}
     overrides["plans"] = (plan,) if plan is not None else ()
     overrides["path"], overrides["path_source"] = _execution_path(params)
     overrides["plan_names"] = tuple(params.get("plan_names") or ())

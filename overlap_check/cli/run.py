@@ -20,13 +20,14 @@ from typing import IO, Any, cast
 import click
 
 from overlap_check import __version__
+from overlap_check.cli.config.settings import BY_NAME, LEVELS, PROFILERS
 from overlap_check.cli.options import analysis_options, emit, options_from_params
 from overlap_check.model.errors import InputError, Interrupted, UsageError
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
-DEFAULT_RUNS = 5
-DEFAULT_LEVEL = "Level1"
+DEFAULT_RUNS = BY_NAME["runs"].default
+DEFAULT_LEVEL = BY_NAME["level"].default
 
 
 @click.command(
@@ -47,7 +48,7 @@ DEFAULT_LEVEL = "Level1"
 )
 @click.option(
     "--profiler",
-    type=click.Choice(["auto", "torch_npu", "msprof"]),
+    type=click.Choice(PROFILERS),
     default=None,
     help="torch_npu: inject torch_npu.profiler into the Python workload (no code change); "
     "msprof: wrap the command with the msprof CLI; auto: torch_npu for Python commands, "
@@ -55,7 +56,7 @@ DEFAULT_LEVEL = "Level1"
 )
 @click.option(
     "--level",
-    type=click.Choice(["Level1", "Level2"]),
+    type=click.Choice(LEVELS),
     default=None,
     help="Profiler level (Level1 and up record Stream IDs)  "
     f"[default: [run] level, else {DEFAULT_LEVEL}]",
@@ -217,7 +218,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
     config = load_config(params.get("config"), cwd)
     env = dict(os.environ)
     profiler, reason = choose_profiler(
-        params["profiler"] or "auto", command, env, configured=config.profiler
+        params["profiler"] or BY_NAME["profiler"].default, command, env, configured=config.profiler
     )
     msprof_path = "msprof"
     if profiler == "msprof":

@@ -175,7 +175,8 @@ class DeviceConfig:
 
 @dataclass(frozen=True)
 class Options:
-    """Everything that changes an analysis. Every default lives here and in config.py."""
+    """Everything that changes an analysis. Every default lives here (config/settings.py, the
+    CLI and docs/config.md take theirs from these fields)."""
 
     plans: tuple[Plan, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -263,6 +264,7 @@ class StreamPair:
     provisional: bool
     per_run: tuple[StreamPairRun, ...] = ()
     gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
+    method: str = "busy"  # the figure: interval-set overlap of busy time
 
 
 @dataclass(frozen=True)
@@ -350,7 +352,7 @@ class PlanRun:
     layers: tuple[Occurrence, ...] = ()
     join_not_waited: int = 0  # layers whose side work ended after their join started
     lag: bool = False  # first dominator without side work, side work after the last one
-    walls: LayerFigures | None = None  # joins.layer_figures of this sample (not in the JSON)
+    walls: LayerFigures | None = None  # joins.layer_figures of this sample
 
 
 # What a plan's diagnosis found (docs/advice.md). Other stages add causes here; the
@@ -714,9 +716,9 @@ class Report:
     def from_json(cls, document: object, path: str | None = None) -> Report:
         """The Report back from a parsed JSON report (report/json.py's document): rendering
         it again gives the same JSON. InputError naming ``path`` and the key when it is not one."""
-        from overlap_check.report.json_read import report_from_json
+        from overlap_check.report.json import from_dict
 
-        return report_from_json(document, path)
+        return from_dict(document, path)
 
     @property
     def provisional(self) -> bool:

@@ -1,44 +1,102 @@
-"""The JSON report (docs/contract.md, schema_version 1), and extra keys that help.
+"""The JSON report (docs/contract.md, schema_version 1) and its reader: one codec, derived
+from the model's dataclasses, both ways.
 
-Times are microseconds as numbers, rounded to 3 decimals from exact integer
-nanoseconds. Points in time (``*_start_us``, ``*_end_us``) are relative to the
-run's first compute kernel (``runs[].origin_ns``): an epoch in µs with 3
-decimals does not fit in a JSON (float64) number. Each such point also comes
-as ``*_ns``, the exact absolute local-epoch integer, to find the kernel in the
-profiler's own files, and as ``*_ns_str``, the same integer as a decimal string:
-these integers exceed 2**53, so a float64 JSON reader (JavaScript's JSON.parse,
-jq arithmetic) rounds the number but keeps the string exact. docs/report.schema.json
-is the JSON Schema of this document.
+Every field of a Report dataclass is written under its own name, in field order: a nested
+dataclass as an object, a tuple as a list. msgspec builds the Report back from the same
+shape (types, Literals, defaults for keys that older reports lack). The conventions:
+
+- a time ``x_ns`` (or ``ns``) is a duration written as ``x_us``: microseconds rounded to
+  3 decimals, read back as the integer nanoseconds it was rounded from;
+- POINTS are absolute times on the device clock. An epoch in µs with 3 decimals does not
+  fit a JSON (float64) number, so a point is written relative to its run's first compute
+  kernel (``runs[].origin_ns``, the run and rank being the nearest ``run`` and ``rank``
+  fields around it) as ``x_us``, and/or exactly as ``x_ns`` with ``x_ns_str``, the same
+  integer as a decimal string (above 2**53 a float64 reader such as JavaScript or jq
+  rounds the number but keeps the string). On read, ``x_ns`` wins; a report without it
+  gives the point from ``x_us`` and the origin;
+- the tables below name the few fields whose key differs (RENAMED: a ``{field}`` in the
+  key is that field's value, a dotted key sits in a sibling object), the tuples written
+  as objects (AS_OBJECTS), the fields left out at their default (OMITTED_AT_DEFAULT),
+  the shares of time that must lie in [0, 1] (FRACTIONS, JSON keys) and the keys the
+  document starts with (LEADING).
+
+A field added to a Report dataclass is in the JSON and read back with no change here (add
+it to docs/report.schema.json); a key an older report lacks takes the field's default.
+
+docs/report.schema.json is the JSON Schema of the document; a document that is not one is
+an InputError naming the file and the key.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+import re
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+import msgspec
 
 from overlap_check.model import (
-    BarrierCandidate,
-    CommunicationStep,
+    SCHEMA_VERSION,
+    ContentionInterval,
     CoresResult,
-    Diagnosis,
     LayerFigures,
-    Occurrence,
     PlanResult,
     PlanRun,
-    PlanWalls,
-    ProfilerStepTime,
-    RankCommunication,
-    RankStreamSummary,
-    ReferenceResult,
+    ReferenceDelta,
     Report,
     RunInfo,
-    ShapeCount,
-    StepWall,
-    StreamPair,
 )
+from overlap_check.model.errors import InputError
 
 JSON = dict[str, Any]
-Origins = dict[tuple[int | None, int], int | None]
+Origins = dict[tuple[Any, Any], Any]  # (rank, run) -> origin_ns, as read
+
+# absolute points in time, by field name in any class: "exact" writes x_ns and x_ns_str,
+# "relative" x_us (from the run's origin), "both" all three. Every other *_ns field is a
+# duration, written as x_us.
+POINTS = {
+    "capture_time_ns": "exact",
+    "origin_ns": "exact",
+    "start_ns": "both",
+    "side_start_ns": "both",
+    "dom_start_ns": "both",
+    "side_end_ns": "relative",
+    "dom_end_ns": "relative",
+}
+RENAMED: dict[tuple[type, str], str] = {
+    (RunInfo, "communication"): "communication_rows",
+    (PlanRun, "fake"): "fake_occurrences",
+    (PlanRun, "hidden_counts"): "verdict_counts",
+    (PlanResult, "shapes"): "input_shapes",
+    (ReferenceDelta, "steps_before"): "warm_steps_before",
+    (ReferenceDelta, "steps_after"): "warm_steps_after",
+    (ContentionInterval, "demand"): "{kind}_demand",
+    (ContentionInterval, "maximum"): "{kind}_max",
+    (Report, "fake_share"): "thresholds.fake_share",
+}
+COUNTS = ("real", "partial", "fake")  # judged occurrences per hidden_pct band
+AS_OBJECTS: dict[tuple[type, str], tuple[str, ...]] = {
+    (PlanRun, "hidden_counts"): COUNTS,
+    (PlanResult, "verdict_counts"): COUNTS,
+    (LayerFigures, "step_walls"): ("step", "wall_ns"),
+    (CoresResult, "over_limit_by_rank"): ("rank", "over_limit_ns"),
+}
+# the keys a reader of the document sees first (the rest follow in field order)
+LEADING: dict[type, tuple[str, ...]] = {
+    Report: ("schema_version", "tool_version", "config_path", "verdict", "exit_code",
+             "thresholds", "warmup", "min_runs", "per", "fail_on", "strict", "gate_reasons",
+             "evidence_summary", "notes", "worst_rank"),
+}  # fmt: skip
+# only a plan read with a reference has input_shapes, only a non-compute plan a side_kind
+OMITTED_AT_DEFAULT = {(PlanResult, "shapes"), (PlanResult, "side_kind")}
+FRACTIONS = frozenset(
+    {"overlap_pct", "busy_overlap_pct", "hidden_pct", "dominator_pct", "overlap_min",
+     "overlap_max", "real", "fake", "fake_share", "base", "head"}
+)  # fmt: skip
 
 
 def us(ns: float | None) -> float | None:
@@ -46,465 +104,172 @@ def us(ns: float | None) -> float | None:
     return None if ns is None else round(ns / 1000, 3)
 
 
-def exact(name: str, ns: int | None) -> JSON:
-    """``{name: ns, name_str: "ns"}``: an absolute ns integer, and as text for float64 readers."""
-    return {name: ns, f"{name}_str": None if ns is None else str(ns)}
+def _ns(value: Any) -> Any:
+    """JSON microseconds -> the integer nanoseconds; anything else as is (msgspec says why)."""
+    return round(value * 1000) if _is_number(value) and math.isfinite(value) else value
 
 
-def _rel(ns: int | None, origin: int | None) -> float | None:
-    if ns is None or origin is None:
-        return None
-    return us(ns - origin)
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _run(run: RunInfo) -> JSON:
-    return {
-        "index": run.index,
-        "path": run.path,
-        "rank": run.rank,
-        "warm": run.warm,
-        "source": run.source,
-        "streams": [
-            {"stream_id": s.stream_id, "kernels": s.kernels, "busy_us": us(s.busy_ns)}
-            for s in run.streams
-        ],
-        "skipped_rows": run.skipped_rows,
-        "skipped_lines": list(run.skipped_lines),
-        "device": run.device,
-        "level": run.level,
-        **exact("capture_time_ns", run.capture_time_ns),
-        "communication_rows": run.communication,
-        "stream_source": run.stream_source,
-        **exact("origin_ns", run.origin_ns),
-        "notes": list(run.notes),
-    }
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    key: str  # the JSON key of the value itself (x_us for a time)
+    time: str | None  # None, "us" (a duration) or a POINTS kind
+    cls: type | None  # the dataclass of a nested object, or of a list's items
+    is_list: bool  # a variable-length tuple: a JSON list
+    names: tuple[str, ...] = ()  # AS_OBJECTS: the keys of the tuple's items
+    omit: bool = False
+    default: Any = None
+    fraction: bool = False  # its JSON key is one of FRACTIONS
+    plain: bool = field(init=False)  # written as it is, under its own name
+    direct: bool = field(init=False)  # its key is neither a template nor dotted
+
+    def __post_init__(self) -> None:
+        direct = "{" not in self.key and "." not in self.key
+        plain = self.key == self.name and not (self.time or self.cls or self.names or self.omit)
+        object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "direct", direct)
 
 
-def _pair(pair: StreamPair) -> JSON:
-    return {
-        "rank": pair.rank,
-        "main": pair.main,
-        "side": pair.side,
-        "method": "busy",
-        "overlap_us": us(pair.overlap_ns),
-        "overlap_pct": pair.overlap_pct,
-        "verdict": pair.verdict,
-        "gate_failures": list(pair.gate_failures),
-        "provisional": pair.provisional,
-        "per_run": [
-            {
-                "run": r.run,
-                "sample": r.sample,
-                "warm": r.warm,
-                "overlap_us": us(r.overlap_ns),
-                "overlap_pct": r.overlap_pct,
-                "main_busy_us": us(r.main_busy_ns),
-                "side_busy_us": us(r.side_busy_ns),
-            }
-            for r in pair.per_run
-        ],
-    }
+def _time_kind(name: str) -> str | None:
+    if name in POINTS:
+        return POINTS[name]
+    return "us" if name == "ns" or name.endswith("_ns") else None
 
 
-def _rank(summary: RankStreamSummary) -> JSON:
-    return {
-        "rank": summary.rank,
-        "main_stream": summary.main_stream,
-        "parallelism": summary.parallelism,
-        "concurrent_us": us(summary.concurrent_ns),
-        "wall_us": us(summary.wall_ns),
-        "helper_streams": list(summary.helper_streams),
-    }
+def _us_key(name: str) -> str:
+    return name[:-2] + "us"  # x_ns -> x_us, ns -> us
 
 
-def _profiler(row: ProfilerStepTime) -> JSON:
-    return {
-        "step": row.step,
-        "device": row.device,
-        "computing_us": us(row.computing_ns),
-        "not_overlapped_us": us(row.not_overlapped_ns),
-        "overlapped_us": us(row.overlapped_ns),
-        "communication_us": us(row.communication_ns),
-        "free_us": us(row.free_ns),
-    }
+@cache
+def _spec(cls: type) -> tuple[_Field, ...]:
+    hints = get_type_hints(cls)
+    specs = []
+    leading = LEADING.get(cls, ())
+    order = {name: number for number, name in enumerate(leading)}
+    for f in sorted(fields(cls), key=lambda f: order.get(f.name, len(leading))):
+        kind = _time_kind(f.name)
+        key = RENAMED.get((cls, f.name), f.name)
+        hint = hints[f.name]
+        specs.append(
+            _Field(
+                name=f.name,
+                key=_us_key(key) if kind in ("us", "relative", "both") else key,
+                time=kind,
+                cls=_dataclass_in(hint),
+                is_list=_is_list(hint),
+                names=AS_OBJECTS.get((cls, f.name), ()),
+                omit=(cls, f.name) in OMITTED_AT_DEFAULT,
+                default=None if f.default is MISSING else f.default,
+                fraction=key.rpartition(".")[2] in FRACTIONS,
+            )
+        )
+    return tuple(specs)
 
 
-def _communication_step(step: CommunicationStep) -> JSON:
-    return {
-        "run": step.run,
-        "warm": step.warm,
-        "step": step.step,
-        "busy_us": us(step.busy_ns),
-        "hidden_us": us(step.hidden_ns),
-        "exposed_us": us(step.exposed_ns),
-        "compute_us": us(step.compute_ns),
-        "profiler": None if step.profiler is None else _profiler(step.profiler),
-        "profiler_difference": step.profiler_difference,
-    }
+def _dataclass_in(hint: Any) -> type | None:
+    if isinstance(hint, type) and is_dataclass(hint):
+        return hint
+    return next(filter(None, map(_dataclass_in, get_args(hint))), None)
 
 
-def _communication(rank: RankCommunication) -> JSON:
-    return {
-        "rank": rank.rank,
-        "busy_us": us(rank.busy_ns),
-        "hidden_us": us(rank.hidden_ns),
-        "exposed_us": us(rank.exposed_ns),
-        "hidden_pct": rank.hidden_pct,
-        "provisional": rank.provisional,
-        "steps": [_communication_step(s) for s in rank.steps],
-    }
+def _is_list(hint: Any) -> bool:
+    if get_origin(hint) is tuple:
+        return get_args(hint)[-1:] == (Ellipsis,)
+    return any(_is_list(arg) for arg in get_args(hint) if arg is not type(None))
 
 
-def _occurrence(occ: Occurrence, origin: int | None) -> JSON:
-    return {
-        "index": occ.index,
-        "status": occ.status,
-        "side_ops": occ.side_ops,
-        "side_start_us": _rel(occ.side_start_ns, origin),
-        "side_end_us": _rel(occ.side_end_ns, origin),
-        "dominator": occ.dominator,
-        "dom_start_us": _rel(occ.dom_start_ns, origin),
-        "dom_end_us": _rel(occ.dom_end_ns, origin),
-        "overlap_us": us(occ.overlap_ns),
-        "overlap_pct": occ.overlap_pct,
-        "busy_overlap_pct": occ.busy_overlap_pct,
-        "layer": occ.layer,
-        "hidden_pct": occ.hidden_pct,
-        "dominator_pct": occ.dominator_pct,
-        "side_busy_us": us(occ.side_busy_ns),
-        "hidden_us": us(occ.hidden_ns),
-        "verdict": occ.verdict,
-        "join_not_waited": occ.join_not_waited,
-        **exact("side_start_ns", occ.side_start_ns),
-        **exact("dom_start_ns", occ.dom_start_ns),
-    }
+@cache
+def _scoped(cls: type) -> bool:
+    """Whether its objects name a rank or a run (the origin of the points inside)."""
+    return any(f.name in ("rank", "run") for f in fields(cls))
 
 
-def _counts(counts: tuple[int, int, int]) -> JSON:
-    real, partial, fake = counts
-    return {"real": real, "partial": partial, "fake": fake}
+@dataclass(frozen=True)
+class _Where:
+    """The origins of the runs, the nearest ``rank`` and ``run`` around a value, and the
+    origin of that run (None: unknown)."""
+
+    origins: Origins
+    rank: int | None = None
+    run: int | None = None
+    origin: int | None = None
+
+    def within(self, get: Any) -> _Where:
+        rank, run = get("rank"), get("run")
+        if rank is MISSING and run is MISSING:
+            return self
+        rank = self.rank if rank is MISSING else rank
+        run = self.run if run is MISSING else run
+        origin = None
+        if _is_key(rank) and _is_key(run):  # else not a rank or a run: msgspec names it
+            origin = self.origins.get((rank, run))
+        return _Where(self.origins, rank, run, origin if _is_key(origin) else None)
 
 
-def _plan_run(run: PlanRun, origin: int | None) -> JSON:
-    return {
-        "run": run.run,
-        "sample": run.sample,
-        "step": run.step,
-        "warm": run.warm,
-        "overlap_pct": run.overlap_pct,
-        "busy_overlap_pct": run.busy_overlap_pct,
-        "hidden_pct": run.hidden_pct,
-        "verdict_counts": _counts(run.hidden_counts),
-        "occurrences": run.occurrences,
-        "judged": run.judged,
-        "side_ops": run.side_ops,
-        "no_side": run.no_side,
-        "no_dominator": run.no_dominator,
-        "zero_length": run.zero_length,
-        "fake_occurrences": run.fake,
-        "worst": [_occurrence(o, origin) for o in run.worst],
-        "unpaired": [_occurrence(o, origin) for o in run.unpaired],
-        "layers": [_occurrence(o, origin) for o in run.layers],
-        "join_not_waited": run.join_not_waited,
-        "lag": run.lag,
-        "walls": None if run.walls is None else _layer_figures(run.walls),
-    }
+def _is_key(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _medians(w: LayerFigures | PlanWalls) -> JSON:
-    """The layer figures a sample's LayerFigures and a plan's PlanWalls (their warm medians)
-    both have."""
-    return {
-        "layers": w.layers,
-        "steps": w.steps,
-        "layer_wall_us": us(w.layer_wall_ns),
-        "dominator_us": us(w.dominator_ns),
-        "side_total_us": us(w.side_total_ns),
-        "join_wait_us": us(w.join_wait_ns),
-        "side_tail_us": us(w.side_tail_ns),
-        "step_wall_us": us(w.step_wall_ns),
-        "tail_ops": [{"name": t.name, "count": t.count, "us": us(t.ns)} for t in w.tail_ops],
-    }
+# --------------------------------------------------------------------------- writing
 
 
-def _shape(c: ShapeCount) -> JSON:
-    return {"role": c.role, "label": c.label, "shapes": c.shapes, "count": c.count}
+def _write(obj: object, where: _Where) -> JSON:
+    cls: type = type(obj)
+    if _scoped(cls):
+        where = where.within(lambda name: getattr(obj, name, MISSING))
+    out: JSON = {}
+    for f in _spec(cls):
+        value = getattr(obj, f.name)
+        if f.plain:  # most fields: the value as it is
+            out[f.key] = list(value) if type(value) is tuple else value
+            continue
+        if f.omit and value == f.default:
+            continue
+        if f.names:
+            value = _write_tuple(f, value)
+        elif f.cls is not None and value is not None:
+            value = [_write(v, where) for v in value] if f.is_list else _write(value, where)
+        elif isinstance(value, tuple):
+            value = list(value)
+        target, key = (out, f.key) if f.direct else _place(out, f.key.format_map(out))
+        if f.time == "us":
+            target[key] = None if value is None else round(value / 1000, 3)
+        if f.time in ("relative", "both"):
+            origin = where.origin
+            target[key] = None if value is None or origin is None else us(value - origin)
+        if f.time in ("exact", "both"):
+            target[f.name] = value
+            target[f"{f.name}_str"] = None if value is None else str(value)
+        if f.time is None:
+            target[key] = value
+    return out
 
 
-def _layer_figures(f: LayerFigures) -> JSON:
-    return {
-        **_medians(f),
-        "join_wait_max_us": us(f.join_wait_max_ns),
-        "join_wait_layer": f.join_wait_layer,
-        "step_walls": [{"step": step, "wall_us": us(wall)} for step, wall in f.step_walls],
-    }
+def _write_tuple(f: _Field, value: tuple[Any, ...]) -> Any:
+    def one(items: tuple[Any, ...]) -> JSON:
+        return {
+            _us_key(n) if _time_kind(n) else n: us(v) if _time_kind(n) else v
+            for n, v in zip(f.names, items, strict=True)
+        }
+
+    return [one(v) for v in value] if f.is_list else one(value)
 
 
-def _barrier(candidate: BarrierCandidate, origin: int | None) -> JSON:
-    return {
-        "name": candidate.name,
-        "stream_id": candidate.stream_id,
-        "start_us": _rel(candidate.start_ns, origin),
-        "gap_us": us(candidate.gap_ns),
-        "after_side_end_us": us(candidate.after_side_end_ns),
-        "run": candidate.run,
-        "occurrence": candidate.occurrence,
-        "occurrences": candidate.occurrences,
-        "covers_side_window": candidate.covers_side_window,
-        "waited": candidate.waited,
-        "chain": candidate.chain,
-        "lag_us": us(candidate.lag_ns),
-        **exact("start_ns", candidate.start_ns),
-    }
-
-
-def _plan(plan: PlanResult, origins: Origins) -> JSON:
-    return {
-        "name": plan.name,
-        "rank": plan.rank,
-        "method": plan.method,
-        "overlap_pct": plan.overlap_pct,
-        "busy_overlap_pct": plan.busy_overlap_pct,
-        "hidden_pct": plan.hidden_pct,
-        "decided_by": plan.decided_by,
-        "verdict_counts": _counts(plan.verdict_counts),
-        "provisional": plan.provisional,
-        "verdict": plan.verdict,
-        "gate_failures": list(plan.gate_failures),
-        "side_stream": plan.side_stream,
-        "main_stream": plan.main_stream,
-        "side": plan.side,
-        "op_type": plan.op_type,
-        "dominator": plan.dominator,
-        "runs_used": plan.runs_used,
-        "overlap_min": plan.overlap_min,
-        "overlap_max": plan.overlap_max,
-        "per_run": [_plan_run(r, origins.get((plan.rank, r.run))) for r in plan.per_run],
-        "barrier_candidates": [
-            _barrier(b, origins.get((plan.rank, b.run))) for b in plan.barrier_candidates
-        ],
-        "fake_occurrences": plan.fake_occurrences,
-        "placement": list(plan.placement),
-        "stayed": list(plan.stayed),
-        "diagnosis": plan.diagnosis,
-        "diagnosed": None if plan.diagnosed is None else _diagnosed(plan.diagnosed),
-        "findings": list(plan.findings),
-        "config_file": plan.config_file,
-        "config_line": plan.config_line,
-        "walls": None if plan.walls is None else _walls(plan.walls),
-        # only with a reference (shapes.wants_shapes): reports without one stay as they were
-        **({} if plan.shapes is None else {"input_shapes": [_shape(c) for c in plan.shapes]}),
-        # only a communication or copy plan says so (compute plans' reports stay as they were)
-        **({} if plan.side_kind == "compute" else {"side_kind": plan.side_kind}),
-    }
-
-
-def _walls(w: PlanWalls) -> JSON:
-    return {
-        **_medians(w),
-        "join_wait_worst_us": us(w.join_wait_worst_ns),
-        "join_wait_worst_layer": w.join_wait_worst_layer,
-        "join_wait_worst_run": w.join_wait_worst_run,
-    }
-
-
-def _step_wall(step: StepWall) -> JSON:
-    return {"run": step.run, "step": step.step, "wall_us": us(step.wall_ns)}
-
-
-def _reference(ref: ReferenceResult) -> JSON:
-    return {
-        "path": ref.path,
-        "matched": ref.matched,
-        "plans": [
-            {
-                "plan": d.plan,
-                "rank": d.rank,
-                "layers": d.layers,
-                "before": _walls(d.before),
-                "after": _walls(d.after),
-                "layer_wall_delta_pct": d.layer_wall_delta_pct,
-                "step_wall_delta_pct": d.step_wall_delta_pct,
-                "new_join_wait_us": us(d.new_join_wait_ns),
-                "shapes_available": d.shapes_available,
-                "shape_changes": list(d.shape_changes),
-                "warm_steps_before": d.steps_before,
-                "warm_steps_after": d.steps_after,
-                "steps": [
-                    {
-                        "before": _step_wall(s.before),
-                        "after": _step_wall(s.after),
-                        "delta_pct": s.delta_pct,
-                    }
-                    for s in d.steps
-                ],
-                "step_delta_median_pct": d.step_delta_median_pct,
-                "worst_step": d.worst_step,
-            }
-            for d in ref.plans
-        ],
-    }
-
-
-def _diagnosed(found: Diagnosis) -> JSON:
-    return {
-        "stage": found.stage,
-        "cause": found.cause,
-        "path": found.path,
-        "evidence": [
-            {
-                "kind": e.kind,
-                "text": e.text,
-                "size_us": us(e.size_ns),
-            }
-            for e in found.evidence
-        ],
-        "fix": list(found.fix),
-    }
-
-
-def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]) -> JSON:
-    device = cores.device
-    return {
-        "device": None
-        if device is None
-        else {
-            "aicore": device.aicore,
-            "vectorcore": device.vectorcore,
-            "source": device.source,
-            "detail": device.detail,
-        },
-        "violations": [
-            {
-                "run": v.run,
-                "rank": v.rank,
-                "stream_id": v.stream_id,
-                "name": v.name,
-                "accelerator_core": v.accelerator_core,
-                "block_num": v.block_num,
-                "mix_block_num": v.mix_block_num,
-                "limit": v.limit,
-                "kind": v.kind,
-                "plan": v.plan,
-                "limit_source": v.limit_source,
-                "blocks_field": v.blocks_field,
-                "start_us": _rel(v.start_ns, origins.get((v.rank, v.run))),
-                **exact("start_ns", v.start_ns),
-                "message": v.message,
-            }
-            for v in cores.violations
-        ],
-        "warnings": [
-            {
-                "run": w.run,
-                "rank": w.rank,
-                "stream_id": w.stream_id,
-                "name": w.name,
-                "accelerator_core": w.accelerator_core,
-                "block_num": w.block_num,
-                "mix_block_num": w.mix_block_num,
-                "limit": w.limit,
-                "kind": w.kind,
-                "plan": w.plan,
-                "limit_source": w.limit_source,
-                "blocks_field": w.blocks_field,
-                "start_us": _rel(w.start_ns, origins.get((w.rank, w.run))),
-                **exact("start_ns", w.start_ns),
-                "message": w.message,
-            }
-            for w in cores.warnings
-        ],
-        "contention": [
-            {
-                "run": c.run,
-                "rank": c.rank,
-                "kind": c.kind,
-                "start_us": _rel(c.start_ns, origins.get((c.rank, c.run))),
-                "duration_us": us(c.duration_ns),
-                f"{c.kind}_demand": c.demand,
-                f"{c.kind}_max": c.maximum,
-                "kernels": list(c.kernels),
-                "streams": list(c.streams),
-                "excess_block_us": us(c.excess_block_ns),
-                **exact("start_ns", c.start_ns),
-            }
-            for c in cores.contention
-        ],
-        "limits": [
-            {
-                "source": lim.source,
-                "aicore": lim.aicore,
-                "vectorcore": lim.vectorcore,
-                "mode": lim.mode,
-                "plan": lim.plan,
-                "detail": lim.detail,
-                "kernels": lim.kernels,
-            }
-            for lim in cores.limits
-        ],
-        "over_limit_us": us(cores.over_limit_ns),
-        "aicore_over_limit_us": us(cores.aicore_over_limit_ns),
-        "vectorcore_over_limit_us": us(cores.vectorcore_over_limit_ns),
-        "violation_count": max(cores.violation_count, len(cores.violations)),
-        "warning_count": max(cores.warning_count, len(cores.warnings)),
-        "contention_count": max(cores.contention_count, len(cores.contention)),
-        "contention_runs": cores.contention_runs,
-        "over_limit_by_rank": [
-            {"rank": rank, "over_limit_us": us(ns)} for rank, ns in cores.over_limit_by_rank
-        ],
-        "checked_kernels": cores.checked_kernels,
-        "exempt_kernels": cores.exempt_kernels,
-        "unchecked_kernels": cores.unchecked_kernels,
-        "notes": list(cores.notes),
-    }
+def _place(out: JSON, key: str) -> tuple[JSON, str]:
+    """The object a (dotted) key goes in, and its last part."""
+    *parents, last = key.split(".")
+    for parent in parents:
+        out = out[parent]
+    return out, last
 
 
 def to_dict(report: Report) -> JSON:
     """The report as plain JSON-ready data (schema_version 1)."""
-    origins: Origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
-    return {
-        "schema_version": report.schema_version,
-        "tool_version": report.tool_version,
-        "config_path": report.config_path,  # the config file used; null: none
-        "verdict": report.verdict,
-        "exit_code": report.exit_code,
-        "thresholds": {
-            "real": report.thresholds.real,
-            "fake": report.thresholds.fake,
-            "fake_share": report.fake_share,
-        },
-        "warmup": report.warmup,
-        "min_runs": report.min_runs,
-        "per": report.per,
-        "fail_on": report.fail_on,
-        "strict": report.strict,
-        "gate_reasons": list(report.gate_reasons),
-        "evidence_summary": list(report.evidence_summary),
-        "notes": list(report.notes),
-        "worst_rank": report.worst_rank,
-        "runs": [_run(r) for r in report.runs],
-        "stream_pairs": [_pair(p) for p in report.stream_pairs],
-        "ranks": [_rank(r) for r in report.ranks],
-        "communication": [_communication(c) for c in report.communication],
-        "plans": [_plan(p, origins) for p in report.plans],
-        "cores": None if report.cores is None else _cores(report.cores, origins),
-        "baseline": None
-        if report.baseline is None
-        else [
-            {
-                "plan": d.plan,
-                "rank": d.rank,
-                "base": d.base,
-                "head": d.head,
-                "delta": d.delta,
-                "status": d.status,
-                "figure": d.figure,
-            }
-            for d in report.baseline
-        ],
-        "baseline_tolerance": report.baseline_tolerance,
-        "reference": None if report.reference is None else _reference(report.reference),
-    }
+    return _write(report, _Where({(r.rank, r.index): r.origin_ns for r in report.runs}))
 
 
 def render(report: Report) -> str:
@@ -517,11 +282,127 @@ def indented(data: JSON) -> str:
     indent makes json.dumps take its pure-Python encoder (seconds for a report listing
     100k layers), so the C encoder writes compact text and msgspec re-indents it,
     copying every number and string as written."""
-    import msgspec
-
     compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         return msgspec.json.format(compact.encode(), indent=2).decode()
     except (msgspec.DecodeError, UnicodeEncodeError):  # NaN or Infinity (json.dumps' own
         # tokens, not JSON), or a lone surrogate (a report read back from \ud800 in JSON)
         return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _Keys(dict[str, Any]):
+    """A JSON object's keys for a RENAMED template (a missing one reads as None)."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+def _read(doc: Any, cls: type, where: _Where, at: str, path: str | Path | None) -> Any:
+    """The JSON object ``doc`` in the dataclass's shape (field names, integer ns), checked
+    for shares outside [0, 1] and numbers that are none; what msgspec then checks is left
+    as it is."""
+    if not isinstance(doc, dict):
+        return doc
+    where = where.within(lambda name: doc.get(name, MISSING))
+    out: JSON = {}
+    for f in _spec(cls):
+        source: Any = doc
+        key = f.key.format_map(_Keys(doc))
+        if "." in key:
+            parent, key = key.split(".")
+            source = doc.get(parent) if isinstance(doc.get(parent), dict) else {}
+        name = f"{at}.{key}" if at else key
+        if f.time in ("exact", "both") and f.name in source:
+            exact = f"{at}.{f.name}" if at else f.name
+            out[f.name] = _checked(f, source[f.name], exact, path)
+        elif f.time in ("relative", "both") and key in source:
+            relative, origin = _ns(_checked(f, source[key], name, path)), where.origin
+            if isinstance(relative, int):
+                relative = None if origin is None else origin + relative
+            out[f.name] = relative  # None stays None, anything else msgspec names
+        elif key in source and f.time != "exact":
+            out[f.name] = _read_value(f, source[key], where, name, path)
+    return out
+
+
+def _read_value(f: _Field, value: Any, where: _Where, at: str, path: str | Path | None) -> Any:
+    if f.names:
+        return (
+            [_read_tuple(f, v) for v in value] if isinstance(value, list) else _read_tuple(f, value)
+        )
+    if f.cls is not None and isinstance(value, list) and f.is_list:
+        return [_read(v, f.cls, where, f"{at}[{n}]", path) for n, v in enumerate(value)]
+    if f.cls is not None:
+        return _read(value, f.cls, where, at, path)
+    value = _checked(f, value, at, path)
+    return _ns(value) if f.time == "us" else value
+
+
+def _checked(f: _Field, value: Any, at: str, path: str | Path | None) -> Any:
+    """The value, unless it is a number no report holds (NaN, or a share outside [0, 1])."""
+    bad = isinstance(value, float) and not math.isfinite(value)
+    if bad or (f.fraction and _is_number(value) and not 0 <= value <= 1):
+        raise InputError(f"unexpected value {value!r}", path=path, key=at)
+    return value
+
+
+def _read_tuple(f: _Field, value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    return [_ns(value.get(_us_key(n))) if _time_kind(n) else value.get(n) for n in f.names]
+
+
+def from_dict(document: Any, path: str | Path | None = None) -> Report:
+    """The Report a JSON document (already parsed) describes; InputError naming the key."""
+    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION:
+        raise InputError(
+            f"not an overlap-check JSON report (schema_version {SCHEMA_VERSION})",
+            path=path,
+            hint="write one with --format json or --output FILE.json",
+        )
+    runs = document.get("runs")
+    origins: Origins = {}
+    for run in runs if isinstance(runs, list) else ():
+        if isinstance(run, dict) and _is_key(run.get("index")) and _is_key(run.get("rank")):
+            origins[(run.get("rank"), run.get("index"))] = run.get("origin_ns")
+    shaped = _read(document, Report, _Where(origins), "", path)
+    try:
+        return msgspec.convert(shaped, Report)
+    except msgspec.ValidationError as err:
+        raise _explained(err, document, path) from None
+
+
+def _explained(err: msgspec.ValidationError, document: JSON, path: str | Path | None) -> InputError:
+    """msgspec's error at ``$.plans[0].per_run`` (field names) as the JSON key and value."""
+    text, _, at = str(err).partition(" - at `$")
+    steps = re.findall(r"\.(\w+)|\[(\d+)\]", at)
+    missing = re.match(r"Object missing required field `(\w+)`", text)
+    if missing:
+        steps.append((missing[1], ""))
+    node: Any = document
+    cls: type | None = Report
+    found: _Field | None = None
+    keys: list[str] = []
+    for name, index in steps:
+        if index:
+            keys[-1] += f"[{index}]"
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+            continue
+        found = {f.name: f for f in _spec(cls)}.get(name) if cls else None
+        obj = node if isinstance(node, dict) else {}
+        key = name if found is None or (found.time == "both" and name in obj) else found.key
+        key = key.format_map(_Keys(obj))
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        keys.append(key)
+        cls = None if found is None else found.cls
+    if found is not None and found.is_list and not isinstance(node, list):
+        message = "expected a list"
+    elif "`object`" in text and not isinstance(node, dict):
+        message = f"expected an object, got {node!r}"
+    else:
+        message = f"unexpected value {node!r}"
+    return InputError(message, path=path, key=".".join(keys) or None)

@@ -11,8 +11,11 @@ docs/config.md lists every key.
 The modules, in the order a value meets them:
 
 - :mod:`.files`: find and read the TOML file, and locate a key's line for messages;
-- :mod:`.parse`: validate each section into a :class:`Config` (:mod:`.schema` lists
-  the sections and keys, :mod:`.checks` the checks of single values);
+- :mod:`.settings`: every setting defined once (type, default, help, config key,
+  environment variable); the click options, the sections, the merge and docs/config.md's
+  tables derive from it;
+- :mod:`.parse`: validate each section into a :class:`Config` (:mod:`.schema`: the
+  ``[[plan]]`` keys and :class:`Config`; :mod:`.checks`: the checks of single values);
 - :mod:`.merge`: CLI > environment > file > defaults, into :class:`~overlap_check.model.Options`;
 - :mod:`.command_line`: the one-off plan of ``--side ...`` and the ``--output`` format.
 """

@@ -12,14 +12,8 @@ from typing import Any
 
 from overlap_check.cli.config import checks
 from overlap_check.cli.config.checks import Invalid, validate_regex
-from overlap_check.cli.config.schema import (
-    DEVICE_KEYS,
-    FIELD_OF,
-    LIMIT_KEYS,
-    PLAN_KEYS,
-    SECTIONS,
-    Config,
-)
+from overlap_check.cli.config.schema import LIMIT_KEYS, PLAN_KEYS, Config
+from overlap_check.cli.config.settings import SECTIONS
 from overlap_check.model import CoreLimit, DeviceConfig, Plan, Thresholds
 from overlap_check.model.errors import ConfigError
 
@@ -35,26 +29,24 @@ def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:
     for section, body in table.items():
         if section == "plan":
             continue
-        section_checks = SECTIONS.get(section)
-        if section_checks is None:
+        settings = SECTIONS.get(section)
+        if settings is None:
             raise fail(checks.unknown(section, [*SECTIONS, "plan"], "the config"), section)
         if not isinstance(body, dict):
             raise fail(f"expected a table [{prefix}{section}]", section)
         key: str
         for key, value in body.items():
-            if key not in section_checks:
+            if key not in settings:
                 where = f"[{prefix}{section}]"
-                raise fail(checks.unknown(key, list(section_checks), where), f"{section}.{key}")
+                raise fail(checks.unknown(key, list(settings), where), f"{section}.{key}")
+            setting = settings[key]
             try:
-                checked = section_checks[key](value)
+                checked = setting.check(value)
             except Invalid as err:
                 raise fail(err, f"{section}.{key}") from None
-            if section == "device" and key in DEVICE_KEYS:
-                device[key] = checked
-            elif key in ("soc_ini", "graph_dump", "reference"):
-                values[key] = str(source.parent / checked)  # absolute stays absolute
-            else:
-                values[FIELD_OF.get((section, key), key)] = checked
+            if setting.relative:
+                checked = str(source.parent / checked)  # absolute stays absolute
+            (device if setting.owner is DeviceConfig else values)[setting.name] = checked
     real = values.get("real", Thresholds().real)
     fake = values.get("fake", Thresholds().fake)
     if not fake < real:

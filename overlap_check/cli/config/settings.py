@@ -1,0 +1,159 @@
+"""Every setting defined once: its name, type, default, help, config key and environment
+variable.
+
+A setting is a value that the config file, the environment or a command-line option
+can give. The config file's sections and their checks (:mod:`.parse`), the environment
+variables and the precedence merge (:mod:`.merge`), the click options of ``analyze`` and
+``run`` (``cli/options.py``) and the tables of docs/config.md (tests/test_config.py
+compares them) all derive from :data:`SETTINGS`. A setting's type and default are those
+of the field of the same name in its ``owner`` (``model.Options`` unless said), so the
+library's defaults and the CLI's are one.
+
+Adding one: a field in ``model.Options`` (type and default), one :class:`Setting` below
+(its place among the others is its place in ``--help`` and in its config section), and
+its row in docs/config.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from overlap_check.cli.config import checks
+from overlap_check.model import DeviceConfig, Options, Thresholds
+
+Scope = Literal["analysis", "run", "lint"]  # the commands whose options it is
+PROFILERS = ("auto", "torch_npu", "msprof")  # `run --profiler`, the first the default
+LEVELS = ("Level1", "Level2")  # `run --level`, likewise
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str  # the Options field, click parameter and config key (unless ``key``)
+    section: str  # the config file's [section]
+    check: Callable[[Any], Any]  # judges a value from the file, the environment or the option
+    help: str = ""  # the option's --help text; ``{default}`` is the default
+    metavar: str | None = None
+    option: bool = True  # a command-line option --name (``_`` as ``-``)
+    env: bool = False  # the environment variable OVERLAP_CHECK_<NAME>
+    key: str | None = None  # the config key, where not ``name``
+    relative: bool = False  # a path in the file is relative to the file's folder
+    owner: type = Options  # the dataclass holding its type and default
+    scope: Scope = "analysis"  # the command whose options it is (run/lint: their own)
+    default: Any = None  # where ``owner`` has no such field (run, lint)
+
+    @property
+    def config_key(self) -> str:
+        return self.key or self.name
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.config_key.replace('_', '-')}"
+
+    @property
+    def variable(self) -> str | None:
+        return f"OVERLAP_CHECK_{self.name.upper()}" if self.env else None
+
+    @property
+    def value_type(self) -> Any:
+        """The field's type without ``| None``: a Literal vocabulary, bool, int, float, str."""
+        hint = _hints(self.owner).get(self.name)
+        members = [arg for arg in get_args(hint) if arg is not type(None)]
+        return members[0] if get_origin(hint) is not Literal and members else hint
+
+    @property
+    def value_default(self) -> Any:
+        return getattr(_defaults(self.owner), self.name, self.default)
+
+    def parse_env(self, text: str) -> Any:
+        """The environment variable's text as a value (ValueError: not one)."""
+        kind = self.value_type
+        if kind is bool:
+            if text.lower() in _TRUE | _FALSE:
+                return text.lower() in _TRUE
+            raise ValueError(text)
+        return kind(text) if kind in (int, float) else text
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+@cache
+def _hints(owner: type) -> dict[str, Any]:
+    return get_type_hints(owner)
+
+
+@cache
+def _defaults(owner: type) -> object:
+    return owner()  # Options(), Thresholds(), DeviceConfig(): every field has a default
+
+
+def _th(name: str, help: str, metavar: str | None) -> Setting:
+    """A verdict threshold: a fraction in [thresholds] (Thresholds' default)."""
+    return Setting(name, "thresholds", checks.fraction, help, metavar, env=True, owner=Thresholds)
+
+
+def _device(name: str, check: Callable[[Any], Any], help: str = "", **more: Any) -> Setting:
+    return Setting(name, "device", check, help, owner=DeviceConfig, option=bool(help), **more)
+
+
+# In --help order (among the command-only options of cli/options.py) and in the order of
+# each config section.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("warmup", "runs", checks.integer(0), "Runs (or steps with --per step) discarded as "
+            "cold starts [{default}].", "K", env=True),
+    Setting("min_runs", "runs", checks.integer(1), "Runs the method asks for; fewer gives a "
+            "provisional result [{default}].", "N", env=True),
+    Setting("strict", "gate", checks.boolean, "A provisional result fails the gate.", env=True),
+    Setting("per", "runs", checks.PER, "Unit the median is taken over [{default}]."),
+    _th("real", "A plan's hidden_pct (a stream pair's overlap_pct) at or above which it is "
+        "real [{default}].", "X"),
+    _th("fake", "A plan's hidden_pct (a stream pair's overlap_pct) at or below which it is "
+        "fake [{default}].", "Y"),
+    Setting("fake_share", "thresholds", checks.fraction, option=False, env=True),
+    Setting("fail_on", "gate", checks.FAIL_ON, "Which plan verdicts fail the gate [{default}].",
+            env=True),
+    Setting("tolerance", "gate", checks.fraction, "Allowed absolute drop of a plan's hidden_pct "
+            "against the baseline [{default}].", "X", env=True),
+    Setting("reference", "gate", checks.text, "The same workload captured without the "
+            "multi-stream change: report layer and step wall before/after (docs/gain.md).",
+            "PATH", relative=True),
+    Setting("require_gain", "gate", checks.number, "With --reference: fail unless the step is "
+            "at least X% faster [off].", "X"),
+    Setting("max_join_wait_us", "gate", checks.non_negative, "Fail when the main stream waits "
+            "more than X µs per layer for the side tail (new waits against --reference when "
+            "given) [off].", "X"),
+    Setting("order", "runs", checks.ORDER, "Run order of several PATHs: as given, or by "
+            "capture time [{default}]."),
+    _device("soc", checks.text, "SoC name for the device cores when the capture lacks "
+            "info.json (e.g. Ascend910B2).", metavar="NAME"),
+    _device("aicore", checks.integer(1)),
+    _device("vectorcore", checks.integer(1)),
+    _device("ge_aicore_num", checks.ge_aicore_num),
+    Setting("soc_ini", "device", checks.text, "CANN platform config <SoC>.ini giving the device "
+            "cores.", "FILE", relative=True),
+    Setting("graph_dump", "device", checks.text, "GE graph dump (file or folder) with "
+            "_op_aicore_num / _op_vectorcore_num.", "PATH", relative=True),
+    Setting("fail_on_contention", "gate", checks.boolean, "Block demand above the device cores "
+            "fails the gate."),
+    # the `run` command's own options (cli/run.py) and the `lint` command's (cli/lint.py)
+    Setting("runs", "run", checks.integer(1), scope="run", default=5),
+    Setting("profiler", "run", checks.choice(*PROFILERS), scope="run", default=PROFILERS[0]),
+    Setting("level", "run", checks.choice(*LEVELS), scope="run", default=LEVELS[0]),
+    Setting("lint_select", "lint", checks.rule_ids, key="select", scope="lint", default=()),
+    Setting("lint_ignore", "lint", checks.rule_ids, key="ignore", scope="lint", default=()),
+    # operators known to be Ascend C besides cores.rules.ASCEND_C_OPERATORS (docs/advice.md)
+    Setting("ascend_c", "cores", checks.regexes, option=False),
+)  # fmt: skip
+
+BY_NAME = {setting.name: setting for setting in SETTINGS}
+# section -> config key -> setting, in the file's order; [[plan]] is parsed apart
+# (config/parse.py)
+SECTIONS: dict[str, dict[str, Setting]] = {
+    section: {s.config_key: s for s in SETTINGS if s.section == section}
+    for section in ("thresholds", "runs", "gate", "device", "run", "lint", "cores")
+}
+# the settings merged into Options: option > environment > file > default (config/merge.py)
+MERGED = tuple(s for s in SETTINGS if s.scope == "analysis" and s.section != "cores")
