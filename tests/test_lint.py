@@ -288,8 +288,9 @@ def test_without_any_compile_the_path_is_eager(tmp_path: Path) -> None:
         """
         import torchair as tng
 
-        def switch(tag):
-            return tng.scope.npu_stream_switch(tag)
+        def switch(x):
+            with tng.scope.npu_stream_switch("1"):
+                return x * 2
         """,
     )
     result = lint_paths([path])
@@ -761,3 +762,288 @@ def test_cli_help_has_examples_and_list_rules() -> None:
     no_path = CliRunner().invoke(cli, ["lint"])
     assert no_path.exit_code == 2
     assert "missing argument PATH" in no_path.stderr
+
+
+# --- precision on real model code (issue 27) ---------------------------------------------
+
+
+def test_oc104_branches_guarded_by_a_flag_and_its_negation_are_exclusive(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        side = torch.npu.Stream()
+
+        def elif_not(x, on_side, other):
+            shared = x
+            if on_side:
+                with torch.npu.stream(side):
+                    shared = x * 2
+            if other:
+                combine = None
+            elif not on_side:
+                combine = shared + 1  # the main stream made it on this path
+            return combine
+
+        def conjunction_and_short_circuit(x, cfg):
+            shared = None
+            compute_on_side = cfg.shared and cfg.multi
+            if compute_on_side:
+                with torch.npu.stream(side):
+                    shared = x * 2
+            if not compute_on_side and shared is not None:
+                x = x + shared.view(-1)
+            return x
+
+        def ternary(x, self_flag):
+            if self_flag:
+                with torch.npu.stream(side):
+                    y = x * 2
+            z = x if self_flag else y + 1
+            return z
+
+        def same_flag_is_not_exclusive(x, on_side):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            if on_side:
+                x = x + y  # expect: OC104
+            return x
+
+        def another_flag_is_not_exclusive(x, on_side, other):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            if not other:
+                x = x + y  # expect: OC104
+            return x
+
+        def flag_reassigned_in_between(x, on_side):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            on_side = not on_side
+            if not on_side:
+                x = x + y  # expect: OC104
+            return x
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_oc104_metadata_reads_are_not_data_uses(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    write(package, "", "__init__.py")
+    write(
+        package,
+        """
+        def num_chunks(hidden, chunk):
+            tokens = hidden.shape[0]
+            if hidden is None or len(hidden) == 0:
+                return 1
+            return max(1, (tokens + chunk - 1) // chunk) + hidden.dim() * 0
+
+        def reads_data(hidden):
+            return hidden.sum()
+        """,
+        "util.py",
+    )
+    path = write(
+        tmp_path,
+        """
+        import torch
+        from pkg.util import num_chunks, reads_data
+
+        class Model(torch.nn.Module):
+            def tokens(self, hidden, scale=1):
+                return hidden.size(0) * scale
+
+            def passes_on(self, hidden):
+                return num_chunks(hidden, 64)
+
+            def keeps(self, hidden):
+                self.kept = hidden
+                return 0
+
+            def forward(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                n = y.shape[-1] + y.numel() + len(y)
+                kind = (y.dtype, y.device, y.ndim)
+                chunks = self.tokens(y) + self.passes_on(hidden=y) + num_chunks(y, 8)
+                z = x + 1
+                k = self.keeps(y)  # expect: OC104
+                return z
+
+            def data_through_a_helper(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                total = reads_data(y)  # expect: OC104
+                return total
+
+            def shape_then_data(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                n = y.shape[0]
+                return x[:n] + y  # expect: OC104
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_a_module_compiled_both_ways_is_judged_per_function(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+        import torchair as tng
+
+        class Model(torch.nn.Module):
+            def decode_ge(self, x):
+                with torch.npu.stream(self.side):  # expect: OC108
+                    y = x * 2
+                return self.shared(y)
+
+            def decode_ngx(self, x):
+                with tng.scope.npu_stream_switch("2"):  # expect: OC108
+                    y = x * 2
+                return self.shared(y)
+
+            def shared(self, y):
+                with torch.npu.stream(self.other):  # reached by both compiles: not judged
+                    return y + 1
+
+            def prefill(self, x):
+                # the eager prefill path: no compile reaches it, so not judged either way
+                with torch.npu.stream(self.offload):
+                    self.host.copy_(x, non_blocking=True)
+                return x
+
+            def compile(self, use_ngx):
+                if use_ngx:
+                    fn = self.decode_ngx
+                    return torch.npu.npugraph_ex.inference.cache_compile(fn, cache_dir="c")
+                backend = tng.get_npu_backend(compiler_config=tng.CompilerConfig())
+                return torch.compile(self.decode_ge, backend=backend)
+        """,
+    )
+    assert found(path) == expected(path)
+    assert lint_paths([path]).paths[str(path)].path is ExecPath.ANY
+
+
+def test_npugraph_ex_cache_compile_beside_a_torchair_config_makes_a_dispatcher(
+    tmp_path: Path,
+) -> None:
+    # The KV-offload copy of an eager prefill in a module that compiles its decode with
+    # npugraph_ex or GE depending on configuration: no single path, so no OC108.
+    path = write(
+        tmp_path,
+        """
+        import torch
+        import torchair as tng
+
+        class Model(torch.nn.Module):
+            def attention(self, x, is_prefill):
+                if is_prefill and self.offload:
+                    with torch.npu.stream(self.d2h_stream):
+                        self.host_cache.copy_(x, non_blocking=True)
+                return x
+
+            def decode(self, x):
+                return self.attention(x, False)
+
+            def build(self):
+                target = self.decode
+                if self.use_ngx:
+                    return torch.npu.npugraph_ex.inference.cache_compile(target, cache_dir="a")
+                config = tng.CompilerConfig()
+                return tng.inference.cache_compile(target, cache_dir="b", config=config)
+        """,
+    )
+    result = lint_paths([path])
+    assert result.findings == ()
+    assert result.paths[str(path)].path is ExecPath.ANY
+
+
+def test_wrappers_are_judged_at_their_callers(tmp_path: Path) -> None:
+    utils = tmp_path / "utils"
+    utils.mkdir()
+    write(utils, "from .common import limit_cores, switch_stream\n", "__init__.py")
+    write(
+        utils,
+        """
+        import torchair as tng
+
+        class FakeContext:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *args):
+                return None
+
+        def limit_cores(enabled, aic, aiv):
+            \"\"\"Limit the cores when enabled.\"\"\"
+            if enabled:
+                return tng.scope.limit_core_num(aic, aiv)
+            else:
+                return FakeContext()
+
+        def switch_stream(enabled, tag):
+            if not enabled:
+                return FakeContext()
+            return tng.scope.npu_stream_switch(tag)
+
+        def not_a_wrapper(x):
+            y = x * 2
+            with tng.scope.limit_core_num(1, 2):  # expect: OC105
+                return y
+        """,
+        "common.py",
+    )
+    write(
+        tmp_path,
+        """
+        import torch
+        from utils import limit_cores, switch_stream
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                with switch_stream(self.multi, "2"):
+                    with limit_cores(self.multi, 4, 8):
+                        y = x * 2
+                return x + y
+        """,
+        "with_switch.py",
+    )
+    write(
+        tmp_path,
+        """
+        import torch
+        from utils import limit_cores
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, k):
+                with limit_cores(True, 12, 24):  # expect: OC105
+                    return torch.matmul(q, k)
+        """,
+        "without_switch.py",
+    )
+    runner = "import torch, torchair\nc = torch.compile(None, backend=torchair.get_npu_backend())\n"
+    write(tmp_path, runner, "runner.py")
+    files = sorted(tmp_path.rglob("*.py"))
+    assert found(files) == expected(*files)
+    result = lint_paths(files)
+    (oc105,) = [f for f in result.findings if f.path.endswith("without_switch.py")]
+    assert "through limit_cores" in oc105.message
+    # The same wrappers in an eager project: TorchAir style is reported where it is used.
+    eager = lint_paths([tmp_path / "with_switch.py", utils])
+    assert sorted((Path(f.path).name, f.rule, f.line) for f in eager.findings) == [
+        ("common.py", "OC105", 25),
+        ("with_switch.py", "OC107", 7),
+        ("with_switch.py", "OC107", 8),
+    ]

@@ -11,12 +11,14 @@ routing" as findings (rule, file, line, column, message, fix hint).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from overlap_check.errors import InputError, UsageError
 from overlap_check.lint.findings import Finding, LintResult
-from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
+from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
+from overlap_check.lint.project import Project
 from overlap_check.lint.rules import RULES, Context
 from overlap_check.lint.source import SourceModule, read_module
 from overlap_check.model import ExecutionPath
@@ -96,10 +98,11 @@ def lint_modules(
     selected = parse_rule_list(select, option="select")
     ignored = parse_rule_list(ignore, option="ignore")
     paths = resolve_paths(list(modules))
+    project = Project(modules)
     findings: set[Finding] = set()
     suppressed = 0
     for module in modules:
-        ctx = Context(module, paths[module.path])
+        ctx = _context(module, paths[module.path], project)
         for rule, (check, _) in RULES.items():
             if not _wanted(rule, selected, ignored):
                 continue
@@ -118,6 +121,19 @@ def lint_modules(
         paths=paths,
         suppressed=suppressed,
     )
+
+
+def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
+    spans: tuple[tuple[int, int, ExecPath], ...] = ()
+    if path.path is ExecPath.ANY and path.source == "compile":  # compiled both ways here
+        by_function = function_paths(module)
+        spans = tuple(
+            (node.lineno, node.end_lineno or node.lineno, by_function[id(node)])
+            for node in ast.walk(module.tree)
+            if id(node) in by_function
+        )
+    inside, calls = project.wrappers_in(module)
+    return Context(module, path, project, spans, inside, calls)
 
 
 def lint_paths(

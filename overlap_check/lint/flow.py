@@ -14,20 +14,23 @@ expression runs on the main stream before anything joins. Anything that looks
 like a wait (``wait_stream``, ``Event.wait``, ``wait_event``, ``synchronize``,
 tagged-event waits, a helper named ``*wait*`` or ``*sync*``) counts as
 synchronisation, a name reassigned on the main stream is no longer pending, and
-uses on another side stream are not judged.
+uses on another side stream are not judged. Path sensitive (uses.py): a read
+under a branch exclusive with the side block's (``if flag:`` / ``elif not flag:``)
+is not judged, nor a read of metadata only (``x.shape``, a helper that reads it).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from overlap_check.lint.apis import MAIN_STREAM_GETTERS, STREAM_CTX
 from overlap_check.lint.imports import Aliases, dotted_name
 from overlap_check.lint.source import SourceModule
+from overlap_check.lint.uses import NO_FACTS, SCOPES, Facts, Reads, exclusive, facts_of, stores
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SCOPES = SCOPES
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class Step:
     nodes: tuple[ast.AST, ...]
     side: str | None  # the side stream this step runs on, None for the main stream
     is_return: bool = False
+    facts: Facts = NO_FACTS  # what the branches around it say of their flags
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class SideBlock:
     stream: str  # source text of the stream expression
     end: int  # index of the first step after the block
     assigned: frozenset[str]
+    start: int = 0  # index of the block's own step
+    facts: Facts = NO_FACTS
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,13 @@ class UnsyncedUse:
     block: SideBlock
 
 
-def unsynced_uses(module: SourceModule, *, eager: bool = False) -> Iterator[UnsyncedUse]:
-    """The first unsynchronised main-stream read of each side block's results; ``eager``:
-    reads inside a ``return`` expression count too (nothing joins the streams at its end)."""
+def unsynced_uses(
+    module: SourceModule, reads: Reads, eager: Callable[[ast.AST], bool | None]
+) -> Iterator[UnsyncedUse]:
+    """The first unsynchronised main-stream read of each side block's results.
+
+    ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
+    joins the streams at its end), None where the block is not judged (GE)."""
     main_names = _main_stream_names(module)
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
@@ -63,9 +73,12 @@ def unsynced_uses(module: SourceModule, *, eager: bool = False) -> Iterator[Unsy
     ]
     for body in bodies:
         flat = _Flattener(module.aliases, main_names)
-        flat.block(body, None)
+        flat.block(body, None, NO_FACTS)
         for side_block in flat.side_blocks:
-            use = _first_unsynced_use(side_block, flat.steps, eager)
+            is_eager = eager(side_block.node)
+            if is_eager is None:
+                continue
+            use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
             if use is not None:
                 yield UnsyncedUse(use, side_block)
 
@@ -110,17 +123,18 @@ class _Flattener:
             return ast.unparse(stream)
         return None
 
-    def block(self, stmts: list[ast.stmt], side: str | None) -> None:
+    def block(self, stmts: list[ast.stmt], side: str | None, facts: Facts) -> None:
         for stmt in stmts:
-            self.statement(stmt, side)
+            self.statement(stmt, side, facts)
 
-    def statement(self, stmt: ast.stmt, side: str | None) -> None:
+    def statement(self, stmt: ast.stmt, side: str | None, facts: Facts) -> None:
         if isinstance(stmt, _SCOPES):
             return  # analysed on its own
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side))
+            start = len(self.steps)
+            self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
-            self.block(stmt.body, stream or side)
+            self.block(stmt.body, stream or side, facts)
             if stream is not None:
                 assigned = frozenset(
                     n.id
@@ -128,27 +142,29 @@ class _Flattener:
                     for n in _walk_local(s)
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                 )
-                self.side_blocks.append(SideBlock(stmt, stream, len(self.steps), assigned))
+                self.side_blocks.append(
+                    SideBlock(stmt, stream, len(self.steps), assigned, start, facts)
+                )
         elif isinstance(stmt, (ast.If, ast.While)):
-            self.steps.append(Step((stmt.test,), side))
-            self.block(stmt.body, side)
-            self.block(stmt.orelse, side)
+            self.steps.append(Step((stmt.test,), side, False, facts))
+            self.block(stmt.body, side, facts | facts_of(stmt.test, True))
+            self.block(stmt.orelse, side, facts | facts_of(stmt.test, False))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.steps.append(Step((stmt.iter, stmt.target), side))
-            self.block(stmt.body, side)
-            self.block(stmt.orelse, side)
+            self.steps.append(Step((stmt.iter, stmt.target), side, False, facts))
+            self.block(stmt.body, side, facts)
+            self.block(stmt.orelse, side, facts)
         elif isinstance(stmt, ast.Match):
-            self.steps.append(Step((stmt.subject,), side))
+            self.steps.append(Step((stmt.subject,), side, False, facts))
             for case in stmt.cases:
-                self.block(case.body, side)
+                self.block(case.body, side, facts)
         elif hasattr(stmt, "handlers"):  # try / try*: every part, in source order
-            self.block(getattr(stmt, "body", []), side)
+            self.block(getattr(stmt, "body", []), side, facts)
             for handler in getattr(stmt, "handlers", []):
-                self.block(handler.body, side)
-            self.block(getattr(stmt, "orelse", []), side)
-            self.block(getattr(stmt, "finalbody", []), side)
+                self.block(handler.body, side, facts)
+            self.block(getattr(stmt, "orelse", []), side, facts)
+            self.block(getattr(stmt, "finalbody", []), side, facts)
         else:
-            self.steps.append(Step((stmt,), side, isinstance(stmt, ast.Return)))
+            self.steps.append(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
@@ -212,11 +228,20 @@ def _handed_back(node: ast.AST) -> set[int]:
     return {id(part) for part in parts if isinstance(part, ast.Name)}
 
 
-def _first_unsynced_use(block: SideBlock, steps: list[Step], eager: bool) -> ast.Name | None:
+def _first_unsynced_use(
+    block: SideBlock, steps: list[Step], eager: bool, reads: Reads
+) -> ast.Name | None:
     pending = set(block.assigned)
+    assigned = set().union(
+        *(stores(n) for step in steps[block.start : block.end] for n in step.nodes)
+    )
     for step in steps[block.end :]:
         if not pending:
             return None
+        step_stores = set().union(*(stores(node) for node in step.nodes))
+        # a flag assigned since the block no longer tells which branch ran
+        facts = frozenset(fact for fact in block.facts if fact[0] not in assigned)
+        assigned |= step_stores
         if step.side is not None:
             continue  # on a side stream: neither a main-stream use nor a main-stream wait
         if any(_is_sync(node, block.stream) for node in step.nodes):
@@ -226,15 +251,16 @@ def _first_unsynced_use(block: SideBlock, steps: list[Step], eager: bool) -> ast
         skip = set().union(*(_record_stream_receivers(node) for node in step.nodes))
         if step.is_return:
             skip |= set().union(*(_handed_back(node) for node in step.nodes))
-        names = [
-            n
+        uses = [
+            name
             for node in step.nodes
-            for n in _walk_local(node)
-            if isinstance(n, ast.Name) and id(n) not in skip
+            for name, where in reads.data_reads(node, step.facts)
+            if isinstance(name.ctx, ast.Load)
+            and name.id in pending
+            and id(name) not in skip
+            and not exclusive(facts, where)
         ]
-        names.sort(key=lambda n: (n.lineno, n.col_offset))
-        for name in names:
-            if isinstance(name.ctx, ast.Load) and name.id in pending:
-                return name
-        pending -= {n.id for n in names if isinstance(n.ctx, ast.Store)}
+        if uses:
+            return min(uses, key=lambda n: (n.lineno, n.col_offset))
+        pending -= step_stores
     return None
