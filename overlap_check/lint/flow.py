@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from overlap_check.lint.apis import MAIN_STREAM_GETTERS, STREAM_CTX
+from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
 from overlap_check.lint.imports import Aliases, dotted_name
 from overlap_check.lint.source import SourceModule
 from overlap_check.lint.uses import NO_FACTS, SCOPES, Facts, Reads, exclusive, facts_of, stores
@@ -49,6 +49,7 @@ class SideBlock:
     assigned: frozenset[str]
     start: int = 0  # index of the block's own step
     facts: Facts = NO_FACTS
+    cuda: bool = False  # torch.cuda.stream (the OC2xx rules), else torch.npu.stream
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,24 @@ class UnsyncedUse:
 
 
 def unsynced_uses(
-    module: SourceModule, reads: Reads, eager: Callable[[ast.AST], bool | None]
+    module: SourceModule, reads: Reads, eager: Callable[[SideBlock], bool | None]
 ) -> Iterator[UnsyncedUse]:
     """The first unsynchronised main-stream read of each side block's results.
 
     ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
     joins the streams at its end), None where the block is not judged (GE)."""
+    for flat in flattened(module):
+        for side_block in flat.side_blocks:
+            is_eager = eager(side_block)
+            if is_eager is None:
+                continue
+            use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
+            if use is not None:
+                yield UnsyncedUse(use, side_block)
+
+
+def flattened(module: SourceModule) -> Iterator[Flattener]:
+    """The module body and each function body as steps, with their side blocks."""
     main_names = _main_stream_names(module)
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
@@ -72,15 +85,11 @@ def unsynced_uses(
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body in bodies:
-        flat = _Flattener(module.aliases, main_names)
+        flat = Flattener(module.aliases, main_names)
+        flat.top_level = body is module.tree.body
         flat.block(body, None, NO_FACTS)
-        for side_block in flat.side_blocks:
-            is_eager = eager(side_block.node)
-            if is_eager is None:
-                continue
-            use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
-            if use is not None:
-                yield UnsyncedUse(use, side_block)
+        if flat.side_blocks:
+            yield flat
 
 
 def _main_stream_names(module: SourceModule) -> set[str]:
@@ -99,18 +108,22 @@ def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
     return isinstance(node, ast.Call) and aliases.qualify(node.func) in MAIN_STREAM_GETTERS
 
 
-class _Flattener:
+class Flattener:
     def __init__(self, aliases: Aliases, main_names: set[str]) -> None:
         self.aliases = aliases
         self.main_names = main_names
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
+        self.top_level = False  # the module body (its names live on), not a function's
 
     def side_stream(self, node: ast.With | ast.AsyncWith) -> str | None:
-        """Source text of the side stream a ``with torch.npu.stream(s)`` switches to, else None."""
+        """Source text of the side stream a ``with torch.npu.stream(s)`` (or ``torch.cuda``)
+        switches to, else None."""
         for item in node.items:
             call = item.context_expr
-            if not isinstance(call, ast.Call) or self.aliases.qualify(call.func) != STREAM_CTX:
+            if not isinstance(call, ast.Call):
+                continue
+            if self.aliases.qualify(call.func) not in (STREAM_CTX, CUDA_STREAM_CTX):
                 continue
             args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
             if not args:
@@ -134,6 +147,11 @@ class _Flattener:
             start = len(self.steps)
             self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
+            cuda = any(
+                isinstance(i.context_expr, ast.Call)
+                and self.aliases.qualify(i.context_expr.func) == CUDA_STREAM_CTX
+                for i in stmt.items
+            )
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
                 assigned = frozenset(
@@ -143,7 +161,7 @@ class _Flattener:
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                 )
                 self.side_blocks.append(
-                    SideBlock(stmt, stream, len(self.steps), assigned, start, facts)
+                    SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
                 )
         elif isinstance(stmt, (ast.If, ast.While)):
             self.steps.append(Step((stmt.test,), side, False, facts))
@@ -188,7 +206,7 @@ def _callee_name(call: ast.Call) -> str:
     return ""
 
 
-def _is_sync(node: ast.AST, stream: str) -> bool:
+def is_sync(node: ast.AST, stream: str) -> bool:
     for call in _walk_local(node):
         if not isinstance(call, ast.Call):
             continue
@@ -244,7 +262,7 @@ def _first_unsynced_use(
         assigned |= step_stores
         if step.side is not None:
             continue  # on a side stream: neither a main-stream use nor a main-stream wait
-        if any(_is_sync(node, block.stream) for node in step.nodes):
+        if any(is_sync(node, block.stream) for node in step.nodes):
             return None
         if step.is_return and not eager:
             continue

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from overlap_check.lint import apis
+from overlap_check.lint import apis, cuda
 from overlap_check.lint.apis import Family
 from overlap_check.lint.findings import Finding
 from overlap_check.lint.flow import unsynced_uses
@@ -222,7 +222,27 @@ def _record_stream_calls(
         todo.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
+def _cuda_module(module: SourceModule) -> bool:
+    """Stream code written for CUDA (torch.cuda), none for Ascend: the OC2xx rules'."""
+    roots = {
+        ref.qualname.split(".")[1] if ref.qualname.startswith("torch.") else ""
+        for ref in module.refs
+    }
+    ascend = any(ref.qualname.startswith(("torchair", "torch_npu")) for ref in module.refs)
+    return "cuda" in roots and "npu" not in roots and not ascend
+
+
 def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
+    if not _cuda_module(ctx.module):
+        yield from _record_stream_long_lived(ctx, "OC103")
+
+
+def oc204_cuda_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
+    if _cuda_module(ctx.module):
+        yield from _record_stream_long_lived(ctx, "OC204")
+
+
+def _record_stream_long_lived(ctx: Context, rule: str) -> Iterator[Finding]:
     locals_of: dict[int, dict[str, str]] = {}  # computed only for functions that record
     for call, target, function in _record_stream_calls(ctx.module.tree):
         if function is not None and id(function) not in locals_of:
@@ -234,7 +254,7 @@ def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "record_stream":
             api = "record_stream"
         yield ctx.finding(
-            "OC103",
+            rule,
             call,
             f"{api} on `{ast.unparse(target)}`, {reason}: a long-lived object is never freed "
             "while the step runs, so recording its use on a stream is not needed",
@@ -252,7 +272,7 @@ def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
     if not ctx.module.calls(apis.STREAM_CTX):
         return  # no side stream
     reads = Reads(ctx.project, ctx.module.path)
-    eager = lambda node: _eager_or_unjudged(ctx, node)  # noqa: E731
+    eager = lambda block: None if block.cuda else _eager_or_unjudged(ctx, block.node)  # noqa: E731
     for unsynced in unsynced_uses(ctx.module, reads, eager):
         block = unsynced.block
         yield ctx.finding(
@@ -393,4 +413,17 @@ RULES: dict[str, tuple[Rule, str]] = {
         oc110_stream_objects_dynamic,
         "Stream/Event objects under npugraph_ex fullgraph+dynamic",
     ),
+    "OC201": (
+        cuda.oc201_cuda_side_result_unsynced,
+        "CUDA: side-stream result used on the current stream unsynchronised",
+    ),
+    "OC202": (
+        cuda.oc202_side_reads_unwaited_input,
+        "CUDA: side stream reads a current-stream result it never waited for",
+    ),
+    "OC203": (
+        cuda.oc203_freed_without_record_stream,
+        "CUDA: tensor read on a side stream freed without record_stream",
+    ),
+    "OC204": (oc204_cuda_record_stream_long_lived, "CUDA: record_stream on a long-lived object"),
 }
