@@ -33,12 +33,13 @@ _HOST_CALLS = frozenset(
 
 def _waits(node: ast.AST) -> bool:
     """Any wait or synchronisation at all (the OC202/OC203 checks give it the benefit)."""
-    return any(
-        isinstance(call, ast.Call)
-        and any(word in (dotted_name(call.func) or "").rpartition(".")[2].lower()
-                for word in ("wait", "sync"))
-        for call in ast.walk(node)
-    )  # fmt: skip
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else dotted_name(func) or ""
+            if "wait" in name.lower() or "sync" in name.lower():
+                return True
+    return False
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:
