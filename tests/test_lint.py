@@ -1047,3 +1047,48 @@ def test_wrappers_are_judged_at_their_callers(tmp_path: Path) -> None:
         ("with_switch.py", "OC107", 7),
         ("with_switch.py", "OC107", 8),
     ]
+
+
+def test_oc104_handles_aliases_and_loops(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        def branches_of_one_call(stream, meta, uses_paged):
+            if uses_paged(meta):
+                with torch.npu.stream(stream):
+                    for key, params in zip(meta, meta.values()):
+                        out = torch.abs(params)
+            elif meta.sinks:
+                keys = [key for key in meta]  # the other branch of the same `if`
+            return meta
+
+        def two_calls_are_two_tests(stream, meta, ready):
+            if ready(meta):
+                with torch.npu.stream(stream):
+                    out = meta.x * 2
+            if not ready(meta):
+                meta.y = out + 1  # expect: OC104
+            return meta
+
+        def handles_and_aliases(stream, queue, done):
+            with torch.npu.stream(stream):
+                item = queue.head
+                event = torch.npu.Event()
+                event.record(stream)
+            done.append((item, event))  # a handle and an alias: no side-stream data
+
+        def a_loop_carries_across_branches(stream, xs, first):
+            total = None
+            for x in xs:
+                if first:
+                    with torch.npu.stream(stream):
+                        total = x * 2
+                if not first:
+                    total = total + x  # expect: OC104
+                first = False
+            return total
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)

@@ -17,18 +17,11 @@ from typing import TYPE_CHECKING
 from overlap_check.lint.apis import CUDA_STREAM_CTX
 from overlap_check.lint.flow import Flattener, SideBlock, Step, flattened, unsynced_uses
 from overlap_check.lint.imports import dotted_name
-from overlap_check.lint.uses import META_ATTRS, Reads, stores
+from overlap_check.lint.uses import Reads, host_call, stores
 
 if TYPE_CHECKING:
     from overlap_check.lint.findings import Finding
     from overlap_check.lint.rules import Context
-
-# calls that give host values (ints, lists) or handles, not device tensors
-_HOST_CALLS = frozenset(
-    {"int", "float", "bool", "len", "str", "range", "list", "tuple", "dict", "set", "max",
-     "min", "sum", "abs", "round", "getattr", "item", "tolist", "get", "keys", "values",
-     "items", "pop", "copy"}
-) | META_ATTRS  # fmt: skip
 
 
 def _waits(node: ast.AST) -> bool:
@@ -55,7 +48,7 @@ def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bo
         return False  # streams, events: handles
     if new:
         return qualname.startswith("torch.")
-    return (dotted_name(value.func) or "").rpartition(".")[2] not in _HOST_CALLS
+    return not host_call(value)
 
 
 def _made_on_main(steps: list[Step], ctx: Context, *, new: bool) -> dict[str, int]:

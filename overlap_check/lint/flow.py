@@ -23,12 +23,21 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
 from overlap_check.lint.imports import Aliases, dotted_name
 from overlap_check.lint.source import SourceModule
-from overlap_check.lint.uses import NO_FACTS, SCOPES, Facts, Reads, exclusive, facts_of, stores
+from overlap_check.lint.uses import (
+    NO_FACTS,
+    SCOPES,
+    Facts,
+    Reads,
+    exclusive,
+    facts_of,
+    host_call,
+    stores,
+)
 
 _SCOPES = SCOPES
 
@@ -39,6 +48,7 @@ class Step:
     side: str | None  # the side stream this step runs on, None for the main stream
     is_return: bool = False
     facts: Facts = NO_FACTS  # what the branches around it say of their flags
+    loops: tuple[int, ...] = ()  # the loops around it (a loop carries values across branches)
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,7 @@ class SideBlock:
     start: int = 0  # index of the block's own step
     facts: Facts = NO_FACTS
     cuda: bool = False  # torch.cuda.stream (the OC2xx rules), else torch.npu.stream
+    loops: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,20 @@ class Flattener:
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
         self.top_level = False  # the module body (its names live on), not a function's
+        self.loops: tuple[int, ...] = ()  # the loops around the statement being flattened
+
+    def add(self, step: Step) -> None:
+        self.steps.append(replace(step, loops=self.loops))
+
+    def computes(self, value: ast.expr | None) -> bool:
+        """Whether an assigned value runs device work (not an alias, a constant, a host
+        value, or a stream / event handle)."""
+        if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Constant)):
+            return False
+        if isinstance(value, ast.Call):
+            qualname = self.aliases.qualify(value.func) or ""
+            return not host_call(value) and not qualname.endswith((".Event", ".Stream"))
+        return True
 
     def side_stream(self, node: ast.With | ast.AsyncWith) -> str | None:
         """Source text of the side stream a ``with torch.npu.stream(s)`` (or ``torch.cuda``)
@@ -145,7 +170,7 @@ class Flattener:
             return  # analysed on its own
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             start = len(self.steps)
-            self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
+            self.add(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
             cuda = any(
                 isinstance(i.context_expr, ast.Call)
@@ -155,24 +180,29 @@ class Flattener:
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
                 assigned = frozenset(
-                    n.id
+                    name
                     for s in stmt.body
                     for n in _walk_local(s)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                    if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr))
+                    and self.computes(n.value)
+                    for name in stores(n)
+                    if "." not in name
                 )
-                self.side_blocks.append(
-                    SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
-                )
-        elif isinstance(stmt, (ast.If, ast.While)):
-            self.steps.append(Step((stmt.test,), side, False, facts))
+                block = SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
+                self.side_blocks.append(replace(block, loops=self.loops))
+        elif isinstance(stmt, ast.If):
+            self.add(Step((stmt.test,), side, False, facts))
             self.block(stmt.body, side, facts | facts_of(stmt.test, True))
             self.block(stmt.orelse, side, facts | facts_of(stmt.test, False))
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.steps.append(Step((stmt.iter, stmt.target), side, False, facts))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            loop = (stmt.iter, stmt.target) if not isinstance(stmt, ast.While) else (stmt.test,)
+            self.add(Step(loop, side, False, facts))
+            self.loops = (*self.loops, id(stmt))
             self.block(stmt.body, side, facts)
+            self.loops = self.loops[:-1]
             self.block(stmt.orelse, side, facts)
         elif isinstance(stmt, ast.Match):
-            self.steps.append(Step((stmt.subject,), side, False, facts))
+            self.add(Step((stmt.subject,), side, False, facts))
             for case in stmt.cases:
                 self.block(case.body, side, facts)
         elif hasattr(stmt, "handlers"):  # try / try*: every part, in source order
@@ -182,7 +212,7 @@ class Flattener:
             self.block(getattr(stmt, "orelse", []), side, facts)
             self.block(getattr(stmt, "finalbody", []), side, facts)
         else:
-            self.steps.append(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
+            self.add(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
@@ -257,8 +287,11 @@ def _first_unsynced_use(
         if not pending:
             return None
         step_stores = set().union(*(stores(node) for node in step.nodes))
-        # a flag assigned since the block no longer tells which branch ran
+        # a flag assigned since the block no longer tells which branch ran, nor any flag
+        # when a loop around both can carry the value into the other branch
         facts = frozenset(fact for fact in block.facts if fact[0] not in assigned)
+        if set(block.loops) & set(step.loops):
+            facts = NO_FACTS
         assigned |= step_stores
         if step.side is not None:
             continue  # on a side stream: neither a main-stream use nor a main-stream wait

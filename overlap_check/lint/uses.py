@@ -29,6 +29,25 @@ META_ATTRS = frozenset(
      "ndimension", "element_size", "nelement", "get_device", "is_contiguous", "stride"}
 )  # fmt: skip
 META_FUNCS = frozenset({"len", "isinstance", "type", "id"})
+# calls that give host values (ints, lists) or handles, not device tensors: builtins by
+# name, methods by attribute
+HOST_FUNCS = frozenset(
+    {"int", "float", "bool", "len", "str", "range", "list", "tuple", "dict", "set", "max",
+     "min", "sum", "abs", "round", "getattr", "zip", "enumerate"}
+)  # fmt: skip
+HOST_METHODS = frozenset({"item", "tolist", "get", "keys", "values", "items", "pop", "copy"})
+
+
+def host_call(call: ast.Call) -> bool:
+    """``len(x)``, ``x.item()``, ``x.size(0)``: a call whose result lives on the host."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in HOST_FUNCS
+    return isinstance(func, ast.Attribute) and (
+        func.attr in HOST_METHODS or func.attr in META_ATTRS
+    )
+
+
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -40,7 +59,9 @@ def facts_of(test: ast.expr, truth: bool) -> set[Fact]:
         # `a and b` true: both are; `a or b` false: neither is
         return set().union(*(facts_of(value, truth) for value in test.values))
     name = dotted_name(test)
-    return {(name, truth)} if name is not None else set()
+    # any other test is known by its own evaluation: the two branches of one `if` exclude
+    # each other, two `if`s on the same call need not
+    return {(name or f"@{id(test)}", truth)}
 
 
 def exclusive(first: Facts, second: Facts) -> bool:
