@@ -1092,3 +1092,69 @@ def test_oc104_handles_aliases_and_loops(tmp_path: Path) -> None:
         """,
     )
     assert found(path, select="OC104") == expected(path)
+
+
+def test_cuda_rules_give_real_code_the_benefit_of_the_doubt(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        class Dispatcher(torch.nn.Module):
+            def dispatch(self, x, comm, flag):
+                main = torch.cuda.current_stream()
+                for t in (x,):
+                    t.record_stream(comm)
+                with torch.cuda.stream(comm):
+                    comm.wait_stream(main)
+                    recv = self.op(x)
+                    if flag:
+                        done = torch.cuda.Event()
+                        done.record(comm)
+                    else:
+                        main.wait_stream(comm)  # the block joins the main stream itself
+                for t in (recv,):
+                    if t is not None:
+                        t.record_stream(comm)
+                return recv + 0
+
+            def handed_back(self, x, comm):
+                comm.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(comm):
+                    recv = self.op(x)
+                    busy = self.busy or bool(flag)
+                for t in (recv,):
+                    t.record_stream(comm)
+                if busy:
+                    comm.synchronize()
+                return recv
+
+            def inputs(self, x, side, meta):
+                keys = self.project_keys(x)  # a method here: it may order streams itself
+                info = Metadata(x, meta)  # a host object
+                ready = torch.cuda.current_stream().record_event()
+                h = self.proj(x)  # a submodule: a device tensor
+                with torch.cuda.stream(side):
+                    ready.wait()
+                    y = self.store(keys, info) + h
+                torch.cuda.current_stream().wait_stream(side)
+                return y
+
+            def unwaited(self, x, side):
+                h = self.proj(x)
+                with torch.cuda.stream(side):
+                    w = h * 2  # expect: OC202
+                torch.cuda.current_stream().wait_stream(side)
+                return w
+
+            def project_keys(self, x):
+                return x
+
+            def backup(self, rows, side):
+                picked = self.buffer[rows, 0]  # a gather: a new tensor, not the buffer
+                with torch.cuda.stream(side):
+                    picked.record_stream(side)
+                    self.cache[rows].record_stream(side)  # expect: OC204
+        """,
+    )
+    assert found(path) == expected(path)

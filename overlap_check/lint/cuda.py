@@ -36,19 +36,26 @@ def _waits(node: ast.AST) -> bool:
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:
-    """Whether ``value`` computes a device tensor; ``new``: one with its own fresh memory
-    (a ``torch.*`` op or arithmetic, not a view from a method)."""
+    """Whether ``value`` surely computes a device tensor: a ``torch.*`` op, arithmetic on
+    one; unless ``new`` (fresh memory only) also a submodule call (``self.proj(x)``, no
+    method of that name here) or a method or index of a tensor made so. Anything else (a
+    project function, a host object) is given the benefit of the doubt."""
     if isinstance(value, ast.BinOp):
         return any(_device_result(v, ctx, made, new) or dotted_name(v) in made
                    for v in (value.left, value.right))  # fmt: skip
-    if not isinstance(value, ast.Call):
+    if not new and isinstance(value, ast.Subscript):
+        return dotted_name(value.value) in made
+    if not isinstance(value, ast.Call) or host_call(value):
         return False
     qualname = ctx.module.aliases.qualify(value.func) or ""
-    if qualname.startswith(("torch.cuda.", "torch.npu.")):
-        return False  # streams, events: handles
-    if new:
-        return qualname.startswith("torch.")
-    return not host_call(value)
+    if qualname.startswith("torch."):
+        return not qualname.startswith(("torch.cuda.", "torch.npu."))  # not a stream or event
+    func = value.func
+    if new or not isinstance(func, ast.Attribute) or qualname:
+        return False
+    if dotted_name(func.value) == "self":
+        return not ctx.project.callees(ctx.module.path, value)  # a submodule, not a method
+    return dotted_name(func.value) in made
 
 
 def _made_on_main(steps: list[Step], ctx: Context, *, new: bool) -> dict[str, int]:

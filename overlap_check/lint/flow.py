@@ -81,6 +81,8 @@ def unsynced_uses(
             is_eager = eager(side_block)
             if is_eager is None:
                 continue
+            if _joins_itself(flat, side_block):
+                continue
             use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
             if use is not None:
                 yield UnsyncedUse(use, side_block)
@@ -136,6 +138,10 @@ class Flattener:
         value, or a stream / event handle)."""
         if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Constant)):
             return False
+        if isinstance(value, ast.BoolOp) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+        ):
+            return False  # a Python bool (bool() of a tensor would wait for it anyway)
         if isinstance(value, ast.Call):
             qualname = self.aliases.qualify(value.func) or ""
             return not host_call(value) and not qualname.endswith((".Event", ".Stream"))
@@ -196,6 +202,8 @@ class Flattener:
             self.block(stmt.orelse, side, facts | facts_of(stmt.test, False))
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             loop = (stmt.iter, stmt.target) if not isinstance(stmt, ast.While) else (stmt.test,)
+            if not isinstance(stmt, ast.While) and _bookkeeping_loop(stmt):
+                loop = (stmt.target,)  # `for t in (a, b): t.record_stream(s)`: not a read
             self.add(Step(loop, side, False, facts))
             self.loops = (*self.loops, id(stmt))
             self.block(stmt.body, side, facts)
@@ -213,6 +221,27 @@ class Flattener:
             self.block(getattr(stmt, "finalbody", []), side, facts)
         else:
             self.add(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
+
+
+def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
+    """A loop over a literal tuple of names whose body only records the element's use on a
+    stream (``t.record_stream(s)``) or checks ``t is None``."""
+    target = loop.target
+    if not isinstance(target, ast.Name) or not isinstance(loop.iter, (ast.Tuple, ast.List)):
+        return False
+    allowed: set[int] = set()
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Attribute) and node.attr == "record_stream":
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Compare) and all(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
+        ):
+            allowed.add(id(node.left))
+    return all(
+        id(node) in allowed
+        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
+        if isinstance(node, ast.Name) and node.id == target.id
+    )
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
@@ -274,6 +303,20 @@ def _handed_back(node: ast.AST) -> set[int]:
     value = node.value
     parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
     return {id(part) for part in parts if isinstance(part, ast.Name)}
+
+
+def _joins_itself(flat: Flattener, block: SideBlock) -> bool:
+    """``main.wait_stream(side)`` inside the block, on a name that holds the main stream
+    (``current_stream()`` there would be the side stream itself)."""
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "wait_stream"
+        and dotted_name(call.func.value) in flat.main_names
+        for step in flat.steps[block.start + 1 : block.end]
+        for node in step.nodes
+        for call in _walk_local(node)
+    )
 
 
 def _first_unsynced_use(

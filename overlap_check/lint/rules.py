@@ -150,7 +150,9 @@ _PARAM_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "name
 
 def _long_lived(expr: ast.expr, local: dict[str, str]) -> str | None:
     """Why ``expr`` is a long-lived object (a module attribute, weight, cache), else None."""
+    gathered = False  # indexed by a variable: maybe a tensor index, which copies
     while isinstance(expr, ast.Subscript):  # a slice of a cache is still the cache's storage
+        gathered |= any(isinstance(n, ast.Name) for n in ast.walk(expr.slice))
         expr = expr.value
     dotted = dotted_name(expr)
     if dotted is None:
@@ -164,8 +166,8 @@ def _long_lived(expr: ast.expr, local: dict[str, str]) -> str | None:
     if leaf in ("weight", "bias"):
         return "a weight"
     if parts[0] in ("self", "cls") and len(parts) > 1:
-        return "a module attribute"
-    if len(parts) == 1:
+        return None if gathered else "a module attribute"
+    if len(parts) == 1 and not gathered:
         return local.get(leaf)
     return None
 
