@@ -704,6 +704,7 @@ def test_cli_json_report() -> None:
         "findings": 2,
         "suppressed": 0,
         "by_rule": {"OC103": 1, "OC104": 1},
+        "suppressed_by_rule": {},
     }
 
 
@@ -1158,3 +1159,84 @@ def test_cuda_rules_give_real_code_the_benefit_of_the_doubt(tmp_path: Path) -> N
         """,
     )
     assert found(path) == expected(path)
+
+
+# --- --explain, knowing suppressions ------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_explain_examples_are_linted_wrong_and_right(tmp_path: Path, rule: str) -> None:
+    from overlap_check.lint.explain import EXPLAIN
+
+    why, wrong, right = EXPLAIN[rule]
+    assert len(why) > 80
+    bad = write(tmp_path, wrong, "wrong.py")
+    good = write(tmp_path, right, "right.py")
+    assert rule in {f.rule for f in lint_paths([bad]).findings}
+    assert lint_paths([good]).findings == ()
+
+
+def test_cli_explain_prints_the_reasoning_and_both_examples() -> None:
+    result = CliRunner().invoke(cli, ["lint", "--explain", "oc104"])
+    assert result.exit_code == 0
+    text = result.output
+    assert text.startswith("OC104: side-stream result used on the main stream unsynchronised")
+    assert "Wrong:\n\n    import torch" in text and "\nRight:\n\n" in text
+    assert "wait_stream(side)" in text.split("Right:")[1]
+    unknown = CliRunner().invoke(cli, ["lint", "--explain", "OC999"])
+    assert unknown.exit_code == 2 and "unknown rule" in unknown.output
+
+
+def test_config_suppress_list_and_comments_are_counted_in_every_format(tmp_path: Path) -> None:
+    source = """
+        import torch
+
+        side = torch.npu.Stream()
+
+        def f(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            a = x + s  # overlap-check: ignore[OC104]
+            return a
+
+        def g(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            b = x * s
+            return b
+
+        def h(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            c = x - s
+            return c
+        """
+    write(tmp_path, source, "model.py")
+    config = '[lint]\nsuppress = ["model.py:15:OC104", "other.py:OC1"]\n'
+    (tmp_path / "overlap-check.toml").write_text(config)
+    runner = CliRunner()
+    text = runner.invoke(cli, ["lint", "model.py"])
+    assert text.exit_code == 1
+    assert [
+        line.split(":")[1] for line in text.output.splitlines() if line.startswith("model.py:")
+    ] == ["21"]
+    assert "(2 suppressed (OC104 x2): '# overlap-check: ignore' or [lint] suppress)" in text.output
+    report = json.loads(runner.invoke(cli, ["lint", "model.py", "--format", "json"]).output)
+    assert report["summary"]["suppressed"] == 2
+    assert report["summary"]["suppressed_by_rule"] == {"OC104": 2}
+    assert [(f["line"], f["by"]) for f in report["suppressed"]] == [
+        (9, "inSource"),
+        (15, "external"),
+    ]
+    github = runner.invoke(cli, ["lint", "model.py", "--format", "github"]).output
+    assert github.splitlines()[-1] == ("::notice title=overlap-check lint::2 suppressed (OC104 x2)")
+    sarif = json.loads(runner.invoke(cli, ["lint", "model.py", "--format", "sarif"]).output)
+    results = sarif["runs"][0]["results"]
+    assert [r.get("suppressions") for r in results] == [
+        None,
+        [{"kind": "inSource"}],
+        [{"kind": "external"}],
+    ]
+    (tmp_path / "overlap-check.toml").write_text('[lint]\nsuppress = ["model.py"]\n')
+    bad = runner.invoke(cli, ["lint", "model.py"])
+    assert bad.exit_code == 2 and "PATH[:LINE]:RULE" in bad.output
