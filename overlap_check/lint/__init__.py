@@ -151,7 +151,7 @@ def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
         spans = tuple(
             (node.lineno, node.end_lineno or node.lineno, by_function[id(node)])
             for node in ast.walk(module.tree)
-            if id(node) in by_function
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in by_function
         )
     inside, calls = project.wrappers_in(module)
     return Context(module, path, project, spans, inside, calls)

@@ -121,11 +121,12 @@ def oc202_side_reads_unwaited_input(ctx: Context) -> Iterator[Finding]:
             if any(map(_waits, step.nodes)):
                 break  # the side stream waits here (event.wait(), s.wait_stream(...))
             if name.id in made and made[name.id] > waited and name.id not in assigned:
+                producer = getattr(before[made[name.id]].nodes[0], "lineno", 0)
                 yield ctx.finding(
                     "OC202",
                     name,
                     f"`{name.id}` is computed on the current stream (line "
-                    f"{before[made[name.id]].nodes[0].lineno}) and read on side stream "
+                    f"{producer}) and read on side stream "
                     f"`{block.stream}`, which never waited for it",
                     f"call {block.stream}.wait_stream(torch.cuda.current_stream()) before the "
                     "block, or record a torch.cuda.Event after the producer and .wait() it "
@@ -185,5 +186,5 @@ def _freed_after(steps: list[Step], name: str, *, top_level: bool) -> str | None
             if mentioned:
                 return None  # used again, returned or stored: not freed here
             if name in stores(node):
-                return f"reassigned (line {node.lineno})"
+                return f"reassigned (line {getattr(node, 'lineno', 0)})"
     return None if top_level else "freed when the function returns"

@@ -152,5 +152,8 @@ EXPLAIN: dict[str, tuple[str, str, str]] = {
 def explain(rule: str, summary: str) -> str:
     """The text ``lint --explain RULE`` prints."""
     why, wrong, right = EXPLAIN[rule]
-    indent = lambda code: "".join(f"    {line}\n" if line else "\n" for line in code.splitlines())  # noqa: E731
-    return f"{rule}: {summary}\n\n{why}\n\nWrong:\n\n{indent(wrong)}\nRight:\n\n{indent(right)}"
+    return f"{rule}: {summary}\n\n{why}\n\nWrong:\n\n{_indent(wrong)}\nRight:\n\n{_indent(right)}"
+
+
+def _indent(code: str) -> str:
+    return "".join(f"    {line}\n" if line else "\n" for line in code.splitlines())
