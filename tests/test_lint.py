@@ -1240,3 +1240,55 @@ def test_config_suppress_list_and_comments_are_counted_in_every_format(tmp_path:
     (tmp_path / "overlap-check.toml").write_text('[lint]\nsuppress = ["model.py"]\n')
     bad = runner.invoke(cli, ["lint", "model.py"])
     assert bad.exit_code == 2 and "PATH[:LINE]:RULE" in bad.output
+
+
+def test_oc104_follows_a_project_wrapper_of_the_stream_context(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        """
+        import contextlib
+        import torch
+        import torchair as tng
+
+        def on_stream(enabled, stream):
+            if not enabled:
+                return contextlib.nullcontext()
+            return torch.npu.stream(stream)
+
+        def either(enabled, stream, mode):
+            if mode == "ge_graph":
+                return tng.scope.npu_stream_switch(stream)
+            return torch.npu.stream(stream)
+
+        def keep_alive(enabled, out, stream):
+            if enabled:
+                out.record_stream(stream)
+        """,
+        "streams.py",
+    )
+    path = write(
+        tmp_path,
+        """
+        import torch
+        from streams import either, keep_alive, on_stream
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                with on_stream(self.multi, stream=self.side):
+                    y = self.shared(x)
+                keep_alive(self.multi, y, self.main)  # bookkeeping, not a read
+                return x + y  # expect: OC104
+
+            def joined(self, x):
+                with on_stream(self.multi, self.side):
+                    y = self.shared(x)
+                torch.npu.current_stream().wait_stream(self.side)
+                return x + y
+
+            def run_time_choice(self, x):
+                with either(self.multi, self.side, self.mode):  # GE may order it: not judged
+                    y = self.shared(x)
+                return x + y
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)

@@ -153,8 +153,8 @@ def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
             for node in ast.walk(module.tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in by_function
         )
-    inside, calls = project.wrappers_in(module)
-    return Context(module, path, project, spans, inside, calls)
+    inside, calls, streams = project.wrappers_in(module)
+    return Context(module, path, project, spans, inside, calls, streams)
 
 
 def lint_paths(

@@ -47,6 +47,7 @@ STREAM_CTX = "torch.npu.stream"
 STREAM_CLS = "torch.npu.Stream"
 EVENT_CLS = "torch.npu.Event"
 CUDA_STREAM_CTX = "torch.cuda.stream"  # CUDA's twin (OC2xx rules); no family: no graph paths
+STREAM_CONTEXTS = frozenset({STREAM_CTX, CUDA_STREAM_CTX})
 MAIN_STREAM_GETTERS = frozenset(
     f"torch.{device}.{getter}"
     for device in ("npu", "cuda")

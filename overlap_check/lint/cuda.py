@@ -86,7 +86,7 @@ def _side_reads(flat: Flattener, block: SideBlock, reads: Reads) -> Iterator[tup
 def _cuda_blocks(ctx: Context) -> Iterator[tuple[Flattener, SideBlock]]:
     if not ctx.module.calls(CUDA_STREAM_CTX):
         return
-    for flat in flattened(ctx.module):
+    for flat in flattened(ctx.module, ctx.project):
         for block in flat.side_blocks:
             if block.cuda:
                 yield flat, block

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
 from overlap_check.lint.imports import Aliases, dotted_name
+from overlap_check.lint.project import Project
 from overlap_check.lint.source import SourceModule
 from overlap_check.lint.uses import (
     NO_FACTS,
@@ -76,7 +77,7 @@ def unsynced_uses(
 
     ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
     joins the streams at its end), None where the block is not judged (GE)."""
-    for flat in flattened(module):
+    for flat in flattened(module, reads.project):
         for side_block in flat.side_blocks:
             is_eager = eager(side_block)
             if is_eager is None:
@@ -88,8 +89,9 @@ def unsynced_uses(
                 yield UnsyncedUse(use, side_block)
 
 
-def flattened(module: SourceModule) -> Iterator[Flattener]:
-    """The module body and each function body as steps, with their side blocks."""
+def flattened(module: SourceModule, project: Project | None = None) -> Iterator[Flattener]:
+    """The module body and each function body as steps, with their side blocks (``project``:
+    also the blocks of project wrappers that return a stream context)."""
     main_names = _main_stream_names(module)
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
@@ -98,7 +100,7 @@ def flattened(module: SourceModule) -> Iterator[Flattener]:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body in bodies:
-        flat = Flattener(module.aliases, main_names)
+        flat = Flattener(module.aliases, main_names, project, module.path)
         flat.top_level = body is module.tree.body
         flat.block(body, None, NO_FACTS)
         if flat.side_blocks:
@@ -122,8 +124,12 @@ def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
 
 
 class Flattener:
-    def __init__(self, aliases: Aliases, main_names: set[str]) -> None:
+    def __init__(
+        self, aliases: Aliases, main_names: set[str], project: Project | None = None, path: str = ""
+    ) -> None:
         self.aliases = aliases
+        self.project = project
+        self.path = path
         self.main_names = main_names
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
@@ -154,9 +160,11 @@ class Flattener:
             call = item.context_expr
             if not isinstance(call, ast.Call):
                 continue
-            if self.aliases.qualify(call.func) not in (STREAM_CTX, CUDA_STREAM_CTX):
-                continue
-            args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
+            if self.aliases.qualify(call.func) in (STREAM_CTX, CUDA_STREAM_CTX):
+                args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
+            else:  # a project wrapper that returns torch.npu.stream(s) (or a fake context)
+                wrapped = self.project.stream_argument(self.path, call) if self.project else None
+                args = [wrapped] if wrapped is not None else []
             if not args:
                 continue
             stream = args[0]

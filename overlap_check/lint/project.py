@@ -146,18 +146,48 @@ class Project:
                 found |= self.wrapper_apis(callee.node, parsed.aliases)
         return frozenset(found)
 
+    def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
+        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
+        ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
+        A wrapper that may return a graph-mode switch instead (chosen at run time) is not
+        followed: under GE the graph orders the streams itself."""
+        for callee in self.callees(path, call):
+            parsed = self.parsed(callee.path)
+            if parsed is None:
+                continue
+            wrapped = self.wrapper_apis(callee.node, parsed.aliases)
+            if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
+                continue  # not a wrapper, or one that may pick a graph-mode switch instead
+            params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
+            for ret in ast.walk(callee.node):
+                if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)):
+                    continue
+                if parsed.aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
+                    continue
+                first = ret.value.args[0] if ret.value.args else None
+                if not isinstance(first, ast.Name) or first.id not in params:
+                    continue
+                index = params.index(first.id) - callee.offset
+                by_name = [k.value for k in call.keywords if k.arg == first.id]
+                if by_name:
+                    return by_name[0]
+                if 0 <= index < len(call.args):
+                    return call.args[index]
+        return None
+
     def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:
         """What a wrapper function returns (empty when ``node`` is no wrapper)."""
         if id(node) not in self._wrappers:
             self._wrappers[id(node)] = _wrapper_apis(node, aliases)
         return self._wrappers[id(node)]
 
-    def wrappers_in(self, module: SourceModule) -> tuple[frozenset[int], tuple[ApiRef, ...]]:
-        """The nodes inside the module's own wrappers, and the contexts its ``with``
-        statements take from project wrappers, as references to the API each wraps (a
-        wrapper of both families, which picks one at run time, as none)."""
+    def wrappers_in(self, module: SourceModule) -> tuple[frozenset[int], tuple[ApiRef, ...], bool]:
+        """The nodes inside the module's own wrappers; the contexts its ``with`` statements
+        take from project wrappers, as references to the API each wraps (a wrapper of both
+        families, which picks one at run time, as none); whether one may be a stream."""
         inside: set[int] = set()
         calls: list[ApiRef] = []
+        streams = False
         for node in ast.walk(module.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if self.wrapper_apis(node, module.aliases):
@@ -168,11 +198,12 @@ class Project:
                     if not isinstance(call, ast.Call) or module.aliases.qualify(call.func):
                         continue
                     wrapped = self.wrapped(module.path, call)
+                    streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
                     if len({apis.family(q) for q in wrapped}) == 1:
                         calls.append(ApiRef(min(wrapped), call.func, call))
         calls = [ref for ref in calls if id(ref.node) not in inside]
         calls.sort(key=lambda ref: (ref.line, ref.col))
-        return frozenset(inside), tuple(calls)
+        return frozenset(inside), tuple(calls), streams
 
 
 def _wrapper_apis(node: FunctionNode, aliases: Aliases) -> frozenset[str]:
@@ -185,7 +216,8 @@ def _wrapper_apis(node: FunctionNode, aliases: Aliases) -> frozenset[str]:
         elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
             qualname = aliases.qualify(stmt.value.func)
             if qualname is not None and (
-                qualname == apis.STREAM_CTX or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
+                qualname in apis.STREAM_CONTEXTS
+                or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
             ):
                 found.add(qualname)
         elif not isinstance(stmt, (ast.Pass, ast.Return, ast.Expr)):

@@ -35,6 +35,7 @@ class Context:
     spans: tuple[tuple[int, int, ExecPath], ...] = ()
     in_wrappers: frozenset[int] = frozenset()
     wrapper_calls: tuple[ApiRef, ...] = ()
+    stream_wrappers: bool = False  # `with` of a project wrapper that may return torch.npu.stream
 
     def path_at(self, node: ast.AST) -> PathInfo:
         """The path the code at ``node`` runs under: its function's, else the module's."""
@@ -271,7 +272,7 @@ def _eager_or_unjudged(ctx: Context, node: ast.AST) -> bool | None:
 
 
 def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
-    if not ctx.module.calls(apis.STREAM_CTX):
+    if not ctx.module.calls(apis.STREAM_CTX) and not ctx.stream_wrappers:
         return  # no side stream
     reads = Reads(ctx.project, ctx.module.path)
     eager = lambda block: None if block.cuda else _eager_or_unjudged(ctx, block.node)  # noqa: E731

@@ -117,7 +117,8 @@ class Reads:
 
     def _metadata_names(self, node: ast.AST) -> set[int]:
         """The names among ``node``'s operands that it reads only the metadata of."""
-        if isinstance(node, ast.Attribute) and node.attr in META_ATTRS:
+        if isinstance(node, ast.Attribute) and node.attr in (*META_ATTRS, "record_stream"):
+            # metadata, or allocator bookkeeping (x.record_stream(s) reads nothing of x)
             return {id(node.value)} if isinstance(node.value, ast.Name) else set()
         if isinstance(node, ast.Compare) and all(
             isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
