@@ -1292,3 +1292,35 @@ def test_oc104_follows_a_project_wrapper_of_the_stream_context(tmp_path: Path) -
         """,
     )
     assert found(path, select="OC104") == expected(path)
+
+
+def test_cuda_side_results_views_allocations_and_other_branch_stores(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        class MoE(torch.nn.Module):
+            def forward(self, x, overlap):
+                x_in = x.clone()
+                if self.alt is not None and overlap:
+                    self.alt.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self.alt):
+                        shared = self.shared(x_in)
+                    routed = self.routed(x)
+                else:
+                    routed = self.routed(x)
+                    shared = self.shared(x_in)  # the other branch: the side result stays
+                return routed + shared  # expect: OC201
+
+            def views_and_buffers(self, x):
+                with torch.cuda.stream(self.alt):
+                    x = x.view(-1, 8)  # a view of the caller's tensor: no device work
+                    out = torch.empty_like(x)  # memory only
+                    y = self.proj(x)
+                    y2 = y.transpose(0, 1)  # a view of a side result is one
+                z = self.proj(x) + out.sum() * 0
+                return z + y2  # expect: OC201
+        """,
+    )
+    assert found(path) == expected(path)

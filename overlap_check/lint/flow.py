@@ -139,10 +139,28 @@ class Flattener:
     def add(self, step: Step) -> None:
         self.steps.append(replace(step, loops=self.loops))
 
+    def side_results(self, body: list[ast.stmt]) -> frozenset[str]:
+        """The names a side block computes, and views of those (``y = s.view(-1)``); a
+        view of a tensor from elsewhere (``x = x.view(-1)``) only re-labels that tensor."""
+        assigns = [
+            n
+            for stmt in body
+            for n in _walk_local(stmt)
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr))
+        ]
+        found = {name for n in assigns if self.computes(n.value) for name in stores(n)}
+        for n in assigns:  # in source order: a view of a result is a result
+            base = _view_base(n.value)
+            if base is not None and base in found:
+                found |= stores(n)
+        return frozenset(name for name in found if "." not in name)
+
     def computes(self, value: ast.expr | None) -> bool:
-        """Whether an assigned value runs device work (not an alias, a constant, a host
-        value, or a stream / event handle)."""
+        """Whether an assigned value runs device work (not an alias or a view, a constant,
+        a host value, an uninitialised allocation, or a stream / event handle)."""
         if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Constant)):
+            return False
+        if _view_base(value) is not None:
             return False
         if isinstance(value, ast.BoolOp) or (
             isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
@@ -150,6 +168,8 @@ class Flattener:
             return False  # a Python bool (bool() of a tensor would wait for it anyway)
         if isinstance(value, ast.Call):
             qualname = self.aliases.qualify(value.func) or ""
+            if qualname in _EMPTY or _callee_name(value) == "new_empty":
+                return False  # memory only, no kernel
             return not host_call(value) and not qualname.endswith((".Event", ".Stream"))
         return True
 
@@ -193,15 +213,7 @@ class Flattener:
             )
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
-                assigned = frozenset(
-                    name
-                    for s in stmt.body
-                    for n in _walk_local(s)
-                    if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr))
-                    and self.computes(n.value)
-                    for name in stores(n)
-                    if "." not in name
-                )
+                assigned = self.side_results(stmt.body)
                 block = SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
                 self.side_blocks.append(replace(block, loops=self.loops))
         elif isinstance(stmt, ast.If):
@@ -229,6 +241,22 @@ class Flattener:
             self.block(getattr(stmt, "finalbody", []), side, facts)
         else:
             self.add(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
+
+
+_VIEWS = frozenset(
+    {"view", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "expand", "expand_as",
+     "t", "narrow", "select", "detach", "unflatten", "as_strided"}
+)  # fmt: skip
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided"})
+
+
+def _view_base(value: ast.expr | None) -> str | None:
+    """``x`` for ``x.view(-1).transpose(0, 1)`` (a view: no device work), else None."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr not in _VIEWS:
+            return None
+        value = value.func.value
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
@@ -364,5 +392,6 @@ def _first_unsynced_use(
         ]
         if uses:
             return min(uses, key=lambda n: (n.lineno, n.col_offset))
-        pending -= step_stores
+        if not exclusive(facts, step.facts):  # a store on the other branch leaves it pending
+            pending -= step_stores
     return None

@@ -52,16 +52,16 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def facts_of(test: ast.expr, truth: bool) -> set[Fact]:
-    """What ``test`` evaluating to ``truth`` says about its flags."""
+    """What ``test`` evaluating to ``truth`` says: of its flags (names and attribute
+    chains, the same wherever tested), and of this very evaluation (any other test: the
+    two branches of one ``if`` exclude each other, two ``if``s on one call need not)."""
+    own = {(dotted_name(test) or f"@{id(test)}", truth)}
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return facts_of(test.operand, not truth)
+        return own | facts_of(test.operand, not truth)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
         # `a and b` true: both are; `a or b` false: neither is
-        return set().union(*(facts_of(value, truth) for value in test.values))
-    name = dotted_name(test)
-    # any other test is known by its own evaluation: the two branches of one `if` exclude
-    # each other, two `if`s on the same call need not
-    return {(name or f"@{id(test)}", truth)}
+        return own.union(*(facts_of(value, truth) for value in test.values))
+    return own
 
 
 def exclusive(first: Facts, second: Facts) -> bool:
