@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX
-from overlap_check.lint.flow import Flattener, SideBlock, Step, flattened, unsynced_uses
+from overlap_check.lint.flow import (
+    Flattener,
+    SideBlock,
+    Step,
+    flattened,
+    is_sync,
+    unsynced_uses,
+)
 from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
 
@@ -26,13 +33,7 @@ if TYPE_CHECKING:
 
 def _waits(node: ast.AST) -> bool:
     """Any wait or synchronisation at all (the OC202/OC203 checks give it the benefit)."""
-    for call in ast.walk(node):
-        if isinstance(call, ast.Call):
-            func = call.func
-            name = func.attr if isinstance(func, ast.Attribute) else dotted_name(func) or ""
-            if "wait" in name.lower() or "sync" in name.lower():
-                return True
-    return False
+    return is_sync(node, stream="")
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:

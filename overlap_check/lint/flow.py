@@ -317,20 +317,6 @@ def is_sync(node: ast.AST, stream: str) -> bool:
     return False
 
 
-def _record_stream_receivers(node: ast.AST) -> set[int]:
-    """Names that are only handed to record_stream (memory bookkeeping, not a use)."""
-    ids: set[int] = set()
-    for call in _walk_local(node):
-        if not isinstance(call, ast.Call):
-            continue
-        name = _callee_name(call)
-        if name == "record_stream" and isinstance(call.func, ast.Attribute):
-            ids.add(id(call.func.value))
-        elif name == "npu_record_tagged_stream" and call.args:
-            ids.add(id(call.args[0]))
-    return ids
-
-
 def _handed_back(node: ast.AST) -> set[int]:
     """The names a ``return`` hands back as they are: the value itself, or the bare
     elements of a returned tuple / list (the caller's business, not a main-stream read)."""
@@ -378,9 +364,9 @@ def _first_unsynced_use(
             return None
         if step.is_return and not eager:
             continue
-        skip = set().union(*(_record_stream_receivers(node) for node in step.nodes))
+        skip: set[int] = set()
         if step.is_return:
-            skip |= set().union(*(_handed_back(node) for node in step.nodes))
+            skip = set().union(*(_handed_back(node) for node in step.nodes))
         uses = [
             name
             for node in step.nodes

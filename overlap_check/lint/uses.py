@@ -128,6 +128,8 @@ class Reads:
             return set()
         if isinstance(node.func, ast.Name) and node.func.id in META_FUNCS and node.args:
             return {id(node.args[0])}
+        if (dotted_name(node.func) or "").endswith("npu_record_tagged_stream") and node.args:
+            return {id(node.args[0])}  # bookkeeping, as x.record_stream(s)
         callees = self.project.callees(self.path, node)
         if not callees:
             return set()
