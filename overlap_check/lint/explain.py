@@ -7,6 +7,8 @@ rule, every right one does not. docs/lint-rules.md says the same at more length.
 
 from __future__ import annotations
 
+import textwrap
+
 _NGX = 'm = torch.compile(f, backend="npugraph_ex")'
 _GE = "m = torch.compile(f, backend=tng.get_npu_backend())"
 
@@ -152,6 +154,7 @@ EXPLAIN: dict[str, tuple[str, str, str]] = {
 def explain(rule: str, summary: str) -> str:
     """The text ``lint --explain RULE`` prints."""
     why, wrong, right = EXPLAIN[rule]
+    why = textwrap.fill(why, width=88)
     return f"{rule}: {summary}\n\n{why}\n\nWrong:\n\n{_indent(wrong)}\nRight:\n\n{_indent(right)}"
 
 
