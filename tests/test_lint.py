@@ -1048,6 +1048,14 @@ def test_wrappers_are_judged_at_their_callers(tmp_path: Path) -> None:
         ("with_switch.py", "OC107", 7),
         ("with_switch.py", "OC107", 8),
     ]
+    # ... and under npugraph_ex the GE wrapper is the wrong family where it is used.
+    ngx = write(tmp_path, 'import torch\nc = torch.compile(None, backend="npugraph_ex")\n', "r.py")
+    npugraph_ex = lint_paths([tmp_path / "with_switch.py", utils, ngx])
+    assert sorted((Path(f.path).name, f.rule, f.line) for f in npugraph_ex.findings) == [
+        ("common.py", "OC105", 25),
+        ("with_switch.py", "OC108", 7),
+        ("with_switch.py", "OC108", 8),
+    ]
 
 
 def test_oc104_handles_aliases_and_loops(tmp_path: Path) -> None:
