@@ -54,7 +54,7 @@ bench: ## Benchmarks; writes docs/benchmarks.md (inputs cached in bench/.cache)
 	$(PY) bench/run.py
 
 fixtures: ## Regenerate fixtures/ with the project's own generator
-	$(PY) -m overlap_check.synth fixtures
+	$(PY) -m synth fixtures
 
 demo: ## Judge the bundled fake dual-stream example (exits 0: the expected verdict is fake)
 	$(VENV)/bin/overlap-check analyze fixtures/fake-dual-stream --side SharedExpert --dominator GroupedMatmul \

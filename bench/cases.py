@@ -425,7 +425,7 @@ def case5(ctx: Context) -> CaseResult:
     result = CaseResult(5, "Peak memory (RSS) of cases 1 and 2")
     one, level1 = case1_analyze(ctx)
     two, level0 = case2_analyze(ctx)
-    code = "import polars, numpy, overlap_check.cli, overlap_check.pipeline, overlap_check.readers"
+    code = "import polars, numpy, overlap_check.cli, overlap_check.judge.pipeline, overlap_check.readers"
     ctx.log("  imports-only RSS")
     base = measure("imports only", python_c(ctx.python, code), 1)
     for label, m, data in (("case 1", one, level1), ("case 2", two, level0)):

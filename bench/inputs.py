@@ -11,7 +11,7 @@ of kernel_details.csv takes tens of seconds), so big files are written once and
 hard-linked where only the metadata differs: the runs of case 3 share case 1's
 kernel_details.csv, and the ranks of case 4 share each run's file. Each run and
 rank still gets its own result dir (own profiler_info with its rank and capture
-time, own PROF_* dir) written by ``overlap_check.synth.layout``.
+time, own PROF_* dir) written by ``synth.layout``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from overlap_check.synth import layout
-from overlap_check.synth.big import big_capture, big_frames
-from overlap_check.synth.model import Scenario, Variant
+from synth import layout
+from synth.big import big_capture, big_frames
+from synth.model import Scenario, Variant
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE = REPO / "bench" / ".cache"

@@ -25,7 +25,7 @@ DEFAULT_HEAD = """# Benchmarks
 How fast overlap-check is on large captures, measured by `make bench`
 (`.venv/bin/python bench/run.py`; `--quick` for a smaller smoke run, `--case N`
 for one case). Inputs are written by the project's own generator
-(`overlap_check.synth.big`) and cached in `bench/.cache`. Every figure is a whole
+(`synth.big`) and cached in `bench/.cache`. Every figure is a whole
 process, timed from spawn to exit (start-up and imports included), best of N;
 peers run in the same session on the same machine.
 """

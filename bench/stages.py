@@ -29,19 +29,23 @@ TIMED = (
     ("overlap_check.readers.capture", "attach_streams", "attach streams to kernels"),
     ("overlap_check.readers.capture", "conform", "conform the kernel table"),
     # the per-capture figures module (runs may be reduced in worker processes by the CLI)
-    ("overlap_check.figures", "stream_sets", "stream busy sets"),
-    ("overlap_check.figures", "run_rules", "core limit rules"),
-    ("overlap_check.figures", "contention_evidence", "core contention"),
-    ("overlap_check.judge", "contention_at", "of which contention for the decided cores"),
-    ("overlap_check.figures", "helper_streams_of", "helper streams"),
-    ("overlap_check.figures", "_plan_figures", "plan figures (every stream that may be main)"),
-    ("overlap_check.figures", "occurrences", "of which plan occurrences"),
-    ("overlap_check.figures", "plan_run", "of which plan runs (their occurrence tables)"),
-    ("overlap_check.barriers", "instances", "of which barrier search"),
-    ("overlap_check.pipeline", "judge", "judge (medians, verdicts, gate)"),
-    ("overlap_check.judge", "plan_result", "of which plan verdicts"),
-    ("overlap_check.judge", "pair_results", "of which stream pairs"),
-    ("overlap_check.pipeline", "check_report", "sanity check of every figure"),
+    ("overlap_check.measure.figures", "stream_sets", "stream busy sets"),
+    ("overlap_check.measure.figures", "run_rules", "core limit rules"),
+    ("overlap_check.measure.figures", "contention_evidence", "core contention"),
+    ("overlap_check.judge.judgement", "contention_at", "of which contention for the decided cores"),
+    ("overlap_check.measure.figures", "helper_streams_of", "helper streams"),
+    (
+        "overlap_check.measure.figures",
+        "_plan_figures",
+        "plan figures (every stream that may be main)",
+    ),
+    ("overlap_check.measure.figures", "occurrences", "of which plan occurrences"),
+    ("overlap_check.measure.figures", "plan_run", "of which plan runs (their occurrence tables)"),
+    ("overlap_check.measure.barriers", "instances", "of which barrier search"),
+    ("overlap_check.judge.pipeline", "judge", "judge (medians, verdicts, gate)"),
+    ("overlap_check.judge.judgement", "plan_result", "of which plan verdicts"),
+    ("overlap_check.judge.judgement", "pair_results", "of which stream pairs"),
+    ("overlap_check.judge.pipeline", "check_report", "sanity check of every figure"),
     ("overlap_check.report.json", "to_dict", "render: the report as JSON data"),
 )
 
@@ -77,8 +81,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv[1:])
 
     t0 = time.perf_counter()
+    from overlap_check.judge.pipeline import analyze_captures
     from overlap_check.model import Options, Plan
-    from overlap_check.pipeline import analyze_captures
     from overlap_check.readers import load_paths
     from overlap_check.report.json import render
 

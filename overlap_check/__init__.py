@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from overlap_check.pipeline import check
+    from overlap_check.judge.pipeline import check
     from overlap_check.readers import load
     from overlap_check.runner.api import profile
 
@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return load
     if name == "check":
-        from overlap_check.pipeline import check
+        from overlap_check.judge.pipeline import check
 
         return check
     if name == "profile":

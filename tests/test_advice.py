@@ -7,13 +7,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from overlap_check.advice import GIVE_PATH, fix_steps
 from overlap_check.cli import cli
+from overlap_check.judge.advice import GIVE_PATH, fix_steps
+from overlap_check.judge.pipeline import check
+from overlap_check.judge.verdict import diagnose, with_cause
 from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
-from overlap_check.pipeline import check
 from overlap_check.report import text as text_report
-from overlap_check.synth.layers import DOMINATOR, SIDE_OPS
-from overlap_check.verdict import diagnose, with_cause
+from synth.layers import DOMINATOR, SIDE_OPS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PLAN = Plan(name="moe", side="SharedExpert", dominator="GroupedMatmul")
@@ -150,8 +150,8 @@ def test_source_with_no_single_path_is_a_note(tmp_path: Path) -> None:
 
 
 def test_a_plan_gives_its_path_in_the_config(tmp_path: Path) -> None:
-    from overlap_check.config import load_config
-    from overlap_check.errors import ConfigError
+    from overlap_check.cli.config import load_config
+    from overlap_check.model.errors import ConfigError
 
     config = tmp_path / "overlap-check.toml"
     config.write_text('[[plan]]\nname = "moe"\nside = "SharedExpert"\npath = "eager"\n')

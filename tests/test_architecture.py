@@ -74,6 +74,8 @@ def test_no_module_imports_a_later_stage() -> None:
 def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
     # the rule is not vacuous: a figures module importing judge is caught
     module = tmp_path / "figures.py"
-    module.write_text("def f():\n    from overlap_check.judge import judge\n", encoding="utf-8")
-    assert _imports(module) == {"overlap_check.judge"}
-    assert _stage("overlap_check.judge") > _stage("overlap_check.figures")
+    module.write_text(
+        "def f():\n    from overlap_check.judge.judgement import judge\n", encoding="utf-8"
+    )
+    assert _imports(module) == {"overlap_check.judge.judgement"}
+    assert _stage("overlap_check.judge.judgement") > _stage("overlap_check.measure.figures")

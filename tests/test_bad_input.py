@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, OverlapCheckError, SchemaError
+from overlap_check.model.errors import InputError, OverlapCheckError, SchemaError
 from overlap_check.readers import load, load_paths
 
 T0 = 1736408883704643
@@ -412,12 +412,12 @@ def test_plot_to_a_place_that_cannot_be_written(tmp_path: Path) -> None:
 
 def test_an_unexpected_crash_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The last-resort net: a bug is not a failed gate (exit 1) and prints no traceback."""
-    import overlap_check.pipeline
+    import overlap_check.judge.pipeline
 
     def crash(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(overlap_check.pipeline, "check_paths", crash)
+    monkeypatch.setattr(overlap_check.judge.pipeline, "check_paths", crash)
     result = invoke("analyze", str(FAKE_RUN))
     assert result.exit_code == 2
     (line,) = result.stderr.splitlines()
@@ -426,8 +426,8 @@ def test_an_unexpected_crash_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch
 
 
 def test_an_impossible_figure_is_an_error_naming_the_capture() -> None:
-    from overlap_check.pipeline import check
-    from overlap_check.sanity import check_report
+    from overlap_check.judge.pipeline import check
+    from overlap_check.judge.sanity import check_report
 
     report = check([FAKE_RUN], workers=1)
     assert check_report(report) is report

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from overlap_check.baseline import apply_baseline, compare_reports, load_baseline
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, UsageError
+from overlap_check.judge.baseline import apply_baseline, compare_reports, load_baseline
 from overlap_check.model import BaselineDelta, PlanResult, Report, StreamPair, Thresholds
+from overlap_check.model.errors import InputError, UsageError
 from overlap_check.report.json import render, to_dict
 
 

@@ -17,14 +17,14 @@ import jsonschema  # the dev extra
 import pytest
 from click.testing import CliRunner
 
-from overlap_check.advice import fix_steps
 from overlap_check.cli import cli
-from overlap_check.discover import discover
+from overlap_check.judge.advice import fix_steps
+from overlap_check.judge.pipeline import check
+from overlap_check.measure.shapes import shape_changes
 from overlap_check.model import Evidence, Options, Plan, Report, ShapeCount
-from overlap_check.pipeline import check
 from overlap_check.readers.capture import read_capture
+from overlap_check.readers.discover import discover
 from overlap_check.report.json import render
-from overlap_check.shapes import shape_changes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

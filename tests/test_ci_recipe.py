@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from overlap_check.synth import scenarios, write_runs
+from synth import scenarios, write_runs
 
 REPO = Path(__file__).resolve().parents[1]
 GITHUB = REPO / "examples" / "github-actions.yml"

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from overlap_check.cli import cli
-from overlap_check.synth import scenarios, write_runs
+from synth import scenarios, write_runs
 
 PLAN_ARGS = ["--side", "SharedExpert", "--dominator", "GroupedMatmul"]
 
@@ -149,8 +149,8 @@ def test_help_has_examples() -> None:
 
 def test_a_missing_renderer_is_a_usage_error() -> None:
     from overlap_check.cli.options import render
-    from overlap_check.errors import UsageError
     from overlap_check.model import Report, Thresholds
+    from overlap_check.model.errors import UsageError
 
     report = Report("0", "pass", 0, Thresholds(), ())
     with pytest.raises(UsageError, match="--format yaml is not available"):

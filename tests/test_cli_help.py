@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import COMMANDS, cli
-from overlap_check.config import checks
-from overlap_check.config.checks import Invalid
+from overlap_check.cli.config import checks
+from overlap_check.cli.config.checks import Invalid
+from overlap_check.judge.verdict import FAILING
 from overlap_check.model import FailOn, Options, Order, Per, Plan
-from overlap_check.verdict import FAILING
 
 # option -> the Options() value its help shows in [brackets]
 DEFAULTS = Options()

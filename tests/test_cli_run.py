@@ -31,7 +31,7 @@ from click.testing import CliRunner
 
 from overlap_check.cli import cli
 from overlap_check.runner.manifest import Manifest, read_manifest
-from overlap_check.synth import scenarios
+from synth import scenarios
 
 
 def _load(name: str, path: Path) -> ModuleType:

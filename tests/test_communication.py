@@ -11,14 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.errors import InputError
+from overlap_check.judge.pipeline import check
 from overlap_check.model import Options, ProfilerStepTime, Report
-from overlap_check.pipeline import check
+from overlap_check.model.errors import InputError
 from overlap_check.readers.step_trace import read_step_trace_csv, read_step_trace_db
 from overlap_check.report import json as json_report
 from overlap_check.report import markdown, text
-from overlap_check.synth import CommOp, Kernel, Scenario, write_result_dir
-from overlap_check.synth.step_trace import header
+from synth import CommOp, Kernel, Scenario, write_result_dir
+from synth.step_trace import header
 
 T0 = 1_736_408_883_704_643_212  # a real-looking epoch start (ns)
 US = 1000
@@ -216,7 +216,7 @@ def test_negative_figure_is_malformed(tmp_path: Path) -> None:
 def test_impossible_communication_figure_is_an_error(capture_dir: Path) -> None:
     from dataclasses import replace
 
-    from overlap_check.sanity import check_report
+    from overlap_check.judge.sanity import check_report
 
     report = _report(capture_dir)
     rank = replace(report.communication[0], hidden_pct=1.5)

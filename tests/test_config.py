@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.config import (
+from overlap_check.cli.config import (
     Config,
     find_config,
     format_for_path,
@@ -19,8 +19,8 @@ from overlap_check.config import (
     merge_options,
     plan_from_cli,
 )
-from overlap_check.errors import ConfigError, UsageError
 from overlap_check.model import CoreLimit, DeviceConfig, Options, Plan
+from overlap_check.model.errors import ConfigError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib

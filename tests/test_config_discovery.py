@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.config import find_config, load_config
-from overlap_check.output_file import write_atomically
-from overlap_check.synth import scenarios, write_runs
+from overlap_check.cli.config import find_config, load_config
+from overlap_check.report.output_file import write_atomically
+from synth import scenarios, write_runs
 
 PYPROJECT_PLAN = """\
 [project]

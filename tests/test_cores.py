@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap_check.cores import contention_at, contention_evidence
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.measure.cores import contention_at, contention_evidence
 from overlap_check.model import (
     Capture,
     CoreLimit,
@@ -21,9 +22,8 @@ from overlap_check.model import (
     Options,
     Plan,
 )
-from overlap_check.pipeline import analyze_captures
+from overlap_check.model.table import conform
 from overlap_check.report.text_cores import render_cores
-from overlap_check.table import conform
 
 T0 = 1_736_408_883_704_643_212  # a real local-epoch ns start (2025-01)
 US = 1_000  # ns per microsecond
@@ -370,7 +370,7 @@ def test_render_cores_without_limits_or_warm_runs() -> None:
 
 
 def test_synthetic_result_dir_end_to_end(tmp_path: Path) -> None:
-    synth = pytest.importorskip("overlap_check.synth")
+    synth = pytest.importorskip("synth")
     from overlap_check.readers import load
 
     t0 = 1_736_408_883_704_643_212

@@ -21,15 +21,15 @@ from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 from overlap_check.cli import cli
-from overlap_check.discover import discover
+from overlap_check.measure.shapes import shape_signature
 from overlap_check.model import Plan
 from overlap_check.readers import db as db_reader
 from overlap_check.readers.capture import read_capture
+from overlap_check.readers.discover import discover
 from overlap_check.readers.kernel_csv import input_shapes_text
-from overlap_check.shapes import shape_signature
-from overlap_check.synth import gain_scenarios as gain
-from overlap_check.synth.fixtures import LAYERS
-from overlap_check.synth.model import Variant
+from synth import gain_scenarios as gain
+from synth.fixtures import LAYERS
+from synth.model import Variant
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

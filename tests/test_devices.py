@@ -8,13 +8,13 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.cores.device import SOC_CORES, lookup_soc, read_soc_ini, sweep_cores
-from overlap_check.decide import decide
-from overlap_check.errors import ConfigError
-from overlap_check.figures import capture_figures
+from overlap_check.judge.decide import decide
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.measure.cores.device import SOC_CORES, lookup_soc, read_soc_ini, sweep_cores
+from overlap_check.measure.figures import capture_figures
 from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
-from overlap_check.pipeline import analyze_captures
-from overlap_check.table import conform
+from overlap_check.model.errors import ConfigError
+from overlap_check.model.table import conform
 
 INI_910B1 = """\
 # [Platform Info configuration begin]

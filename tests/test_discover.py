@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from overlap_check.discover import discover
 from overlap_check.readers import load, load_paths
+from overlap_check.readers.discover import discover
 from overlap_check.readers.metadata import dir_timestamp_ns
 
 T0 = 1736408883704643  # µs

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.errors import MissingDependencyError, UsageError
+from overlap_check.model.errors import MissingDependencyError, UsageError
 from overlap_check.readers import load
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fake-dual-stream"

@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from overlap_check.cli import cli
 from overlap_check.model import Report
 from overlap_check.report.json import render
-from overlap_check.synth import gain_scenarios
+from synth import gain_scenarios
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MULTI = FIXTURES / "slower-multi-stream"

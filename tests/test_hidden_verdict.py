@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from overlap_check import check
 from overlap_check.cli import cli
 from overlap_check.model import Options, Plan
-from overlap_check.synth.hiding_layouts import Answer, layout
-from overlap_check.synth.layers import DOMINATOR as DOMINATOR_OP
-from overlap_check.synth.layers import MAIN, SIDE
+from synth.hiding_layouts import Answer, layout
+from synth.layers import DOMINATOR as DOMINATOR_OP
+from synth.layers import MAIN, SIDE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DOMINATOR = "GroupedMatmul"

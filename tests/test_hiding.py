@@ -10,10 +10,10 @@ import math
 import numpy as np
 import polars as pl
 
-from overlap_check import barriers, hiding, layering
+from overlap_check.measure import barriers, hiding, layering
+from overlap_check.measure.selection import restricted_side_expr, stayed_off_side, stayed_phrases
 from overlap_check.model import Thresholds
-from overlap_check.selection import restricted_side_expr, stayed_off_side, stayed_phrases
-from overlap_check.table import conform
+from overlap_check.model.table import conform
 
 T = Thresholds()
 

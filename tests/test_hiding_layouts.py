@@ -10,13 +10,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from overlap_check import barriers, hiding, layering, load
+from overlap_check import load
+from overlap_check.measure import barriers, hiding, layering
+from overlap_check.measure.selection import restricted_side_expr, stayed_off_side, stayed_phrases
 from overlap_check.model import Thresholds
-from overlap_check.selection import restricted_side_expr, stayed_off_side, stayed_phrases
-from overlap_check.synth.construction import BASE_NS
-from overlap_check.synth.hiding_layouts import LAYOUTS, Answer, layout
-from overlap_check.synth.layers import MAIN, SIDE
-from overlap_check.table import compute_kernels
+from overlap_check.model.table import compute_kernels
+from synth.construction import BASE_NS
+from synth.hiding_layouts import LAYOUTS, Answer, layout
+from synth.layers import MAIN, SIDE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T = Thresholds()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from overlap_check.joins import (
+from overlap_check.measure.joins import (
     JOIN_WAIT_CAUSE_SHARE,
     JOIN_WAIT_CAUSE_US,
     join_wait_cause,
@@ -12,9 +12,9 @@ from overlap_check.joins import (
     step_wall,
     tail_ops_cause,
 )
+from overlap_check.measure.plans import PlanStreams, main_kernels, occurrences, tag
 from overlap_check.model import LayerFigures, Plan, PlanWalls, TailOp
-from overlap_check.plans import PlanStreams, main_kernels, occurrences, tag
-from overlap_check.table import conform
+from overlap_check.model.table import conform
 
 T0 = 1_736_408_883_704_643_212
 PLAN = Plan("moe", side="Shared", dominator="GroupedMatmul")

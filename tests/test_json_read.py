@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 import overlap_check
-from overlap_check.baseline import apply_baseline
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, OverlapCheckError
+from overlap_check.judge.baseline import apply_baseline
 from overlap_check.model import CoreLimit, FailOn, Options, Plan, Report, choices_of
+from overlap_check.model.errors import InputError, OverlapCheckError
 from overlap_check.report import github, junit, markdown, text
 from overlap_check.report.json import render
 

@@ -8,17 +8,17 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.cores.limits import (
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
+from overlap_check.model.errors import ConfigError, InputError
+from overlap_check.model.table import conform
+from overlap_check.readers.graph_dump import (
     GraphDumpLimits,
     operator_limits_for,
     parse_aicore_num,
     parse_text_proto,
     read_graph_dump,
 )
-from overlap_check.errors import ConfigError, InputError
-from overlap_check.model import Capture, CoresResult, DeviceConfig, DeviceCores, Options
-from overlap_check.pipeline import analyze_captures
-from overlap_check.table import conform
 
 # --------------------------------------------------------------------------- aicore_num
 

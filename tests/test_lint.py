@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, UsageError
 from overlap_check.lint import RULES, ExecPath, lint_paths
 from overlap_check.lint.imports import collect_aliases
+from overlap_check.model.errors import InputError, UsageError
 
 DATA = Path(__file__).parent / "data" / "lint"
 RULE_SNIPPETS = sorted((DATA / "rules").glob("OC*.py"))

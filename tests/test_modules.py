@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
+from overlap_check.judge.pipeline import analyze_captures
 from overlap_check.model import Capture, Options, Plan
-from overlap_check.pipeline import analyze_captures
+from overlap_check.model.table import conform
 from overlap_check.readers.modules import kernel_modules, module_scopes, with_modules
-from overlap_check.table import conform
 
 HOST, DEVICE = 100, 200  # pids: the Python process, the Ascend Hardware process
 

@@ -1,6 +1,6 @@
 """End to end through the readers: generator scenarios give their known answers.
 
-Each scenario is written as real torch_npu result directories (overlap_check.synth),
+Each scenario is written as real torch_npu result directories (synth),
 read back by the readers and judged by ``pipeline.check``.
 """
 
@@ -12,14 +12,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from overlap_check.discover import Source
+from overlap_check.judge.pipeline import analyze_captures, check
 from overlap_check.model import Capture, Options, Plan, Report
-from overlap_check.pipeline import analyze_captures, check
+from overlap_check.model.table import conform
+from overlap_check.readers.discover import Source
 from overlap_check.report import json as json_report
 from overlap_check.report import text as text_report
-from overlap_check.synth import Kernel, Scenario, Variant, scenarios, write_result_dir, write_runs
-from overlap_check.synth.expected import Built
-from overlap_check.table import conform
+from synth import Kernel, Scenario, Variant, scenarios, write_result_dir, write_runs
+from synth.expected import Built
 
 PLAN = Plan(
     "moe-shared-expert",

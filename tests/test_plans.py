@@ -9,12 +9,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from overlap_check import intervals
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.measure import intervals
+from overlap_check.measure.plans import Occurrences, PlanStreams, occurrences, tag
+from overlap_check.measure.runs import make_samples
 from overlap_check.model import Capture, Options, Plan, PlanResult
-from overlap_check.pipeline import analyze_captures
-from overlap_check.plans import Occurrences, PlanStreams, occurrences, tag
-from overlap_check.runs import make_samples
-from overlap_check.table import conform
+from overlap_check.model.table import conform
 
 T0 = 1_736_408_883_704_643_212  # ns; kernel times below are offsets from it
 MOE = Plan("moe-shared-expert", side="SharedExpert", dominator="GroupedMatmul")
@@ -441,7 +441,7 @@ def test_tag_flags_side_and_dominator_kernels() -> None:
 def test_longest_per_group_in_order_and_shuffled() -> None:
     import numpy as np
 
-    from overlap_check.plans import _longest_per_group
+    from overlap_check.measure.plans import _longest_per_group
 
     group = np.array([0, 0, 0, 2, 2, 5], dtype=np.int64)
     length = np.array([3, 9, 9, 1, 4, 7], dtype=np.int64)

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from overlap_check.errors import UsageError
+from overlap_check.judge.pipeline import check
 from overlap_check.model import (
     BarrierCandidate,
     Capture,
@@ -31,7 +31,8 @@ from overlap_check.model import (
     Report,
     Thresholds,
 )
-from overlap_check.pipeline import check
+from overlap_check.model.errors import UsageError
+from overlap_check.model.table import conform
 from overlap_check.report.plots import output_paths, picture_format, write_plots
 from overlap_check.report.plots.picking import pick_occurrence
 from overlap_check.report.plots.select import Selection, charts
@@ -50,7 +51,6 @@ from overlap_check.report.plots.views import (
     stream_view_width,
     verdict_of,
 )
-from overlap_check.table import conform
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_736_408_883_704_643_212  # a real 19-digit local-epoch ns value
@@ -768,10 +768,10 @@ def test_analysing_never_imports_matplotlib() -> None:
     assert fixture.is_dir(), "fixtures/ is missing: run `make fixtures`"
     code = f"""
 import sys
-import overlap_check.pipeline
+import overlap_check.judge.pipeline
 from overlap_check.model import Options, Plan
 plan = Plan("moe", side="SharedExpert", dominator="GroupedMatmul")
-report = overlap_check.pipeline.check([{str(fixture)!r}], Options(plans=(plan,)))
+report = overlap_check.judge.pipeline.check([{str(fixture)!r}], Options(plans=(plan,)))
 assert report.plans[0].verdict == "fake", report.plans[0].verdict
 import overlap_check.report.plots  # the package itself is cheap too
 from overlap_check.cli import main
@@ -824,7 +824,7 @@ def test_plot_pixels_are_not_blank(tmp_path: Path, fake_report) -> None:  # type
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture folders the CLI tests read, written by the project's generator."""
-    from overlap_check.synth.fixtures import write_fixtures
+    from synth.fixtures import write_fixtures
 
     root = tmp_path_factory.mktemp("fixtures")
     write_fixtures(root, ("fake-dual-stream", "real-dual-stream", "two-rank-job", "not-split"))
@@ -1075,7 +1075,7 @@ def test_not_split_keeps_an_empty_side_lane(generated: Path) -> None:
 def side_kind_timeline(folder: str, occurrence: int | None = None) -> TimelineView:
     """The timeline view of a communication or copy fixture's plan (its own answer)."""
     import overlap_check
-    from overlap_check.synth.side_kinds import case
+    from synth.side_kinds import case
 
     answer = case(folder).answer
     plan = Plan(

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from overlap_check.errors import NoStreamDataError
+from overlap_check.model.errors import NoStreamDataError
+from overlap_check.model.table import KERNEL_COLUMNS, compute_kernels
 from overlap_check.readers import load
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.numbers import us_float_to_ns, us_text_to_ns
-from overlap_check.table import KERNEL_COLUMNS, compute_kernels
 
 T0 = 1736408883704643  # µs, an epoch from the real Level1 capture
 
@@ -721,7 +721,7 @@ def test_compute_rows_with_na_stream_are_noted_not_streams(tmp_path: Path) -> No
 def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
     # Every task of this generation is typed `Other`; MemcopyAsync, MEMCPY_ASYNC,
     # EVENT_*, NOTIFY_* and REDUCE_ASYNC_V2 are not kernels, whatever their type says.
-    from overlap_check.synth.older_trace import older_910a_trace
+    from synth.older_trace import older_910a_trace
 
     built = older_910a_trace(steps=2)
     built.write(tmp_path)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from overlap_check.errors import InputError, SchemaError
+from overlap_check.model.errors import InputError, SchemaError
 from overlap_check.readers import db as db_reader
 from overlap_check.readers import trace as trace_reader
 from overlap_check.readers import trace_decode
@@ -715,8 +715,8 @@ def test_db_reader_matches_rows_on_generated_values(
 
 
 def test_db_big_synthetic_capture_uses_the_bulk_path(tmp_path: Path) -> None:
-    from overlap_check.synth import Variant
-    from overlap_check.synth.big import big_capture
+    from synth import Variant
+    from synth.big import big_capture
 
     result = big_capture(tmp_path, 3_000, variant=Variant(level="Level0", trace=False, db=True))
     (path,) = result.glob("ASCEND_PROFILER_OUTPUT/*.db")

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.errors import InputError
+from overlap_check.judge.verdict import mark_gate
 from overlap_check.model import (
     BaselineDelta,
     ContentionInterval,
@@ -28,10 +28,10 @@ from overlap_check.model import (
     StreamPairRun,
     Thresholds,
 )
+from overlap_check.model.errors import InputError
 from overlap_check.report import github, junit, markdown
 from overlap_check.report.color import paint_verdict, use_color
 from overlap_check.report.workflow_commands import command, escape_data, escape_property
-from overlap_check.verdict import mark_gate
 
 # --------------------------------------------------------------------------- builders
 

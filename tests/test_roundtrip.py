@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from overlap_check import load
-from overlap_check.errors import NoStreamDataError
-from overlap_check.intervals import intersection_length, union_length
-from overlap_check.synth import (
+from overlap_check.measure.intervals import intersection_length, union_length
+from overlap_check.model.errors import NoStreamDataError
+from overlap_check.model.table import compute_kernels
+from synth import (
     CommOp,
     Kernel,
     Scenario,
@@ -32,8 +33,7 @@ from overlap_check.synth import (
     write_msprof_dir,
     write_result_dir,
 )
-from overlap_check.synth.malformed import write_malformed
-from overlap_check.table import compute_kernels
+from synth.malformed import write_malformed
 
 NAMES = (
     "aclnnMatmul_MatMulV3Common_MatMulV3",

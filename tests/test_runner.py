@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from overlap_check.errors import InputError, UsageError
+from overlap_check.model.errors import InputError, UsageError
 from overlap_check.runner import msprof, torch_npu_injection
 from overlap_check.runner.manifest import (
     MANIFEST_NAME,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from overlap_check.errors import UsageError
+from overlap_check.measure.runs import group_by_rank, make_samples, plan_warmup, spread
 from overlap_check.model import Capture
-from overlap_check.runs import group_by_rank, make_samples, plan_warmup, spread
-from overlap_check.table import conform
+from overlap_check.model.errors import UsageError
+from overlap_check.model.table import conform
 
 T0 = 1_736_408_883_704_643_212
 

@@ -13,9 +13,13 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from overlap_check import figures, pipeline, workers
 from overlap_check.cli import cli
-from overlap_check.errors import InputError, OverlapCheckError
+from overlap_check.judge import pipeline
+from overlap_check.measure import figures, workers
+from overlap_check.measure.streams import (
+    choose_main_stream,
+    stream_sets,
+)
 from overlap_check.model import (
     Capture,
     CoreLimit,
@@ -25,15 +29,12 @@ from overlap_check.model import (
     Plan,
     Report,
 )
+from overlap_check.model.errors import InputError, OverlapCheckError
+from overlap_check.model.table import compute_kernels, conform
 from overlap_check.readers import load_paths
 from overlap_check.report import json as json_report
-from overlap_check.streams import (
-    choose_main_stream,
-    stream_sets,
-)
-from overlap_check.synth import Scenario, Variant, big_frames
-from overlap_check.synth.layout import write_frames_result_dir
-from overlap_check.table import compute_kernels, conform
+from synth import Scenario, Variant, big_frames
+from synth.layout import write_frames_result_dir
 
 MS = 1_000_000
 KERNELS = 1_500  # per capture: small, yet 10 steps and every op of synth.big
@@ -307,7 +308,7 @@ def test_cli_report_through_the_pool_is_the_serial_one(
 
 
 def test_worker_count(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from overlap_check.discover import discover
+    from overlap_check.readers.discover import discover
 
     sources = discover(job)
     assert len(sources) == 8

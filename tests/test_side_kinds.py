@@ -15,14 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.config import load_config
-from overlap_check.errors import ConfigError
+from overlap_check.cli.config import load_config
+from overlap_check.measure.selection import side_expr
 from overlap_check.model import Plan
+from overlap_check.model.errors import ConfigError
+from overlap_check.model.table import compute_kernels
 from overlap_check.readers import load
-from overlap_check.selection import side_expr
-from overlap_check.synth.model import Variant
-from overlap_check.synth.side_kinds import case, kv_offload
-from overlap_check.table import compute_kernels
+from synth.model import Variant
+from synth.side_kinds import case, kv_offload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.model import Capture, Options, Thresholds
-from overlap_check.pipeline import analyze_captures
-from overlap_check.runs import make_samples
-from overlap_check.streams import (
+from overlap_check.judge.pipeline import analyze_captures
+from overlap_check.measure.runs import make_samples
+from overlap_check.measure.streams import (
     choose_main_stream,
     pair_figure,
     pair_results,
@@ -17,7 +16,8 @@ from overlap_check.streams import (
     stream_sets,
     stream_stats,
 )
-from overlap_check.table import compute_kernels, conform
+from overlap_check.model import Capture, Options, Thresholds
+from overlap_check.model.table import compute_kernels, conform
 
 T0 = 1_736_408_883_704_643_212
 

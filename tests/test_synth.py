@@ -1,4 +1,4 @@
-"""overlap_check.synth: generated files look like the real captures; scenarios mean what they say.
+"""synth: generated files look like the real captures; scenarios mean what they say.
 
 Structure tests compare against ../shared/real-profiles (skipped when absent):
 headers, value shapes (TAB, decimals, quoting, line ends), trace process and
@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from overlap_check.synth import (
+from synth import (
     CommOp,
     Kernel,
     Scenario,
@@ -34,8 +34,8 @@ from overlap_check.synth import (
     write_result_dir,
     write_runs,
 )
-from overlap_check.synth.fixtures import write_fixtures
-from overlap_check.synth.layers import SIDE_OPS, side_length
+from synth.fixtures import write_fixtures
+from synth.layers import SIDE_OPS, side_length
 
 # ----------------------------------------------------------------- helpers
 
@@ -609,9 +609,7 @@ def test_committed_fixtures_are_up_to_date(tmp_path: Path) -> None:
         stored = sorted(
             p.relative_to(committed) for p in (committed / folder).rglob("*") if p.is_file()
         )
-        assert fresh == stored, (
-            f"regenerate fixtures: python -m overlap_check.synth fixtures/ ({folder})"
-        )
+        assert fresh == stored, f"regenerate fixtures: python -m synth fixtures/ ({folder})"
         for name in fresh:
             assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
 
@@ -849,7 +847,7 @@ def test_expected_busy_time_is_the_sum_of_serial_kernels() -> None:
 def test_profiler_metadata_carries_the_scenario_as_add_metadata_entries(tmp_path: Path) -> None:
     # torch_npu writes the ENV_VARIABLES block and, at top level, every
     # prof.add_metadata(key, value) string: the generator names its scenario there
-    from overlap_check.synth import scenarios as built_in
+    from synth import scenarios as built_in
 
     built = built_in.real_dual_stream()
     result = write_result_dir(built.scenarios[0], tmp_path)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from overlap_check.judge.pipeline import check
 from overlap_check.model import Options, Plan
-from overlap_check.pipeline import check
 from overlap_check.report import markdown, text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

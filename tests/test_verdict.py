@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from overlap_check.judge.verdict import diagnosis, gate, label
 from overlap_check.model import (
     BarrierCandidate,
     ContentionInterval,
@@ -16,7 +17,6 @@ from overlap_check.model import (
     Thresholds,
     Verdict,
 )
-from overlap_check.verdict import diagnosis, gate, label
 
 T = Thresholds()
 

@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from overlap_check import figures, workers
+from overlap_check.measure import figures, workers
 
 BUSY = Path({busy!r})
 HELD = {held!r}  # the capture that holds its worker

@@ -58,7 +58,7 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # The one place where library errors become a message and an exit code,
         # so that CliRunner tests and the console script behave the same.
-        from overlap_check.errors import OverlapCheckError
+        from overlap_check.model.errors import OverlapCheckError
 
         args = [*ctx._protected_args, *ctx.args]  # Group.invoke consumes them
         try:

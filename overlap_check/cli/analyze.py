@@ -42,8 +42,8 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
     options = options_from_params(params)
     report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if not params.get("quiet"):
+        from overlap_check.measure.runs import rank_key
         from overlap_check.model import rank_text
-        from overlap_check.runs import rank_key
 
         ranks = [rank_text(r) for r in sorted({c.rank for c in captures}, key=rank_key)]
         click.echo(
@@ -62,12 +62,12 @@ def judge_paths(
     """
     from dataclasses import replace
 
-    from overlap_check.pipeline import analyze_captures, check_paths
+    from overlap_check.judge.pipeline import analyze_captures, check_paths
     from overlap_check.readers import load_paths
     from overlap_check.runner.manifest import run_folder_paths
 
     if plot:
-        from overlap_check.extras import require
+        from overlap_check.model.extras import require
 
         require("matplotlib", "plot", "--plot")  # before the analysis, not after
     paths, notes = run_folder_paths(paths)

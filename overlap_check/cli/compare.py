@@ -13,15 +13,15 @@ from pathlib import Path
 
 import click
 
-from overlap_check.baseline import (
+from overlap_check.cli.config import load_config, merge_options
+from overlap_check.cli.options import DEFAULTS, color_option, stdout_color
+from overlap_check.judge.baseline import (
     compare_reports,
     comparison_to_dict,
     describe,
     failing,
     load_baseline,
 )
-from overlap_check.cli.options import DEFAULTS, color_option, stdout_color
-from overlap_check.config import load_config, merge_options
 from overlap_check.model import BaselineDelta
 from overlap_check.report.color import paint, paint_verdict
 from overlap_check.report.markdown import append_markdown, render_comparison, step_summary_target

@@ -83,7 +83,7 @@ def lint(
       overlap-check lint --list-rules
       overlap-check lint --explain OC104
     """
-    from overlap_check.config import load_config
+    from overlap_check.cli.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list
     from overlap_check.lint.render import render
 
@@ -112,7 +112,7 @@ def lint(
     colored = fmt == "text" and stdout_color(color)
     click.echo(render(result, fmt, color=colored), nl=False, color=True if colored else None)
     if output is not None:
-        from overlap_check.output_file import format_of_suffix, write_output
+        from overlap_check.report.output_file import format_of_suffix, write_output
 
         # the format its suffix names, else the --format given; no colour
         text = render(result, format_of_suffix(output, FORMATS) or fmt)

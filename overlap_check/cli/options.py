@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import click
 
-from overlap_check.errors import UsageError
 from overlap_check.model import (
     Capture,
     ExecutionPath,
@@ -30,6 +29,7 @@ from overlap_check.model import (
     SideKind,
     choices_of,
 )
+from overlap_check.model.errors import UsageError
 from overlap_check.report.color import COLOR_MODES, color_for
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -237,7 +237,7 @@ def analysis_options(command: F) -> F:
 
 def options_from_params(params: Mapping[str, Any]) -> Options:
     """Options from the click parameters, merged with the config file and the environment."""
-    from overlap_check.config import load_config, merge_options, plan_from_cli
+    from overlap_check.cli.config import load_config, merge_options, plan_from_cli
 
     config = load_config(params.get("config"), Path.cwd())
     describes_plan = any(
@@ -349,7 +349,7 @@ def _step_summary(report: Report) -> None:
 
 def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture]) -> int:
     """Print the chosen format to stdout, write --output and --plot; return the exit code."""
-    from overlap_check.config import format_for_path
+    from overlap_check.cli.config import format_for_path
 
     fmt = str(params.get("format_") or params.get("format") or "text")
     colored = fmt == "text" and stdout_color(params.get("color"))
@@ -363,7 +363,7 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:
-        from overlap_check.output_file import write_output
+        from overlap_check.report.output_file import write_output
 
         write_output(output, written)
     _step_summary(report)

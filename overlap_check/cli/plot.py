@@ -90,10 +90,10 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     Exit codes: 0 the pictures were written, 2 bad usage or input, or matplotlib is
     missing (pip install 'overlap-check[plot]').
     """
-    from overlap_check.extras import require
+    from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "overlap-check plot")  # before the analysis, not after
-    from overlap_check.pipeline import analyze_captures
+    from overlap_check.judge.pipeline import analyze_captures
     from overlap_check.readers import load_paths
     from overlap_check.report.plots import CHART_KINDS, picture_format, write_plots
     from overlap_check.runner.manifest import run_folder_paths

@@ -21,7 +21,7 @@ import click
 
 from overlap_check import __version__
 from overlap_check.cli.options import analysis_options, emit, options_from_params
-from overlap_check.errors import InputError, Interrupted, UsageError
+from overlap_check.model.errors import InputError, Interrupted, UsageError
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
@@ -198,7 +198,7 @@ class _Progress:
 
 def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _Progress) -> None:
     from overlap_check.cli.analyze import judge_paths
-    from overlap_check.config import load_config
+    from overlap_check.cli.config import load_config
     from overlap_check.runner.manifest import Manifest, now_iso
     from overlap_check.runner.msprof import choose_profiler, find_msprof
     from overlap_check.runner.session import RunPlan, execute, mark_bad_data, prepare_out_dir
@@ -211,7 +211,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
     # Options first: a config error (or a missing extra) must not wait for an hour of runs.
     options = options_from_params(params)
     if params.get("plot"):
-        from overlap_check.extras import require
+        from overlap_check.model.extras import require
 
         require("matplotlib", "plot", "--plot")
     config = load_config(params.get("config"), cwd)

@@ -22,10 +22,10 @@ import ast
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from overlap_check.errors import InputError
 from overlap_check.lint.apis import GE_MARKERS
 from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.source import SourceModule
+from overlap_check.model.errors import InputError
 
 NGX_CACHE = "torch.npu.npugraph_ex.inference.cache_compile"
 GE_CACHE = "torchair.inference.cache_compile"

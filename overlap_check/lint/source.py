@@ -13,8 +13,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from overlap_check.errors import InputError, regular_file
 from overlap_check.lint.imports import Aliases, collect_aliases
+from overlap_check.model.errors import InputError, regular_file
 
 _IGNORE = re.compile(r"#\s*overlap-check:\s*ignore(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
 _PATH_PRAGMA = re.compile(r"#\s*overlap-check:\s*path\s*=\s*(?P<path>[\w-]+)", re.IGNORECASE)

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from overlap_check.discover import discover
 from overlap_check.model import Capture
 from overlap_check.readers.capture import read_capture
+from overlap_check.readers.discover import discover
 
 __all__ = ["capture_order", "load", "load_paths", "time_order"]
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.discover import Source, file_kind
-from overlap_check.errors import InputError, NoStreamDataError
 from overlap_check.model import Capture, ProfilerStepTime
+from overlap_check.model.errors import InputError, NoStreamDataError
+from overlap_check.model.table import conform
 from overlap_check.readers.csvread import read_header
 from overlap_check.readers.db import read_db
+from overlap_check.readers.discover import Source, file_kind
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.metadata import (
     MAX_ID,
@@ -34,7 +35,6 @@ from overlap_check.readers.step_trace import read_step_trace_csv, read_step_trac
 from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.task_time import looks_like_task_time, read_task_time
 from overlap_check.readers.trace import read_trace
-from overlap_check.table import conform
 
 LEVEL1_HINT = (
     "re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "

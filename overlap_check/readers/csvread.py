@@ -34,7 +34,7 @@ from typing import Literal
 
 import polars as pl
 
-from overlap_check.errors import InputError, SchemaError
+from overlap_check.model.errors import InputError, SchemaError
 from overlap_check.readers.csvblocks import map_in_order, record_blocks
 from overlap_check.readers.numbers import (
     int_text,

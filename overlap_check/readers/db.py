@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.errors import InputError, SchemaError
+from overlap_check.model.errors import InputError, SchemaError
 from overlap_check.readers.kernel_csv import finish_frame, input_shapes_text
 from overlap_check.readers.metadata import rank_value
 from overlap_check.readers.steps import with_steps

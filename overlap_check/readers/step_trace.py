@@ -15,8 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.errors import InputError, SchemaError
 from overlap_check.model import ProfilerStepTime
+from overlap_check.model.errors import InputError, SchemaError
 from overlap_check.readers.csvread import Column, read_csv_table
 from overlap_check.readers.numbers import int_text, is_na_text, us_text_to_ns
 

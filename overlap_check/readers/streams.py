@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from overlap_check.table import is_compute
+from overlap_check.model.table import is_compute
 
 # what a kernel row takes from its task: stream, task id, and the task's core type
 _LOOKUP = {"__stream": pl.Int64, "__task": pl.Int64, "__core": pl.String}

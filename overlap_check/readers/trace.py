@@ -37,7 +37,7 @@ from typing import Any
 
 import polars as pl
 
-from overlap_check.errors import SchemaError
+from overlap_check.model.errors import SchemaError
 from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.numbers import (
     ts_text,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Union
 
 import msgspec
 
-from overlap_check.errors import InputError, SchemaError
+from overlap_check.model.errors import InputError, SchemaError
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer

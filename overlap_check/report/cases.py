@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from overlap_check.baseline import describe
+from overlap_check.judge.baseline import describe
 from overlap_check.model import BaselineDelta, Occurrence, PlanResult, Report, StreamPair
 
 Status = Literal["passed", "failed", "provisional"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from overlap_check.advice import CAUSE_KINDS
-from overlap_check.baseline import describe
-from overlap_check.errors import InputError
+from overlap_check.judge.advice import CAUSE_KINDS
+from overlap_check.judge.baseline import describe
 from overlap_check.model import BaselineDelta, Report
+from overlap_check.model.errors import InputError
 from overlap_check.report.cases import (
     Case,
     baseline_of,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from overlap_check.advice import CAUSE_KINDS
+from overlap_check.judge.advice import CAUSE_KINDS
 from overlap_check.model import (
     BarrierCandidate,
     Occurrence,

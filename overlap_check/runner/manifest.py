@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from overlap_check.errors import InputError
+from overlap_check.model.errors import InputError
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1

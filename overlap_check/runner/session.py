@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from overlap_check.errors import InputError, Interrupted, UsageError, WorkloadError
+from overlap_check.model.errors import InputError, Interrupted, UsageError, WorkloadError
 from overlap_check.runner import exports, msprof, torch_npu_injection
 from overlap_check.runner.manifest import (
     MANIFEST_NAME,

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from overlap_check.errors import UsageError
+from overlap_check.model.errors import UsageError
 
 # Must equal the names in inject/sitecustomize.py (a test keeps them equal).
 ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"

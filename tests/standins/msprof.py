@@ -1,7 +1,7 @@
 """A stand-in for the msprof CLI: ``msprof [options] <app> [app args]`` (docs/formats.md).
 
 Records its argv as a JSON line in ``$FAKE_MSPROF_LOG``, runs the app, then
-writes ``PROF_*`` into ``--output`` with ``overlap_check.synth.write_msprof_dir``
+writes ``PROF_*`` into ``--output`` with ``synth.write_msprof_dir``
 (scenario ``FAKE_MSPROF_SCENARIO``, default ``warm_cold_runs``; run
 ``OVERLAP_CHECK_RUN_INDEX`` gets the i-th) and exits with the app's code.
 Tests install it as an executable named ``msprof`` on PATH.
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         print("msprof: usage: msprof --output=DIR [options] <app>", file=sys.stderr)
         return 1
     code = subprocess.call(app)
-    from overlap_check.synth import scenarios, write_msprof_dir
+    from synth import scenarios, write_msprof_dir
 
     built = getattr(scenarios, os.environ.get("FAKE_MSPROF_SCENARIO", "warm_cold_runs"))()
     index = int(os.environ.get("OVERLAP_CHECK_RUN_INDEX", "1"))

@@ -45,7 +45,7 @@ def write_plots(
     of a warm run); ``kinds`` chooses among timeline, runs and demand charts.
     Raises UsageError for a bad suffix or a choice the report does not hold.
     """
-    from overlap_check.extras import require
+    from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "drawing pictures")
     from overlap_check.report.plots import canvas
@@ -54,7 +54,7 @@ def write_plots(
     picture_format(target)
     unknown = [k for k in kinds if k not in CHART_KINDS]
     if unknown:
-        from overlap_check.errors import UsageError
+        from overlap_check.model.errors import UsageError
 
         raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
     chosen = charts(report, captures, Selection(plan, rank, run, occurrence, tuple(kinds)))

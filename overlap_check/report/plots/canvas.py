@@ -14,8 +14,8 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from overlap_check.errors import UsageError
-from overlap_check.output_file import write_atomically
+from overlap_check.model.errors import UsageError
+from overlap_check.report.output_file import write_atomically
 from overlap_check.report.plots.files import picture_format
 from overlap_check.report.plots.views import format_duration as format_duration  # re-exported
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from overlap_check.errors import UsageError
+from overlap_check.model.errors import UsageError
 
 SUFFIXES = (".png", ".svg")
 

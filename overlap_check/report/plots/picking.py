@@ -2,7 +2,7 @@
 
 The report records, per run, only the worst and the first unjudged occurrences;
 any other one is measured again from the capture with the engine's own
-pairing (overlap_check.plans), so a chosen occurrence reads as the report would.
+pairing (overlap_check.measure.plans), so a chosen occurrence reads as the report would.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import polars as pl
 
-from overlap_check.errors import UsageError
 from overlap_check.model import BarrierCandidate, Capture, Occurrence, Plan, PlanResult, PlanRun
-from overlap_check.table import compute_kernels
+from overlap_check.model.errors import UsageError
+from overlap_check.model.table import compute_kernels
 
 
 def pick_occurrence(
@@ -62,7 +62,7 @@ def measure_occurrence(
     result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
 ) -> Occurrence:
     """Occurrence ``index`` of one run, measured by the engine as the report was."""
-    from overlap_check.plans import PlanStreams, occurrences, tag
+    from overlap_check.measure.plans import PlanStreams, occurrences, tag
 
     plan = result_plan(result)
     # a communication or copy plan's side ops are tasks: tag keeps them with the compute

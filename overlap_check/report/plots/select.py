@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from overlap_check.errors import UsageError
 from overlap_check.model import (
     Capture,
     DeviceCores,
@@ -27,6 +26,7 @@ from overlap_check.model import (
     StreamPairRun,
     Verdict,
 )
+from overlap_check.model.errors import UsageError
 from overlap_check.report.plots.picking import (
     barrier_marks,
     measure_occurrence,
@@ -191,7 +191,7 @@ def _lookup(
     *,
     copies: bool = False,
 ) -> tuple[RunInfo, Capture]:
-    from overlap_check.table import without_copies
+    from overlap_check.model.table import without_copies
 
     try:
         info, capture = by_run[(rank, run)]

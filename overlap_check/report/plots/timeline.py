@@ -17,7 +17,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from overlap_check import intervals
+from overlap_check.measure import intervals
+from overlap_check.measure.selection import side_expr
 from overlap_check.model import Plan
 from overlap_check.report.plots import canvas
 from overlap_check.report.plots.views import (
@@ -30,7 +31,6 @@ from overlap_check.report.plots.views import (
     short_name,
     short_names,
 )
-from overlap_check.selection import side_expr
 
 LANE_HEIGHT = 0.72
 WINDOW_HEIGHT = 0.5

@@ -14,9 +14,9 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check import intervals
+from overlap_check.measure import intervals
 from overlap_check.model import BarrierCandidate, DeviceCores, SideKind, Thresholds, Verdict
-from overlap_check.table import compute_kernels
+from overlap_check.model.table import compute_kernels
 
 # Margin around an occurrence's windows, as a fraction of their hull, so that the
 # idle gap before a barrier and the kernels around the windows stay in view.
@@ -270,7 +270,7 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
     """Per compute kernel: the aicore and vectorcore blocks it demands while it runs.
 
-    The contention rule of overlap_check.cores, so the chart shows what the
+    The contention rule of overlap_check.measure.cores, so the chart shows what the
     report judged: aicore = AI_CORE and MIX_AIC ``Block Num``; vectorcore =
     AI_VECTOR_CORE and MIX_AIV ``Block Num`` plus MIX_AIC ``Mix Block Num``
     (MIX_AIV's Mix Block Num is undocumented and left out). With the device

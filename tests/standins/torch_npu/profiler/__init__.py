@@ -2,7 +2,7 @@
 
 It records how it is called and, when a profile with a
 ``tensorboard_trace_handler`` stops, writes generator output
-(``overlap_check.synth.write_result_dir``) into the handler's directory, as
+(``synth.write_result_dir``) into the handler's directory, as
 ``<host>_<pid>_<timestamp>_ascend_pt/``:
 
 - ``FAKE_TORCH_NPU_SCENARIO``: a built-in scenario name (default
@@ -189,7 +189,7 @@ class profile:
 
 
 def _write_output(root: Path, prof: profile, worker_name: str | None, parse: bool) -> Path:
-    from overlap_check.synth import Variant, scenarios, write_result_dir
+    from synth import Variant, scenarios, write_result_dir
 
     name = os.environ.get("FAKE_TORCH_NPU_SCENARIO", "warm_cold_runs")
     built = getattr(scenarios, name)()

@@ -1,0 +1,140 @@
+"""Checks of single config values, shared by the file parser and the merge of CLI/env values.
+
+A check returns the value (converted where needed) or raises :class:`Invalid`
+with a message; the caller adds the file, key and line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from overlap_check.model import ExecutionPath, FailOn, Order, Per, SideKind, choices_of
+from overlap_check.model.errors import ConfigError
+
+
+class Invalid(Exception):
+    """A value that fails its check; the caller adds the file, key and line."""
+
+
+def number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise Invalid(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def non_negative(value: Any) -> float:
+    checked = number(value)
+    if checked < 0:
+        raise Invalid(f"expected a number >= 0, got {value!r}")
+    return checked
+
+
+def fraction(value: Any) -> float:
+    checked = number(value)
+    if not 0.0 <= checked <= 1.0:
+        raise Invalid(f"expected a fraction between 0 and 1, got {value!r}")
+    return checked
+
+
+def integer(minimum: int) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise Invalid(f"expected an integer, got {value!r}")
+        if value < minimum:
+            raise Invalid(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    return check
+
+
+def boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"expected true or false, got {value!r}")
+    return value
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def choice(*allowed: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise Invalid(f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+        return str(value)
+
+    return check
+
+
+def ge_aicore_num(value: Any) -> str:
+    # one parser for config files and pasted strings: overlap_check.readers.graph_dump
+    from overlap_check.readers.graph_dump import parse_aicore_num
+
+    if not isinstance(value, str):
+        raise Invalid(f'expected "aic|aiv" such as "24|48", got {value!r}')
+    try:
+        parse_aicore_num(value)
+    except ConfigError as err:
+        raise Invalid(err.message) from None
+    return value
+
+
+def rule_ids(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Invalid(f'expected a list of rule ids such as ["OC103"], got {value!r}')
+    for item in value:
+        if not re.fullmatch(r"OC\d{1,3}", item):  # a full id (OC103) or a prefix (OC1)
+            raise Invalid(f"expected rule ids like 'OC103' or prefixes like 'OC1', got {item!r}")
+    return tuple(value)
+
+
+def lint_suppressions(value: Any) -> tuple[str, ...]:
+    """``["models/glm.py:1405:OC108", "common_utils.py:OC105"]``: a path pattern, an
+    optional line and a rule (or prefix), each a finding suppressed knowingly."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Invalid(f'expected a list such as ["models/glm.py:1405:OC108"], got {value!r}')
+    for item in value:
+        if not re.fullmatch(r"[^:]+(:\d+)?:OC\d{1,3}", item):
+            raise Invalid(f"expected 'PATH[:LINE]:RULE' such as 'model.py:12:OC104', got {item!r}")
+    return tuple(value)
+
+
+def regexes(value: Any) -> tuple[str, ...]:
+    """A list of regular expressions (kernel-name patterns), each one compiling."""
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise Invalid(f'expected a list of regular expressions such as ["MyOp"], got {value!r}')
+    for item in value:
+        try:
+            re.compile(item)
+        except re.error as err:
+            raise Invalid(f"bad regular expression {item!r}: {err}") from None
+    return tuple(value)
+
+
+def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid:
+    """An unknown key, with the closest known one as a hint."""
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return Invalid(f"unknown key {key!r} in {where}; {hint}known: {', '.join(known)}")
+
+
+FAIL_ON = choice(*choices_of(FailOn))
+PER = choice(*choices_of(Per))
+EXECUTION_PATH = choice(*choices_of(ExecutionPath))
+ORDER = choice(*choices_of(Order))
+SIDE_KIND = choice(*choices_of(SideKind))
+
+
+def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:
+    """Return the pattern, or raise ConfigError naming the key when it does not compile."""
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ConfigError(f"bad regular expression {pattern!r}: {err}", path=path, key=key) from err
+    return pattern

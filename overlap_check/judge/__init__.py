@@ -1,0 +1,1 @@
+"""judge: see docs/architecture.md."""

@@ -1,0 +1,182 @@
+"""Baselines: compare this analysis with a previous JSON report (schema_version 1),
+read back as a Report (Report.from_json), the type `analyze` produces.
+
+A figure is a plan's warm-run median ``hidden_pct`` per rank (the figure its verdict
+follows) or, when neither report has plans, a stream pair's busy-time ``overlap_pct``
+(named ``stream 3 vs 2``). Rules:
+
+- ``regressed``: the figure dropped by MORE than the tolerance (absolute; a drop
+  of exactly the tolerance passes), or it had a figure and now has none;
+- ``improved``: it rose by more than the tolerance, or it had none and now has one;
+- ``missing-in-head``: in the baseline, not in this report. This FAILS the gate: a
+  plan (or rank, or stream) that silently disappears is a hole in the gate.
+  Renaming or removing a plan means refreshing the baseline;
+- ``missing-in-base``: new in this report; reported, never fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+from overlap_check.model import SCHEMA_VERSION, BaselineDelta, BaselineFigure, Report
+from overlap_check.model.errors import InputError, UsageError, regular_file
+
+# Reports round their figures; a drop of exactly the tolerance must not fail.
+_EPSILON = 1e-9
+FAILING_STATUSES = frozenset({"regressed", "missing-in-head"})
+
+Status = Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
+Key = tuple[str, int | None]  # (plan or "stream S vs M", rank)
+Figures = dict[Key, float | None]
+
+
+def stream_pair_name(side: int, main: int) -> str:
+    return f"stream {side} vs {main}"
+
+
+def load_baseline(path: str | Path) -> Report:
+    """Read a JSON report back as a Report; InputError naming the file (and the line or key)."""
+    regular_file(path, "baseline report")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the baseline report: {err}", path=path) from err
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", path=path, line=err.lineno) from err
+    except RecursionError as err:
+        raise InputError("JSON nested too deeply to be a report", path=path) from err
+    report = Report.from_json(document, str(path))
+    _figures(report, path)  # a figure twice is no baseline either
+    return report
+
+
+def _figures(report: Report, path: str | Path | None = None) -> tuple[Figures, Figures]:
+    """(plan figures, stream-pair figures) of a report; InputError when one appears twice."""
+
+    def add(figures: Figures, key: Key, value: float | None, where: str) -> None:
+        if key in figures:
+            raise InputError(f"{key[0]!r} rank {key[1]} appears twice", path=path, key=where)
+        figures[key] = value
+
+    plans: Figures = {}
+    for number, plan in enumerate(report.plans):
+        add(plans, (plan.name, plan.rank), plan.hidden_pct, f"plans[{number}]")
+    streams: Figures = {}
+    for number, pair in enumerate(report.stream_pairs):
+        key = (stream_pair_name(pair.side, pair.main), pair.rank)
+        add(streams, key, pair.overlap_pct, f"stream_pairs[{number}]")
+    return plans, streams
+
+
+def _check_tolerance(tolerance: float) -> None:
+    if not (math.isfinite(tolerance) and 0.0 <= tolerance <= 1.0):
+        raise UsageError(f"tolerance must be between 0 and 1, got {tolerance}")
+
+
+def _delta(
+    key: Key, base: Figures, head: Figures, tolerance: float, figure: BaselineFigure
+) -> BaselineDelta:
+    name, rank = key
+    if key not in head:
+        return BaselineDelta(name, rank, base[key], None, None, "missing-in-head", figure)
+    if key not in base:
+        return BaselineDelta(name, rank, None, head[key], None, "missing-in-base", figure)
+    before, after = base[key], head[key]
+    status: Status
+    if before is None or after is None:
+        status = "ok" if before is after else ("improved" if before is None else "regressed")
+        return BaselineDelta(name, rank, before, after, None, status, figure)
+    change = after - before
+    if change < -(tolerance + _EPSILON):
+        status = "regressed"
+    elif change > tolerance + _EPSILON:
+        status = "improved"
+    else:
+        status = "ok"
+    return BaselineDelta(name, rank, before, after, change, status, figure)
+
+
+def _compare(
+    base: tuple[Figures, Figures], head: tuple[Figures, Figures], tolerance: float
+) -> tuple[BaselineDelta, ...]:
+    _check_tolerance(tolerance)
+    use_plans = bool(base[0] or head[0])
+    before, after = (base[0], head[0]) if use_plans else (base[1], head[1])
+    figure: BaselineFigure = "hidden_pct" if use_plans else "overlap_pct"
+    # head order first (what the report shows), then what only the baseline has
+    keys = list(after) + [key for key in before if key not in after]
+    return tuple(_delta(key, before, after, tolerance, figure) for key in keys)
+
+
+def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
+    """Per plan and rank (stream pairs when neither report has plans): base vs head."""
+    return _compare(_figures(base), _figures(head), tolerance)
+
+
+def describe(delta: BaselineDelta, tolerance: float) -> str:
+    """One line a person reads: what changed and what that means for the gate."""
+    where = delta.plan if delta.rank is None else f"{delta.plan} rank {delta.rank}"
+    if delta.status == "missing-in-head":
+        return (
+            f"{where}: in the baseline ({delta.figure} {_pct(delta.base)}) but not in this report; "
+            "refresh the baseline if it was renamed or removed"
+        )
+    if delta.status == "missing-in-base":
+        return f"{where}: new ({delta.figure} {_pct(delta.head)}), not in the baseline"
+    change = f" ({delta.delta:+.3f})" if delta.delta is not None else ""
+    text = f"{where}: {delta.figure} {_pct(delta.base)} -> {_pct(delta.head)}{change}"
+    if delta.status == "regressed":
+        text += f", dropped by more than the tolerance {tolerance:.3f}"
+    elif delta.status == "improved":
+        text += ", improved"
+    return text
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:
+    return tuple(delta for delta in deltas if delta.status in FAILING_STATUSES)
+
+
+def apply_baseline(report: Report, base: Report, tolerance: float) -> Report:
+    """The report with ``baseline`` set; the gate fails on regressions and missing figures."""
+    deltas = _compare(_figures(base), _figures(report), tolerance)
+    judged = replace(report, baseline=deltas, baseline_tolerance=tolerance)
+    reasons = [f"baseline: {describe(delta, tolerance)}" for delta in failing(deltas)]
+    return judged.failing(*reasons)
+
+
+def comparison_to_dict(
+    deltas: tuple[BaselineDelta, ...], tolerance: float, base: str, head: str
+) -> dict[str, Any]:
+    """The JSON document of ``overlap-check compare --format json``."""
+    failed = bool(failing(deltas))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "baseline-comparison",
+        "base": base,
+        "head": head,
+        "tolerance": tolerance,
+        "verdict": "fail" if failed else "pass",
+        "exit_code": 1 if failed else 0,
+        "deltas": [
+            {
+                "plan": delta.plan,
+                "rank": delta.rank,
+                "base": delta.base,
+                "head": delta.head,
+                "delta": delta.delta,
+                "status": delta.status,
+                "figure": delta.figure,
+            }
+            for delta in deltas
+        ],
+    }

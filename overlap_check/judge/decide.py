@@ -1,0 +1,119 @@
+"""Every choice that needs all runs of a rank, taken once: :func:`decide` -> :class:`Decisions`.
+
+A capture's evidence (:mod:`overlap_check.measure.figures`) holds its figures for every stream;
+which of them count is decided here, from the evidence of all runs: the runs of each
+rank and their warm flags, each rank's main stream (most busy time), each plan's main
+stream (configured, else most dominator time, else the rank's) and side stream
+(configured, else most side-op time off the main stream), and the device cores (over
+all captures). :mod:`overlap_check.judge.judgement` turns evidence + decisions into the Report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from overlap_check.measure.cores import resolve_device
+from overlap_check.measure.figures import CaptureFigures, ranked_streams, time_per_stream
+from overlap_check.measure.plans import PlanStreams
+from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
+from overlap_check.measure.streams import choose_main_stream
+from overlap_check.model import DeviceCores, Options, Plan
+from overlap_check.model.errors import UsageError
+from overlap_check.model.table import empty_kernel_table
+
+
+@dataclass(frozen=True)
+class RankDecisions:
+    """The decisions for one rank."""
+
+    rank: int | None
+    members: tuple[int, ...]  # positions of its runs in the evidence list, in run order
+    samples: tuple[tuple[Sample, int, int], ...]  # sample, member position, its index there
+    warmup: WarmupPlan
+    main: int | None  # the rank's main stream (None: no compute kernel)
+    plans: tuple[PlanStreams, ...]  # per plan of Options.plans: its main and side stream
+
+    def warm(self, member: int) -> bool:
+        """Whether any sample of this run is warm."""
+        return any(s.warm for s, i, _ in self.samples if i == member)
+
+
+@dataclass(frozen=True)
+class Decisions:
+    ranks: tuple[RankDecisions, ...]  # ascending rank, an unknown rank last
+    device: DeviceCores
+
+    @property
+    def order(self) -> list[int]:
+        """Evidence positions in report order (rank by rank, runs in order)."""
+        return [i for r in self.ranks for i in r.members]
+
+
+def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
+    """The stream with the most time (ties: lowest ID; None: no kernel)."""
+    ranked = ranked_streams(time_per_stream(frames), exclude)
+    return ranked[0] if ranked else None
+
+
+def plan_streams(
+    plan: Plan, p: int, evidence: Sequence[CaptureFigures], rank_main: int | None
+) -> PlanStreams:
+    """Plan ``p``'s main (dominator's) stream: the configured one, else the one with the most
+    dominator time, else the rank's main stream; its side stream: the configured one, else
+    the one with the most side-op time other than the main stream."""
+    pieces = [e.plans[p] for e in evidence]
+    main = plan.main_stream
+    if main is None:
+        main = (
+            most_time([x.dominator_ns for x in pieces]) if plan.dominator is not None else rank_main
+        )
+    side = plan.side_stream
+    if side is None:
+        side = most_time([x.side_ns for x in pieces], exclude=main)
+    return PlanStreams(main=main, side=side)
+
+
+def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
+    """The decisions over all runs (raises a run's --per step error, or the device cores')."""
+    empty = empty_kernel_table()
+    ranks = []
+    groups = group_by_rank(range(len(evidence)), lambda i: evidence[i].capture.rank)
+    for rank, members in groups.items():
+        for i in members:  # as make_samples raises for the first run without steps
+            error: UsageError | None = evidence[i].step_error
+            if error is not None:
+                raise error
+        raw = [
+            (run, i, k, s)
+            for run, i in enumerate(members, start=1)
+            for k, s in enumerate(evidence[i].samples)
+        ]
+        numbered, warmup = number_samples(
+            [(run, s.step, empty) for run, _, _, s in raw], options.warmup, options.min_runs
+        )
+        main = choose_main_stream([s.sets for *_, s in raw], options.main_stream)
+        runs = [evidence[i] for i in members]
+        ranks.append(
+            RankDecisions(
+                rank=rank,
+                members=tuple(members),
+                samples=tuple(
+                    (sample, i, k) for sample, (_, i, k, _) in zip(numbered, raw, strict=True)
+                ),
+                warmup=warmup,
+                main=main,
+                plans=tuple(
+                    plan_streams(plan, p, runs, main) for p, plan in enumerate(options.plans)
+                ),
+            )
+        )
+    order = [i for r in ranks for i in r.members]
+    device = resolve_device(
+        [evidence[i].capture.device_cores for i in order],
+        lambda: [m for i in order if (m := evidence[i].observed) is not None],
+        options,
+    )
+    return Decisions(ranks=tuple(ranks), device=device)

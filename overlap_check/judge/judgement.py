@@ -1,0 +1,451 @@
+"""Judging: evidence of every run + the decisions over them (:mod:`overlap_check.judge.decide`)
+-> one Report.
+
+The Report carries every decision: each run's warm flag, each rank's main stream, each
+plan's streams, the device cores, and the gate's mark on each plan and stream pair. As
+the stages would on the kernel tables: stream pairs and parallelism
+(streams.pair_results, streams.rank_summary), core limits (cores.combine_cores), plans
+(plans.plan_result), and the gate (verdict.gate, verdict.mark_gate). Each warm run's
+contention comes from its evidence for the decided device cores (cores.contention_at).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from overlap_check import __version__
+from overlap_check.judge.decide import RankDecisions, decide
+from overlap_check.judge.verdict import gate, mark_gate, with_cause, worst_rank
+from overlap_check.measure.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
+from overlap_check.measure.cores import Limits, RunContention, combine_cores, contention_at
+from overlap_check.measure.figures import CaptureFigures, SampleFigures
+from overlap_check.measure.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
+from overlap_check.measure.plans import plan_result
+from overlap_check.measure.runs import WarmupPlan, spread
+from overlap_check.measure.shapes import warm_signature
+from overlap_check.measure.streams import pair_results, rank_summary
+from overlap_check.model import (
+    CommunicationStep,
+    CoresResult,
+    Evidence,
+    Options,
+    Plan,
+    PlanResult,
+    ProfilerStepTime,
+    RankCommunication,
+    RankStreamSummary,
+    Report,
+    RunInfo,
+    StreamPair,
+    rank_text,
+)
+from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
+
+
+def _helper_streams(
+    figures: Sequence[CaptureFigures], members: Sequence[int], main: int
+) -> frozenset[int]:
+    """The rank's helper streams: named so in every run where the stream ran compute."""
+    named = [frozenset(figures[i].helpers.get(main, ())) for i in members]
+    present = [frozenset(figures[i].helpers) for i in members]
+    candidates = frozenset().union(*named)
+    return frozenset(
+        s for s in candidates if all(s in n for n, p in zip(named, present, strict=True) if s in p)
+    )
+
+
+def _single_stream_note(rank: int | None, main: int, helpers: frozenset[int], strict: bool) -> str:
+    """Say that a rank without a plan had one compute stream, so nothing was judged."""
+    beside = f" (beside it helper stream(s) {', '.join(map(str, sorted(helpers)))})"
+    return (
+        f"rank {rank_text(rank)}: a single compute stream, {main}"
+        f"{beside if helpers else ''}, and no plan: no stream pair to judge; "
+        + ("fails with --strict" if strict else "passes (fails with --strict)")
+    )
+
+
+def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
+    return figures[i].samples[k]
+
+
+def judge(
+    figures: Sequence[CaptureFigures],
+    options: Options,
+    limits: Limits | None,
+    limits_error: OverlapCheckError | None,
+) -> Report:
+    """The Report of these runs (in run order; ranks mixed). ``limits_error``: why the
+    core limits could not be configured (raised where the core checks begin)."""
+    if not figures:
+        raise InputError("no profiler capture to analyse")
+    decisions = decide(figures, options)
+    ranks, device, ordered = decisions.ranks, decisions.device, decisions.order
+    if limits_error is not None:
+        raise limits_error
+    if limits is None:
+        raise ValueError("no core limits and no error saying why")
+    runs: list[RunInfo] = []
+    notes: list[str] = []
+    summaries: list[RankStreamSummary] = []
+    pairs: list[StreamPair] = []
+    provisional_ranks: list[int | None] = []
+    for r in ranks:
+        for index, i in enumerate(r.members, start=1):
+            runs.append(_run_info(figures[i], index, r.warm(i)))
+            capture = figures[i].capture
+            if capture.skipped_rows:
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {index}: {capture.skipped_rows} "
+                    f"malformed row(s) skipped in {capture.skipped_file or capture.path}"
+                )
+        note = _warmup_note(r.rank, r.warmup, options)
+        if note:
+            notes.append(note)
+            provisional_ranks.append(r.rank)
+        samples = [s for s, _, _ in r.samples]
+        per_sample = [_sample(figures, i, k) for _, i, k in r.samples]
+        sets = [f.sets for f in per_sample]
+        if r.main is not None:
+            if all(r.main not in s.busy for s in sets):
+                notes.append(
+                    f"rank {rank_text(r.rank)}: main stream {r.main} has no compute kernel"
+                )
+            helpers = _helper_streams(figures, r.members, r.main)
+            pair_figures = [
+                {s: f for s, f in f.pair_figures(r.main).items() if s not in helpers}
+                for f in per_sample
+            ]
+            pairs += pair_results(
+                r.rank, r.main, samples, pair_figures, options.thresholds, r.warmup.provisional
+            )
+        summary = rank_summary(r.rank, samples, sets, r.main)
+        if r.main is not None:
+            summary = replace(summary, helper_streams=tuple(sorted(helpers)))
+            if not options.plans and not any(p.rank == r.rank for p in pairs):
+                notes.append(_single_stream_note(r.rank, r.main, helpers, options.strict))
+        summaries.append(summary)
+    communication = []
+    for r in ranks:
+        found, comm_notes = _communication(r, figures, options)
+        notes += comm_notes
+        if found is not None:
+            communication.append(found)
+    if options.plans and options.path is None and options.path_source is not None:
+        notes.append(f"execution path unknown: {options.path_source}; the advice is generic")
+    by_run = dict(zip(ordered, runs, strict=True))
+    cores_result = combine_cores(
+        device,
+        limits,
+        runs,
+        [figures[i].rules for i in ordered],
+        [
+            _contention(figures[i], (device.aicore, device.vectorcore), by_run[i].warm)
+            for i in ordered
+        ],
+        options,
+    )
+    plans = [
+        _plan_result(
+            plan,
+            p,
+            r,
+            figures,
+            options,
+            _contention_ns(cores_result, r.rank),
+            _contention_evidence(cores_result, r.rank),
+            device.aicore,
+        )
+        for p, plan in enumerate(options.plans)
+        for r in ranks
+    ]
+    decision = gate(
+        plans,
+        pairs,
+        summaries,
+        cores_result,
+        options,
+        provisional_ranks=provisional_ranks,
+        use_plans=bool(options.plans),
+    )
+    report = Report(
+        tool_version=__version__,
+        verdict="pass" if decision.passed else "fail",
+        exit_code=0 if decision.passed else 1,
+        thresholds=options.thresholds,
+        fake_share=options.fake_share,
+        runs=tuple(runs),
+        stream_pairs=tuple(pairs),
+        ranks=tuple(summaries),
+        plans=tuple(plans),
+        cores=cores_result,
+        gate_reasons=decision.reasons,
+        notes=tuple(notes),
+        warmup=options.warmup,
+        min_runs=options.min_runs,
+        per=options.per,
+        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(ranks)),
+        fail_on=options.fail_on,
+        strict=options.strict,
+        config_path=options.config_path,
+        communication=tuple(communication),
+    )
+    return _with_baseline(mark_gate(report), options)
+
+
+def _profiler_row(fig: CaptureFigures, step: int | None) -> ProfilerStepTime | None:
+    """The capture's step_trace_time.csv row of this step (its own device's, when several)."""
+    rows = [p for p in fig.capture.profiler_steps if p.step == step]
+    own = [p for p in rows if p.device is None or p.device == fig.capture.device]
+    found = own or rows
+    return found[0] if found else None
+
+
+def _us_text(*values: int | None) -> str:
+    return "/".join("n/a" if v is None else f"{v / 1000:.3f}" for v in values)
+
+
+def _unseen_communication(r: RankDecisions, figures: Sequence[CaptureFigures]) -> list[str]:
+    """Notes for profiler steps with communication where the kernel table has no
+    communication row (a kernel source without them): no cross-check is possible there."""
+    notes = []
+    for run, i in enumerate(r.members, start=1):
+        fig = figures[i]
+        ours = {f.step for f in fig.comm.steps} if fig.comm is not None else set()
+        for row in fig.capture.profiler_steps:
+            if (
+                row.communication_ns
+                and row.step not in ours
+                and row is _profiler_row(fig, row.step)
+            ):
+                where = "" if row.step is None else f" step {row.step}"
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {run}{where}: the profiler counts "
+                    f"{_us_text(row.communication_ns)} us of communication "
+                    f"({fig.capture.profiler_steps_file}) but {fig.capture.source} has no "
+                    "communication row there: not compared"
+                )
+    return notes
+
+
+def _communication(
+    r: RankDecisions, figures: Sequence[CaptureFigures], options: Options
+) -> tuple[RankCommunication | None, list[str]]:
+    """The rank's communication busy / hidden / exposed time: every step of every run beside
+    the profiler's own figures, and warm medians over the samples; notes for a step whose
+    figures differ from the profiler's by more than PROFILER_TOLERANCE, or that the
+    profiler counts communication in and we read none."""
+    unseen = _unseen_communication(r, figures)
+    if all(figures[i].comm is None for i in r.members):
+        return None, unseen
+    warm_steps = {(i, s.step): s.warm for s, i, _ in r.samples}
+    steps: list[CommunicationStep] = []
+    notes: list[str] = []
+    for run, i in enumerate(r.members, start=1):
+        fig = figures[i]
+        for figure in fig.comm.steps if fig.comm is not None else ():
+            profiler = _profiler_row(fig, figure.step)
+            difference = None if profiler is None else profiler_difference(figure, profiler)
+            steps.append(
+                CommunicationStep(
+                    run=run,
+                    warm=warm_steps.get((i, figure.step), r.warm(i)),
+                    step=figure.step,
+                    busy_ns=figure.busy_ns,
+                    hidden_ns=figure.hidden_ns,
+                    exposed_ns=figure.exposed_ns,
+                    compute_ns=figure.compute_ns,
+                    profiler=profiler,
+                    profiler_difference=difference,
+                )
+            )
+            if profiler is not None and difference is not None and difference > PROFILER_TOLERANCE:
+                where = "" if figure.step is None else f" step {figure.step}"
+                theirs = _us_text(
+                    profiler.communication_ns, profiler.overlapped_ns, profiler.not_overlapped_ns
+                )
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {run}{where}: communication busy/hidden/exposed "
+                    f"{_us_text(figure.busy_ns, figure.hidden_ns, figure.exposed_ns)} us differ "
+                    f"from the profiler's Communication/Overlapped/Not Overlapped "
+                    f"{theirs} us by "
+                    f"{difference:.1%} of its Communication "
+                    f"({fig.capture.profiler_steps_file}; docs/method.md)"
+                )
+    notes += unseen
+    samples: list[CommFigure] = []
+    for sample, i, _ in r.samples:
+        comm = figures[i].comm
+        if comm is None:
+            samples.append(CommFigure(sample.step, 0, 0, 0))
+        elif options.per == "step":
+            match = [f for f in comm.steps if f.step == sample.step]
+            samples.append(match[0] if match else CommFigure(sample.step, 0, 0, 0))
+        else:
+            samples.append(comm.whole)
+    warm = [s.warm for s, _, _ in r.samples]
+
+    def median(values: Sequence[float | None]) -> float | None:
+        return spread(values, warm).median
+
+    return (
+        RankCommunication(
+            rank=r.rank,
+            busy_ns=median([f.busy_ns for f in samples]),
+            hidden_ns=median([f.hidden_ns for f in samples]),
+            exposed_ns=median([f.exposed_ns for f in samples]),
+            hidden_pct=median([f.hidden_ns / f.busy_ns if f.busy_ns else None for f in samples]),
+            provisional=r.warmup.provisional,
+            steps=tuple(steps),
+        ),
+        notes,
+    )
+
+
+def _contention(fig: CaptureFigures, cores: tuple[int, int], warm: bool) -> RunContention | None:
+    """A warm run's contention for the decided device cores (a cold run is not swept)."""
+    if not warm or fig.contention is None:
+        return None
+    return contention_at(fig.contention, cores)
+
+
+def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
+    capture = fig.capture
+    return RunInfo(
+        index=index,
+        path=capture.path,
+        rank=capture.rank,
+        warm=warm,
+        source=capture.source,
+        streams=fig.streams,
+        skipped_rows=capture.skipped_rows,
+        skipped_lines=capture.skipped_lines,
+        capture_time_ns=capture.capture_time_ns,
+        device=capture.device,
+        level=capture.level,
+        communication=fig.communication,
+        stream_source=capture.stream_source,
+        notes=capture.notes,
+        origin_ns=fig.origin_ns,
+    )
+
+
+def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
+    if not plan.provisional:
+        return None
+    unit = "steps" if options.per == "step" else "runs"
+    reduced = f" (reduced from {options.warmup})" if plan.warmup < options.warmup else ""
+    return (
+        f"rank {rank_text(rank)}: provisional: {plan.samples} {unit} (the method asks for at least "
+        f"{options.min_runs}); {plan.warmup} discarded as warm-up{reduced}, "
+        f"{plan.samples - plan.warmup} judged"
+    )
+
+
+def _plan_result(
+    plan: Plan,
+    p: int,
+    r: RankDecisions,
+    figures: Sequence[CaptureFigures],
+    options: Options,
+    contention_ns: int,
+    contention: Sequence[Evidence],
+    aicore: int,
+) -> PlanResult:
+    """plans.plan_result on the figures of plan ``p`` for the plan's decided streams, with
+    the measured 3c causes (contention, a saturated cube) and the plan's execution path."""
+    pieces = [figures[i].plans[p] for i in r.members]
+    streams = r.plans[p]
+    warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
+    blocks = [
+        figures[i].plans[p].dominator_blocks[streams.main]
+        for i in warm_members
+        if streams.main in figures[i].plans[p].dominator_blocks
+    ]
+    causes = list(contention)
+    if blocks and min(blocks) >= aicore > 0:
+        causes.append(
+            Evidence(
+                "cube-saturated",
+                f"cube saturated: every dominator kernel asked for at least {min(blocks)} "
+                f"AI-core blocks, and the device has {aicore} AI cores",
+            )
+        )
+    samples = []
+    for sample, i, k in r.samples:
+        figure = _sample(figures, i, k).plan(p, streams.main)
+        run = replace(
+            figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
+        )
+        samples.append((run, figure.barriers))
+    result = plan_result(
+        plan,
+        r.rank,
+        streams,
+        [x.matched for x in pieces],
+        samples,
+        options.thresholds,
+        provisional=r.warmup.provisional,
+        contention_ns=contention_ns,
+        fake_share=options.fake_share,
+        path=plan.path or options.path,
+        causes=causes,
+    )
+    walls = plan_walls(result.per_run)
+    found = result.diagnosed
+    # causes measured on the layer figures, each placed by size (verdict.with_cause)
+    for measured in (side_tail_cause(walls), join_wait_cause(walls), tail_ops_cause(walls)):
+        if measured is not None and found is not None:
+            found = with_cause(found, measured)
+    shapes = warm_signature([figures[i].plans[p].shapes for i in warm_members])
+    return replace(result, walls=walls, diagnosed=found, shapes=shapes)
+
+
+def _with_baseline(report: Report, options: Options) -> Report:
+    """Compare with ``options.baseline`` (a previous JSON report) when one is given."""
+    if options.baseline is None:
+        return report
+    try:
+        from overlap_check.judge.baseline import apply_baseline, load_baseline
+    except ModuleNotFoundError as err:
+        if err.name != "overlap_check.judge.baseline":
+            raise
+        raise UsageError("--baseline is not available yet in this build") from None
+    return apply_baseline(report, load_baseline(options.baseline), options.tolerance)
+
+
+def _worst_rank(
+    failing: int | None, plans: Sequence[PlanResult], pairs: Sequence[StreamPair], n_ranks: int
+) -> int | None:
+    """The rank to name: the worst failing one, else the lowest figure; None with one rank."""
+    if n_ranks < 2:
+        return None
+    return failing if failing is not None else worst_rank(plans, pairs)
+
+
+def _contention_evidence(cores: CoresResult | None, rank: int | None) -> tuple[Evidence, ...]:
+    """The rank's contention as a 3c cause: its over-limit time and the worst instant (the
+    listed interval whose peak demand is furthest over the device's cores)."""
+    total = _contention_ns(cores, rank)
+    listed = [c for c in cores.contention if c.rank == rank] if cores is not None else []
+    if total <= 0 or not listed:
+        return ()
+    worst = max(listed, key=lambda c: (c.demand - c.maximum, -c.start_ns))
+    kernels = " + ".join(worst.kernels[:3]) or "kernels of several streams"
+    return (
+        Evidence(
+            "contention",
+            f"block demand over the device's cores for {total / 1000:.3f} µs over the warm "
+            f"runs; worst instant: {worst.kind} demand {worst.demand} of {worst.maximum} cores "
+            f"(run {worst.run}, {kernels})",
+            total,
+        ),
+    )
+
+
+def _contention_ns(cores: CoresResult | None, rank: int | None) -> int:
+    if cores is None:
+        return 0
+    # the per-rank total, not the listed (capped, per-kind) intervals, which would
+    # double-count time where both core kinds are over and miss unlisted intervals
+    return dict(cores.over_limit_by_rank).get(rank, 0)

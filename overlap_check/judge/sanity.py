@@ -1,0 +1,138 @@
+"""Figures that cannot be: the last check before a Report leaves the library.
+
+A negative time, an overlap fraction outside [0, 1], a negative parallelism or a
+NaN can only come from input the readers let through (values so large that sums
+wrap, rows out of order). Such a report would mislead, so it is an error naming
+the capture(s), never a result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cache
+
+from overlap_check.model import Report, RunInfo
+from overlap_check.model.errors import InputError
+
+# Durations and lengths (ns): never negative. Absolute times (start_ns, origin_ns,
+# capture_time_ns) are on the capture's own clock and are not checked here.
+_DURATIONS = frozenset(
+    {
+        "busy_ns",
+        "overlap_ns",
+        "main_busy_ns",
+        "side_busy_ns",
+        "concurrent_ns",
+        "wall_ns",
+        "gap_ns",
+        "duration_ns",
+        "excess_block_ns",
+        "over_limit_ns",
+        "aicore_over_limit_ns",
+        "vectorcore_over_limit_ns",
+        # communication (RankCommunication, CommunicationStep, ProfilerStepTime)
+        "hidden_ns",
+        "exposed_ns",
+        "compute_ns",
+        "computing_ns",
+        "not_overlapped_ns",
+        "overlapped_ns",
+        "communication_ns",
+        "free_ns",
+        # docs/gain.md (new_join_wait_ns, a difference, may be negative)
+        "layer_wall_ns",
+        "dominator_ns",
+        "side_total_ns",
+        "join_wait_ns",
+        "side_tail_ns",
+        "step_wall_ns",
+        "join_wait_max_ns",
+        "join_wait_worst_ns",
+    }
+)
+# Fractions: in [0, 1].
+_FRACTIONS = frozenset(
+    {"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max", "hidden_pct"}
+)
+_NON_NEGATIVE = frozenset(
+    {"parallelism", "kernels", "skipped_rows", "demand", "maximum", "profiler_difference"}
+)
+_SIGNED_CHECKED = _DURATIONS | _NON_NEGATIVE | _FRACTIONS  # names whose sign is checked
+
+
+def _impossible(name: str, value: object) -> str | None:
+    """Why ``value`` cannot be the figure ``name``; None when it can."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return "is NaN"
+    if name in _FRACTIONS and not 0.0 <= value <= 1.0:
+        return "is outside [0, 1]"
+    if (name in _DURATIONS or name in _NON_NEGATIVE) and value < 0:
+        return "is negative"
+    if isinstance(value, float) and math.isinf(value):
+        return "is infinite"
+    return None
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, bool, bool], ...]:
+    """Per field of a dataclass: its name, whether it is a fraction, whether its sign counts."""
+    return tuple(
+        (f.name, f.name in _FRACTIONS, f.name in _SIGNED_CHECKED) for f in dataclasses.fields(cls)
+    )
+
+
+Found = tuple[list[str], int | None, object, str]  # path (innermost first), run, value, why
+
+
+def _first_impossible(obj: object, name: str, run: int | None) -> Found | None:
+    """The first impossible figure below ``obj`` (depth first, fields in order). A report
+    lists every occurrence, so a number that is certainly possible is passed inline
+    (without a call to _impossible, which says why one is not)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        own_run = obj.index if isinstance(obj, RunInfo) else getattr(obj, "run", None)
+        run = own_run if isinstance(own_run, int) else run
+        for field, fraction, signed in _fields(type(obj)):
+            value = getattr(obj, field)
+            kind = type(value)
+            if kind is int or kind is float:
+                if fraction:
+                    if 0.0 <= value <= 1.0:
+                        continue
+                elif (0.0 <= value < math.inf) if signed else (-math.inf < value < math.inf):
+                    continue  # (NaN fails every comparison)
+            elif kind is str or kind is bool or value is None:
+                continue
+            found = _first_impossible(value, field, run)
+            if found is not None:
+                found[0].append(f".{field}")
+                return found
+        return None
+    if isinstance(obj, tuple | list):
+        for i, item in enumerate(obj):
+            found = _first_impossible(item, name, run)
+            if found is not None:
+                found[0].append(f"[{i}]")
+                return found
+        return None
+    why = _impossible(name, obj)
+    return None if why is None else ([], run, obj, why)
+
+
+def check_report(report: Report) -> Report:
+    """``report`` unchanged, or InputError (exit 2) for the first impossible figure."""
+    found = _first_impossible(report, "report", None)
+    if found is None:
+        return report
+    parts, run, value, why = found
+    where = "report" + "".join(reversed(parts))
+    paths = [r.path for r in report.runs if run is None or r.index == run]
+    named = paths[0] if len(paths) == 1 else None
+    about = "" if named else f" (captures: {', '.join(paths) or 'none'})"
+    raise InputError(
+        f"impossible figure: {where} = {value!r} {why}{about}; the input holds values "
+        "the readers could not judge (huge, negative or out-of-order times)",
+        path=named,
+    )

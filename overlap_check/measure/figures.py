@@ -1,0 +1,416 @@
+"""One capture in, only its figures out: what the report needs from each run.
+
+A worker process reads one capture and reduces it with :func:`capture_figures`;
+the kernel table never leaves the worker, so the parent holds the figures of
+every run (a few KB each) but at most one kernel table per worker.
+
+Three decisions need every run of a rank, so a worker cannot take them: the
+rank's main stream (most busy time over all its samples), each plan's main
+stream (most dominator time, else the rank's main stream) and the device cores
+(captures may disagree: the smallest info.json, else the largest Block Num over
+all captures). A worker therefore computes the figures for every stream, not a
+guess: the pair figures of every two streams, the plan figures with each stream
+where the main stream changes them as the main stream, plus the outcome "the
+main stream has nothing of this plan here", which is the same for every other
+stream. The parent decides from the pieces of all runs (busy time, dominator and
+side-op time per stream, info.json cores, Block Num maxima) and picks the
+figures. The contention sweep needs the device cores themselves: the parent
+hands every worker the info.json cores of all captures (read ahead, small), so
+the worker sweeps with the decision itself where it is known, else with the
+fewest cores it can take, keeping what more cores need
+(cores.device.sweep_cores); the parent's cores.contention_at gives the figures
+for the decided cores. No capture is read twice.
+Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
+:mod:`overlap_check.judge.judgement`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache, partial
+
+import numpy as np
+import polars as pl
+
+from overlap_check.measure import barriers
+from overlap_check.measure.communication import CaptureCommunication, capture_communication
+from overlap_check.measure.cores import (
+    ContentionEvidence,
+    Limits,
+    RunRules,
+    contention_evidence,
+    observed_maxima,
+    resolve_device,
+    run_rules,
+    sweep_cores,
+)
+from overlap_check.measure.hiding import helper_streams_of, other_stream_busy
+from overlap_check.measure.joins import layer_figures, step_wall
+from overlap_check.measure.plans import (
+    PlanStreams,
+    main_kernels,
+    occurrences,
+    on_main,
+    plan_run,
+    tag,
+)
+from overlap_check.measure.runs import Sample, make_samples
+from overlap_check.measure.selection import (
+    counted_by_label,
+    dominator_expr,
+    label_counts,
+    module_scope,
+    plan_columns,
+    side_expr,
+)
+from overlap_check.measure.shapes import shape_signature, wants_shapes
+from overlap_check.measure.streams import (
+    PairFigure,
+    StreamSets,
+    pair_figure,
+    stream_sets,
+    stream_stats,
+)
+from overlap_check.model import (
+    Capture,
+    DeviceCores,
+    Options,
+    Plan,
+    PlanRun,
+    ShapeCount,
+    StreamStat,
+)
+from overlap_check.model.core_kinds import AIC_DEMAND, core_code
+from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
+from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
+from overlap_check.readers.discover import Source
+
+
+@dataclass(frozen=True)
+class PlanSample:
+    """One plan in one sample; ``run``, ``warm`` and ``sample`` are set by the parent."""
+
+    run: PlanRun
+    barriers: pl.DataFrame  # barriers.instances of the sample, run 0
+
+
+@dataclass(frozen=True)
+class SampleFigures:
+    """One sample (the run, or one of its steps)."""
+
+    step: int | None  # None: the whole run
+    sets: StreamSets  # busy intervals reduced to their lengths (see _lengths_only)
+    pairs: dict[int, dict[int, PairFigure | None]]  # main -> side -> streams.pair_figure
+    # per plan: main stream -> figures; key None: a main stream with nothing of the plan
+    plans: tuple[dict[int | None, PlanSample], ...]
+
+    def pair_figures(self, main: int) -> dict[int, PairFigure | None]:
+        """Side stream -> figure against ``main`` (a main absent here pairs with nothing)."""
+        return self.pairs.get(main, {})
+
+    def plan(self, p: int, main: int | None) -> PlanSample:
+        figures = self.plans[p]
+        return figures[main] if main in figures else figures[None]
+
+
+@dataclass(frozen=True)
+class PlanPieces:
+    """What a plan's stream choice and placement check need from one capture."""
+
+    dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
+    side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
+    # label, stream_id, count: the ops the plan's regexes name, on any stream
+    # (selection.label_counts, per sample): what placement (3a) reads
+    matched: pl.DataFrame
+    # streams where a main stream changes the figures (dominators, or with no dominator
+    # regex any non-side kernel): a main stream elsewhere gives the figures of key None
+    matters: frozenset[int]
+    # stream -> the fewest AI-core blocks any dominator kernel there asked for (a cube
+    # saturated by every instance: docs/advice.md); empty without a dominator regex
+    dominator_blocks: dict[int, int] = field(default_factory=dict)
+    # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
+    shapes: tuple[ShapeCount, ...] | None = None
+
+
+@dataclass(frozen=True)
+class CaptureFigures:
+    """Everything the report needs from one capture."""
+
+    capture: Capture  # the metadata; its kernel table is empty
+    communication: int  # communication rows
+    streams: tuple[StreamStat, ...]  # the whole capture's streams
+    origin_ns: int | None  # its first compute kernel start
+    samples: tuple[SampleFigures, ...]
+    plans: tuple[PlanPieces, ...]
+    rules: RunRules | None  # None: no limit configured
+    # the contention sweep, with what every device cores the decision over all runs can
+    # take needs (cores.contention_at gives their figures); None: no decision can be taken
+    contention: ContentionEvidence | None
+    observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
+    step_error: UsageError | None = None  # --per step on a capture without steps
+    # main stream -> the streams hiding.helper_streams names with it as the main stream
+    helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # communication busy / hidden / exposed per step (None: no communication row)
+    comm: CaptureCommunication | None = None
+
+
+def _lengths_only(sets: StreamSets) -> StreamSets:
+    """The sets with each stream's busy intervals replaced by one interval of the same
+    length: all that choosing the main stream, stream_stats and rank_summary read."""
+    zero = np.zeros(1, dtype=np.int64)
+    busy = {sid: (zero, np.array([sets.busy_ns(sid)], dtype=np.int64)) for sid in sets.busy}
+    return replace(sets, busy=busy)
+
+
+def time_per_stream(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Kernel time per stream (``stream_id``, ``t``) of kernel rows, or of such sums."""
+    rows = pl.concat(frames)
+    if "t" not in rows.columns:
+        rows = rows.select("stream_id", (pl.col("end_ns") - pl.col("start_ns")).alias("t"))
+    return rows.group_by("stream_id").agg(pl.col("t").sum())
+
+
+def ranked_streams(totals: pl.DataFrame, exclude: int | None = None) -> list[int]:
+    """Streams of time_per_stream sums, most time first (ties: lowest ID)."""
+    if exclude is not None:
+        totals = totals.filter(pl.col("stream_id") != exclude)
+    ranked = totals.sort(["t", "stream_id"], descending=[True, False])
+    return [int(sid) for sid in ranked.get_column("stream_id").to_list()]
+
+
+def _pairs(sets: StreamSets) -> dict[int, dict[int, PairFigure | None]]:
+    """streams.pair_figure of each stream against each other stream as the main one."""
+    out: dict[int, dict[int, PairFigure | None]] = {m: {} for m in sorted(sets.busy)}
+    for main, figures in out.items():
+        for side in sets.busy:
+            if side == main:
+                continue
+            if side in out and main in out[side]:  # the overlap is symmetric: no second sweep
+                other = out[side][main]
+                figures[side] = None if other is None else _swapped(other)
+            else:
+                figures[side] = pair_figure(sets, main, side)
+    return out
+
+
+def _swapped(figure: PairFigure) -> PairFigure:
+    overlap, pct, main_busy, side_busy = figure
+    return overlap, pct, side_busy, main_busy
+
+
+def _plan_figures(
+    plan: Plan, samples: Sequence[Sample], options: Options
+) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
+    """The plan's pieces, and per sample its figures with each stream that matters as the
+    main stream (key None: any other stream)."""
+    tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
+    side = [t.filter(pl.col("_side")) for t in tagged]
+    # communication tasks have no stream: they never name the plan's side stream
+    streamed = [t.filter(pl.col("stream_id").is_not_null()) for t in side]
+    dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
+    if plan.dominator is not None:  # the dominators of a main stream make the occurrences
+        matters = frozenset(dominator_ns.get_column("stream_id").to_list())
+    else:  # the longest non-side kernel of each cluster, on the main stream
+        found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
+        matters = frozenset(found.get_column("stream_id").unique().to_list())
+    if plan.side_stream is None:  # the matches on a main stream are main work there
+        on = pl.concat([s.select("stream_id") for s in streamed]).get_column("stream_id")
+        matters |= frozenset(on.unique().to_list())
+    pieces = PlanPieces(
+        dominator_ns=dominator_ns,
+        side_ns=time_per_stream(streamed),
+        # placement: the ops the regexes name on every stream (a communication or copy
+        # plan's tasks cannot stay on the main stream: they are its side ops)
+        matched=pl.concat(
+            [label_counts(s.kernels, plan.side, plan.side_stream, plan.op_type) for s in samples]
+            if plan.side_kind == "compute"
+            else [counted_by_label(s) for s in side]
+        ),
+        matters=matters,
+    )
+    mains: list[int | None] = [*sorted(matters), None]
+    figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
+    # hidden side time: each side op against every stream but its own (per sample, once)
+    hiders = [cache(partial(other_stream_busy, sample.kernels)) for sample in samples]
+    # the streams the side ops ran on: where barrier (b) looks for an idle side stream
+    side_streams = [
+        t.filter(pl.col("stream_id").is_in(s.get_column("stream_id").unique().implode()))
+        for t, s in zip(tagged, side, strict=True)
+    ]
+    steps = [step_wall(sample.kernels) for sample in samples]
+    for main in mains:
+        streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
+        for j, all_tagged in enumerate(tagged):
+            table = all_tagged if options.inline_side else on_main(all_tagged, plan, main)
+            kernels = main_kernels(table, main)
+            occ = occurrences(table, plan, streams, kernels).with_hidden(hiders[j])
+            run = plan_run(samples[j], occ, options.thresholds)
+            figures[j][main] = PlanSample(
+                run=replace(run, walls=layer_figures(kernels, occ, steps[j])),
+                barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
+            )
+    return pieces, figures
+
+
+def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
+    """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
+    the plan's dominator kernels: equal to the device's AI cores, every instance filled
+    the cube. Empty without a dominator regex or without block counts."""
+    if plan.dominator is None:
+        return {}
+    # what the side and dominator selections read (selection.py), and the block counts
+    selected = ("is_copy", "op_type", *plan_columns([plan], kernels))
+    compute = kernels.select(
+        "stream_id",
+        "name",
+        "is_communication",
+        "accelerator_core",
+        "block_num",
+        *(c for c in selected if c in kernels.columns),
+    )
+    dominators = compute.filter(dominator_expr(plan, compute) & ~side_expr(plan, compute))
+    blocks = (
+        dominators.with_columns(core_code(dominators))
+        .select("stream_id", AIC_DEMAND.alias("blocks"))
+        .drop_nulls()
+        .group_by("stream_id")
+        .agg(pl.col("blocks").min())
+    )
+    return {int(sid): int(b) for sid, b in blocks.iter_rows()}
+
+
+def _device_cores(
+    capture: Capture, observed: tuple[int, int] | None, options: Options
+) -> DeviceCores | None:
+    """The device cores judged from this capture alone (None: it cannot tell)."""
+    try:
+        return resolve_device(
+            [capture.device_cores], lambda: [observed] if observed else [], options
+        )
+    except OverlapCheckError:  # the parent raises it, if the decision over all runs does
+        return None
+
+
+# What a communication or copy plan reads of a capture's rows.
+TASK_COLUMNS = (*ANALYSIS_COLUMNS, "is_copy")
+# Readers whose table can hold no copy task (Level1 kernel_details has no copy rows).
+NO_COPY_SOURCES = ("kernel_details.csv", "op_summary")
+
+
+def _task_plans(options: Options, capture: Capture) -> bool:
+    """Whether a plan's side ops are communication or copy tasks; an error when a copy
+    plan meets a capture whose source lists no copy task."""
+    kinds = {plan.side_kind for plan in options.plans}
+    if "copy" in kinds and capture.source in NO_COPY_SOURCES:
+        plan = next(p for p in options.plans if p.side_kind == "copy")
+        raise InputError(
+            f'plan {plan.name!r} has side_kind = "copy", but {capture.source} lists no copy '
+            "task: re-read with trace_view.json or the .db",
+            path=capture.path,
+            key="side_kind",
+            hint="give the capture's trace_view.json (or its .db) as the path",
+        )
+    return bool(kinds - {"compute"})
+
+
+def _with_task_rows(samples: Sequence[Sample], capture: Capture) -> list[Sample]:
+    """The samples with every row of theirs (compute, communication, copy) for the plans
+    whose side ops are tasks; a step's rows are those with its Step Id."""
+    rows = capture.kernels.select(TASK_COLUMNS)
+    return [
+        replace(s, kernels=rows if s.step is None else rows.filter(pl.col("step") == s.step))
+        for s in samples
+    ]
+
+
+def capture_figures(
+    capture: Capture,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
+) -> CaptureFigures:
+    """The figures of one capture. ``limits``: the configured core limits (None: none, or
+    they failed to load, which the parent reports); ``info_cores``: per capture of the
+    analysis, the cores its info.json files give (none given: this capture alone)."""
+    columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
+    compute = compute_kernels(capture.kernels, columns)
+    whole = stream_sets(compute)
+    meta = replace(capture, kernels=capture.kernels.clear())
+    kernels = without_copies(capture.kernels)  # copies are read by copy plans only
+    communication = int(kernels.get_column("is_communication").sum() or 0)
+    observed = observed_maxima(kernels) if capture.device_cores is None else None
+    own = () if capture.device_cores is None else (capture.device_cores,)
+    sweep = sweep_cores(_device_cores(capture, observed, options), info_cores or [own])
+    rules = run_rules(kernels, limits) if limits is not None and limits.any else None
+    contention = (
+        None if sweep is None else contention_evidence(kernels, sweep[0], above=not sweep[1])
+    )
+    figures = CaptureFigures(
+        meta,
+        communication,
+        stream_stats(whole),
+        whole.origin_ns,
+        (),
+        (),
+        rules,
+        contention,
+        observed,
+        helpers=helper_streams_of(
+            kernels, sorted(whole.busy), {sid: whole.busy_ns(sid) for sid in whole.busy}
+        ),
+        comm=capture_communication(capture.kernels),
+    )
+    try:
+        # one capture alone: warm flags and labels are the parent's to set
+        samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0, columns)
+    except UsageError as err:
+        return replace(figures, step_error=err)
+    sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
+    pieces: list[PlanPieces] = []
+    per_plan: list[list[dict[int | None, PlanSample]]] = []
+    wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
+    for plan in options.plans:
+        plan_samples = samples if plan.side_kind == "compute" else wide
+        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options)
+        plan_pieces = replace(
+            plan_pieces,
+            dominator_blocks=dominator_blocks(capture.kernels, plan),
+            shapes=shape_signature(capture.kernels, plan),
+        )
+        pieces.append(plan_pieces)
+        per_plan.append(plan_figures)
+    return replace(
+        figures,
+        samples=tuple(
+            SampleFigures(
+                step=None if options.per == "run" else int(sample.kernels.item(0, "step")),
+                sets=_lengths_only(s),
+                pairs=_pairs(s),
+                plans=tuple(plan_figures[j] for plan_figures in per_plan),
+            )
+            for j, (sample, s) in enumerate(zip(samples, sets, strict=True))
+        ),
+        plans=tuple(pieces),
+    )
+
+
+def source_figures(
+    source: Source | Capture,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
+) -> CaptureFigures:
+    """Read one capture (unless given one) and reduce it: what a worker process runs."""
+    if isinstance(source, Capture):
+        return capture_figures(source, options, limits, info_cores)
+    from overlap_check.readers.capture import read_capture
+
+    # Input Shapes only for a reference comparison: the plain path parses no extra column
+    capture = read_capture(source, shapes=True) if wants_shapes(options) else read_capture(source)
+    modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
+    if modules:
+        from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
+
+        capture = capture_with_modules(capture, source.traces, modules)
+    return capture_figures(capture, options, limits, info_cores)

@@ -1,0 +1,232 @@
+"""Occurrences that follow the model's layers (docs/hidden-fraction.md).
+
+One dominator instance (a main-stream kernel the plan names) per layer. A side
+op belongs to the layer whose dominator it overlaps (the larger overlap when it
+touches two); the side ops that overlap no dominator and lie between the same two
+dominators go together to the nearer of the two (the gap from the earlier one's
+end to their first start, or from their last end to the later one's start; a tie
+goes to the later dominator, since side work runs ahead of the dominator it was
+split for). So a side window never spans two dominators' layers.
+
+Per layer: the side window and the dominator window, the recipes' window
+``overlap_pct`` (computed by :mod:`overlap_check.measure.plans`, unchanged), the hidden
+fraction (:mod:`overlap_check.measure.hiding`) and its verdict band; and two signs of a
+missing wait: side work still running when the next main-stream op after the
+dominator starts (the join did not wait), and the lag pattern (the first
+dominator has no side work while side work runs after the last one). The join
+is the first main op after the dominator that was still running when the side
+work started.
+
+:mod:`overlap_check.measure.plans` pairs a plan's occurrences with :func:`assign_layers` and
+flags them with :func:`join_not_waited` and :func:`lag`; :func:`layer_occurrences` and
+:func:`layer_table` are the same rules as one table (they import plans when called,
+since plans imports this module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from overlap_check.judge.verdict import label
+from overlap_check.measure.hiding import hidden_fraction, i64_column
+from overlap_check.measure.intervals import I64
+from overlap_check.model import Thresholds
+
+if TYPE_CHECKING:
+    from overlap_check.measure.plans import Occurrences
+
+LAYER_SCHEMA = {
+    "layer": pl.Int64,
+    "side_ops": pl.Int64,
+    "side_start_ns": pl.Int64,
+    "side_end_ns": pl.Int64,
+    "dominator": pl.String,
+    "dom_start_ns": pl.Int64,
+    "dom_end_ns": pl.Int64,
+    "side_busy_ns": pl.Int64,
+    "hidden_ns": pl.Int64,
+    "hidden_pct": pl.Float64,
+    "dominator_pct": pl.Float64,
+    "overlap_pct": pl.Float64,
+    "verdict": pl.String,
+    "join_not_waited": pl.Boolean,
+}
+
+
+def assign_layers(
+    side_start: npt.ArrayLike,
+    side_end: npt.ArrayLike,
+    dom_start: npt.ArrayLike,
+    dom_end: npt.ArrayLike,
+) -> I64:
+    """The layer (dominator index, dominators sorted by start and disjoint) of each side op;
+    -1 for every op when there is no dominator."""
+    ss = np.asarray(side_start, dtype=np.int64)
+    se = np.asarray(side_end, dtype=np.int64)
+    ds = np.asarray(dom_start, dtype=np.int64)
+    de = np.asarray(dom_end, dtype=np.int64)
+    if ds.size == 0:
+        return np.full(ss.size, -1, dtype=np.int64)
+    last = ds.size - 1
+    # Dominators overlapping [s, e): indices lo .. hi-1 (ends and starts both sorted).
+    lo = np.searchsorted(de, ss, side="right")
+    hi = np.searchsorted(ds, se, side="left")
+    overlaps = hi > lo
+    first = np.minimum(lo, last)
+    final = np.clip(hi - 1, 0, last)
+
+    def overlap(k: I64) -> I64:
+        length: I64 = np.maximum(0, np.minimum(se, de[k]) - np.maximum(ss, ds[k]))
+        return length.astype(np.int64)
+
+    by_overlap = np.where(overlap(final) > overlap(first), final, first)
+    # No overlap: the op lies in the gap before dominator j (then every dominator starting
+    # before its end ended before its start). The ops of one gap go together, to the
+    # dominator nearer to their extent: a burst of side work is not cut in two layers.
+    j = np.searchsorted(ds, se, side="left")
+    alone = ~overlaps
+    none = np.iinfo(np.int64).max
+    lo_start = np.full(ds.size + 1, none, dtype=np.int64)
+    hi_end = np.full(ds.size + 1, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo_start, j[alone], ss[alone])
+    np.maximum.at(hi_end, j[alone], se[alone])
+    after, before = np.minimum(j, last), np.maximum(j - 1, 0)
+    gap_after = np.where(j <= last, ds[after] - hi_end[j], none)
+    gap_before = np.where(j >= 1, lo_start[j] - de[before], none)
+    nearest = np.where(gap_before < gap_after, before, after)
+    return np.where(overlaps, by_overlap, nearest).astype(np.int64)
+
+
+def layer_occurrences(
+    side: pl.DataFrame, main: pl.DataFrame, is_dominator: npt.ArrayLike
+) -> tuple[Occurrences, I64, I64]:
+    """The recipes' window figures per layer (plans.measure_occurrences), the layer of each side op
+    and the main-kernel row of each layer's dominator.
+
+    ``side``: the plan's side ops (start_ns, end_ns); ``main``: the main stream's other
+    compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
+    """
+    from overlap_check.measure.plans import measure_occurrences
+
+    rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
+    ds, de = ms[rows], me[rows]
+    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
+    layer = assign_layers(ss, se, ds, de)
+    order = np.lexsort((ss, layer))  # measure_occurrences wants each layer's ops together
+    measured = measure_occurrences(
+        ss[order], se[order], layer[order], rows.size, ds, de, np.ones(rows.size, dtype=bool)
+    )
+    return replace(measured, dom_row=rows, main_names=main.get_column("name")), layer, rows
+
+
+def layer_table(
+    side: pl.DataFrame,
+    main: pl.DataFrame,
+    is_dominator: npt.ArrayLike,
+    other_busy: tuple[I64, I64],
+    thresholds: Thresholds,
+) -> pl.DataFrame:
+    """One row per layer (LAYER_SCHEMA): windows, overlap_pct, hidden_pct, verdict band
+    (of hidden_pct; ``no-evidence`` for a layer without side work) and the join flag.
+
+    ``other_busy``: merged busy time of every stream but the side stream
+    (hiding.other_stream_busy).
+    """
+    from overlap_check.measure.plans import OK
+
+    occ, layer, rows = layer_occurrences(side, main, is_dominator)
+    n = rows.size
+    hidden = hidden_fraction(
+        i64_column(side, "start_ns"),
+        i64_column(side, "end_ns"),
+        layer,
+        n,
+        other_busy,
+        occ.dom_start,
+        occ.dom_end,
+    )
+    judged = occ.status == OK
+    verdicts = [
+        label(float(p), thresholds) if ok and not np.isnan(p) else "no-evidence"
+        for p, ok in zip(hidden.hidden_pct, judged, strict=True)
+    ]
+    has_side = occ.side_count > 0
+    return pl.DataFrame(
+        {
+            "layer": np.arange(1, n + 1, dtype=np.int64),
+            "side_ops": occ.side_count,
+            "side_start_ns": pl.Series(occ.side_start).set(pl.Series(~has_side), None),
+            "side_end_ns": pl.Series(occ.side_end).set(pl.Series(~has_side), None),
+            "dominator": main.get_column("name").gather(rows),
+            "dom_start_ns": occ.dom_start,
+            "dom_end_ns": occ.dom_end,
+            "side_busy_ns": hidden.side_busy_ns,
+            "hidden_ns": hidden.hidden_ns,
+            "hidden_pct": pl.Series(hidden.hidden_pct).fill_nan(None),
+            "dominator_pct": pl.Series(hidden.dominator_pct).fill_nan(None),
+            "overlap_pct": pl.Series(occ.pct).fill_nan(None),
+            "verdict": verdicts,
+            "join_not_waited": join_not_waited(
+                i64_column(main, "start_ns"),
+                i64_column(main, "end_ns"),
+                occ.dom_end,
+                occ.side_start,
+                occ.side_end,
+                has_side,
+            ),
+        },
+        schema=LAYER_SCHEMA,
+    )
+
+
+def join_not_waited(
+    main_start: I64,
+    main_end: I64,
+    dom_end: I64,
+    side_start: I64,
+    side_end: I64,
+    has_side: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Per layer: its side work ends after its join started (the join did not wait).
+
+    ``main_*``: the main stream's other kernels by start; the rest per layer. The join is
+    the first main-stream op starting at or after the dominator's end that was still
+    running when the side work started (an op that ended before it, such as a producer
+    the side work waited for, cannot consume the side result).
+    """
+    ms = main_start
+    if ms.size == 0:  # no main-stream op: no join
+        return np.zeros(np.asarray(has_side).size, dtype=bool)
+    ran_until = np.maximum.accumulate(main_end) if ms.size else ms
+    nxt = np.maximum(
+        np.searchsorted(ms, dom_end, side="left"),
+        np.searchsorted(ran_until, side_start, side="right"),
+    )
+    next_start = np.where(nxt < ms.size, ms[np.minimum(nxt, ms.size - 1)], np.iinfo(np.int64).max)
+    flags: npt.NDArray[np.bool_] = np.asarray(has_side, dtype=bool) & (side_end > next_start)
+    return flags
+
+
+def lag(side_count: npt.ArrayLike, dom_end: npt.ArrayLike, side_start: npt.ArrayLike) -> bool:
+    """The side stream runs a layer behind: the first dominator has no side work, and side
+    work starts after the last dominator has ended (a missing wait). Per layer
+    ``side_count`` and ``dom_end``; ``side_start``: every side op."""
+    counts = np.asarray(side_count, dtype=np.int64)
+    ss = np.asarray(side_start, dtype=np.int64)
+    if counts.size == 0 or ss.size == 0:
+        return False
+    last_end = int(np.asarray(dom_end, dtype=np.int64)[-1])
+    return bool(counts[0] == 0) and bool((ss >= last_end).any())
+
+
+def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
+    """:func:`lag` on a :func:`layer_table`."""
+    if table.height == 0:
+        return False
+    return lag(table.get_column("side_ops"), table.get_column("dom_end_ns"), side_start)

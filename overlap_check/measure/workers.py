@@ -1,0 +1,164 @@
+"""Captures reduced to their figures, by worker processes when the input pays for them.
+
+One ``ProcessPoolExecutor`` task per capture read from disk; a failure is data (the
+worker returns the tool's error, the parent raises the first one in capture order). This
+module imports no polars at import time: a worker sets its polars thread count (see
+:func:`_start_worker`) before the first task imports the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import TYPE_CHECKING
+
+from overlap_check.model import Capture, DeviceCores, Options
+from overlap_check.model.errors import OverlapCheckError
+from overlap_check.readers.discover import Source
+
+if TYPE_CHECKING:
+    from overlap_check.measure.cores import Limits
+    from overlap_check.measure.figures import CaptureFigures
+
+# Below this much kernel input (bytes of the kernel files, all captures together) the
+# captures are reduced in this process alone. A worker process costs ~0.7 s of a core to
+# start (a fresh interpreter importing polars), and this process already keeps ~1.4 of 2
+# cores busy (polars reads on every core), so a worker pays off only for long inputs.
+# Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial 2.97 s, with a
+# worker 3.22 s; 2 x 328 MB serial 3.67 s, with a worker 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
+PARALLEL_MIN_BYTES = 600 * 2**20
+
+WAIT_SLICE_S = 0.25  # how soon a Ctrl-C is answered while workers read
+
+Job = Source | Capture  # a capture to read, or one in memory
+
+
+def cpu_count() -> int:
+    try:  # the cores this process may use (a CI runner may pin it to fewer)
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def input_bytes(sources: Sequence[Source]) -> int:
+    files = {
+        f
+        for s in sources
+        for f in (s.primary, s.kernel_details, *s.op_summary, *s.dbs, *s.traces, *s.task_time)
+        if f is not None
+    }
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:  # the reader names the file when it cannot read it
+            continue
+    return total
+
+
+def worker_count(sources: Sequence[Source], requested: int | None) -> int:
+    """Processes to reduce ``sources`` with (1: this process alone): as requested (at most
+    one per capture), else one per core when there are several captures and enough input."""
+    if requested is not None:
+        return max(1, min(requested, len(sources)))
+    if len(sources) < 2 or input_bytes(sources) < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(cpu_count(), len(sources)))
+
+
+def _start_worker(threads: str) -> None:
+    # Ctrl-C reaches the whole process group: a worker would print its own
+    # KeyboardInterrupt traceback. The parent alone answers it (one message, exit 130)
+    # and ends the workers itself (_end_workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # In the worker only, before polars starts its pool: workers share the cores, and more
+    # polars threads than cores only make every capture slower (measured on 2 cores, 5 x
+    # 1M kernels, best of 5: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread ones).
+    os.environ.setdefault("POLARS_MAX_THREADS", threads)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Interrupted: drop the queued captures and end the workers (they ignore SIGINT)."""
+    # no public handle on the processes before Python 3.14's terminate_workers()
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
+
+
+def _outcome(
+    future: Future[CaptureFigures | OverlapCheckError],
+) -> CaptureFigures | OverlapCheckError:
+    """The future's result, waited for in short slices: a SIGINT that lands on one of the
+    pool's threads is only acted on when the main thread wakes up (an endless wait would
+    never see Ctrl-C)."""
+    while not future.done():
+        wait([future], timeout=WAIT_SLICE_S)
+    return future.result()
+
+
+def reduce_one(
+    job: Job,
+    options: Options,
+    limits: Limits | None,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
+) -> CaptureFigures | OverlapCheckError:
+    """The figures of one capture, or the tool's error that reading it raised (as data)."""
+    from overlap_check.measure.figures import source_figures
+
+    try:
+        return source_figures(job, options, limits, info_cores)
+    except OverlapCheckError as err:
+        return err
+
+
+def reduce_all(
+    jobs: Sequence[Job],
+    options: Options,
+    limits: Limits | None,
+    workers: int,
+    info_cores: Sequence[Sequence[DeviceCores]] = (),
+) -> list[CaptureFigures]:
+    """The figures of each job, in order; the first job (in order) that failed raises.
+    ``info_cores``: every capture's info.json cores (figures.capture_figures).
+
+    With ``workers`` > 1, the captures to read go to that many "spawn"ed processes (fork
+    can deadlock a process whose polars pool already runs); captures already in memory,
+    and any a dead worker left, are reduced here.
+    """
+    outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
+    remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
+    if workers > 1 and len(remote) > 1:
+        threads = str(max(1, cpu_count() // workers))
+        try:
+            with ProcessPoolExecutor(
+                workers,
+                mp_context=get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(threads,),
+            ) as pool:
+                try:
+                    futures = [
+                        pool.submit(reduce_one, jobs[k], options, limits, info_cores)
+                        for k in remote
+                    ]
+                    for k, future in zip(remote, futures, strict=True):
+                        outcomes[k] = _outcome(future)
+                except KeyboardInterrupt:
+                    _end_workers(pool)
+                    raise  # the CLI's one message and exit 130
+        except (BrokenProcessPool, RuntimeError, OSError):
+            pass  # no worker could take them (died, or a daemon may not start any): here
+    out: list[CaptureFigures] = []
+    for k, job in enumerate(jobs):
+        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
+        if isinstance(outcome, OverlapCheckError):
+            raise outcome
+        out.append(outcome)
+    return out
