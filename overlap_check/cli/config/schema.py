@@ -48,7 +48,11 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "profiler": checks.choice("auto", "torch_npu", "msprof"),
         "level": checks.choice("Level1", "Level2"),
     },
-    "lint": {"select": checks.rule_ids, "ignore": checks.rule_ids},
+    "lint": {
+        "select": checks.rule_ids,
+        "ignore": checks.rule_ids,
+        "suppress": checks.lint_suppressions,
+    },
     # operators known to be Ascend C besides cores.rules.ASCEND_C_OPERATORS (docs/advice.md)
     "cores": {"ascend_c": checks.regexes},
 }
@@ -70,7 +74,11 @@ LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
     "mode": checks.choice("ge", "npugraph_ex"),
 }
 # (section, key) -> Config field, where the names differ
-FIELD_OF = {("lint", "select"): "lint_select", ("lint", "ignore"): "lint_ignore"}
+FIELD_OF = {
+    ("lint", "select"): "lint_select",
+    ("lint", "ignore"): "lint_ignore",
+    ("lint", "suppress"): "lint_suppress",
+}
 DEVICE_KEYS = ("soc", "aicore", "vectorcore", "ge_aicore_num")
 
 
@@ -103,6 +111,7 @@ class Config:
     level: Literal["Level1", "Level2"] | None = None
     lint_select: tuple[str, ...] = ()
     lint_ignore: tuple[str, ...] = ()
+    lint_suppress: tuple[str, ...] = ()  # "PATH[:LINE]:RULE" findings suppressed knowingly
     ascend_c: tuple[str, ...] = ()  # [cores] ascend_c: more Ascend C operator name regexes
 
     def key_origin(self, section: str, key: str) -> str:
