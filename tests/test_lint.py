@@ -288,8 +288,9 @@ def test_without_any_compile_the_path_is_eager(tmp_path: Path) -> None:
         """
         import torchair as tng
 
-        def switch(tag):
-            return tng.scope.npu_stream_switch(tag)
+        def switch(x):
+            with tng.scope.npu_stream_switch("1"):
+                return x * 2
         """,
     )
     result = lint_paths([path])
@@ -703,6 +704,7 @@ def test_cli_json_report() -> None:
         "findings": 2,
         "suppressed": 0,
         "by_rule": {"OC103": 1, "OC104": 1},
+        "suppressed_by_rule": {},
     }
 
 
@@ -761,3 +763,572 @@ def test_cli_help_has_examples_and_list_rules() -> None:
     no_path = CliRunner().invoke(cli, ["lint"])
     assert no_path.exit_code == 2
     assert "missing argument PATH" in no_path.stderr
+
+
+# --- precision on real model code (issue 27) ---------------------------------------------
+
+
+def test_oc104_branches_guarded_by_a_flag_and_its_negation_are_exclusive(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        side = torch.npu.Stream()
+
+        def elif_not(x, on_side, other):
+            shared = x
+            if on_side:
+                with torch.npu.stream(side):
+                    shared = x * 2
+            if other:
+                combine = None
+            elif not on_side:
+                combine = shared + 1  # the main stream made it on this path
+            return combine
+
+        def conjunction_and_short_circuit(x, cfg):
+            shared = None
+            compute_on_side = cfg.shared and cfg.multi
+            if compute_on_side:
+                with torch.npu.stream(side):
+                    shared = x * 2
+            if not compute_on_side and shared is not None:
+                x = x + shared.view(-1)
+            return x
+
+        def ternary(x, self_flag):
+            if self_flag:
+                with torch.npu.stream(side):
+                    y = x * 2
+            z = x if self_flag else y + 1
+            return z
+
+        def same_flag_is_not_exclusive(x, on_side):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            if on_side:
+                x = x + y  # expect: OC104
+            return x
+
+        def another_flag_is_not_exclusive(x, on_side, other):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            if not other:
+                x = x + y  # expect: OC104
+            return x
+
+        def flag_reassigned_in_between(x, on_side):
+            if on_side:
+                with torch.npu.stream(side):
+                    y = x * 2
+            on_side = not on_side
+            if not on_side:
+                x = x + y  # expect: OC104
+            return x
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_oc104_metadata_reads_are_not_data_uses(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    write(package, "", "__init__.py")
+    write(
+        package,
+        """
+        def num_chunks(hidden, chunk):
+            tokens = hidden.shape[0]
+            if hidden is None or len(hidden) == 0:
+                return 1
+            return max(1, (tokens + chunk - 1) // chunk) + hidden.dim() * 0
+
+        def reads_data(hidden):
+            return hidden.sum()
+        """,
+        "util.py",
+    )
+    path = write(
+        tmp_path,
+        """
+        import torch
+        from pkg.util import num_chunks, reads_data
+
+        class Model(torch.nn.Module):
+            def tokens(self, hidden, scale=1):
+                return hidden.size(0) * scale
+
+            def passes_on(self, hidden):
+                return num_chunks(hidden, 64)
+
+            def keeps(self, hidden):
+                self.kept = hidden
+                return 0
+
+            def forward(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                n = y.shape[-1] + y.numel() + len(y)
+                kind = (y.dtype, y.device, y.ndim)
+                chunks = self.tokens(y) + self.passes_on(hidden=y) + num_chunks(y, 8)
+                z = x + 1
+                k = self.keeps(y)  # expect: OC104
+                return z
+
+            def data_through_a_helper(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                total = reads_data(y)  # expect: OC104
+                return total
+
+            def shape_then_data(self, x):
+                side = torch.npu.Stream()
+                with torch.npu.stream(side):
+                    y = x * 2
+                n = y.shape[0]
+                return x[:n] + y  # expect: OC104
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_a_module_compiled_both_ways_is_judged_per_function(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+        import torchair as tng
+
+        class Model(torch.nn.Module):
+            def decode_ge(self, x):
+                with torch.npu.stream(self.side):  # expect: OC108
+                    y = x * 2
+                return self.shared(y)
+
+            def decode_ngx(self, x):
+                with tng.scope.npu_stream_switch("2"):  # expect: OC108
+                    y = x * 2
+                return self.shared(y)
+
+            def shared(self, y):
+                with torch.npu.stream(self.other):  # reached by both compiles: not judged
+                    return y + 1
+
+            def prefill(self, x):
+                # the eager prefill path: no compile reaches it, so not judged either way
+                with torch.npu.stream(self.offload):
+                    self.host.copy_(x, non_blocking=True)
+                return x
+
+            def compile(self, use_ngx):
+                if use_ngx:
+                    fn = self.decode_ngx
+                    return torch.npu.npugraph_ex.inference.cache_compile(fn, cache_dir="c")
+                backend = tng.get_npu_backend(compiler_config=tng.CompilerConfig())
+                return torch.compile(self.decode_ge, backend=backend)
+        """,
+    )
+    assert found(path) == expected(path)
+    assert lint_paths([path]).paths[str(path)].path is ExecPath.ANY
+
+
+def test_npugraph_ex_cache_compile_beside_a_torchair_config_makes_a_dispatcher(
+    tmp_path: Path,
+) -> None:
+    # The KV-offload copy of an eager prefill in a module that compiles its decode with
+    # npugraph_ex or GE depending on configuration: no single path, so no OC108.
+    path = write(
+        tmp_path,
+        """
+        import torch
+        import torchair as tng
+
+        class Model(torch.nn.Module):
+            def attention(self, x, is_prefill):
+                if is_prefill and self.offload:
+                    with torch.npu.stream(self.d2h_stream):
+                        self.host_cache.copy_(x, non_blocking=True)
+                return x
+
+            def decode(self, x):
+                return self.attention(x, False)
+
+            def build(self):
+                target = self.decode
+                if self.use_ngx:
+                    return torch.npu.npugraph_ex.inference.cache_compile(target, cache_dir="a")
+                config = tng.CompilerConfig()
+                return tng.inference.cache_compile(target, cache_dir="b", config=config)
+        """,
+    )
+    result = lint_paths([path])
+    assert result.findings == ()
+    assert result.paths[str(path)].path is ExecPath.ANY
+
+
+def test_wrappers_are_judged_at_their_callers(tmp_path: Path) -> None:
+    utils = tmp_path / "utils"
+    utils.mkdir()
+    write(utils, "from .common import limit_cores, switch_stream\n", "__init__.py")
+    write(
+        utils,
+        """
+        import torchair as tng
+
+        class FakeContext:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *args):
+                return None
+
+        def limit_cores(enabled, aic, aiv):
+            \"\"\"Limit the cores when enabled.\"\"\"
+            if enabled:
+                return tng.scope.limit_core_num(aic, aiv)
+            else:
+                return FakeContext()
+
+        def switch_stream(enabled, tag):
+            if not enabled:
+                return FakeContext()
+            return tng.scope.npu_stream_switch(tag)
+
+        def not_a_wrapper(x):
+            y = x * 2
+            with tng.scope.limit_core_num(1, 2):  # expect: OC105
+                return y
+        """,
+        "common.py",
+    )
+    write(
+        tmp_path,
+        """
+        import torch
+        from utils import limit_cores, switch_stream
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                with switch_stream(self.multi, "2"):
+                    with limit_cores(self.multi, 4, 8):
+                        y = x * 2
+                return x + y
+        """,
+        "with_switch.py",
+    )
+    write(
+        tmp_path,
+        """
+        import torch
+        from utils import limit_cores
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, k):
+                with limit_cores(True, 12, 24):  # expect: OC105
+                    return torch.matmul(q, k)
+        """,
+        "without_switch.py",
+    )
+    runner = "import torch, torchair\nc = torch.compile(None, backend=torchair.get_npu_backend())\n"
+    write(tmp_path, runner, "runner.py")
+    files = sorted(tmp_path.rglob("*.py"))
+    assert found(files) == expected(*files)
+    result = lint_paths(files)
+    (oc105,) = [f for f in result.findings if f.path.endswith("without_switch.py")]
+    assert "through limit_cores" in oc105.message
+    # The same wrappers in an eager project: TorchAir style is reported where it is used.
+    eager = lint_paths([tmp_path / "with_switch.py", utils])
+    assert sorted((Path(f.path).name, f.rule, f.line) for f in eager.findings) == [
+        ("common.py", "OC105", 25),
+        ("with_switch.py", "OC107", 7),
+        ("with_switch.py", "OC107", 8),
+    ]
+    # ... and under npugraph_ex the GE wrapper is the wrong family where it is used.
+    ngx = write(tmp_path, 'import torch\nc = torch.compile(None, backend="npugraph_ex")\n', "r.py")
+    npugraph_ex = lint_paths([tmp_path / "with_switch.py", utils, ngx])
+    assert sorted((Path(f.path).name, f.rule, f.line) for f in npugraph_ex.findings) == [
+        ("common.py", "OC105", 25),
+        ("with_switch.py", "OC108", 7),
+        ("with_switch.py", "OC108", 8),
+    ]
+
+
+def test_oc104_handles_aliases_and_loops(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        def branches_of_one_call(stream, meta, uses_paged):
+            if uses_paged(meta):
+                with torch.npu.stream(stream):
+                    for key, params in zip(meta, meta.values()):
+                        out = torch.abs(params)
+            elif meta.sinks:
+                keys = [key for key in meta]  # the other branch of the same `if`
+            return meta
+
+        def two_calls_are_two_tests(stream, meta, ready):
+            if ready(meta):
+                with torch.npu.stream(stream):
+                    out = meta.x * 2
+            if not ready(meta):
+                meta.y = out + 1  # expect: OC104
+            return meta
+
+        def handles_and_aliases(stream, queue, done):
+            with torch.npu.stream(stream):
+                item = queue.head
+                event = torch.npu.Event()
+                event.record(stream)
+            done.append((item, event))  # a handle and an alias: no side-stream data
+
+        def a_loop_carries_across_branches(stream, xs, first):
+            total = None
+            for x in xs:
+                if first:
+                    with torch.npu.stream(stream):
+                        total = x * 2
+                if not first:
+                    total = total + x  # expect: OC104
+                first = False
+            return total
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_cuda_rules_give_real_code_the_benefit_of_the_doubt(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        class Dispatcher(torch.nn.Module):
+            def dispatch(self, x, comm, flag):
+                main = torch.cuda.current_stream()
+                for t in (x,):
+                    t.record_stream(comm)
+                with torch.cuda.stream(comm):
+                    comm.wait_stream(main)
+                    recv = self.op(x)
+                    if flag:
+                        done = torch.cuda.Event()
+                        done.record(comm)
+                    else:
+                        main.wait_stream(comm)  # the block joins the main stream itself
+                for t in (recv,):
+                    if t is not None:
+                        t.record_stream(comm)
+                return recv + 0
+
+            def handed_back(self, x, comm):
+                comm.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(comm):
+                    recv = self.op(x)
+                    busy = self.busy or bool(flag)
+                for t in (recv,):
+                    t.record_stream(comm)
+                if busy:
+                    comm.synchronize()
+                return recv
+
+            def inputs(self, x, side, meta):
+                keys = self.project_keys(x)  # a method here: it may order streams itself
+                info = Metadata(x, meta)  # a host object
+                ready = torch.cuda.current_stream().record_event()
+                h = self.proj(x)  # a submodule: a device tensor
+                with torch.cuda.stream(side):
+                    ready.wait()
+                    y = self.store(keys, info) + h
+                torch.cuda.current_stream().wait_stream(side)
+                return y
+
+            def unwaited(self, x, side):
+                h = self.proj(x)
+                with torch.cuda.stream(side):
+                    w = h * 2  # expect: OC202
+                torch.cuda.current_stream().wait_stream(side)
+                return w
+
+            def project_keys(self, x):
+                return x
+
+            def backup(self, rows, side):
+                picked = self.buffer[rows, 0]  # a gather: a new tensor, not the buffer
+                with torch.cuda.stream(side):
+                    picked.record_stream(side)
+                    self.cache[rows].record_stream(side)  # expect: OC204
+        """,
+    )
+    assert found(path) == expected(path)
+
+
+# --- --explain, knowing suppressions ------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_explain_examples_are_linted_wrong_and_right(tmp_path: Path, rule: str) -> None:
+    from overlap_check.lint.explain import EXPLAIN
+
+    why, wrong, right = EXPLAIN[rule]
+    assert len(why) > 80
+    bad = write(tmp_path, wrong, "wrong.py")
+    good = write(tmp_path, right, "right.py")
+    assert rule in {f.rule for f in lint_paths([bad]).findings}
+    assert lint_paths([good]).findings == ()
+
+
+def test_cli_explain_prints_the_reasoning_and_both_examples() -> None:
+    result = CliRunner().invoke(cli, ["lint", "--explain", "oc104"])
+    assert result.exit_code == 0
+    text = result.output
+    assert text.startswith("OC104: side-stream result used on the main stream unsynchronised")
+    assert "Wrong:\n\n    import torch" in text and "\nRight:\n\n" in text
+    assert "wait_stream(side)" in text.split("Right:")[1]
+    unknown = CliRunner().invoke(cli, ["lint", "--explain", "OC999"])
+    assert unknown.exit_code == 2 and "unknown rule" in unknown.output
+
+
+def test_config_suppress_list_and_comments_are_counted_in_every_format(tmp_path: Path) -> None:
+    source = """
+        import torch
+
+        side = torch.npu.Stream()
+
+        def f(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            a = x + s  # overlap-check: ignore[OC104]
+            return a
+
+        def g(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            b = x * s
+            return b
+
+        def h(x, w):
+            with torch.npu.stream(side):
+                s = x @ w
+            c = x - s
+            return c
+        """
+    write(tmp_path, source, "model.py")
+    config = '[lint]\nsuppress = ["model.py:15:OC104", "other.py:OC1"]\n'
+    (tmp_path / "overlap-check.toml").write_text(config)
+    runner = CliRunner()
+    text = runner.invoke(cli, ["lint", "model.py"])
+    assert text.exit_code == 1
+    assert [
+        line.split(":")[1] for line in text.output.splitlines() if line.startswith("model.py:")
+    ] == ["21"]
+    assert "(2 suppressed (OC104 x2): '# overlap-check: ignore' or [lint] suppress)" in text.output
+    report = json.loads(runner.invoke(cli, ["lint", "model.py", "--format", "json"]).output)
+    assert report["summary"]["suppressed"] == 2
+    assert report["summary"]["suppressed_by_rule"] == {"OC104": 2}
+    assert [(f["line"], f["by"]) for f in report["suppressed"]] == [
+        (9, "inSource"),
+        (15, "external"),
+    ]
+    github = runner.invoke(cli, ["lint", "model.py", "--format", "github"]).output
+    assert github.splitlines()[-1] == ("::notice title=overlap-check lint::2 suppressed (OC104 x2)")
+    sarif = json.loads(runner.invoke(cli, ["lint", "model.py", "--format", "sarif"]).output)
+    results = sarif["runs"][0]["results"]
+    assert [r.get("suppressions") for r in results] == [
+        None,
+        [{"kind": "inSource"}],
+        [{"kind": "external"}],
+    ]
+    (tmp_path / "overlap-check.toml").write_text('[lint]\nsuppress = ["model.py"]\n')
+    bad = runner.invoke(cli, ["lint", "model.py"])
+    assert bad.exit_code == 2 and "PATH[:LINE]:RULE" in bad.output
+
+
+def test_oc104_follows_a_project_wrapper_of_the_stream_context(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        """
+        import contextlib
+        import torch
+        import torchair as tng
+
+        def on_stream(enabled, stream):
+            if not enabled:
+                return contextlib.nullcontext()
+            return torch.npu.stream(stream)
+
+        def either(enabled, stream, mode):
+            if mode == "ge_graph":
+                return tng.scope.npu_stream_switch(stream)
+            return torch.npu.stream(stream)
+
+        def keep_alive(enabled, out, stream):
+            if enabled:
+                out.record_stream(stream)
+        """,
+        "streams.py",
+    )
+    path = write(
+        tmp_path,
+        """
+        import torch
+        from streams import either, keep_alive, on_stream
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                with on_stream(self.multi, stream=self.side):
+                    y = self.shared(x)
+                keep_alive(self.multi, y, self.main)  # bookkeeping, not a read
+                return x + y  # expect: OC104
+
+            def joined(self, x):
+                with on_stream(self.multi, self.side):
+                    y = self.shared(x)
+                torch.npu.current_stream().wait_stream(self.side)
+                return x + y
+
+            def run_time_choice(self, x):
+                with either(self.multi, self.side, self.mode):  # GE may order it: not judged
+                    y = self.shared(x)
+                return x + y
+        """,
+    )
+    assert found(path, select="OC104") == expected(path)
+
+
+def test_cuda_side_results_views_allocations_and_other_branch_stores(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        import torch
+
+        class MoE(torch.nn.Module):
+            def forward(self, x, overlap):
+                x_in = x.clone()
+                if self.alt is not None and overlap:
+                    self.alt.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self.alt):
+                        shared = self.shared(x_in)
+                    routed = self.routed(x)
+                else:
+                    routed = self.routed(x)
+                    shared = self.shared(x_in)  # the other branch: the side result stays
+                return routed + shared  # expect: OC201
+
+            def views_and_buffers(self, x):
+                with torch.cuda.stream(self.alt):
+                    x = x.view(-1, 8)  # a view of the caller's tensor: no device work
+                    out = torch.empty_like(x)  # memory only
+                    y = self.proj(x)
+                    y2 = y.transpose(0, 1)  # a view of a side result is one
+                z = self.proj(x) + out.sum() * 0
+                return z + y2  # expect: OC201
+        """,
+    )
+    assert found(path) == expected(path)

@@ -44,6 +44,11 @@ from overlap_check.lint.render import FORMATS
 )
 @color_option
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
+@click.option(
+    "--explain",
+    metavar="RULE",
+    help="Print why RULE exists, with a wrong and a right example, and exit.",
+)
 def lint(
     paths: tuple[str, ...],
     select: str | None,
@@ -53,6 +58,7 @@ def lint(
     config_path: str | None,
     color: str,
     list_rules: bool,
+    explain: str | None,
 ) -> None:
     """Check Python model source for multi-stream API routing mistakes.
 
@@ -60,7 +66,9 @@ def lint(
     never imported or run. Each module's execution path (GE graph via
     torchair.get_npu_backend, npugraph_ex via torch.compile(backend="npugraph_ex"),
     or eager) is taken from its compile calls, else from the other files linted
-    with it. Silence one finding with `# overlap-check: ignore[OC103]` on its line.
+    with it. Silence one finding with `# overlap-check: ignore[OC103]` on its line, or
+    list it in the config ([lint] suppress = ["model.py:12:OC103"]); the report counts
+    what was suppressed. The OC2xx rules check CUDA stream code (torch.cuda).
 
     Exit status: 0 clean, 1 findings, 2 unreadable input or a syntax error.
 
@@ -73,6 +81,7 @@ def lint(
       overlap-check lint src/ --format sarif --output lint.sarif
       overlap-check lint src/ --select OC1 --config pyproject.toml
       overlap-check lint --list-rules
+      overlap-check lint --explain OC104
     """
     from overlap_check.cli.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list
@@ -81,6 +90,14 @@ def lint(
     if list_rules:
         for code, (_, summary) in RULES.items():
             click.echo(f"{code}  {summary}")
+        return
+    if explain is not None:
+        from overlap_check.lint.explain import explain as explanation
+
+        code = explain.strip().upper()
+        if code not in RULES:
+            raise click.UsageError(f"unknown rule {explain!r}; known: {', '.join(RULES)}")
+        click.echo(explanation(code, RULES[code][1]), nl=False)
         return
     if not paths:
         raise click.UsageError("missing argument PATH (a file or a directory of Python source)")
@@ -91,7 +108,7 @@ def lint(
     ignored = parse_rule_list(ignore, option="--ignore")
     if ignored is None and config.lint_ignore:
         ignored = parse_rule_list(config.lint_ignore, option=config.key_origin("lint", "ignore"))
-    result = lint_paths(paths, select=selected, ignore=ignored)
+    result = lint_paths(paths, select=selected, ignore=ignored, suppress=config.lint_suppress)
     colored = fmt == "text" and stdout_color(color)
     click.echo(render(result, fmt, color=colored), nl=False, color=True if colored else None)
     if output is not None:

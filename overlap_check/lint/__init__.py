@@ -11,11 +11,13 @@ routing" as findings (rule, file, line, column, message, fix hint).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from overlap_check.lint.findings import Finding, LintResult
-from overlap_check.lint.paths import ExecPath, PathInfo, resolve_paths
+from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
+from overlap_check.lint.project import Project
 from overlap_check.lint.rules import RULES, Context
 from overlap_check.lint.source import SourceModule, read_module
 from overlap_check.model import ExecutionPath
@@ -87,19 +89,39 @@ def _wanted(rule: str, select: frozenset[str] | None, ignore: frozenset[str] | N
     return not (ignore is not None and any(rule.startswith(code) for code in ignore))
 
 
+def _config_suppressed(finding: Finding, suppress: Sequence[str]) -> bool:
+    """Whether a ``PATH[:LINE]:RULE`` entry names the finding (the path pattern matches
+    from the right, as ``PurePath.match``: ``glm.py`` or ``models/*/glm.py``)."""
+    for entry in suppress:
+        parts = entry.split(":")
+        rule = parts.pop()
+        line = parts.pop() if len(parts) > 1 and parts[-1].isdigit() else ""
+        pattern = ":".join(parts)
+        if not finding.rule.startswith(rule.upper()) or (line and int(line) != finding.line):
+            continue
+        if PurePath(finding.path).match(pattern):
+            return True
+    return False
+
+
 def lint_modules(
     modules: Sequence[SourceModule],
     select: Iterable[str] | str | None = None,
     ignore: Iterable[str] | str | None = None,
+    suppress: Sequence[str] = (),
 ) -> LintResult:
-    """Run the rules over parsed modules (the execution path is resolved across all of them)."""
+    """Run the rules over parsed modules (the execution path is resolved across all of them).
+
+    ``suppress``: ``PATH[:LINE]:RULE`` entries (config ``[lint] suppress``), counted as
+    suppressed like ``# overlap-check: ignore[RULE]`` comments."""
     selected = parse_rule_list(select, option="select")
     ignored = parse_rule_list(ignore, option="ignore")
     paths = resolve_paths(list(modules))
+    project = Project(modules)
     findings: set[Finding] = set()
-    suppressed = 0
+    suppressed: dict[Finding, str] = {}
     for module in modules:
-        ctx = Context(module, paths[module.path])
+        ctx = _context(module, paths[module.path], project)
         for rule, (check, _) in RULES.items():
             if not _wanted(rule, selected, ignored):
                 continue
@@ -109,21 +131,37 @@ def lint_modules(
                 raise InputError("source nested too deeply to analyse", path=module.path) from err
             for finding in produced:
                 if module.suppressed(finding.line, finding.rule):
-                    suppressed += 1
+                    suppressed[finding] = "inSource"
+                elif _config_suppressed(finding, suppress):
+                    suppressed[finding] = "external"
                 else:
                     findings.add(finding)
     return LintResult(
         findings=tuple(sorted(findings)),
         files=tuple(module.path for module in modules),
         paths=paths,
-        suppressed=suppressed,
+        suppressed_findings=tuple(sorted(suppressed.items())),
     )
+
+
+def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
+    spans: tuple[tuple[int, int, ExecPath], ...] = ()
+    if path.path is ExecPath.ANY and path.source == "compile":  # compiled both ways here
+        by_function = function_paths(module)
+        spans = tuple(
+            (node.lineno, node.end_lineno or node.lineno, by_function[id(node)])
+            for node in ast.walk(module.tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in by_function
+        )
+    inside, calls, streams = project.wrappers_in(module)
+    return Context(module, path, project, spans, inside, calls, streams)
 
 
 def lint_paths(
     paths: Iterable[str | Path],
     select: Iterable[str] | str | None = None,
     ignore: Iterable[str] | str | None = None,
+    suppress: Sequence[str] = (),
 ) -> LintResult:
     """Lint files and directories (recursing ``*.py``).
 
@@ -134,7 +172,7 @@ def lint_paths(
     selected = parse_rule_list(select, option="select")  # bad codes fail before any parsing
     ignored = parse_rule_list(ignore, option="ignore")
     modules = [read_module(path) for path in discover(paths)]
-    return lint_modules(modules, select=selected, ignore=ignored)
+    return lint_modules(modules, select=selected, ignore=ignored, suppress=suppress)
 
 
 # The lint's paths as the analysis names them (model.ExecutionPath); TorchAir's aclgraph

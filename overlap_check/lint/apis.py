@@ -46,7 +46,13 @@ HOMES: dict[str, frozenset[str]] = {
 STREAM_CTX = "torch.npu.stream"
 STREAM_CLS = "torch.npu.Stream"
 EVENT_CLS = "torch.npu.Event"
-MAIN_STREAM_GETTERS = frozenset({"torch.npu.current_stream", "torch.npu.default_stream"})
+CUDA_STREAM_CTX = "torch.cuda.stream"  # CUDA's twin (OC2xx rules); no family: no graph paths
+STREAM_CONTEXTS = frozenset({STREAM_CTX, CUDA_STREAM_CTX})
+MAIN_STREAM_GETTERS = frozenset(
+    f"torch.{device}.{getter}"
+    for device in ("npu", "cuda")
+    for getter in ("current_stream", "default_stream")
+)
 
 _ROOTS = ("torch", "torch_npu", "torchair")
 GE_MARKERS = frozenset({"torchair.get_npu_backend", "torchair.CompilerConfig"})

@@ -41,14 +41,28 @@ class LintResult:
     findings: tuple[Finding, ...]
     files: tuple[str, ...]
     paths: dict[str, PathInfo] = field(default_factory=dict)
-    suppressed: int = 0
+    # findings suppressed knowingly, each with how: "inSource" (a comment) or "external"
+    # (the config's [lint] suppress list), SARIF's names
+    suppressed_findings: tuple[tuple[Finding, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
         return 1 if self.findings else 0
 
-    def by_rule(self) -> dict[str, int]:
-        return dict(sorted(Counter(f.rule for f in self.findings).items()))
+    @property
+    def suppressed(self) -> int:
+        return len(self.suppressed_findings)
+
+    def by_rule(self, *, suppressed: bool = False) -> dict[str, int]:
+        found = [f for f, _ in self.suppressed_findings] if suppressed else self.findings
+        return dict(sorted(Counter(f.rule for f in found).items()))
+
+    def suppressed_text(self) -> str:
+        """``2 suppressed (OC104 x1, OC108 x1)``, or empty when none was."""
+        if not self.suppressed:
+            return ""
+        counts = ", ".join(f"{r} x{n}" for r, n in self.by_rule(suppressed=True).items())
+        return f"{self.suppressed} suppressed ({counts})"
 
     def summary(self) -> dict[str, object]:
         return {
@@ -56,4 +70,5 @@ class LintResult:
             "findings": len(self.findings),
             "suppressed": self.suppressed,
             "by_rule": self.by_rule(),
+            "suppressed_by_rule": self.by_rule(suppressed=True),
         }

@@ -14,20 +14,33 @@ expression runs on the main stream before anything joins. Anything that looks
 like a wait (``wait_stream``, ``Event.wait``, ``wait_event``, ``synchronize``,
 tagged-event waits, a helper named ``*wait*`` or ``*sync*``) counts as
 synchronisation, a name reassigned on the main stream is no longer pending, and
-uses on another side stream are not judged.
+uses on another side stream are not judged. Path sensitive (uses.py): a read
+under a branch exclusive with the side block's (``if flag:`` / ``elif not flag:``)
+is not judged, nor a read of metadata only (``x.shape``, a helper that reads it).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 
-from overlap_check.lint.apis import MAIN_STREAM_GETTERS, STREAM_CTX
+from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
 from overlap_check.lint.imports import Aliases, dotted_name
+from overlap_check.lint.project import Project
 from overlap_check.lint.source import SourceModule
+from overlap_check.lint.uses import (
+    NO_FACTS,
+    SCOPES,
+    Facts,
+    Reads,
+    exclusive,
+    facts_of,
+    host_call,
+    stores,
+)
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SCOPES = SCOPES
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,8 @@ class Step:
     nodes: tuple[ast.AST, ...]
     side: str | None  # the side stream this step runs on, None for the main stream
     is_return: bool = False
+    facts: Facts = NO_FACTS  # what the branches around it say of their flags
+    loops: tuple[int, ...] = ()  # the loops around it (a loop carries values across branches)
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,10 @@ class SideBlock:
     stream: str  # source text of the stream expression
     end: int  # index of the first step after the block
     assigned: frozenset[str]
+    start: int = 0  # index of the block's own step
+    facts: Facts = NO_FACTS
+    cuda: bool = False  # torch.cuda.stream (the OC2xx rules), else torch.npu.stream
+    loops: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,9 +70,28 @@ class UnsyncedUse:
     block: SideBlock
 
 
-def unsynced_uses(module: SourceModule, *, eager: bool = False) -> Iterator[UnsyncedUse]:
-    """The first unsynchronised main-stream read of each side block's results; ``eager``:
-    reads inside a ``return`` expression count too (nothing joins the streams at its end)."""
+def unsynced_uses(
+    module: SourceModule, reads: Reads, eager: Callable[[SideBlock], bool | None]
+) -> Iterator[UnsyncedUse]:
+    """The first unsynchronised main-stream read of each side block's results.
+
+    ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
+    joins the streams at its end), None where the block is not judged (GE)."""
+    for flat in flattened(module, reads.project):
+        for side_block in flat.side_blocks:
+            is_eager = eager(side_block)
+            if is_eager is None:
+                continue
+            if _joins_itself(flat, side_block):
+                continue
+            use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
+            if use is not None:
+                yield UnsyncedUse(use, side_block)
+
+
+def flattened(module: SourceModule, project: Project | None = None) -> Iterator[Flattener]:
+    """The module body and each function body as steps, with their side blocks (``project``:
+    also the blocks of project wrappers that return a stream context)."""
     main_names = _main_stream_names(module)
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
@@ -62,12 +100,11 @@ def unsynced_uses(module: SourceModule, *, eager: bool = False) -> Iterator[Unsy
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body in bodies:
-        flat = _Flattener(module.aliases, main_names)
-        flat.block(body, None)
-        for side_block in flat.side_blocks:
-            use = _first_unsynced_use(side_block, flat.steps, eager)
-            if use is not None:
-                yield UnsyncedUse(use, side_block)
+        flat = Flattener(module.aliases, main_names, project, module.path)
+        flat.top_level = body is module.tree.body
+        flat.block(body, None, NO_FACTS)
+        if flat.side_blocks:
+            yield flat
 
 
 def _main_stream_names(module: SourceModule) -> set[str]:
@@ -86,20 +123,68 @@ def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
     return isinstance(node, ast.Call) and aliases.qualify(node.func) in MAIN_STREAM_GETTERS
 
 
-class _Flattener:
-    def __init__(self, aliases: Aliases, main_names: set[str]) -> None:
+class Flattener:
+    def __init__(
+        self, aliases: Aliases, main_names: set[str], project: Project | None = None, path: str = ""
+    ) -> None:
         self.aliases = aliases
+        self.project = project
+        self.path = path
         self.main_names = main_names
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
+        self.top_level = False  # the module body (its names live on), not a function's
+        self.loops: tuple[int, ...] = ()  # the loops around the statement being flattened
+
+    def add(self, step: Step) -> None:
+        self.steps.append(replace(step, loops=self.loops))
+
+    def side_results(self, body: list[ast.stmt]) -> frozenset[str]:
+        """The names a side block computes, and views of those (``y = s.view(-1)``); a
+        view of a tensor from elsewhere (``x = x.view(-1)``) only re-labels that tensor."""
+        assigns = [
+            n
+            for stmt in body
+            for n in _walk_local(stmt)
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr))
+        ]
+        found = {name for n in assigns if self.computes(n.value) for name in stores(n)}
+        for n in assigns:  # in source order: a view of a result is a result
+            base = _view_base(n.value)
+            if base is not None and base in found:
+                found |= stores(n)
+        return frozenset(name for name in found if "." not in name)
+
+    def computes(self, value: ast.expr | None) -> bool:
+        """Whether an assigned value runs device work (not an alias or a view, a constant,
+        a host value, an uninitialised allocation, or a stream / event handle)."""
+        if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Constant)):
+            return False
+        if _view_base(value) is not None:
+            return False
+        if isinstance(value, ast.BoolOp) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+        ):
+            return False  # a Python bool (bool() of a tensor would wait for it anyway)
+        if isinstance(value, ast.Call):
+            qualname = self.aliases.qualify(value.func) or ""
+            if qualname in _EMPTY or _callee_name(value) == "new_empty":
+                return False  # memory only, no kernel
+            return not host_call(value) and not qualname.endswith((".Event", ".Stream"))
+        return True
 
     def side_stream(self, node: ast.With | ast.AsyncWith) -> str | None:
-        """Source text of the side stream a ``with torch.npu.stream(s)`` switches to, else None."""
+        """Source text of the side stream a ``with torch.npu.stream(s)`` (or ``torch.cuda``)
+        switches to, else None."""
         for item in node.items:
             call = item.context_expr
-            if not isinstance(call, ast.Call) or self.aliases.qualify(call.func) != STREAM_CTX:
+            if not isinstance(call, ast.Call):
                 continue
-            args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
+            if self.aliases.qualify(call.func) in (STREAM_CTX, CUDA_STREAM_CTX):
+                args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
+            else:  # a project wrapper that returns torch.npu.stream(s) (or a fake context)
+                wrapped = self.project.stream_argument(self.path, call) if self.project else None
+                args = [wrapped] if wrapped is not None else []
             if not args:
                 continue
             stream = args[0]
@@ -110,45 +195,89 @@ class _Flattener:
             return ast.unparse(stream)
         return None
 
-    def block(self, stmts: list[ast.stmt], side: str | None) -> None:
+    def block(self, stmts: list[ast.stmt], side: str | None, facts: Facts) -> None:
         for stmt in stmts:
-            self.statement(stmt, side)
+            self.statement(stmt, side, facts)
 
-    def statement(self, stmt: ast.stmt, side: str | None) -> None:
+    def statement(self, stmt: ast.stmt, side: str | None, facts: Facts) -> None:
         if isinstance(stmt, _SCOPES):
             return  # analysed on its own
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            self.steps.append(Step(tuple(i.context_expr for i in stmt.items), side))
+            start = len(self.steps)
+            self.add(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
-            self.block(stmt.body, stream or side)
+            cuda = any(
+                isinstance(i.context_expr, ast.Call)
+                and self.aliases.qualify(i.context_expr.func) == CUDA_STREAM_CTX
+                for i in stmt.items
+            )
+            self.block(stmt.body, stream or side, facts)
             if stream is not None:
-                assigned = frozenset(
-                    n.id
-                    for s in stmt.body
-                    for n in _walk_local(s)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                )
-                self.side_blocks.append(SideBlock(stmt, stream, len(self.steps), assigned))
-        elif isinstance(stmt, (ast.If, ast.While)):
-            self.steps.append(Step((stmt.test,), side))
-            self.block(stmt.body, side)
-            self.block(stmt.orelse, side)
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.steps.append(Step((stmt.iter, stmt.target), side))
-            self.block(stmt.body, side)
-            self.block(stmt.orelse, side)
+                assigned = self.side_results(stmt.body)
+                block = SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
+                self.side_blocks.append(replace(block, loops=self.loops))
+        elif isinstance(stmt, ast.If):
+            self.add(Step((stmt.test,), side, False, facts))
+            self.block(stmt.body, side, facts | facts_of(stmt.test, True))
+            self.block(stmt.orelse, side, facts | facts_of(stmt.test, False))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            loop = (stmt.iter, stmt.target) if not isinstance(stmt, ast.While) else (stmt.test,)
+            if not isinstance(stmt, ast.While) and _bookkeeping_loop(stmt):
+                loop = (stmt.target,)  # `for t in (a, b): t.record_stream(s)`: not a read
+            self.add(Step(loop, side, False, facts))
+            self.loops = (*self.loops, id(stmt))
+            self.block(stmt.body, side, facts)
+            self.loops = self.loops[:-1]
+            self.block(stmt.orelse, side, facts)
         elif isinstance(stmt, ast.Match):
-            self.steps.append(Step((stmt.subject,), side))
+            self.add(Step((stmt.subject,), side, False, facts))
             for case in stmt.cases:
-                self.block(case.body, side)
+                self.block(case.body, side, facts)
         elif hasattr(stmt, "handlers"):  # try / try*: every part, in source order
-            self.block(getattr(stmt, "body", []), side)
+            self.block(getattr(stmt, "body", []), side, facts)
             for handler in getattr(stmt, "handlers", []):
-                self.block(handler.body, side)
-            self.block(getattr(stmt, "orelse", []), side)
-            self.block(getattr(stmt, "finalbody", []), side)
+                self.block(handler.body, side, facts)
+            self.block(getattr(stmt, "orelse", []), side, facts)
+            self.block(getattr(stmt, "finalbody", []), side, facts)
         else:
-            self.steps.append(Step((stmt,), side, isinstance(stmt, ast.Return)))
+            self.add(Step((stmt,), side, isinstance(stmt, ast.Return), facts))
+
+
+_VIEWS = frozenset(
+    {"view", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "expand", "expand_as",
+     "t", "narrow", "select", "detach", "unflatten", "as_strided"}
+)  # fmt: skip
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided"})
+
+
+def _view_base(value: ast.expr | None) -> str | None:
+    """``x`` for ``x.view(-1).transpose(0, 1)`` (a view: no device work), else None."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr not in _VIEWS:
+            return None
+        value = value.func.value
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
+    """A loop over a literal tuple of names whose body only records the element's use on a
+    stream (``t.record_stream(s)``) or checks ``t is None``."""
+    target = loop.target
+    if not isinstance(target, ast.Name) or not isinstance(loop.iter, (ast.Tuple, ast.List)):
+        return False
+    allowed: set[int] = set()
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Attribute) and node.attr == "record_stream":
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Compare) and all(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
+        ):
+            allowed.add(id(node.left))
+    return all(
+        id(node) in allowed
+        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
+        if isinstance(node, ast.Name) and node.id == target.id
+    )
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
@@ -172,7 +301,7 @@ def _callee_name(call: ast.Call) -> str:
     return ""
 
 
-def _is_sync(node: ast.AST, stream: str) -> bool:
+def is_sync(node: ast.AST, stream: str) -> bool:
     for call in _walk_local(node):
         if not isinstance(call, ast.Call):
             continue
@@ -188,20 +317,6 @@ def _is_sync(node: ast.AST, stream: str) -> bool:
     return False
 
 
-def _record_stream_receivers(node: ast.AST) -> set[int]:
-    """Names that are only handed to record_stream (memory bookkeeping, not a use)."""
-    ids: set[int] = set()
-    for call in _walk_local(node):
-        if not isinstance(call, ast.Call):
-            continue
-        name = _callee_name(call)
-        if name == "record_stream" and isinstance(call.func, ast.Attribute):
-            ids.add(id(call.func.value))
-        elif name == "npu_record_tagged_stream" and call.args:
-            ids.add(id(call.args[0]))
-    return ids
-
-
 def _handed_back(node: ast.AST) -> set[int]:
     """The names a ``return`` hands back as they are: the value itself, or the bare
     elements of a returned tuple / list (the caller's business, not a main-stream read)."""
@@ -212,29 +327,57 @@ def _handed_back(node: ast.AST) -> set[int]:
     return {id(part) for part in parts if isinstance(part, ast.Name)}
 
 
-def _first_unsynced_use(block: SideBlock, steps: list[Step], eager: bool) -> ast.Name | None:
+def _joins_itself(flat: Flattener, block: SideBlock) -> bool:
+    """``main.wait_stream(side)`` inside the block, on a name that holds the main stream
+    (``current_stream()`` there would be the side stream itself)."""
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "wait_stream"
+        and dotted_name(call.func.value) in flat.main_names
+        for step in flat.steps[block.start + 1 : block.end]
+        for node in step.nodes
+        for call in _walk_local(node)
+    )
+
+
+def _first_unsynced_use(
+    block: SideBlock, steps: list[Step], eager: bool, reads: Reads
+) -> ast.Name | None:
     pending = set(block.assigned)
+    assigned = set().union(
+        *(stores(n) for step in steps[block.start : block.end] for n in step.nodes)
+    )
     for step in steps[block.end :]:
         if not pending:
             return None
+        step_stores = set().union(*(stores(node) for node in step.nodes))
+        # a flag assigned since the block no longer tells which branch ran, nor any flag
+        # when a loop around both can carry the value into the other branch
+        facts = frozenset(fact for fact in block.facts if fact[0] not in assigned)
+        if set(block.loops) & set(step.loops):
+            facts = NO_FACTS
+        assigned |= step_stores
         if step.side is not None:
             continue  # on a side stream: neither a main-stream use nor a main-stream wait
-        if any(_is_sync(node, block.stream) for node in step.nodes):
+        if any(is_sync(node, block.stream) for node in step.nodes):
             return None
         if step.is_return and not eager:
             continue
-        skip = set().union(*(_record_stream_receivers(node) for node in step.nodes))
+        skip: set[int] = set()
         if step.is_return:
-            skip |= set().union(*(_handed_back(node) for node in step.nodes))
-        names = [
-            n
+            skip = set().union(*(_handed_back(node) for node in step.nodes))
+        uses = [
+            name
             for node in step.nodes
-            for n in _walk_local(node)
-            if isinstance(n, ast.Name) and id(n) not in skip
+            for name, where in reads.data_reads(node, step.facts)
+            if isinstance(name.ctx, ast.Load)
+            and name.id in pending
+            and id(name) not in skip
+            and not exclusive(facts, where)
         ]
-        names.sort(key=lambda n: (n.lineno, n.col_offset))
-        for name in names:
-            if isinstance(name.ctx, ast.Load) and name.id in pending:
-                return name
-        pending -= {n.id for n in names if isinstance(n.ctx, ast.Store)}
+        if uses:
+            return min(uses, key=lambda n: (n.lineno, n.col_offset))
+        if not exclusive(facts, step.facts):  # a store on the other branch leaves it pending
+            pending -= step_stores
     return None

@@ -9,6 +9,11 @@
   file is usually compiled by a separate runner), else eager.
 
 ``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` in a module overrides all this.
+
+A module that compiles both ways (a dispatcher) is judged per function where it
+shows which: a function compiled one way (``torch.compile(self.decode, ...)``,
+``cache_compile(model_fn, ...)``), and what it calls of its module (``self.m()``,
+``f()``), runs that way (:func:`function_paths`).
 """
 
 from __future__ import annotations
@@ -18,8 +23,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from overlap_check.lint.apis import GE_MARKERS
+from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.source import SourceModule
 from overlap_check.model.errors import InputError
+
+NGX_CACHE = "torch.npu.npugraph_ex.inference.cache_compile"
+GE_CACHE = "torchair.inference.cache_compile"
 
 
 class ExecPath(str, Enum):
@@ -138,7 +147,7 @@ def own_path(module: SourceModule) -> PathInfo | None:
             ) from None
         return PathInfo(path, "pragma", module.path, line)
     ge = module.calls(*GE_MARKERS)
-    ngx = _npugraph_ex_compiles(module)
+    ngx = _npugraph_ex_compiles(module) + [r.call for r in module.calls(NGX_CACHE) if r.call]
     if ge and ngx:
         return PathInfo(ExecPath.ANY, "compile", module.path, ge[0].line)
     if ge:
@@ -173,3 +182,74 @@ def resolve_paths(modules: list[SourceModule]) -> dict[str, PathInfo]:
     else:
         fallback = PathInfo(ExecPath.EAGER, "default")
     return {path: info if info is not None else fallback for path, info in own.items()}
+
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _compiled(module: SourceModule) -> list[tuple[ast.Call, ExecPath]]:
+    """Each compile call of the module with the path it compiles for."""
+    found = [(call, ExecPath.NPUGRAPH_EX) for call in _npugraph_ex_compiles(module)]
+    found += [(r.call, ExecPath.NPUGRAPH_EX) for r in module.calls(NGX_CACHE) if r.call]
+    found += [(r.call, ExecPath.GE) for r in module.calls(GE_CACHE) if r.call]
+    ge_backends = {  # npu_backend = torchair.get_npu_backend(...)
+        t.id
+        for ref in module.calls("torchair.get_npu_backend")
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Assign) and node.value is ref.call
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for ref in module.calls("torch.compile"):
+        assert ref.call is not None
+        backend = next((k.value for k in ref.call.keywords if k.arg == "backend"), None)
+        if (isinstance(backend, ast.Name) and backend.id in ge_backends) or (
+            isinstance(backend, ast.Call)
+            and module.aliases.qualify(backend.func) == "torchair.get_npu_backend"
+        ):
+            found.append((ref.call, ExecPath.GE))
+    return found
+
+
+def function_paths(module: SourceModule) -> dict[int, ExecPath]:
+    """``id(function)`` -> the one path it is compiled for, in a module compiled both ways;
+    ANY for a function both compiles reach. Functions no compile reaches are absent."""
+    functions: dict[str, list[_Function]] = {}
+    enclosing: dict[int, _Function] = {}
+    for node in ast.walk(module.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(node.name, []).append(node)
+            for inner in ast.walk(node):  # breadth first: an inner function comes later
+                if inner is not node:
+                    enclosing[id(inner)] = node
+    reached: dict[int, set[ExecPath]] = {}
+    for call, path in _compiled(module):
+        if not call.args:
+            continue
+        targets = [call.args[0]]
+        where = enclosing.get(id(call))
+        if isinstance(call.args[0], ast.Name) and where is not None:  # model_fn = self.decode
+            targets += [
+                n.value
+                for n in ast.walk(where)
+                if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == call.args[0].id for t in n.targets)
+            ]
+        todo = [
+            f
+            for target in targets
+            for f in functions.get((dotted_name(target) or "").rpartition(".")[2], [])
+        ]
+        while todo:
+            function = todo.pop()
+            paths = reached.setdefault(id(function), set())
+            if path in paths:
+                continue
+            paths.add(path)
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call):
+                    name = dotted_name(node.func) or ""
+                    head, _, leaf = name.rpartition(".")
+                    if head in ("", "self", "cls"):
+                        todo += functions.get(leaf, [])
+    return {key: next(iter(p)) if len(p) == 1 else ExecPath.ANY for key, p in reached.items()}

@@ -31,7 +31,7 @@ def render_text(result: LintResult, *, color: bool = False) -> str:
     else:
         lines.append(paint(f"No findings in {files} {noun}.", "green", color))
     if result.suppressed:
-        lines.append(f"({result.suppressed} suppressed by '# overlap-check: ignore' comments)")
+        lines.append(f"({result.suppressed_text()}: '# overlap-check: ignore' or [lint] suppress)")
     return "\n".join(lines) + "\n"
 
 
@@ -39,6 +39,7 @@ def render_json(result: LintResult) -> str:
     document = {
         "tool_version": __version__,
         "findings": [f.to_dict() for f in result.findings],
+        "suppressed": [{**f.to_dict(), "by": how} for f, how in result.suppressed_findings],
         "summary": result.summary(),
         "paths": {path: info.to_dict() for path, info in sorted(result.paths.items())},
     }
@@ -46,12 +47,14 @@ def render_json(result: LintResult) -> str:
 
 
 def render_github(result: LintResult) -> str:
-    """One ``::error`` workflow command per finding (the hint on the annotation's second line)."""
+    """One ``::error`` workflow command per finding (the hint on the annotation's second
+    line), and a ``::notice`` counting the suppressed ones."""
+    notice = [command("notice", result.suppressed_text(), title="overlap-check lint") + "\n"]
     return "".join(
         command("error", f"{f.message}\nhint: {f.hint}", file=f.path, line=f.line, col=f.col,
                 title=f.rule) + "\n"
         for f in result.findings
-    )  # fmt: skip
+    ) + "".join(notice if result.suppressed else [])  # fmt: skip
 
 
 def render_junit(result: LintResult) -> str:

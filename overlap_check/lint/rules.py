@@ -10,21 +10,38 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from overlap_check.lint import apis
+from overlap_check.lint import apis, cuda
 from overlap_check.lint.apis import Family
 from overlap_check.lint.findings import Finding
 from overlap_check.lint.flow import unsynced_uses
 from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.paths import ExecPath, PathInfo
+from overlap_check.lint.project import Project
 from overlap_check.lint.source import ApiRef, SourceModule
+from overlap_check.lint.uses import Reads
 
 
 @dataclass(frozen=True)
 class Context:
+    """One module under its path; ``spans``: (first line, last line, path) of functions
+    judged on their own (a module compiled both ways); ``in_wrappers``: the nodes inside
+    the module's own wrapper functions; ``wrapper_calls``: its calls of project wrappers."""
+
     module: SourceModule
     path: PathInfo
+    project: Project
+    spans: tuple[tuple[int, int, ExecPath], ...] = ()
+    in_wrappers: frozenset[int] = frozenset()
+    wrapper_calls: tuple[ApiRef, ...] = ()
+    stream_wrappers: bool = False  # `with` of a project wrapper that may return torch.npu.stream
+
+    def path_at(self, node: ast.AST) -> PathInfo:
+        """The path the code at ``node`` runs under: its function's, else the module's."""
+        line = getattr(node, "lineno", 0)
+        inside = [span for span in self.spans if span[0] <= line <= span[1]]
+        return replace(self.path, path=max(inside)[2]) if inside else self.path
 
     def finding(self, rule: str, node: ast.AST, message: str, hint: str) -> Finding:
         line = getattr(node, "lineno", 1)
@@ -40,14 +57,29 @@ def _is_timing_event(ref: ApiRef) -> bool:
     )
 
 
-def family_calls(module: SourceModule) -> dict[Family, list[ApiRef]]:
-    """The multi-stream API calls of each family, in source order."""
+def family_calls(ctx: Context) -> dict[Family, list[ApiRef]]:
+    """The multi-stream API calls of each family, in source order: wrapper calls count as
+    the API they wrap; the insides of the module's own wrappers are their callers' to judge."""
     found: dict[Family, list[ApiRef]] = {Family.GE: [], Family.EXPLICIT: []}
-    for ref in module.refs:
+    for ref in sorted([*ctx.module.refs, *ctx.wrapper_calls], key=lambda r: (r.line, r.col)):
         fam = apis.family(ref.qualname)
-        if ref.call is not None and fam is not None and not _is_timing_event(ref):
+        if ref.call is None or fam is None or _is_timing_event(ref):
+            continue
+        if id(ref.node) not in ctx.in_wrappers:
             found[fam].append(ref)
     return found
+
+
+def _by_path(ctx: Context) -> Iterator[tuple[Context, dict[Family, list[ApiRef]]]]:
+    """The module's calls of each family grouped by the path they run under (one group,
+    the module's, unless its functions are judged on their own)."""
+    groups: dict[ExecPath, dict[Family, list[ApiRef]]] = {}
+    for fam, refs in family_calls(ctx).items():
+        for ref in refs:
+            path = ctx.path_at(ref.node).path
+            groups.setdefault(path, {Family.GE: [], Family.EXPLICIT: []})[fam].append(ref)
+    for path, calls in groups.items():
+        yield replace(ctx, path=replace(ctx.path, path=path), spans=()), calls
 
 
 def _other(family: Family) -> Family:
@@ -66,8 +98,12 @@ def _path_family(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Family | No
     return None
 
 
-def oc101_mixed_families(ctx: Context) -> Iterator[Finding]:
-    calls = family_calls(ctx.module)
+def oc101_mixed_families(module_ctx: Context) -> Iterator[Finding]:
+    for ctx, calls in _by_path(module_ctx):
+        yield from _oc101(ctx, calls)
+
+
+def _oc101(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
     keep = _path_family(ctx, calls)
     if keep is None or not calls[keep] or not calls[_other(keep)]:
         return
@@ -115,7 +151,9 @@ _PARAM_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "name
 
 def _long_lived(expr: ast.expr, local: dict[str, str]) -> str | None:
     """Why ``expr`` is a long-lived object (a module attribute, weight, cache), else None."""
+    gathered = False  # indexed by a variable: maybe a tensor index, which copies
     while isinstance(expr, ast.Subscript):  # a slice of a cache is still the cache's storage
+        gathered |= any(isinstance(n, ast.Name) for n in ast.walk(expr.slice))
         expr = expr.value
     dotted = dotted_name(expr)
     if dotted is None:
@@ -129,8 +167,8 @@ def _long_lived(expr: ast.expr, local: dict[str, str]) -> str | None:
     if leaf in ("weight", "bias"):
         return "a weight"
     if parts[0] in ("self", "cls") and len(parts) > 1:
-        return "a module attribute"
-    if len(parts) == 1:
+        return None if gathered else "a module attribute"
+    if len(parts) == 1 and not gathered:
         return local.get(leaf)
     return None
 
@@ -187,7 +225,27 @@ def _record_stream_calls(
         todo.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
+def _cuda_module(module: SourceModule) -> bool:
+    """Stream code written for CUDA (torch.cuda), none for Ascend: the OC2xx rules'."""
+    roots = {
+        ref.qualname.split(".")[1] if ref.qualname.startswith("torch.") else ""
+        for ref in module.refs
+    }
+    ascend = any(ref.qualname.startswith(("torchair", "torch_npu")) for ref in module.refs)
+    return "cuda" in roots and "npu" not in roots and not ascend
+
+
 def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
+    if not _cuda_module(ctx.module):
+        yield from _record_stream_long_lived(ctx, "OC103")
+
+
+def oc204_cuda_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
+    if _cuda_module(ctx.module):
+        yield from _record_stream_long_lived(ctx, "OC204")
+
+
+def _record_stream_long_lived(ctx: Context, rule: str) -> Iterator[Finding]:
     locals_of: dict[int, dict[str, str]] = {}  # computed only for functions that record
     for call, target, function in _record_stream_calls(ctx.module.tree):
         if function is not None and id(function) not in locals_of:
@@ -199,7 +257,7 @@ def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "record_stream":
             api = "record_stream"
         yield ctx.finding(
-            "OC103",
+            rule,
             call,
             f"{api} on `{ast.unparse(target)}`, {reason}: a long-lived object is never freed "
             "while the step runs, so recording its use on a stream is not needed",
@@ -207,10 +265,18 @@ def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _eager_or_unjudged(ctx: Context, node: ast.AST) -> bool | None:
+    """None under GE (explicit streams there are OC101/OC108), else whether it is eager."""
+    path = ctx.path_at(node).path
+    return None if path is ExecPath.GE else path is ExecPath.EAGER
+
+
 def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
-    if ctx.path.path is ExecPath.GE or not ctx.module.calls(apis.STREAM_CTX):
-        return  # no side stream; or under GE, where explicit streams are OC101/OC108 already
-    for unsynced in unsynced_uses(ctx.module, eager=ctx.path.path is ExecPath.EAGER):
+    if not ctx.module.calls(apis.STREAM_CTX) and not ctx.stream_wrappers:
+        return  # no side stream
+    reads = Reads(ctx.project, ctx.module.path)
+    eager = lambda block: None if block.cuda else _eager_or_unjudged(ctx, block.node)  # noqa: E731
+    for unsynced in unsynced_uses(ctx.module, reads, eager):
         block = unsynced.block
         yield ctx.finding(
             "OC104",
@@ -223,8 +289,12 @@ def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _has_stream_switch(module: SourceModule) -> bool:
-    """Any ``with`` that switches stream: a known API, or a wrapper named like one."""
+def _has_stream_switch(ctx: Context) -> bool:
+    """Any ``with`` that switches stream: a known API, a project wrapper of one, or a
+    function named like one."""
+    if any(apis.split(r.qualname)[1] != apis.LIMIT for r in ctx.wrapper_calls):
+        return True
+    module = ctx.module
     for node in ast.walk(module.tree):
         if not isinstance(node, (ast.With, ast.AsyncWith)):
             continue
@@ -246,32 +316,39 @@ def _has_stream_switch(module: SourceModule) -> bool:
 def oc105_limit_without_switch(ctx: Context) -> Iterator[Finding]:
     limits = [
         ref
-        for ref in ctx.module.refs
+        for ref in [*ctx.module.refs, *ctx.wrapper_calls]
         if ref.call is not None
         and apis.split(ref.qualname)[1] == apis.LIMIT
         and apis.family(ref.qualname)
+        and id(ref.node) not in ctx.in_wrappers
     ]
-    if not limits or _has_stream_switch(ctx.module):
+    if not limits or _has_stream_switch(ctx):
         return
-    for ref in limits:
+    for ref in sorted(limits, key=lambda r: (r.line, r.col)):
+        wrapper = ctx.module.aliases.qualify(ref.node) is None
+        through = f" (through {ast.unparse(ref.node)})" if wrapper else ""
         yield ctx.finding(
             "OC105",
             ref.node,
-            f"{ref.qualname} in a module with no stream switch: core limits share cores between "
-            "streams that run in parallel, and here nothing runs on a side stream",
+            f"{ref.qualname}{through} in a module with no stream switch: core limits share "
+            "cores between streams that run in parallel, and here nothing runs on a side stream",
             "remove it until a verified overlap needs it (limit cores only after overlap is real)",
         )
 
 
 def _left_to_oc105(ctx: Context, ref: ApiRef) -> bool:
     """A core limit with no stream switch is OC105's: "remove it" beats "use the other API"."""
-    return apis.split(ref.qualname)[1] == apis.LIMIT and not _has_stream_switch(ctx.module)
+    return apis.split(ref.qualname)[1] == apis.LIMIT and not _has_stream_switch(ctx)
 
 
-def oc107_torchair_in_eager(ctx: Context) -> Iterator[Finding]:
-    if ctx.path.path is not ExecPath.EAGER:
-        return
-    for ref in family_calls(ctx.module)[Family.GE]:
+def oc107_torchair_in_eager(module_ctx: Context) -> Iterator[Finding]:
+    for ctx, calls in _by_path(module_ctx):
+        if ctx.path.path is ExecPath.EAGER:
+            yield from _oc107(ctx, calls)
+
+
+def _oc107(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
+    for ref in calls[Family.GE]:
         if _left_to_oc105(ctx, ref):
             continue
         yield ctx.finding(
@@ -284,8 +361,12 @@ def oc107_torchair_in_eager(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def oc108_family_vs_path(ctx: Context) -> Iterator[Finding]:
-    calls = family_calls(ctx.module)
+def oc108_family_vs_path(module_ctx: Context) -> Iterator[Finding]:
+    for ctx, calls in _by_path(module_ctx):
+        yield from _oc108(ctx, calls)
+
+
+def _oc108(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
     keep = _path_family(ctx, calls)
     if keep is None or ctx.path.path is ExecPath.ACLGRAPH or calls[keep]:
         return  # both families present: that is OC101
@@ -335,4 +416,17 @@ RULES: dict[str, tuple[Rule, str]] = {
         oc110_stream_objects_dynamic,
         "Stream/Event objects under npugraph_ex fullgraph+dynamic",
     ),
+    "OC201": (
+        cuda.oc201_cuda_side_result_unsynced,
+        "CUDA: side-stream result used on the current stream unsynchronised",
+    ),
+    "OC202": (
+        cuda.oc202_side_reads_unwaited_input,
+        "CUDA: side stream reads a current-stream result it never waited for",
+    ),
+    "OC203": (
+        cuda.oc203_freed_without_record_stream,
+        "CUDA: tensor read on a side stream freed without record_stream",
+    ),
+    "OC204": (oc204_cuda_record_stream_long_lived, "CUDA: record_stream on a long-lived object"),
 }

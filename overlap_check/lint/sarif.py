@@ -32,6 +32,7 @@ def render_sarif(result: LintResult) -> str:
          "defaultConfiguration": {"level": "error"}}
         for code, (_, summary) in RULES.items()
     ]  # fmt: skip
+    listed = [(f, None) for f in result.findings] + list(result.suppressed_findings)
     results = [
         {
             "ruleId": f.rule,
@@ -46,8 +47,9 @@ def render_sarif(result: LintResult) -> str:
                     }
                 }
             ],
+            **({"suppressions": [{"kind": how}]} if how else {}),
         }
-        for f in result.findings
+        for f, how in listed
     ]
     log = {
         "$schema": SARIF_SCHEMA,

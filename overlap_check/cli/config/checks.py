@@ -94,6 +94,17 @@ def rule_ids(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def lint_suppressions(value: Any) -> tuple[str, ...]:
+    """``["models/glm.py:1405:OC108", "common_utils.py:OC105"]``: a path pattern, an
+    optional line and a rule (or prefix), each a finding suppressed knowingly."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Invalid(f'expected a list such as ["models/glm.py:1405:OC108"], got {value!r}')
+    for item in value:
+        if not re.fullmatch(r"[^:]+(:\d+)?:OC\d{1,3}", item):
+            raise Invalid(f"expected 'PATH[:LINE]:RULE' such as 'model.py:12:OC104', got {item!r}")
+    return tuple(value)
+
+
 def regexes(value: Any) -> tuple[str, ...]:
     """A list of regular expressions (kernel-name patterns), each one compiling."""
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):

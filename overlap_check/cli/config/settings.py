@@ -144,6 +144,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("level", "run", checks.choice(*LEVELS), scope="run", default=LEVELS[0]),
     Setting("lint_select", "lint", checks.rule_ids, key="select", scope="lint", default=()),
     Setting("lint_ignore", "lint", checks.rule_ids, key="ignore", scope="lint", default=()),
+    # "PATH[:LINE]:RULE" findings suppressed knowingly (config only; inline comments too)
+    Setting("lint_suppress", "lint", checks.lint_suppressions, key="suppress", scope="lint",
+            default=(), option=False),
     # operators known to be Ascend C besides cores.rules.ASCEND_C_OPERATORS (docs/advice.md)
     Setting("ascend_c", "cores", checks.regexes, option=False),
 )  # fmt: skip

@@ -1,0 +1,227 @@
+"""What the linted files know of each other: functions by name, and the project's wrappers.
+
+* Calls are resolved to the functions they run, within the same repository:
+  ``self.m(...)`` to the methods named ``m`` of the module, ``f(...)`` to the module's
+  own ``f`` or to the ``f`` that ``from pkg.mod import f`` (or a relative import)
+  names: ``pkg/mod.py`` (or ``pkg/mod/__init__.py``, following one re-export) in a
+  folder above the calling file. Files outside the linted ones are parsed, never run.
+* A wrapper is a function whose body only returns a stream-switch / core-limit
+  context or a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``
+  / ``return FakeContextManager()``): the project's own API. The rules judge its
+  callers instead of its module.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from overlap_check.lint import apis
+from overlap_check.lint.imports import Aliases, collect_aliases, dotted_name
+from overlap_check.lint.source import ApiRef, SourceModule
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_MAX_UP = 8  # folders searched above a file for an absolutely imported module
+
+
+@dataclass(frozen=True)
+class Callee:
+    path: str
+    node: FunctionNode
+    offset: int  # positional arguments of the call start at this parameter (1 for self)
+
+
+@dataclass
+class _Parsed:
+    tree: ast.Module
+    aliases: Aliases
+    functions: dict[str, list[FunctionNode]]  # top-level functions, by name
+    methods: dict[str, list[FunctionNode]]  # methods of the module's classes, by name
+    imported: dict[str, tuple[str, int, str]]  # local name -> (module, level, name there)
+
+
+def _parse(tree: ast.Module, aliases: Aliases | None = None) -> _Parsed:
+    functions: dict[str, list[FunctionNode]] = {}
+    methods: dict[str, list[FunctionNode]] = {}
+    imported: dict[str, tuple[str, int, str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(stmt.name, []).append(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods.setdefault(item.name, []).append(item)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+    return _Parsed(tree, aliases or collect_aliases(tree), functions, methods, imported)
+
+
+def _is_static(node: FunctionNode) -> bool:
+    return any(dotted_name(d) == "staticmethod" for d in node.decorator_list)
+
+
+class Project:
+    """The linted modules, and the same repository's other files as calls need them."""
+
+    def __init__(self, modules: Sequence[SourceModule]) -> None:
+        self._parsed: dict[str, _Parsed | None] = {
+            m.path: _parse(m.tree, m.aliases) for m in modules
+        }
+        self._wrappers: dict[int, frozenset[str]] = {}
+        self._files: dict[tuple[str, str, int], str | None] = {}
+        # (file, function, parameter) -> whether it reads only the parameter's metadata
+        self.metadata_memo: dict[tuple[str, int, str], bool] = {}
+
+    def parsed(self, path: str) -> _Parsed | None:
+        if path not in self._parsed:
+            self._parsed[path] = None  # a cycle of imports ends here
+            with contextlib.suppress(OSError, SyntaxError, ValueError, RecursionError):
+                self._parsed[path] = _parse(ast.parse(Path(path).read_bytes(), filename=path))
+        return self._parsed[path]
+
+    def _module_file(self, importer: str, module: str, level: int) -> str | None:
+        key = (str(Path(importer).parent), module, level)
+        if key not in self._files:
+            self._files[key] = self._find_module(importer, module, level)
+        return self._files[key]
+
+    def _find_module(self, importer: str, module: str, level: int) -> str | None:
+        parts = [p for p in module.split(".") if p]
+        if level:
+            bases = (
+                [Path(importer).parents[level - 1]] if level <= len(Path(importer).parents) else []
+            )
+        else:
+            bases = list(Path(importer).parents)[:_MAX_UP]
+        for base in bases:
+            stem = base.joinpath(*parts)
+            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
+                if candidate is not None and candidate.is_file():
+                    return str(candidate)
+        return None
+
+    def _function(self, path: str, name: str, hops: int = 3) -> tuple[str, list[FunctionNode]]:
+        """The top-level functions ``name`` stands for in ``path``, through its imports."""
+        parsed = self.parsed(path)
+        if parsed is None:
+            return path, []
+        if name in parsed.functions:
+            return path, parsed.functions[name]
+        origin = parsed.imported.get(name)
+        if origin is None or hops == 0:
+            return path, []
+        module, level, there = origin
+        file = self._module_file(path, module, level)
+        return self._function(file, there, hops - 1) if file else (path, [])
+
+    def callees(self, path: str, call: ast.Call) -> list[Callee]:
+        """The project functions a call runs (empty when it cannot be told)."""
+        func = call.func
+        parsed = self.parsed(path)
+        if parsed is None:
+            return []
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id not in ("self", "cls"):
+                return []
+            return [
+                Callee(path, node, 0 if _is_static(node) else 1)
+                for node in parsed.methods.get(func.attr, [])
+            ]
+        if isinstance(func, ast.Name):
+            where, nodes = self._function(path, func.id)
+            return [Callee(where, node, 0) for node in nodes]
+        return []
+
+    def wrapped(self, path: str, call: ast.Call) -> frozenset[str]:
+        """The tracked APIs (qualified names) that a call of a project wrapper returns."""
+        found: set[str] = set()
+        for callee in self.callees(path, call):
+            parsed = self.parsed(callee.path)
+            if parsed is not None:
+                found |= self.wrapper_apis(callee.node, parsed.aliases)
+        return frozenset(found)
+
+    def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
+        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
+        ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
+        A wrapper that may return a graph-mode switch instead (chosen at run time) is not
+        followed: under GE the graph orders the streams itself."""
+        for callee in self.callees(path, call):
+            parsed = self.parsed(callee.path)
+            if parsed is None:
+                continue
+            wrapped = self.wrapper_apis(callee.node, parsed.aliases)
+            if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
+                continue  # not a wrapper, or one that may pick a graph-mode switch instead
+            params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
+            for ret in ast.walk(callee.node):
+                if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)):
+                    continue
+                if parsed.aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
+                    continue
+                first = ret.value.args[0] if ret.value.args else None
+                if not isinstance(first, ast.Name) or first.id not in params:
+                    continue
+                index = params.index(first.id) - callee.offset
+                by_name = [k.value for k in call.keywords if k.arg == first.id]
+                if by_name:
+                    return by_name[0]
+                if 0 <= index < len(call.args):
+                    return call.args[index]
+        return None
+
+    def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:
+        """What a wrapper function returns (empty when ``node`` is no wrapper)."""
+        if id(node) not in self._wrappers:
+            self._wrappers[id(node)] = _wrapper_apis(node, aliases)
+        return self._wrappers[id(node)]
+
+    def wrappers_in(self, module: SourceModule) -> tuple[frozenset[int], tuple[ApiRef, ...], bool]:
+        """The nodes inside the module's own wrappers; the contexts its ``with`` statements
+        take from project wrappers, as references to the API each wraps (a wrapper of both
+        families, which picks one at run time, as none); whether one may be a stream."""
+        inside: set[int] = set()
+        calls: list[ApiRef] = []
+        streams = False
+        for node in ast.walk(module.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if self.wrapper_apis(node, module.aliases):
+                    inside |= {id(child) for child in ast.walk(node)}
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    call = item.context_expr
+                    if not isinstance(call, ast.Call) or module.aliases.qualify(call.func):
+                        continue
+                    wrapped = self.wrapped(module.path, call)
+                    streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
+                    if len({apis.family(q) for q in wrapped}) == 1:
+                        calls.append(ApiRef(min(wrapped), call.func, call))
+        calls = [ref for ref in calls if id(ref.node) not in inside]
+        calls.sort(key=lambda ref: (ref.line, ref.col))
+        return frozenset(inside), tuple(calls), streams
+
+
+def _wrapper_apis(node: FunctionNode, aliases: Aliases) -> frozenset[str]:
+    found: set[str] = set()
+    todo: list[ast.stmt] = list(node.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.If):
+            todo += stmt.body + stmt.orelse
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+            qualname = aliases.qualify(stmt.value.func)
+            if qualname is not None and (
+                qualname in apis.STREAM_CONTEXTS
+                or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
+            ):
+                found.add(qualname)
+        elif not isinstance(stmt, (ast.Pass, ast.Return, ast.Expr)):
+            return frozenset()  # more than choosing a context: not a wrapper
+        elif isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Constant):
+            return frozenset()
+    return frozenset(found)

@@ -1,0 +1,177 @@
+"""Which reads of a tensor touch its data, and under which branch conditions they run.
+
+* Metadata is not data: ``x.shape``, ``x.size()``, ``x.dim()``, ``x.numel()``,
+  ``x.dtype``, ``x.device``, ``len(x)``, ``x is None`` read what the host already
+  knows, so a stream need not have finished writing ``x``. Nor is handing ``x`` to a
+  project function whose body reads only that of the parameter (followed through
+  further such calls, see project.py).
+* Facts: a branch taken tells the truth of its condition's flags. The body of
+  ``if flag and ready:`` runs with both true, its ``else`` (when the test is one flag)
+  with it false; ``if not flag`` the reverse; the right operand of ``a and b`` runs
+  with ``a`` true. Two places whose facts disagree on a flag never both run
+  (:func:`exclusive`), provided nothing assigns the flag between them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from overlap_check.lint.imports import dotted_name
+from overlap_check.lint.project import Callee, Project
+
+Fact = tuple[str, bool]  # (flag: a name or attribute chain, its truth)
+Facts = frozenset[Fact]
+NO_FACTS: Facts = frozenset()
+
+META_ATTRS = frozenset(
+    {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "size", "dim", "numel",
+     "ndimension", "element_size", "nelement", "get_device", "is_contiguous", "stride"}
+)  # fmt: skip
+META_FUNCS = frozenset({"len", "isinstance", "type", "id"})
+# calls that give host values (ints, lists) or handles, not device tensors: builtins by
+# name, methods by attribute
+HOST_FUNCS = frozenset(
+    {"int", "float", "bool", "len", "str", "range", "list", "tuple", "dict", "set", "max",
+     "min", "sum", "abs", "round", "getattr", "zip", "enumerate"}
+)  # fmt: skip
+HOST_METHODS = frozenset({"item", "tolist", "get", "keys", "values", "items", "pop", "copy"})
+
+
+def host_call(call: ast.Call) -> bool:
+    """``len(x)``, ``x.item()``, ``x.size(0)``: a call whose result lives on the host."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in HOST_FUNCS
+    return isinstance(func, ast.Attribute) and (
+        func.attr in HOST_METHODS or func.attr in META_ATTRS
+    )
+
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def facts_of(test: ast.expr, truth: bool) -> set[Fact]:
+    """What ``test`` evaluating to ``truth`` says: of its flags (names and attribute
+    chains, the same wherever tested), and of this very evaluation (any other test: the
+    two branches of one ``if`` exclude each other, two ``if``s on one call need not)."""
+    own = {(dotted_name(test) or f"@{id(test)}", truth)}
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return own | facts_of(test.operand, not truth)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
+        # `a and b` true: both are; `a or b` false: neither is
+        return own.union(*(facts_of(value, truth) for value in test.values))
+    return own
+
+
+def exclusive(first: Facts, second: Facts) -> bool:
+    """True when the two sets of facts disagree on a flag: the places never both run."""
+    return any((name, not truth) in second for name, truth in first)
+
+
+def stores(node: ast.AST) -> set[str]:
+    """Names and attribute chains that ``node`` assigns."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Store):
+            name = dotted_name(child)
+            if name is not None:
+                found.add(name)
+    return found
+
+
+class Reads:
+    """Data reads in one file, with the calls into the project resolved."""
+
+    def __init__(self, project: Project, path: str) -> None:
+        self.project = project
+        self.path = path
+
+    def data_reads(
+        self, node: ast.AST, facts: Facts = NO_FACTS, *, nested: bool = False
+    ) -> Iterator[tuple[ast.Name, Facts]]:
+        """Every name read in ``node`` except metadata uses, with the facts it runs under;
+        ``nested``: also inside nested functions and lambdas. Iterative (deep generated code)."""
+        todo: list[tuple[ast.AST, Facts]] = [(node, facts)]
+        while todo:
+            current, known = todo.pop()
+            if isinstance(current, ast.Name):
+                yield current, known
+                continue
+            if isinstance(current, ast.BoolOp):
+                running = set(known)
+                for value in current.values:  # `a and b`: b runs only where a was true
+                    todo.append((value, frozenset(running)))
+                    running |= facts_of(value, isinstance(current.op, ast.And))
+                continue
+            if isinstance(current, ast.IfExp):
+                todo.append((current.test, known))
+                todo.append((current.body, known | facts_of(current.test, True)))
+                todo.append((current.orelse, known | facts_of(current.test, False)))
+                continue
+            skip = self._metadata_names(current)
+            for child in ast.iter_child_nodes(current):
+                if id(child) in skip or (isinstance(child, SCOPES) and not nested):
+                    continue
+                todo.append((child, known))
+
+    def _metadata_names(self, node: ast.AST) -> set[int]:
+        """The names among ``node``'s operands that it reads only the metadata of."""
+        if isinstance(node, ast.Attribute) and node.attr in (*META_ATTRS, "record_stream"):
+            # metadata, or allocator bookkeeping (x.record_stream(s) reads nothing of x)
+            return {id(node.value)} if isinstance(node.value, ast.Name) else set()
+        if isinstance(node, ast.Compare) and all(
+            isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
+        ):
+            return {id(n) for n in (node.left, *node.comparators) if isinstance(n, ast.Name)}
+        if not isinstance(node, ast.Call):
+            return set()
+        if isinstance(node.func, ast.Name) and node.func.id in META_FUNCS and node.args:
+            return {id(node.args[0])}
+        if (dotted_name(node.func) or "").endswith("npu_record_tagged_stream") and node.args:
+            return {id(node.args[0])}  # bookkeeping, as x.record_stream(s)
+        callees = self.project.callees(self.path, node)
+        if not callees:
+            return set()
+        skip = set()
+        for index, arg in enumerate(node.args):
+            if isinstance(arg, ast.Name) and all(
+                self.metadata_only(c, index=index) for c in callees
+            ):
+                skip.add(id(arg))
+        for keyword in node.keywords:
+            value = keyword.value
+            if (
+                isinstance(value, ast.Name)
+                and keyword.arg is not None
+                and all(self.metadata_only(c, name=keyword.arg) for c in callees)
+            ):
+                skip.add(id(keyword))
+        return skip
+
+    def metadata_only(self, callee: Callee, *, index: int = -1, name: str = "") -> bool:
+        """Whether ``callee`` reads only the metadata of one parameter (by position or name)."""
+        arguments = callee.node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if index >= 0:
+            position = index + callee.offset
+            if position >= len(positional):
+                return False
+            name = positional[position].arg
+        elif name not in {a.arg for a in [*arguments.args, *arguments.kwonlyargs]}:
+            return False
+        key = (callee.path, id(callee.node), name)
+        memo = self.project.metadata_memo
+        if key not in memo:
+            memo[key] = False  # a recursive call is not proof
+            memo[key] = self._reads_only_metadata(callee, name)
+        return memo[key]
+
+    def _reads_only_metadata(self, callee: Callee, name: str) -> bool:
+        reads = self if callee.path == self.path else Reads(self.project, callee.path)
+        for stmt in callee.node.body:
+            if name in stores(stmt):
+                return False
+            if any(read.id == name for read, _ in reads.data_reads(stmt, nested=True)):
+                return False
+        return True
