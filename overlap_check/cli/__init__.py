@@ -59,12 +59,13 @@ class LazyGroup(click.Group):
         # The one place where library errors become a message and an exit code,
         # so that CliRunner tests and the console script behave the same.
         from overlap_check.errors import OverlapCheckError
+        from overlap_check.escape import shown
 
         args = [*ctx._protected_args, *ctx.args]  # Group.invoke consumes them
         try:
             return super().invoke(ctx)
         except OverlapCheckError as err:
-            click.echo(f"overlap-check: error: {err}", err=True)
+            click.echo(f"overlap-check: error: {shown(str(err))}", err=True)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
@@ -79,7 +80,8 @@ class LazyGroup(click.Group):
             raise
         except BaseException as err:  # also a Rust panic in polars (not an Exception)
             # A crash is a bug, not a failed gate: exit 2 with one line, never a traceback.
-            click.echo(f"overlap-check: error: {internal_error_message(err, args[1:])}", err=True)
+            message = shown(internal_error_message(err, args[1:]))
+            click.echo(f"overlap-check: error: {message}", err=True)
             ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

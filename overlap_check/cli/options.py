@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from overlap_check.errors import UsageError
+from overlap_check.escape import displayed, guarded, json_text, shown
 from overlap_check.model import (
     Capture,
     ExecutionPath,
@@ -312,28 +313,35 @@ def stdout_color(mode: str | None) -> bool:
 
 
 def render(report: Report, fmt: str, *, color: bool = False) -> str:
-    """The report in one of FORMATS, by the renderer module of that name (only text colours)."""
+    """The report in one of FORMATS, by the renderer module of that name (only text colours),
+    safe for its reader (escape.py): JSON exact, every other format from the names shown."""
     module = _module("overlap_check.report", fmt if fmt in FORMATS else "?", f"--format {fmt}")
+    if fmt == "json":
+        return json_text(module.render(report))
+    shown_report = displayed(report)
     text: str = (
-        module.render(report, color=True) if color and fmt == "text" else module.render(report)
+        module.render(shown_report, color=True)
+        if color and fmt == "text"
+        else module.render(shown_report)
     )
-    return text
+    return text if fmt == "github" else guarded(text)
 
 
-def _warn(message: str) -> None:
-    click.echo(f"overlap-check: {message}", err=True)
+def warn(message: str) -> None:
+    """One line on stderr, ``overlap-check: `` first; names in it shown escaped (escape.py)."""
+    click.echo(f"overlap-check: {shown(message)}", err=True)
 
 
 def _stderr_details(report: Report, captures: Sequence[Capture], verbose: int, fmt: str) -> None:
     if fmt != "text":  # the text report lists its notes itself
         for note in report.notes:
-            _warn(f"note: {note}")
+            warn(f"note: {note}")
     if verbose < 1:
         return
     for capture in captures:
         if capture.skipped_lines:
             lines = ", ".join(str(n) for n in capture.skipped_lines)
-            _warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
+            warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
 
 
 def _step_summary(report: Report) -> None:
@@ -372,7 +380,7 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         plots = _module("overlap_check.report", "plots", "--plot")
         for path in plots.write_plots(report, captures, plot):
             if not params.get("quiet"):
-                _warn(f"wrote {path}")
+                warn(f"wrote {path}")
     if not params.get("quiet"):
         _stderr_details(report, captures, int(params.get("verbose") or 0), fmt)
     return report.exit_code

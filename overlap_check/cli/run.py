@@ -22,6 +22,7 @@ import click
 from overlap_check import __version__
 from overlap_check.cli.options import analysis_options, emit, options_from_params
 from overlap_check.errors import InputError, Interrupted, UsageError
+from overlap_check.escape import shown
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
@@ -173,7 +174,7 @@ class _Progress:
 
     def __call__(self, message: str) -> None:
         if not self.quiet:
-            self.stderr.say(f"overlap-check: {message}")
+            self.stderr.say(f"overlap-check: {shown(message)}")
 
     def forget_empty_out(self) -> None:
         """Interrupted before the session began: remove the --out folder made for it."""
