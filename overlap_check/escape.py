@@ -92,18 +92,22 @@ def guarded(text: str) -> str:
     return _COMMAND_START.sub(lambda m: m.group(1) + _code(m, 2), text)
 
 
-# CommonMark markup (backslash-escapable ASCII punctuation that can start markup)
-_MARKUP = re.compile(r"([\\`*_\[\]<>!|~#&])")
-# what GitHub links without markup: mentions, e-mail, issues, bare URLs and www. names
-_AUTOLINK = re.compile(r"[@#]|(?<=:)(?=//)|(?<=www)(?=\.)", re.IGNORECASE)
+# CommonMark markup (backslash-escapable ASCII punctuation that can start markup), and what
+# GitHub links without markup: mentions and e-mail (@), issues (#), URLs (://), www. names
+_MARKDOWN = re.compile(r"[\\`*_\[\]<>!|~&]|[@#]|:(?=//)|(?<=www)\.", re.IGNORECASE)
 
 
 def markdown(text: str) -> str:
     """``text`` as literal Markdown inline text (a table cell or a list item): shown, its
-    markup backslash-escaped (``|`` too, for a table), and a zero-width space entity after
-    every ``@`` and ``#``, in ``://`` and ``www.``, so that GitHub links no one and nothing."""
-    escaped = _MARKUP.sub(r"\\\1", shown(text))
-    return _AUTOLINK.sub(lambda m: m.group() + "&#8203;", escaped)
+    markup backslash-escaped (``|`` too, for a table), and every ``@`` and ``#``, the ``:``
+    of ``://`` and the ``.`` of ``www.`` a code span of its own (`` `@` ``), so that GitHub
+    links no one and nothing."""
+    return _MARKDOWN.sub(_markdown_code, shown(text))
+
+
+def _markdown_code(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"`{char}`" if char in "@#:." else "\\" + char
 
 
 _JSON_INVISIBLE = re.compile(f"[\x7f-\x9f{_FORMAT}]")  # the encoder escapes C0 itself
