@@ -179,10 +179,10 @@ class _Progress:
     def forget_empty_out(self) -> None:
         """Interrupted before the session began: remove the --out folder made for it."""
         if self.manifest is None and self.out is not None:
-            from overlap_check.runner.session import PROBE_NAME
+            from overlap_check.runner.session import LOCK_NAME
 
             with contextlib.suppress(OSError):
-                (self.out / PROBE_NAME).unlink(missing_ok=True)  # a signal cut the write test
+                (self.out / LOCK_NAME).unlink(missing_ok=True)
                 self.out.rmdir()  # only when still empty
 
     def interrupted_message(self) -> str:
@@ -301,6 +301,11 @@ def _out_dir(given: Path | None, cwd: Path) -> Path:
     """The --out folder: new or empty; by default a fresh timestamped one."""
     if given is not None:
         out = given if given.is_absolute() else cwd / given
+        if out.is_symlink():
+            raise UsageError(
+                f"--out {given} is a symbolic link",
+                hint="runs are never written through a link; name a new folder",
+            )
         try:
             taken = out.exists() and any(out.iterdir())
         except OSError as err:
