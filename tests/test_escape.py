@@ -150,7 +150,7 @@ def test_a_hostile_plan_name_reaches_no_reader_raw(tmp_path: Path, fmt: str) -> 
         assert [e for s in root.findall("testsuite") for e in surefire.iter_errors(s)] == []
         path = tmp_path / "report.xml"
         path.write_text(out, encoding="utf-8")
-        suite, outcome = xunitparser.parse(str(path))
+        _, outcome = xunitparser.parse(str(path))
         assert outcome.testsRun >= 1 and len(outcome.failures) >= 1
 
 

@@ -31,6 +31,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 def internal_error_message(err: BaseException, args: list[str]) -> str:
     """One line for an exception no reader turned into the tool's error class."""
+    if isinstance(err, ModuleNotFoundError) and err.name in ("polars", "numpy", "msgspec"):
+        # the lint-only environment of the pre-commit hook (.pre-commit-hooks.yaml)
+        return (
+            f"{err.name} is not installed: only lint works without it; install overlap-check "
+            "with its dependencies"
+        )
     filename = getattr(err, "filename", None)
     if isinstance(err, OSError) and filename is not None:
         return f"{filename}: {err.strerror or err}"
