@@ -94,7 +94,9 @@ def guarded(text: str) -> str:
 
 # CommonMark markup (backslash-escapable ASCII punctuation that can start markup), and what
 # GitHub links without markup: mentions and e-mail (@), issues (#), URLs (://), www. names
-_MARKDOWN = re.compile(r"[\\`*_\[\]<>!|~&]|[@#]|:(?=//)|(?<=www)\.", re.IGNORECASE)
+_MARKDOWN = re.compile(
+    r"[\\`*\[\]<>!|~&]|(?<![^\W_])_|_(?![^\W_])|[@#]|:(?=//)|(?<=www)\.", re.IGNORECASE
+)  # ``_`` inside a word (hidden_pct) is no markup
 
 
 def markdown(text: str) -> str:

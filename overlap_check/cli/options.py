@@ -46,7 +46,7 @@ color_option = click.option(
     default="auto",
     show_default=True,
     help="Colour the text on stdout. auto: on a terminal, unless NO_COLOR is set "
-    "(FORCE_COLOR forces it). Never in other formats, nor in a file written with --output.",
+    "(FORCE_COLOR forces it). Never in other formats, nor in a file.",
 )
 
 _OPTIONS: list[Callable[[F], F]] = [
@@ -319,11 +319,13 @@ def render(report: Report, fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
         return json_text(module.render(report))
     shown_report = displayed(report)
-    text: str = (
-        module.render(shown_report, color=True)
-        if color and fmt == "text"
-        else module.render(shown_report)
-    )
+    if fmt == "text":  # fitted to the terminal (COLUMNS, else 100 columns)
+        from overlap_check.report.text_table import terminal_width
+
+        fit = terminal_width(os.environ)
+        text: str = module.render(shown_report, color=color, width=fit)
+    else:
+        text = module.render(shown_report)
     return text if fmt == "github" else guarded(text)
 
 

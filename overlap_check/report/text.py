@@ -17,7 +17,7 @@ from overlap_check.model import (
 )
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
-from overlap_check.report.text_table import Painter, table
+from overlap_check.report.text_table import Painter, fitted, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under other streams' compute, warm median (decides)"
@@ -91,7 +91,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
     if start is None or end is None or origin is None:
         return "[n/a]"
-    return f"[{_us(start - origin)}, {_us(end - origin)}] us"
+    return f"[{_us(start - origin)}, {_us(end - origin)}] µs"
 
 
 def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> str:
@@ -455,6 +455,7 @@ def _baseline(report: Report, color: bool) -> list[str]:
     return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
 
 
+@fitted  # to the terminal's width (text_table.py)
 def render(report: Report, *, color: bool = False) -> str:
     """The whole text report, ending with a newline; ``color``: with ANSI colours."""
     status = paint(
