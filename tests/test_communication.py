@@ -134,7 +134,7 @@ def test_difference_above_one_percent_is_a_note_in_every_renderer(capture_dir: P
     assert step.profiler_difference == pytest.approx(20 / 170)
     (note,) = [n for n in report.notes if "differ from the profiler" in n]
     assert "run 1 step 2" in note and "11.8%" in note
-    assert note in text.render(report, width=10_000)
+    assert note in text.render(report)
     assert note.replace("|", "\\|") in markdown.render(report)
     assert note in json.loads(json_report.render(report))["notes"]
 

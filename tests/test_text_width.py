@@ -10,16 +10,23 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
+from overlap_check.report import text_table
 from overlap_check.report.text_table import WIDTH, table, terminal_width, wrap_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = ["--side", "SharedExpert", "--dominator", "GroupedMatmul"]
 
 
+@pytest.fixture(autouse=True)
+def _terminal_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real default width (conftest renders other tests' reports unwrapped)."""
+    monkeypatch.setattr(text_table, "DEFAULT_WIDTH", 100)
+
+
 @pytest.mark.parametrize(("columns", "width"), [(None, 100), ("80", 80), ("120", 120)])
 @pytest.mark.parametrize("fixture", ["fake-dual-stream", "core-limits", "two-rank-job"])
 def test_the_report_fits_the_terminal(columns: str | None, width: int, fixture: str) -> None:
-    env = {"COLUMNS": columns} if columns else {"COLUMNS": ""}
+    env = {"COLUMNS": columns or ""}
     for plan in (PLAN, []):
         result = CliRunner(env=env).invoke(
             cli, ["analyze", str(ROOT / "fixtures" / fixture), *plan]

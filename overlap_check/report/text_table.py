@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., str])
 
 
 def terminal_width(environ: Mapping[str, str]) -> int:
-    """``COLUMNS`` when it is a number of at least 40, else 100."""
+    """``COLUMNS`` when it is a number of at least 40, else DEFAULT_WIDTH."""
     given = environ.get("COLUMNS", "").strip()
     return max(int(given), MIN_WIDTH) if given.isdigit() else DEFAULT_WIDTH
 
@@ -115,14 +115,18 @@ def wrap_lines(text: str, width: int) -> str:
 
 
 def fitted(render: F) -> F:
-    """A text renderer fitted to ``width`` (keyword; default 100): its tables (:func:`table`)
-    and then its long lines (:func:`wrap_lines`)."""
+    """A text renderer for a terminal: the terms it uses explained at its end (text_terms.py),
+    and fitted to ``width`` (keyword; default 100): its tables (:func:`table`), then its long
+    lines (:func:`wrap_lines`)."""
+    from overlap_check.report.text_terms import terms
 
     @functools.wraps(render)
-    def fitted_render(*args: Any, width: int = DEFAULT_WIDTH, **kwargs: Any) -> str:
+    def fitted_render(*args: Any, width: int | None = None, **kwargs: Any) -> str:
+        width = width or DEFAULT_WIDTH
         token = WIDTH.set(width)
         try:
-            return wrap_lines(render(*args, **kwargs), width)
+            body = render(*args, **kwargs)
+            return wrap_lines(body + terms(body), width)
         finally:
             WIDTH.reset(token)
 
