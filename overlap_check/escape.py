@@ -75,15 +75,22 @@ def _walk(value: Any) -> Any:
                    in zip(pairs, value.items(), strict=True))  # fmt: skip
         return value if same else dict(pairs)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS.get(type(value))
+        if names is None:
+            names = tuple(f.name for f in dataclasses.fields(value) if f.init)
+            _FIELDS[type(value)] = names
         changed = {}
-        for field in dataclasses.fields(value):
-            if field.init:
-                old = getattr(value, field.name)
+        for name in names:
+            old = getattr(value, name)
+            if not isinstance(old, int | float | bool | None):  # most fields: nothing to do
                 new = _walk(old)
                 if new is not old:
-                    changed[field.name] = new
+                    changed[name] = new
         return dataclasses.replace(value, **changed) if changed else value
     return value
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's init fields, by type
 
 
 def guarded(text: str) -> str:

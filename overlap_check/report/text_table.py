@@ -61,9 +61,9 @@ def _groups(
     columns = [list(column) for column in zip(header, *rows, strict=True)]
     widths = _fit(columns, indent)
     if widths is None and len(header) > 1:
-        groups = _groups(header[:-1], [row[:-1] for row in rows], indent, paint)
+        head, *body = _groups(header[:-1], [row[:-1] for row in rows], indent, paint)
         under = [[f"{indent}    {header[-1]}: {row[-1]}"] for row in rows]
-        return [groups[0]] + [lines + more for lines, more in zip(groups[1:], under, strict=True)]
+        return [head] + [lines + more for lines, more in zip(body, under, strict=True)]
     widths = widths or [max(len(c) for c in column) for column in columns]
     groups: list[list[str]] = []
     for number, row in enumerate([header, *rows]):
