@@ -171,6 +171,11 @@ def test_an_error_naming_a_hostile_path_is_one_escaped_line(tmp_path: Path) -> N
     assert len(result.stderr.splitlines()) == 1
     assert "base\\n::error::pwned\\x1b[2J.json" in result.stderr
     _no_raw(result.stderr)
+    folder = tmp_path / "out\n::error::pwned"
+    folder.mkdir()  # click's own usage error names it
+    usage = CliRunner().invoke(cli, ["lint", str(ROOT / "tests"), "--output", str(folder)])
+    assert usage.exit_code == 2 and "out\\n::error::pwned" in usage.stderr
+    assert COMMAND_LINE.findall(usage.stderr) == []
 
 
 def test_annotation_paths_are_relative_to_the_workspace_wherever_it_runs(

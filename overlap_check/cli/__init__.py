@@ -76,9 +76,11 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)
+        except click.ClickException as err:  # a usage error may name a path: shown escaped
+            err.message = shown(err.message)
+            raise
         except (
             click.exceptions.Exit,
-            click.ClickException,
             click.Abort,
             SystemExit,
             GeneratorExit,
