@@ -195,6 +195,15 @@ def test_annotation_paths_are_relative_to_the_workspace_wherever_it_runs(
     assert "file=../" not in workspace.stdout  # outside the workspace: the root's path
     inner = CliRunner(env={"GITHUB_WORKSPACE": str(tmp_path)}).invoke(cli, args)
     assert "file=overlap-check.toml,line=1," in inner.stdout
+    # lint: annotations and SARIF alike, for a file named by its absolute path
+    model = tmp_path / "src" / "model.py"
+    model.parent.mkdir()
+    model.write_text((ROOT / "tests" / "data" / "lint" / "pipeline_npugraph_ex.py").read_text())
+    lint = CliRunner().invoke(cli, ["lint", str(model), "--format", "github"])
+    assert lint.stdout.startswith("::error file=src/model.py,line=")
+    sarif = json.loads(CliRunner().invoke(cli, ["lint", str(model), "--format", "sarif"]).stdout)
+    location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "src/model.py"
 
 
 # --------------------------------------------------------------------------- JUnit
