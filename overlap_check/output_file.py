@@ -50,13 +50,13 @@ def _kind(mode: int) -> str | None:
     )
 
 
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on failure,
-    InputError naming ``path`` when it is not a regular file (a link is never followed)."""
+def check_target(path: str | Path) -> None:
+    """InputError naming ``path`` when it exists and is not a regular file (lstat: a link is
+    one); also called before a long analysis, so that it fails at once."""
     try:
         kind = _kind(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        kind = None
+    except (FileNotFoundError, NotADirectoryError):
+        return
     if kind is not None:
         raise InputError(
             f"is {kind}: overlap-check writes only a regular file, never through a link "
@@ -64,6 +64,12 @@ def write_atomically(path: Path, data: str | bytes) -> None:
             path=path,
             hint="remove it or name another file",
         )
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on failure,
+    InputError naming ``path`` when it is not a regular file (a link is never followed)."""
+    check_target(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666: the new file gets the usual umask-based mode (mkstemp's is 0600).
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -84,6 +84,7 @@ def test_output_options_exit_2_naming_the_path(tmp_path: Path, command: list[str
         result = CliRunner().invoke(cli, [*command, str(path)])
         assert result.exit_code == 2, (kind, result.output)
         assert f"overlap-check: error: {path}: is " in result.stderr, kind
+        assert "capture(s)" not in result.stderr  # refused before the analysis
         assert "Traceback" not in result.output
     _untouched(tmp_path)
 

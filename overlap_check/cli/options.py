@@ -241,6 +241,12 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
     from overlap_check.config import load_config, merge_options, plan_from_cli
 
     config = load_config(params.get("config"), Path.cwd())
+    if params.get("output"):  # a bad --output fails now, not after the analysis
+        from overlap_check.config import format_for_path
+        from overlap_check.output_file import check_target
+
+        format_for_path(params["output"])
+        check_target(params["output"])
     describes_plan = any(
         params.get(k) is not None
         for k in ("side", "dominator", "side_stream", "name", "side_kind", "op_type")
