@@ -215,7 +215,9 @@ def test_junit_of_nothing_to_judge_has_one_passing_testcase(tmp_path: Path) -> N
     text = junit.render(report)
     root = ET.fromstring(text.split("\n", 1)[1])
     jenkins = xmlschema.XMLSchema(JUNIT_SCHEMAS / "jenkins-xunit-junit-10.xsd")
+    surefire = xmlschema.XMLSchema(JUNIT_SCHEMAS / "surefire-test-report-3.0.xsd")
     assert list(jenkins.iter_errors(root)) == []
+    assert [e for s in root.findall("testsuite") for e in surefire.iter_errors(s)] == []
     assert root.get("tests") == "1" and len(list(root.iter("testcase"))) == 1
     names = [p.get("name") for p in root.iter("property")]
     assert len(names) == len(set(names)) and {"note.1", "note.2", "evidence.2"} <= set(names)
