@@ -77,7 +77,7 @@ class LazyGroup(click.Group):
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)
         except click.ClickException as err:  # a usage error may name a path: shown escaped
-            err.message = shown(err.message)
+            vars(err)["message"] = shown(err.message)  # typed Final; click reads it to show
             raise
         except (
             click.exceptions.Exit,
