@@ -23,8 +23,11 @@ _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(\[[^\]]*\])?\s*([^;]*)(;.*)
 _LOWER = re.compile(r">=\s*([0-9][A-Za-z0-9.]*)")
 
 
-def lower_bounds(pyproject: Path, extras: list[str]) -> dict[str, str]:
-    """``{name: lowest version}`` of the dependencies and the named extras."""
+def lower_bounds(
+    pyproject: Path, extras: list[str], python: tuple[int, int] | None = None
+) -> dict[str, str]:
+    """``{name: lowest version}`` of the dependencies and the named extras, on ``python``
+    (major, minor; default: this interpreter's)."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
     requirements = list(project.get("dependencies", []))
     optional = project.get("optional-dependencies", {})
@@ -38,7 +41,7 @@ def lower_bounds(pyproject: Path, extras: list[str]) -> dict[str, str]:
         if match is None:
             raise SystemExit(f"{pyproject}: cannot read the requirement {requirement!r}")
         name, _, specifiers, marker = match.groups()
-        if marker and not _marker_holds(marker[1:]):
+        if marker and not _marker_holds(marker[1:], python or sys.version_info[:2]):
             continue
         lower = _LOWER.search(specifiers)
         if lower is not None and not name.startswith("overlap-check"):
@@ -46,15 +49,13 @@ def lower_bounds(pyproject: Path, extras: list[str]) -> dict[str, str]:
     return bounds
 
 
-def _marker_holds(marker: str) -> bool:
+def _marker_holds(marker: str, python: tuple[int, int]) -> bool:
     """The one kind of marker pyproject uses: ``python_version < 'X.Y'``."""
     match = re.fullmatch(r"\s*python_version\s*(<|>=)\s*['\"](\d+)\.(\d+)['\"]\s*", marker)
     if match is None:
         raise SystemExit(f"cannot evaluate the marker {marker!r}")
     wanted = (int(match.group(2)), int(match.group(3)))
-    return (
-        sys.version_info[:2] < wanted if match.group(1) == "<" else sys.version_info[:2] >= wanted
-    )
+    return python < wanted if match.group(1) == "<" else python >= wanted
 
 
 def main(argv: list[str]) -> int:

@@ -13,15 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from overlap_check.report import text_table
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+UNWRAPPED = 100_000  # the width tests render the text report at
 REAL_PROFILES = REPO_ROOT.parent / "shared" / "real-profiles"
 
 
 @pytest.fixture(autouse=True)
 def _plain_output(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reports are compared as exact text: the user's NO_COLOR/FORCE_COLOR must not colour them."""
+    """Reports are compared as exact text: the user's NO_COLOR/FORCE_COLOR must not colour them,
+    nor COLUMNS wrap them. Tests read whole lines: the text report is not fitted to a
+    terminal (text_table.DEFAULT_WIDTH) but where tests/test_text_width.py sets a width."""
     for name in ("NO_COLOR", "FORCE_COLOR"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", str(UNWRAPPED))
+    monkeypatch.setattr(text_table, "DEFAULT_WIDTH", UNWRAPPED)
 
 
 @pytest.fixture(scope="session")

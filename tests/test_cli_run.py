@@ -583,16 +583,16 @@ def test_one_run_with_a_bad_kernel_table_leaves_the_others_judged(
     assert f"run 2 not judged ({status}: " in again.stdout
 
 
-def test_an_interrupt_during_the_write_test_leaves_no_out_folder(tmp_path: Path) -> None:
-    # A signal between prepare_out_dir's probe write and its unlink leaves the probe; the
-    # folder made for the session must still go, as it holds no run (test_run_faults
-    # found this at random: "out without a manifest").
+def test_an_interrupt_before_the_first_run_leaves_no_out_folder(tmp_path: Path) -> None:
+    # A signal after prepare_out_dir made the folder and its lock file; the folder made
+    # for the session must still go, as it holds no run (test_run_faults found this at
+    # random: "out without a manifest").
     from overlap_check.cli.run import _Progress
-    from overlap_check.runner.session import PROBE_NAME
+    from overlap_check.runner.session import LOCK_NAME
 
     out = tmp_path / "out"
     out.mkdir()
-    (out / PROBE_NAME).write_bytes(b"")
+    (out / LOCK_NAME).write_bytes(b"")
     progress = _Progress(quiet=True)
     progress.out = out
     progress.forget_empty_out()

@@ -149,7 +149,7 @@ def test_profiler_communication_we_cannot_see_is_a_note(tmp_path: Path) -> None:
     report = _report(capture_dir)
     assert report.communication == ()
     (note,) = [n for n in report.notes if "the profiler counts" in n]
-    assert "run 1 step 1" in note and "50.000 us of communication" in note
+    assert "run 1 step 1" in note and "50.000 µs of communication" in note
 
 
 def test_json_reads_back_and_renders_alike(capture_dir: Path) -> None:

@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 
 from overlap_check.cli import cli
 from overlap_check.model import Report
+from overlap_check.report import escape
 from overlap_check.report.json import render
 from synth import gain_scenarios
 
@@ -140,7 +141,7 @@ def test_stretched_dominator_is_a_cause_of_the_diagnosis() -> None:
     assert causes[1] == f"cause 2: {STRETCH_CAUSE}"
     assert causes[2].startswith("cause 3: cube saturated")
     markdown = analyze(MULTI, "--reference", SINGLE, *PLAN_ARGS, "--format", "markdown")
-    assert f"  - cause 2: {STRETCH_CAUSE}" in markdown.stdout
+    assert f"  - cause 2: {escape.markdown(STRETCH_CAUSE)}" in markdown.stdout
 
 
 def test_stretched_dominator_in_the_json_diagnosis(compared: dict[str, object]) -> None:

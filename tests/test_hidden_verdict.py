@@ -105,7 +105,7 @@ def test_cli_prints_and_writes_the_deciding_figures(tmp_path: Path) -> None:
     # the side window [55, 230] µs and D [240, 540] µs from the first compute kernel (RmsNorm
     # at 0); window 0.0, hidden 173 / 173
     assert (
-        "side window [55.000, 230.000] us, dominator window [240.000, 540.000] us "
+        "side window [55.000, 230.000] µs, dominator window [240.000, 540.000] µs "
         f"({DOMINATOR_OP.name}), overlap_pct 0.000, hidden_pct 1.000, verdict real"
     ) in result.output
     (plan,) = json.loads(out.read_text())["plans"]

@@ -125,7 +125,7 @@ def test_cli_text_and_json_carry_the_layers(tmp_path: Path) -> None:
     # times from the first compute kernel (RmsNorm at 0); layers 2 and 3 shown, layer 1 has
     # no side work: 2 of 3
     assert "layers (run 1, 2 of 3 shown; every layer in JSON):" in result.output
-    row = "3      [900.000, 1344.000] us  [860.000, 1160.000] us  0.500       0.867"
+    row = "3      [900.000, 1344.000] µs  [860.000, 1160.000] µs  0.500       0.867"
     assert row in result.output
     assert "real     did not wait" in result.output
     assert "finding: side stream a layer behind" in result.output

@@ -21,6 +21,7 @@ from overlap_check.cli import cli
 from overlap_check.lint import RULES, ExecPath, lint_paths
 from overlap_check.lint.imports import collect_aliases
 from overlap_check.model.errors import InputError, UsageError
+from overlap_check.report.workflow_commands import workspace_path
 
 DATA = Path(__file__).parent / "data" / "lint"
 RULE_SNIPPETS = sorted((DATA / "rules").glob("OC*.py"))
@@ -714,7 +715,9 @@ def test_cli_github_annotations() -> None:
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert len(lines) == 2
-    prefix = f"::error file={path},line=43,col=22,title=OC104::`out0` is computed"
+    prefix = (
+        f"::error file={workspace_path(str(path))},line=43,col=22,title=OC104::`out0` is computed"
+    )
     assert lines[1].startswith(prefix)
     # The message's own newline and commas are escaped, so one finding stays one line.
     assert "%0Ahint: before this use" in lines[1]

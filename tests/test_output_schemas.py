@@ -231,14 +231,27 @@ def test_a_testcase_file_attribute_is_what_the_schemas_reject(
 # --------------------------------------------------------------------------- lint imports
 
 
-def test_lint_imports_neither_polars_nor_numpy() -> None:
+def test_lint_imports_neither_polars_nor_numpy(tmp_path: Path) -> None:
+    """Every lint format, --output and a config: only click (and tomli on 3.10) from outside
+    the standard library, the two the pre-commit hook installs (.pre-commit-hooks.yaml)."""
+    (tmp_path / "overlap-check.toml").write_text('[lint]\nignore = ["OC105"]\n')
+    lint = ["lint", str(DATA / "lint"), "--config", str(tmp_path / "overlap-check.toml")]
+    runs = [[*lint, "--format", f, "--output", str(tmp_path / f"x.{f}")]
+            for f in ("text", "json", "github", "junit", "sarif")]  # fmt: skip
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
         "from overlap_check.cli import cli\n"
-        f"result = CliRunner().invoke(cli, ['lint', {str(DATA / 'lint')!r}, '--format', 'sarif'])\n"
-        "assert result.exit_code == 1, result.output\n"
-        "print(sorted(m for m in ('polars', 'numpy') if m in sys.modules))\n"
+        f"for args in {runs!r}:\n"
+        "    result = CliRunner().invoke(cli, args)\n"
+        "    assert result.exit_code == 1, result.output\n"
+        "std = set(sys.stdlib_module_names)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} - std - {'overlap_check'}))\n"
     )
     done = run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+    imported = [name for name in eval(done.stdout or "[]") if not name.startswith("_")]
+    assert (done.returncode, done.stderr) == (0, "")
+    assert imported == (["click"] if sys.version_info >= (3, 11) else ["click", "tomli"])
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    wanted = """["--no-deps", "click>=8.2", "tomli>=2.0; python_version < '3.11'"]"""
+    assert f"additional_dependencies: {wanted}" in hooks

@@ -29,8 +29,58 @@ def test_min_constraints_pin_each_lower_bound() -> None:
     assert bounds["polars"] == "1.39"
     assert set(bounds) >= {"polars", "numpy", "click", "msgspec"}
     with_extras = lower_bounds(REPO / "pyproject.toml", ["pandas", "plot"])
-    assert with_extras["pandas"] == "2.0"
-    assert with_extras["matplotlib"] == "3.7"
+    assert with_extras["pandas"] == "2.2.3"
+    assert with_extras["matplotlib"] == "3.9.2"
+
+
+# A version of each declared dependency checked to have binary wheels (manylinux x86_64)
+# for each CPython, with
+# `pip download --no-deps --only-binary=:all: --python-version 3.13 numpy==2.1.0 -d /tmp/x`.
+# The ones before them lack some: numpy 1.24 has none for 3.12 and 1.26 none for 3.13;
+# msgspec 0.18.0 none for 3.12 and 0.18.6 none for 3.13; pandas 2.2.2, pyarrow 17 and
+# matplotlib 3.9.0/3.9.1 none for 3.13. A floor below these may have no wheel there.
+_ALL = ((3, 10), (3, 11), (3, 12))
+FIRST_WHEELS = {
+    "numpy": {(3, 10): "1.24.0", (3, 11): "1.24.0", (3, 12): "1.26.0", (3, 13): "2.1.0"},
+    "msgspec": {(3, 10): "0.18.0", (3, 11): "0.18.0", (3, 12): "0.18.6", (3, 13): "0.19.0"},
+    "polars": {python: "1.39.0" for python in (*_ALL, (3, 13))},
+    "pandas": {**{python: "2.2.2" for python in _ALL}, (3, 13): "2.2.3"},
+    "pyarrow": {**{python: "17.0.0" for python in _ALL}, (3, 13): "18.0.0"},
+    "matplotlib": {**{python: "3.9.0" for python in _ALL}, (3, 13): "3.9.2"},
+}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = tuple(int(part) for part in text.split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def _classifier_pythons() -> list[tuple[int, int]]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    prefix = "Programming Language :: Python :: 3."
+    found = [c.removeprefix(prefix) for c in project["classifiers"] if c.startswith(prefix)]
+    return [(3, int(minor)) for minor in found if minor.isdigit()]
+
+
+def test_every_floor_has_wheels_for_every_listed_python() -> None:
+    pythons = _classifier_pythons()
+    assert pythons == [(3, 10), (3, 11), (3, 12), (3, 13)]
+    for python in pythons:
+        bounds = lower_bounds(REPO / "pyproject.toml", ["pandas", "plot"], python)
+        for name, first in FIRST_WHEELS.items():
+            floor = bounds[name]
+            assert _version(floor) >= _version(first[python]), (name, floor, python)
+
+
+def test_no_extra_installs_torch() -> None:
+    """torch and torch_npu must match the machine's CANN (docs/run.md): no extra may pull
+    them (an `npu` extra pulled 15 CUDA wheels that replaced a CANN-matched torch)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    every = [*project["dependencies"]]
+    every += [r for extra in project["optional-dependencies"].values() for r in extra]
+    assert [
+        r for r in every if r.lower().replace("_", "-").startswith(("torch", "torch-npu"))
+    ] == []
 
 
 def test_all_extra_names_every_user_extra() -> None:

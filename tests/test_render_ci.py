@@ -31,6 +31,7 @@ from overlap_check.model import (
 from overlap_check.model.errors import InputError
 from overlap_check.report import github, junit, markdown
 from overlap_check.report.color import paint_verdict, use_color
+from overlap_check.report.escape import displayed, shown
 from overlap_check.report.workflow_commands import command, escape_data, escape_property
 
 # --------------------------------------------------------------------------- builders
@@ -127,7 +128,7 @@ def test_pass_in_every_format() -> None:
     assert md.startswith("## overlap-check: ✅ pass\n")
     assert "### Plans, rank 0" in md
     # plan | overlap_pct | verdict | runs used | worst occurrence (lowest warm worst: run 4)
-    assert "| moe-shared-expert | 0.870 | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, #12) |" in md
+    assert "| moe-shared-expert | 0.870 | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, `#`12) |" in md
     assert "- **moe-shared-expert**: 3c real overlap" in md
     assert "vs baseline" not in md
 
@@ -405,7 +406,7 @@ def test_github_escaping() -> None:
 def test_names_with_markup_are_escaped() -> None:
     rep = report(plan("fake", 0.0, name="a|b<c>&d\x01"))
     rep = failed(rep, "fake")
-    assert "| a\\|b&lt;c>&d\x01 |" in markdown.render(rep)
+    assert "| a\\|b\\<c\\>\\&d\\\\x01 |" in markdown.render(displayed(rep))
     root = junit_tree(rep)  # parses: the control character was replaced
     assert [c.attrib["name"] for c in root.iter("testcase")] == ["a|b<c>&d? rank 0"]
 
@@ -531,10 +532,11 @@ def test_hostile_plan_name_from_the_command_line_stays_in_its_annotation() -> No
     commands = runner_commands(result.stdout)
     # one annotation (the plan's error); no evil.py command, from the title nor the verdict line
     assert [(kind, set(props)) for kind, props, _ in commands] == [("error", {"title"})]
-    assert commands[0][1]["title"] == f"overlap-check: {HOSTILE} rank 0"
+    # the CLI shows the name escaped (escape.py): its newline is no line break even decoded
+    assert commands[0][1]["title"] == f"overlap-check: {shown(HOSTILE)} rank 0"
     lines = result.stdout.split("\n")
     assert len(lines) == 3 and lines[2] == ""  # the annotation, the verdict line, the end
-    assert _unescape(lines[1]) == f"overlap-check: fail (plan {HOSTILE}, rank 0: fake " + (
+    assert _unescape(lines[1]) == f"overlap-check: fail (plan {shown(HOSTILE)}, rank 0: fake " + (
         "(hidden_pct 0.000))"  # the side work ran while the main stream waited: none hidden
     )
 
@@ -556,7 +558,7 @@ def test_config_plan_annotation_points_at_its_plan_table(
     result = CliRunner().invoke(cli, args, env=NO_SUMMARY)
     assert result.exit_code == 1, result.output
     by_title = {props["title"]: (kind, props) for kind, props, _ in runner_commands(result.stdout)}
-    kind, props = by_title[f"overlap-check: {HOSTILE} rank 0"]
+    kind, props = by_title[f"overlap-check: {shown(HOSTILE)} rank 0"]
     assert (kind, props["file"], props["line"]) == ("error", "overlap-check.toml", "8")
     _, other = by_title["overlap-check: other rank 0"]  # no side op found: no-evidence
     assert (other["file"], other["line"]) == ("overlap-check.toml", "4")
@@ -596,7 +598,7 @@ def test_lint_annotations_escape_a_hostile_path(tmp_path: Path) -> None:
     commands = runner_commands(result.stdout)
     assert len(commands) == len(result.stdout.split("\n")) - 1 == 2  # one line per finding
     assert [props["line"] for props in props_of(result.stdout)] == ["30", "43"]
-    assert {props["file"] for props in props_of(result.stdout)} == {str(source)}
+    assert {props["file"] for props in props_of(result.stdout)} == {shown(str(source))}
 
 
 # --------------------------------------------------------------------------- evidence summary
@@ -615,7 +617,11 @@ def test_evidence_summary_in_every_ci_format() -> None:
     # JUnit: each line a suite property, and in its plan's testcase after the verdict line
     root = junit_tree(rep)
     properties = [(p.get("name"), p.get("value")) for p in root.iter("property")]
-    assert [value for name, value in properties if name == "evidence"] == list(lines)
+    # a repeated property name is numbered (xunitparser rejects a repeated one)
+    assert [(n, v) for n, v in properties if n.startswith("evidence")] == [
+        ("evidence.1", lines[0]),
+        ("evidence.2", lines[1]),
+    ]
     cases = root.findall("testsuite/testcase")
     assert [case.get("name") for case in cases] == [
         "moe-shared-expert rank 0",
@@ -644,8 +650,8 @@ def test_hostile_plan_name_in_the_evidence_line_stays_in_its_annotation() -> Non
     assert result.exit_code == 1
     ((kind, _, message),) = runner_commands(result.stdout)  # still one command
     assert kind == "error"
-    # decoded, the line holds the name's own newlines, inside this one message
-    evidence = f"plan {HOSTILE}, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000"
+    # decoded, the line holds the name shown escaped (escape.py), inside this one message
+    evidence = f"plan {shown(HOSTILE)}, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000"
     assert f"\nevidence: {evidence}\n" in message
 
 
@@ -673,6 +679,6 @@ def test_ci_formats_state_the_deciding_figure_where_the_window_figure_disagrees(
     result = CliRunner().invoke(cli, [*args, "markdown"], env=NO_SUMMARY)
     # plan | hidden_pct | overlap_pct | verdict | runs used | deciding occurrence
     assert (
-        "| SharedExpert | 0.010 | 1.000 | ❌ fake (provisional) | 1 of 1 | 0.010 (run 1, #1) |"
+        "| SharedExpert | 0.010 | 1.000 | ❌ fake (provisional) | 1 of 1 | 0.010 (run 1, `#`1) |"
         in result.stdout
     )

@@ -31,6 +31,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 def internal_error_message(err: BaseException, args: list[str]) -> str:
     """One line for an exception no reader turned into the tool's error class."""
+    if isinstance(err, ModuleNotFoundError) and err.name in ("polars", "numpy", "msgspec"):
+        # the lint-only environment of the pre-commit hook (.pre-commit-hooks.yaml)
+        return (
+            f"{err.name} is not installed: only lint works without it; install overlap-check "
+            "with its dependencies"
+        )
     filename = getattr(err, "filename", None)
     if isinstance(err, OSError) and filename is not None:
         return f"{filename}: {err.strerror or err}"
@@ -59,19 +65,22 @@ class LazyGroup(click.Group):
         # The one place where library errors become a message and an exit code,
         # so that CliRunner tests and the console script behave the same.
         from overlap_check.model.errors import OverlapCheckError
+        from overlap_check.report.escape import shown
 
         args = [*ctx._protected_args, *ctx.args]  # Group.invoke consumes them
         try:
             return super().invoke(ctx)
         except OverlapCheckError as err:
-            click.echo(f"overlap-check: error: {err}", err=True)
+            click.echo(f"overlap-check: error: {shown(str(err))}", err=True)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)
+        except click.ClickException as err:  # a usage error may name a path: shown escaped
+            vars(err)["message"] = shown(err.message)  # typed Final; click reads it to show
+            raise
         except (
             click.exceptions.Exit,
-            click.ClickException,
             click.Abort,
             SystemExit,
             GeneratorExit,
@@ -79,7 +88,8 @@ class LazyGroup(click.Group):
             raise
         except BaseException as err:  # also a Rust panic in polars (not an Exception)
             # A crash is a bug, not a failed gate: exit 2 with one line, never a traceback.
-            click.echo(f"overlap-check: error: {internal_error_message(err, args[1:])}", err=True)
+            message = shown(internal_error_message(err, args[1:]))
+            click.echo(f"overlap-check: error: {message}", err=True)
             ctx.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

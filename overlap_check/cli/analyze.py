@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from overlap_check.cli.options import analysis_options, emit, options_from_params
+from overlap_check.cli.options import analysis_options, emit, options_from_params, warn
 
 if TYPE_CHECKING:
     from overlap_check.model import Capture, Options, Report
@@ -46,9 +46,7 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
         from overlap_check.model import rank_text
 
         ranks = [rank_text(r) for r in sorted({c.rank for c in captures}, key=rank_key)]
-        click.echo(
-            f"overlap-check: read {len(captures)} capture(s), rank(s) {', '.join(ranks)}", err=True
-        )
+        warn(f"read {len(captures)} capture(s), rank(s) {', '.join(ranks)}")
     ctx.exit(emit(report, params, captures))
 
 

@@ -24,6 +24,7 @@ from overlap_check.judge.baseline import (
 )
 from overlap_check.model import BaselineDelta
 from overlap_check.report.color import paint, paint_verdict
+from overlap_check.report.escape import displayed, guarded, json_text
 from overlap_check.report.markdown import append_markdown, render_comparison, step_summary_target
 
 
@@ -97,15 +98,17 @@ def compare(
     deltas = compare_reports(load_baseline(base), load_baseline(head), tolerance)
     if output_format == "json":
         document = comparison_to_dict(deltas, tolerance, base, head)
-        click.echo(json.dumps(document, indent=2))
-    elif output_format == "markdown":
-        click.echo(render_comparison(deltas, tolerance, base, head), nl=False)
-    else:
+        click.echo(json_text(json.dumps(document, indent=2)))
+    # the other formats show the names escaped (escape.py)
+    shown_deltas, base, head = displayed((deltas, base, head))
+    if output_format == "markdown":
+        click.echo(guarded(render_comparison(shown_deltas, tolerance, base, head)), nl=False)
+    elif output_format == "text":
         colored = stdout_color(color)
-        text = _text(deltas, tolerance, base, head, colored)
+        text = guarded(_text(shown_deltas, tolerance, base, head, colored))
         click.echo(text, nl=False, color=True if colored else None)
     summary = step_summary_target(os.environ)
     if summary is not None:
-        append_markdown(render_comparison(deltas, tolerance, base, head), summary)
+        append_markdown(render_comparison(shown_deltas, tolerance, base, head), summary)
     if failing(deltas):
         ctx.exit(1)

@@ -29,6 +29,7 @@ from overlap_check.model import (
 )
 from overlap_check.model.errors import UsageError
 from overlap_check.report.color import COLOR_MODES, color_for
+from overlap_check.report.escape import displayed, guarded, json_text, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,7 +44,7 @@ color_option = click.option(
     default="auto",
     show_default=True,
     help="Colour the text on stdout. auto: on a terminal, unless NO_COLOR is set "
-    "(FORCE_COLOR forces it). Never in other formats, nor in a file written with --output.",
+    "(FORCE_COLOR forces it). Never in other formats, nor in a file.",
 )
 
 # The command-line-only options, and by name where each setting (config/settings.py) goes
@@ -192,6 +193,12 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
     from overlap_check.cli.config import load_config, merge_options, plan_from_cli
 
     config = load_config(params.get("config"), Path.cwd())
+    if params.get("output"):  # a bad --output fails now, not after the analysis
+        from overlap_check.cli.config import format_for_path
+        from overlap_check.report.output_file import check_target
+
+        format_for_path(params["output"])
+        check_target(params["output"])
     one_off = {key: params.get(key) for key in ONE_OFF_PLAN}
     describes_plan = any(value is not None for value in one_off.values())
     plan = plan_from_cli(
@@ -235,28 +242,37 @@ def stdout_color(mode: str | None) -> bool:
 
 
 def render(report: Report, fmt: str, *, color: bool = False) -> str:
-    """The report in one of FORMATS, by the renderer module of that name (only text colours)."""
+    """The report in one of FORMATS, by the renderer module of that name (only text colours),
+    safe for its reader (escape.py): JSON exact, every other format from the names shown."""
     module = _module("overlap_check.report", fmt if fmt in FORMATS else "?", f"--format {fmt}")
-    text: str = (
-        module.render(report, color=True) if color and fmt == "text" else module.render(report)
-    )
-    return text
+    if fmt == "json":
+        return json_text(module.render(report))
+    shown_report = displayed(report)
+    if fmt == "text":  # fitted to the terminal (COLUMNS, else 100 columns)
+        from overlap_check.report.text_table import terminal_width
+
+        fit = terminal_width(os.environ)
+        text: str = module.render(shown_report, color=color, width=fit)
+    else:
+        text = module.render(shown_report)
+    return text if fmt == "github" else guarded(text)
 
 
-def _warn(message: str) -> None:
-    click.echo(f"overlap-check: {message}", err=True)
+def warn(message: str) -> None:
+    """One line on stderr, ``overlap-check: `` first; names in it shown escaped (escape.py)."""
+    click.echo(f"overlap-check: {shown(message)}", err=True)
 
 
 def _stderr_details(report: Report, captures: Sequence[Capture], verbose: int, fmt: str) -> None:
     if fmt != "text":  # the text report lists its notes itself
         for note in report.notes:
-            _warn(f"note: {note}")
+            warn(f"note: {note}")
     if verbose < 1:
         return
     for capture in captures:
         if capture.skipped_lines:
             lines = ", ".join(str(n) for n in capture.skipped_lines)
-            _warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
+            warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
 
 
 def _step_summary(report: Report) -> None:
@@ -295,7 +311,7 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         plots = _module("overlap_check.report", "plots", "--plot")
         for path in plots.write_plots(report, captures, plot):
             if not params.get("quiet"):
-                _warn(f"wrote {path}")
+                warn(f"wrote {path}")
     if not params.get("quiet"):
         _stderr_details(report, captures, int(params.get("verbose") or 0), fmt)
     return report.exit_code

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from overlap_check.cli.options import analysis_options, options_from_params
+from overlap_check.cli.options import analysis_options, options_from_params, warn
 
 # Options of `analyze` that choose the analysis; the ones about the report and the
 # gate (format, output, baseline, fail-on ...) mean nothing for a picture.
@@ -104,7 +104,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     read, notes = run_folder_paths(paths)  # a `run` folder: its completed runs only
     if not params.get("quiet"):
         for note in notes:
-            click.echo(f"overlap-check: note: {note}", err=True)
+            warn(f"note: {note}")
     captures = load_paths(read, options.order)
     report = analyze_captures(captures, options)
     written = write_plots(
@@ -118,7 +118,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     )
     if not params.get("quiet"):
         for path in written:
-            click.echo(f"overlap-check: wrote {path}", err=True)
+            warn(f"wrote {path}")
 
 
 plot.params = [p for p in plot.params if p.name not in _NOT_FOR_PLOTS]

@@ -23,6 +23,7 @@ from overlap_check import __version__
 from overlap_check.cli.config.settings import BY_NAME, LEVELS, PROFILERS
 from overlap_check.cli.options import analysis_options, emit, options_from_params
 from overlap_check.model.errors import InputError, Interrupted, UsageError
+from overlap_check.report.escape import shown
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
@@ -174,15 +175,15 @@ class _Progress:
 
     def __call__(self, message: str) -> None:
         if not self.quiet:
-            self.stderr.say(f"overlap-check: {message}")
+            self.stderr.say(f"overlap-check: {shown(message)}")
 
     def forget_empty_out(self) -> None:
         """Interrupted before the session began: remove the --out folder made for it."""
         if self.manifest is None and self.out is not None:
-            from overlap_check.runner.session import PROBE_NAME
+            from overlap_check.runner.session import LOCK_NAME
 
             with contextlib.suppress(OSError):
-                (self.out / PROBE_NAME).unlink(missing_ok=True)  # a signal cut the write test
+                (self.out / LOCK_NAME).unlink(missing_ok=True)
                 self.out.rmdir()  # only when still empty
 
     def interrupted_message(self) -> str:
@@ -301,6 +302,11 @@ def _out_dir(given: Path | None, cwd: Path) -> Path:
     """The --out folder: new or empty; by default a fresh timestamped one."""
     if given is not None:
         out = given if given.is_absolute() else cwd / given
+        if out.is_symlink():
+            raise UsageError(
+                f"--out {given} is a symbolic link",
+                hint="runs are never written through a link; name a new folder",
+            )
         try:
             taken = out.exists() and any(out.iterdir())
         except OSError as err:

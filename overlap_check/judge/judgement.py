@@ -221,7 +221,7 @@ def _unseen_communication(r: RankDecisions, figures: Sequence[CaptureFigures]) -
                 where = "" if row.step is None else f" step {row.step}"
                 notes.append(
                     f"rank {rank_text(r.rank)} run {run}{where}: the profiler counts "
-                    f"{_us_text(row.communication_ns)} us of communication "
+                    f"{_us_text(row.communication_ns)} µs of communication "
                     f"({fig.capture.profiler_steps_file}) but {fig.capture.source} has no "
                     "communication row there: not compared"
                 )
@@ -266,9 +266,9 @@ def _communication(
                 )
                 notes.append(
                     f"rank {rank_text(r.rank)} run {run}{where}: communication busy/hidden/exposed "
-                    f"{_us_text(figure.busy_ns, figure.hidden_ns, figure.exposed_ns)} us differ "
+                    f"{_us_text(figure.busy_ns, figure.hidden_ns, figure.exposed_ns)} µs differ "
                     f"from the profiler's Communication/Overlapped/Not Overlapped "
-                    f"{theirs} us by "
+                    f"{theirs} µs by "
                     f"{difference:.1%} of its Communication "
                     f"({fig.capture.profiler_steps_file}; docs/method.md)"
                 )

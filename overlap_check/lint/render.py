@@ -9,6 +9,7 @@ from overlap_check import __version__
 from overlap_check.lint.findings import Finding, LintResult
 from overlap_check.lint.sarif import render_sarif
 from overlap_check.report.color import bold, paint
+from overlap_check.report.escape import displayed, guarded, json_text
 from overlap_check.report.junit import JUnitCase, JUnitFailure, JUnitSuite, write
 from overlap_check.report.workflow_commands import command
 
@@ -91,7 +92,11 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
 
 
 def render(result: LintResult, fmt: str, *, color: bool = False) -> str:
-    """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only."""
+    """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only. Safe for its
+    reader (escape.py): JSON and SARIF exact, the others from the names shown."""
+    if fmt in ("json", "sarif"):
+        return json_text(RENDERERS[fmt](result))
     if fmt == "text":
-        return render_text(result, color=color)
-    return RENDERERS[fmt](result)
+        return guarded(render_text(displayed(result), color=color))
+    text = RENDERERS[fmt](displayed(result))
+    return text if fmt == "github" else guarded(text)

@@ -1,9 +1,10 @@
 """Lint findings as a SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers.
 
 One run; the tool's rules are every lint rule (so a viewer can name the rule of
-each result); one result per finding at its file, line and column. Relative paths
-stay relative URIs (GitHub resolves them against the repository root, so lint
-from there); absolute ones become ``file://`` URIs. tests/data/sarif/ holds the
+each result); one result per finding at its file, line and column. Paths are made
+relative to the workspace (``GITHUB_WORKSPACE``, else the repository root:
+GitHub resolves them against the checkout) wherever lint runs; others become
+``file://`` URIs. tests/data/sarif/ holds the
 official schema the output is validated against.
 """
 
@@ -16,12 +17,13 @@ from urllib.parse import quote
 from overlap_check import __version__
 from overlap_check.lint.findings import LintResult
 from overlap_check.lint.rules import RULES
+from overlap_check.report.workflow_commands import workspace_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _uri(path: str) -> str:
-    pure = PurePath(path)
+    pure = PurePath(workspace_path(path))
     return pure.as_uri() if pure.is_absolute() else quote(pure.as_posix())
 
 

@@ -22,6 +22,7 @@ from overlap_check.report.cases import (
     pct,
     plan_case,
 )
+from overlap_check.report.escape import displayed, markdown
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 STEP_SUMMARY_SWITCH = "OVERLAP_CHECK_STEP_SUMMARY"  # "0": do not write the step summary
@@ -30,15 +31,8 @@ _ICON = {"failed": "❌", "warning": "⚠️", "passed": "✅"}
 
 
 def cell(text: object) -> str:
-    """Text safe inside a table cell: no pipes, newlines or HTML tags."""
-    return (
-        str(text)
-        .replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace("\r", " ")
-        .replace("\n", " ")
-    )
+    """Text safe inside a table cell or a list item: no markup, link or mention (escape.py)."""
+    return markdown(str(text))
 
 
 def _icon(case: Case) -> str:
@@ -262,7 +256,7 @@ def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
     """
     target = step_summary_target(environ)
     if target is not None:
-        append_markdown(render(report), target)
+        append_markdown(render(displayed(report)), target)
 
 
 def step_summary_target(environ: Mapping[str, str]) -> str | None:
@@ -292,7 +286,7 @@ def render_comparison(
     lines = [
         f"## overlap-check compare: {'❌ fail' if failed else '✅ pass'}",
         "",
-        f"Baseline `{cell(base)}` vs `{cell(head)}`, tolerance {tolerance:.3f} "
+        f"Baseline {cell(base)} vs {cell(head)}, tolerance {tolerance:.3f} "
         "(absolute drop of a plan's hidden_pct, or a stream pair's overlap_pct).",
         "",
     ]

@@ -4,12 +4,18 @@ The text goes to a temporary file in the target's folder (same file system, so
 the rename is atomic), is flushed to disk, and then replaces the target with
 :func:`os.replace`. A failure at any point leaves the old file as it was and no
 temporary file behind.
+
+Only a regular file is replaced: a symbolic link (to a file, dangling, or to a
+device) and anything not a regular file (a device such as /dev/null, a FIFO, a
+folder) is refused, naming the path (exit 2), so that a report never overwrites
+what a link points at and, as root, never replaces a device with a file.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import stat
 from collections.abc import Collection
 from pathlib import Path
 
@@ -34,18 +40,46 @@ def format_of_suffix(path: str | Path, formats: Collection[str]) -> str | None:
     return found if found in formats else None
 
 
+def _kind(mode: int) -> str | None:
+    """What a file that must not be replaced is, in words; None: a regular file."""
+    kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")]  # fmt: skip
+    return next(
+        (w for test, w in kinds if test(mode)), None if stat.S_ISREG(mode) else "a special file"
+    )
+
+
+def check_target(path: str | Path) -> None:
+    """InputError naming ``path`` when it exists and is not a regular file (lstat: a link is
+    one); also called before a long analysis, so that it fails at once."""
+    try:
+        kind = _kind(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if kind is not None:
+        raise InputError(
+            f"is {kind}: overlap-check writes only a regular file, never through a link "
+            "or into a device",
+            path=path,
+            hint="remove it or name another file",
+        )
+
+
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on failure."""
-    target = path.resolve() if path.is_symlink() else path  # write through a link, keep it
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on failure,
+    InputError naming ``path`` when it is not a regular file (a link is never followed)."""
+    check_target(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666: the new file gets the usual umask-based mode (mkstemp's is 0600).
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temporary, flags, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, target)
+        os.replace(temporary, path)  # replaces the name itself: never follows a link
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

@@ -17,7 +17,7 @@ from overlap_check.model import (
 )
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
-from overlap_check.report.text_table import Painter, table
+from overlap_check.report.text_table import Painter, fitted, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
@@ -35,8 +35,8 @@ def _known(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _us(ns: float) -> str:
-    return f"{ns / 1000:.3f}"
+def _us(ns: float | None) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:.3f}"
 
 
 def _heading(title: str, explanation: str, color: bool) -> str:
@@ -91,7 +91,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
     if start is None or end is None or origin is None:
         return "[n/a]"
-    return f"[{_us(start - origin)}, {_us(end - origin)}] us"
+    return f"[{_us(start - origin)}, {_us(end - origin)}] µs"
 
 
 def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> str:
@@ -259,26 +259,22 @@ def _diagnosed(plan: PlanResult) -> list[str]:
     return lines + [f"    fix ({where}): {step}" for step in found.fix]
 
 
-def _opt_us(ns: float | None) -> str:
-    return "n/a" if ns is None else _us(ns)
-
-
 def _walls(plan: PlanResult) -> str:
     """The plan's layer figures (docs/gain.md), warm medians per layer."""
     w = plan.walls
     if w is None or not w.layers:
         return ""
     text = (
-        f"{w.layers} per {_samples(plan)[:-1]}, wall {_opt_us(w.layer_wall_ns)} µs, dominator "
-        f"{_opt_us(w.dominator_ns)} µs, side ops {_opt_us(w.side_total_ns)} µs; join wait "
-        f"{_opt_us(w.join_wait_ns)} µs"
+        f"{w.layers} per {_samples(plan)[:-1]}, wall {_us(w.layer_wall_ns)} µs, dominator "
+        f"{_us(w.dominator_ns)} µs, side ops {_us(w.side_total_ns)} µs; join wait "
+        f"{_us(w.join_wait_ns)} µs"
     )
     if w.join_wait_worst_ns:
         text += (
             f" (worst {_us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
             f"{w.join_wait_worst_run})"
         )
-    tail, step = _opt_us(w.side_tail_ns), _opt_us(w.step_wall_ns)
+    tail, step = _us(w.side_tail_ns), _us(w.step_wall_ns)
     text += f", side tail {tail} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
         ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {_us(t.ns)} µs" for t in w.tail_ops)
@@ -299,14 +295,14 @@ def _reference(report: Report, color: bool) -> list[str]:
             d.plan,
             rank_text(d.rank),
             str(d.layers),
-            f"{_opt_us(d.before.layer_wall_ns)} -> {_opt_us(d.after.layer_wall_ns)}",
+            f"{_us(d.before.layer_wall_ns)} -> {_us(d.after.layer_wall_ns)}",
             _signed(d.layer_wall_delta_pct),
-            f"{_opt_us(d.before.dominator_ns)} -> {_opt_us(d.after.dominator_ns)}",
-            f"{_opt_us(d.before.side_total_ns)} -> {_opt_us(d.after.side_total_ns)}",
-            f"{_opt_us(d.before.step_wall_ns)} -> {_opt_us(d.after.step_wall_ns)}",
+            f"{_us(d.before.dominator_ns)} -> {_us(d.after.dominator_ns)}",
+            f"{_us(d.before.side_total_ns)} -> {_us(d.after.side_total_ns)}",
+            f"{_us(d.before.step_wall_ns)} -> {_us(d.after.step_wall_ns)}",
             _signed(d.step_wall_delta_pct),
-            f"{_opt_us(d.before.join_wait_ns)} -> {_opt_us(d.after.join_wait_ns)}",
-            _opt_us(d.new_join_wait_ns),
+            f"{_us(d.before.join_wait_ns)} -> {_us(d.after.join_wait_ns)}",
+            _us(d.new_join_wait_ns),
         ]
         for d in ref.plans
     ]
@@ -455,6 +451,7 @@ def _baseline(report: Report, color: bool) -> list[str]:
     return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
 
 
+@fitted  # to the terminal's width, its terms explained (text_table.py)
 def render(report: Report, *, color: bool = False) -> str:
     """The whole text report, ending with a newline; ``color``: with ANSI colours."""
     status = paint(

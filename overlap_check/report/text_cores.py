@@ -94,7 +94,7 @@ Origins = Mapping[tuple[int | None, int], int | None]  # (rank, run) -> run's fi
 
 def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: bool = False) -> str:
     """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
-    start times are microseconds from the run's first kernel; without, absolute epoch us.
+    start times are microseconds from the run's first kernel; without, absolute epoch µs.
     ``color``: violations red, warnings and contention yellow (ANSI)."""
     lines = [bold("Cores", color)]
     device = cores.device
@@ -143,11 +143,11 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     head = f"  contention (warm runs: {cores.contention_runs}; blocks on >= 2 busy streams): "
     if cores.contention_count == 0:
         return [head + "demand never exceeds the device's cores"]
-    over = paint(f"{_us(cores.over_limit_ns)} us over the device's cores", "yellow", color)
+    over = paint(f"{_us(cores.over_limit_ns)} µs over the device's cores", "yellow", color)
     lines = [
         head + f"{over} in total "
-        f"(aicore {_us(cores.aicore_over_limit_ns)} us, "
-        f"vectorcore {_us(cores.vectorcore_over_limit_ns)} us), "
+        f"(aicore {_us(cores.aicore_over_limit_ns)} µs, "
+        f"vectorcore {_us(cores.vectorcore_over_limit_ns)} µs), "
         f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
     ]
     rows = [

@@ -1,10 +1,41 @@
-"""Aligned plain-text tables for the text report, with optional colour per column."""
+"""Aligned plain-text tables for the text report, with optional colour per column, and the
+report fitted to the terminal's width (``COLUMNS``, default 100)."""
 
 from __future__ import annotations
 
+import functools
+import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 Painter = Callable[[str], str]  # a cell's text -> the same text, maybe wrapped in ANSI escapes
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 40
+# the width the report is fitted to while report.text renders it (text.render's ``width``)
+WIDTH: ContextVar[int] = ContextVar("WIDTH", default=DEFAULT_WIDTH)
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def terminal_width(environ: Mapping[str, str]) -> int:
+    """``COLUMNS`` when it is a number of at least 40, else DEFAULT_WIDTH."""
+    given = environ.get("COLUMNS", "").strip()
+    return max(int(given), MIN_WIDTH) if given.isdigit() else DEFAULT_WIDTH
+
+
+def _fit(columns: list[list[str]], indent: str) -> list[int] | None:
+    """Column widths that fit WIDTH, narrowing the widest columns whose cells break at
+    blanks (never below a column's longest word); None: the table cannot fit."""
+    fitted = [max(len(c) for c in column) for column in columns]
+    words = [max(len(w) for cell in column for w in cell.split() or [""]) for column in columns]
+    while (over := len(indent) + sum(fitted) + 2 * (len(fitted) - 1) - WIDTH.get()) > 0:
+        can = [i for i, w in enumerate(fitted) if w > words[i]]
+        if not can:
+            return None
+        widest = max(can, key=lambda i: fitted[i])
+        fitted[widest] = max(words[widest], fitted[widest] - over)
+    return fitted
 
 
 def table(
@@ -13,18 +44,90 @@ def table(
     indent: str = "  ",
     paint: Mapping[int, Painter] | None = None,
 ) -> list[str]:
-    """Header and rows, columns padded to their widest cell, trailing blanks dropped.
+    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A table
+    wider than WIDTH has its widest cells wrapped at blanks within their column; one that
+    cannot fit so shows its last column under each row instead (``path: ...``).
 
     ``paint`` maps a column index to a painter for its body cells; the padding is
     added outside the escapes, so coloured and plain tables line up the same.
     """
-    painters = paint or {}
-    widths = [max(len(c) for c in column) for column in zip(header, *rows, strict=True)]
-    lines = [(indent + "  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True))).rstrip()]
-    for row in rows:
-        cells = [
-            (painters[i](c) if i in painters else c) + " " * (w - len(c))
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append((indent + "  ".join(cells)).rstrip())
-    return lines
+    return [line for group in _groups(header, rows, indent, paint or {}) for line in group]
+
+
+def _groups(
+    header: Sequence[str], rows: Sequence[Sequence[str]], indent: str, paint: Mapping[int, Painter]
+) -> list[list[str]]:
+    """The lines of the header, then of each row (several when its cells wrap)."""
+    columns = [list(column) for column in zip(header, *rows, strict=True)]
+    widths = _fit(columns, indent)
+    if widths is None and len(header) > 1:
+        head, *body = _groups(header[:-1], [row[:-1] for row in rows], indent, paint)
+        under = [[f"{indent}    {header[-1]}: {row[-1]}"] for row in rows]
+        return [head] + [lines + more for lines, more in zip(body, under, strict=True)]
+    widths = widths or [max(len(c) for c in column) for column in columns]
+    groups: list[list[str]] = []
+    for number, row in enumerate([header, *rows]):
+        pieces = [textwrap.wrap(c, w, break_long_words=False) or [""] for c, w in
+                  zip(row, widths, strict=True)]  # fmt: skip
+        lines = []
+        for depth in range(max(len(p) for p in pieces)):
+            cells = []
+            for i, (piece, w) in enumerate(zip(pieces, widths, strict=True)):
+                text = piece[depth] if depth < len(piece) else ""
+                shown = paint[i](text) if number and i in paint and text else text
+                cells.append(shown + " " * (w - len(text)))
+            lines.append((indent + "  ".join(cells)).rstrip())
+        groups.append(lines)
+    return groups
+
+
+_LEAD = re.compile(r"^(\s*)(- )?")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # report/color.py's, which take no room
+
+
+def wrap_lines(text: str, width: int) -> str:
+    """Every line longer than ``width`` wrapped at blanks with a hanging indent: under its
+    own text after a list item's ``- ``, else four more blanks than the line's indent; a
+    word longer than that (a path) after a ``/``."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(_ANSI.sub("", line)) <= width:
+            out.append(line)
+            continue
+        lead = _LEAD.match(line)
+        blanks, bullet = (lead.group(1), lead.group(2) or "") if lead else ("", "")
+        hanging = blanks + ("  " if bullet else "    ")
+        current, size = blanks, len(blanks)
+        for word in line.split():
+            seen = len(_ANSI.sub("", word))
+            if size > len(blanks) and size + 1 + seen > width:
+                out.append(current)
+                current, size = hanging, len(hanging)
+            elif size > len(blanks) and current != hanging:
+                current, size = current + " ", size + 1
+            while size + seen > width and (cut := word.rfind("/", 0, width - size)) > 0:
+                out.append(current + word[: cut + 1])
+                word, current, size = word[cut + 1 :], hanging, len(hanging)
+                seen = len(_ANSI.sub("", word))
+            current, size = current + word, size + seen
+        out.append(current)
+    return "\n".join(out)
+
+
+def fitted(render: F) -> F:
+    """A text renderer for a terminal: the terms it uses explained at its end (text_terms.py),
+    and fitted to ``width`` (keyword; default 100): its tables (:func:`table`), then its long
+    lines (:func:`wrap_lines`)."""
+    from overlap_check.report.text_terms import terms
+
+    @functools.wraps(render)
+    def fitted_render(*args: Any, width: int | None = None, **kwargs: Any) -> str:
+        width = width or DEFAULT_WIDTH
+        token = WIDTH.set(width)
+        try:
+            body = render(*args, **kwargs)
+            return wrap_lines(body + terms(body), width)
+        finally:
+            WIDTH.reset(token)
+
+    return fitted_render  # type: ignore[return-value]

@@ -6,9 +6,17 @@ a plan name, a kernel name or a path must neither end the line nor end the
 property list. The rules are those of GitHub's actions/toolkit (command.ts):
 in the message ``%``, CR and LF are percent-encoded; in a property value
 ``:`` and ``,`` as well. GitHub decodes them again when it shows the annotation.
+
+GitHub places an annotation's ``file=`` relative to the workspace (the checkout), so a
+path, given relative to the working directory or absolute, is made relative to
+``GITHUB_WORKSPACE``, else to the repository root holding it (:func:`workspace_path`).
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
 
 
 def escape_data(text: str) -> str:
@@ -21,8 +29,25 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def workspace_path(file: str, environ: Mapping[str, str] = os.environ) -> str:
+    """``file`` relative to ``GITHUB_WORKSPACE``, else to the repository root (the nearest
+    folder up holding ``.git``); as given when it lies in neither."""
+    path = Path(os.path.abspath(file))
+    roots = [Path(environ["GITHUB_WORKSPACE"])] if environ.get("GITHUB_WORKSPACE") else []
+    roots += [folder for folder in path.parents if (folder / ".git").exists()][:1]
+    for root in roots:
+        try:
+            return path.relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            continue
+    return file
+
+
 def command(kind: str, message: str, **properties: str | int | None) -> str:
-    """``::kind key=value,...::message``; properties that are None are left out, in order."""
+    """``::kind key=value,...::message``; properties that are None are left out, in order;
+    ``file`` relative to the workspace (:func:`workspace_path`)."""
+    if properties.get("file") is not None:
+        properties["file"] = workspace_path(str(properties["file"]))
     given = [f"{key}={escape_property(str(value))}" for key, value in properties.items()
              if value is not None]  # fmt: skip
     head = f"::{kind} {','.join(given)}" if given else f"::{kind}"

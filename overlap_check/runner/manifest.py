@@ -17,7 +17,6 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from overlap_check.model.errors import InputError
+from overlap_check.report.output_file import write_atomically
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -145,16 +145,7 @@ def write_manifest(out_dir: Path, manifest: Manifest, *, closing: bool = False) 
 
 
 def _write_atomically(target: Path, text: str) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(target, text)  # never through a link (output_file.py)
     return target
 
 

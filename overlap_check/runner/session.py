@@ -8,6 +8,8 @@ stderr); errors are raised only after the manifest says what happened.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -57,22 +59,35 @@ def run_dir_name(index: int) -> str:
     return f"run-{index}"
 
 
-# prepare_out_dir's write test; a signal between its write and its unlink can leave it
-PROBE_NAME = ".overlap-check-probe"
+# The --out folder's lock file (also its write test), locked (flock) for the whole session so
+# that a second run into the same folder stops at once; the process's end releases it.
+LOCK_NAME = ".overlap-check.lock"
+_HELD_LOCKS: list[int] = []
 
 
 def prepare_out_dir(out: Path) -> None:
-    """Create the --out folder; a place that cannot hold it is a usage error naming it."""
+    """Create the --out folder and lock it; a place that cannot hold it, a symbolic link and a
+    folder another run holds are usage errors naming it."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / PROBE_NAME
-        probe.write_bytes(b"")
-        probe.unlink()
+        if out.is_symlink():
+            hint = "runs are never written through a link; name a new folder"
+            raise UsageError(f"--out {out} is a symbolic link", hint=hint)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as err:
         raise UsageError(
             f"cannot use --out {out}: {_os_reason(err)}",
             hint="choose a writable folder on a local disk (not under a file, /proc or /sys)",
         ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise UsageError(
+            f"--out {out} is in use by another overlap-check run",
+            hint="wait for it to end, or choose another folder",
+        ) from None
+    _HELD_LOCKS.append(fd)
 
 
 def _os_reason(err: OSError) -> str:
