@@ -69,17 +69,11 @@ import numpy.typing as npt
 import polars as pl
 
 from overlap_check import intervals
-from overlap_check.hiding import (
-    FAKE_SHARE,
-    Hidden,
-    capped,
-    combined,
-    hidden_fraction,
-    verdict_counts,
-)
+from overlap_check.hiding import Hidden, combined, hidden_fraction, verdict_counts
 from overlap_check.intervals import I64
 from overlap_check.layering import assign_layers, join_not_waited, lag
 from overlap_check.model import (
+    FAKE_SHARE,
     MAX_LISTED_LAYERS,
     MODULE_SCOPE,
     BarrierCandidate,
@@ -103,7 +97,7 @@ from overlap_check.selection import (
     stayed_phrases,
 )
 from overlap_check.table import is_compute
-from overlap_check.verdict import diagnose, diagnosis, label
+from overlap_check.verdict import bands, decide, diagnose, diagnosis, figure_text, label
 
 F64 = npt.NDArray[np.float64]
 _EMPTY: I64 = np.zeros(0, dtype=np.int64)
@@ -216,15 +210,7 @@ class Occurrences:
         if thresholds is not None:
             judged = (status == OK) & has_busy
             band = h.hidden_pct[k] if h is not None else np.zeros(k.size)
-            verdict = np.where(
-                ~judged,
-                "no-evidence",
-                np.where(
-                    band >= thresholds.real,
-                    "real",
-                    np.where(band <= thresholds.fake, "fake", "partial"),
-                ),
-            ).tolist()
+            verdict = np.where(judged, bands(band, thresholds), "no-evidence").tolist()
         joins = self.join_not_waited
         pct, busy_pct = self.pct[k], self.busy_pct[k]
         return tuple(
@@ -495,7 +481,7 @@ def plan_run(sample: Sample, occ: Occurrences, thresholds: Thresholds) -> PlanRu
         no_side=int((occ.status == NO_SIDE).sum()),
         no_dominator=int((occ.status == NO_DOMINATOR).sum()),
         zero_length=int((occ.status == ZERO_LENGTH).sum()),
-        fake=int((pct <= thresholds.fake).sum()),
+        fake=counts["fake"],  # by hidden_pct, the figure the verdict follows
         unpaired=occ.listed(unjudged, thresholds),
         hidden_pct=float(np.median(hidden)) if hidden.size else None,
         hidden_counts=(counts["real"], counts["partial"], counts["fake"]),
@@ -699,19 +685,19 @@ def plan_result(
     figure = spread([run.overlap_pct for run in runs], warm)
     busy = spread([run.busy_overlap_pct for run in runs], warm)
     hidden = spread([run.hidden_pct for run in runs], warm)
-    warm_counts = [r.hidden_counts for r in runs if r.warm]
+    warm_counts = [(r.sample or f"run {r.run}", r.hidden_counts) for r in runs if r.warm]
+    verdict, decided_by, band, fake_runs = decide(
+        hidden.median, warm_counts, thresholds, fake_share
+    )
     verdict_counts = (
-        sum(c[0] for c in warm_counts),
-        sum(c[1] for c in warm_counts),
-        sum(c[2] for c in warm_counts),
+        sum(c[0] for _, c in warm_counts),
+        sum(c[1] for _, c in warm_counts),
+        sum(c[2] for _, c in warm_counts),
     )
-    verdict: Verdict = (
-        "not-split"
-        if evidence
-        else capped(label(hidden.median, thresholds), verdict_counts, fake_share)
-    )
+    if evidence:
+        verdict, decided_by = "not-split", "not-split"
     if streams.main is None or (side_total == 0 and not split_failed):
-        verdict = "no-evidence"
+        verdict, decided_by = "no-evidence", "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
     instances = [
         found.with_columns(pl.lit(run.run, pl.Int64).alias("run"))
@@ -754,6 +740,10 @@ def plan_result(
             no_evidence=no_evidence,
             contention_ns=contention_ns,
             figure="hidden_pct",
+            decided_by=decided_by,
+            counts=verdict_counts,
+            fake_runs=fake_runs,
+            fake_share=fake_share,
         )
         + notes,
         diagnosed=diagnose(
@@ -764,6 +754,9 @@ def plan_result(
             evidence=[*causes, *band],
             placement=evidence,
             no_evidence=no_evidence,
+            decided_by=decided_by,
+            band=band,
+            fake_runs=fake_runs,
         ),
         fake_occurrences=fake_occurrences,
         dominator=plan.dominator,
@@ -822,7 +815,10 @@ def _band_note(
     window, hid = label(overlap, thresholds), label(hidden, thresholds)
     if window == hid:
         return ""
-    text = f"; overlap_pct {overlap:.3f} says {window} but hidden_pct {hidden:.3f} says {hid}"
+    text = (
+        f"; overlap_pct {figure_text(overlap, thresholds)} says {window} but hidden_pct "
+        f"{figure_text(hidden, thresholds)} says {hid}"
+    )
     deciding = deciding_occurrence(runs)
     if deciding is None:
         return text
@@ -838,10 +834,19 @@ def _band_note(
     where = "the side window spans the dominator, but " if spans else ""
     shown = occ.hidden_ns if occ.hidden_ns is not None else 0
     busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
+    under = round((occ.dominator_pct or 0.0) * busy)
+    if hid != "real":
+        return (
+            f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under other "
+            f"streams' compute (occurrence #{occ.index})"
+        )
+    if under >= shown:  # every hidden ns ran under the dominator itself
+        return (
+            f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under the named "
+            f"dominator itself; the window figure also counts the idle gaps of the side window "
+            f"(occurrence #{occ.index})"
+        )
     return (
-        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under other "
-        f"streams' compute (occurrence #{occ.index})"
-        if hid != "real"
-        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
-        f"compute, not under the named dominator (occurrence #{occ.index})"
+        f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
+        f"compute, {_us(under)} µs of it under the named dominator (occurrence #{occ.index})"
     )
