@@ -686,7 +686,7 @@ def plan_result(
     busy = spread([run.busy_overlap_pct for run in runs], warm)
     hidden = spread([run.hidden_pct for run in runs], warm)
     warm_counts = [(r.sample or f"run {r.run}", r.hidden_counts) for r in runs if r.warm]
-    verdict, decided_by, band, fake_runs = decide(
+    verdict, decided_by, figure_band, fake_runs = decide(
         hidden.median, warm_counts, thresholds, fake_share
     )
     verdict_counts = (
@@ -755,7 +755,7 @@ def plan_result(
             placement=evidence,
             no_evidence=no_evidence,
             decided_by=decided_by,
-            band=band,
+            band=figure_band,
             fake_runs=fake_runs,
         ),
         fake_occurrences=fake_occurrences,
@@ -846,7 +846,8 @@ def _band_note(
             f"dominator itself; the window figure also counts the idle gaps of the side window "
             f"(occurrence #{occ.index})"
         )
+    part = "none" if under == 0 else f"{_us(under)} µs"
     return (
         f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under other streams' "
-        f"compute, {_us(under)} µs of it under the named dominator (occurrence #{occ.index})"
+        f"compute, {part} of it under the named dominator (occurrence #{occ.index})"
     )

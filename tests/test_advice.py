@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from overlap_check.advice import GIVE_PATH, fix_steps
+from overlap_check.advice import CUBE_BOUND, GIVE_PATH, fix_steps
 from overlap_check.cli import cli
 from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
 from overlap_check.pipeline import check
@@ -48,7 +48,9 @@ def test_causes_are_listed_largest_first_and_only_at_partial_and_real() -> None:
     found = diagnose("partial", "ge", evidence=[small, cube, big])
     assert [e.text for e in found.evidence] == ["more contention", "contention", "cube"]
     assert (found.stage, found.cause, found.path) == ("3b", "partial", "ge")
-    assert found.fix[-1].startswith("the dominator already uses every AI core")
+    # the saturated cube replaces "give the side stream more to hide under" (issue 23.12)
+    assert found.fix[0] == CUBE_BOUND
+    assert not any("more to hide under" in step for step in found.fix)
     barrier = BarrierCandidate("Cast", 2, 0, 167_500, 3, 1, 1_500, occurrences=6)
     fake = diagnose("fake", None, barriers=[barrier], fake_occurrences=6, evidence=[big])
     assert [(e.kind, e.size_ns) for e in fake.evidence] == [("barrier", 167_500)]
@@ -99,7 +101,9 @@ def test_real_fixture_names_contention_then_a_saturated_cube() -> None:
     text = text_report.render(report)
     assert "    cause 1: block demand over the device's cores for 960.000 µs" in text
     assert "    cause 2: cube saturated" in text
-    assert "    fix (ge): the dominator already uses every AI core" in text
+    # a real plan is never told that multi-stream will not help (issue 23.12)
+    assert "    fix (ge): the dominator asks for every AI core" in text
+    assert "will not help" not in text
 
 
 def test_without_a_path_the_real_fixture_gets_generic_steps() -> None:

@@ -71,8 +71,8 @@ def test_any_failing_rank_fails_and_the_worst_is_named() -> None:
     assert not decision.passed
     assert decision.worst_rank == 1
     assert decision.reasons == (
-        "plan moe, rank 1: fake (hidden_pct 0.010)",
-        "plan moe, rank 2: fake (hidden_pct 0.030)",
+        "plan moe, rank 1: verdict fake (hidden_pct 0.010) fails the gate (--fail-on partial)",
+        "plan moe, rank 2: verdict fake (hidden_pct 0.030) fails the gate (--fail-on partial)",
     )
 
 
@@ -109,7 +109,8 @@ def test_stream_level_gate() -> None:
     decision = gate([], pairs, ranks, None, Options(), use_plans=False)
     # Rank 0's pair is fake; rank 1 has a single compute stream: nothing to pair, it passes
     assert decision.reasons == (
-        "rank 0: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)",
+        "rank 0: stream 3 vs main stream 2: verdict fake (busy-time overlap_pct 0.000) fails "
+        "the gate (--fail-on partial)",
     )
     never = gate([], pairs, ranks, None, Options(fail_on="never"), use_plans=False)
     assert never.passed

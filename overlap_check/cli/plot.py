@@ -21,6 +21,7 @@ _NOT_FOR_PLOTS = frozenset(
         "tolerance",
         "strict",
         "fail_on_contention",
+        "allow_missing_wait",
         "reference",
         "require_gain",
         "max_join_wait_us",
