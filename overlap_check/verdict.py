@@ -32,10 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, cast
 
 from overlap_check.advice import CAUSE_KINDS, fix_steps
 from overlap_check.model import (
@@ -57,6 +54,10 @@ from overlap_check.model import (
     Verdict,
     rank_text,
 )
+
+if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this module
+    import numpy as np
+    import numpy.typing as npt
 
 FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verdict.py)
     "fake": frozenset({"fake", "not-split", "no-evidence"}),
@@ -251,6 +252,8 @@ PRODUCER_HINT = (
 def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
     """The verdict band of each figure, the one banding rule of the package: ``>= real``
     real, ``<= fake`` fake, partial between; nan (nothing judged) is no-evidence."""
+    import numpy as np
+
     values = np.asarray(figures, dtype=np.float64)
     return np.where(
         np.isnan(values),
@@ -265,7 +268,8 @@ def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_
 
 def label(figure: float | None, thresholds: Thresholds) -> Verdict:
     """The verdict band of one figure (:func:`bands`); None (nothing judged) is no-evidence."""
-    return cast(Verdict, str(bands([np.nan if figure is None else figure], thresholds)[0]))
+    value = float("nan") if figure is None else figure
+    return cast(Verdict, str(bands([value], thresholds)[0]))
 
 
 def _us(ns: float) -> str:

@@ -82,7 +82,8 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
 
 def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
     """An occurrence's hidden_pct with its own band, as the layer table gives it."""
-    return f"{figure_text(occ.hidden_pct, thresholds)} ({occ.verdict or 'not judged'})"
+    figure = figure_text(occ.hidden_pct, thresholds)
+    return f"{figure} ({occ.verdict})" if occ.verdict else figure
 
 
 def _runs_line(
