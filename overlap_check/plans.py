@@ -765,7 +765,12 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        findings=missing_waits([r for r in runs if r.warm], unit),
+        # a missing wait is a compute plan's: a communication or copy task that runs on
+        # into the next main op is the pipelining these plans are for (two-batch overlap),
+        # not a join that did not wait (issue 23.7)
+        findings=missing_waits([r for r in runs if r.warm], unit)
+        if plan.side_kind == "compute"
+        else (),
         side_kind=plan.side_kind,
         stayed=stayed_ops,
         op_type=plan.op_type,

@@ -16,7 +16,7 @@ from overlap_check.model import (
     Thresholds,
     Verdict,
 )
-from overlap_check.verdict import diagnosis, gate, label
+from overlap_check.verdict import bands, diagnosis, figure_text, gate, label
 
 T = Thresholds()
 
@@ -147,3 +147,22 @@ def test_diagnosis_lines() -> None:
     assert diagnosis("no-evidence", None, T, no_evidence="no kernel").startswith(
         "no evidence: no kernel"
     )
+
+
+def test_one_band_rule_for_figures_and_arrays() -> None:
+    # >= real (0.5) real, <= fake (0.05) fake, between partial; nothing judged: no-evidence
+    values = [0.5, 0.49, 0.05, 0.06, float("nan")]
+    want = ["real", "partial", "fake", "partial", "no-evidence"]
+    assert bands(values, T).tolist() == want
+    assert [label(v, T) for v in (0.5, 0.49, 0.05, 0.06, None)] == want
+
+
+def test_printed_digits_never_cross_a_threshold() -> None:
+    # 0.4996 rounds to 0.500 at 3 decimals, which would read real: 4 decimals and the edge
+    assert figure_text(0.4996, T) == "0.4996 (just under 0.5)"
+    assert figure_text(0.0502, T) == "0.0502 (just over 0.05)"  # 0.050 would read fake
+    assert figure_text(0.04996, T) == "0.050"  # 0.04996 and 0.050 are both fake
+    assert figure_text(0.5, T) == "0.500" and figure_text(None, T) == "n/a"
+    # closer than 1e-9: cut toward the value's band (0.499 is partial, 0.051 partial)
+    assert figure_text(0.5 - 1e-11, T) == "0.499 (just under 0.5)"
+    assert figure_text(0.05 + 1e-11, T) == "0.051 (just over 0.05)"

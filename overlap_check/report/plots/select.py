@@ -248,10 +248,11 @@ def plan_timeline(
     thresholds = report.thresholds
     # hidden_pct decides: it comes first, with the occurrence's band as the report gave it
     # (occurrences measured afresh for a chosen index carry neither: "not judged")
+    band = occ.verdict or "not banded"
     hidden = (
         "not judged"
         if occ.hidden_pct is None
-        else f"{figure_text(occ.hidden_pct, thresholds)} ({occ.verdict or 'not banded'})"
+        else f"{figure_text(occ.hidden_pct, thresholds)} ({band}{_hidden_text(result, occ)})"
     )
     window = "n/a" if occ.overlap_pct is None else f"{occ.overlap_pct:.2f}"
     sample = plan_run.sample or f"run {info.index}"  # "run 3 step 50" with --per step
@@ -268,7 +269,7 @@ def plan_timeline(
         which = "deciding warm" if plan_run.warm else "deciding"
     status = f" ({occ.status})" if occ.status != "ok" else ""
     subtitle = (
-        f"{which} occurrence{status}: hidden_pct {hidden}{_hidden_text(result, occ)}; "
+        f"{which} occurrence{status}: hidden_pct {hidden}; "
         f"window overlap_pct {window} · {_plan_line(result, thresholds)}"
     )
     return TimelineView(
@@ -299,7 +300,7 @@ def _hidden_text(result: PlanResult, occ: Occurrence) -> str:
     if result.side_kind == "compute" or busy is None or hidden is None:
         return ""
     under = f"{format_duration(hidden)} of {format_duration(busy)} {result.side_kind}"
-    return f" ({under} under compute)"
+    return f"; {under} under compute"
 
 
 def _plan_line(result: PlanResult, thresholds: Thresholds) -> str:
