@@ -56,6 +56,11 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
     return lambda cell: paint(cell, styles.get(cell), color)
 
 
+def _capped(plan: PlanResult) -> bool:
+    """The fake-share cap decided the verdict, not the band of the figure beside it."""
+    return plan.diagnosed is not None and plan.diagnosed.decided_by in ("fake-share", "fake-run")
+
+
 def _deciding_cell(plan: PlanResult, thresholds: Thresholds) -> str:
     """The deciding (worst) occurrence by the figure that decides, hidden_pct."""
     found = plan.deciding_occurrence()
@@ -192,6 +197,7 @@ def _plans(report: Report, color: bool) -> list[str]:
             plan.name,
             rank_text(plan.rank),
             figure_text(plan.hidden_pct, thresholds)
+            + (" (capped)" if _capped(plan) else "")
             + (" (provisional)" if plan.provisional else ""),
             plan.verdict,
             _pct(plan.overlap_pct),

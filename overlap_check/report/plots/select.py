@@ -45,7 +45,7 @@ from overlap_check.report.plots.views import (
     occurrence_range,
     stream_view_width,
 )
-from overlap_check.verdict import figure_text
+from overlap_check.verdict import decided_text, figure_text
 
 ChartKind = Literal["timeline", "runs", "demand"]
 CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
@@ -309,11 +309,8 @@ def _plan_line(result: PlanResult, thresholds: Thresholds) -> str:
         return f"plan: {result.verdict}{provisional} ({result.placement[0]})"
     if result.hidden_pct is None:
         return f"plan: {result.verdict}{provisional}"
-    return (
-        f"plan hidden_pct {figure_text(result.hidden_pct, thresholds)} over "
-        f"{result.runs_used} warm run{'s' if result.runs_used != 1 else ''}: "
-        f"{result.verdict}{provisional}"
-    )
+    runs = f"{result.runs_used} warm run{'s' if result.runs_used != 1 else ''}"
+    return f"plan {result.verdict}{provisional} ({decided_text(result, thresholds)}; {runs})"
 
 
 def _rank_text(rank: int | None) -> str:
