@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
+
+import pytest
 
 from click.testing import CliRunner
 
 from overlap_check.advice import CUBE_BOUND, GIVE_PATH, fix_steps
 from overlap_check.cli import cli
-from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
+from overlap_check.model import BarrierCandidate, Evidence, ExecutionPath, Options, Plan
 from overlap_check.pipeline import check
 from overlap_check.report import text as text_report
 from overlap_check.synth.layers import DOMINATOR, SIDE_OPS
@@ -247,3 +250,43 @@ def test_a_plan_limits_its_main_path_too(tmp_path: Path) -> None:
     config.write_text('[[plan]]\nname = "p"\nside = "S"\n[plan.main_limit_core]\naicore = 12\n')
     bad = CliRunner().invoke(cli, ["analyze", fixture, "--config", str(config)])
     assert bad.exit_code == 2 and "main_limit_core needs main_stream or dominator" in bad.output
+
+
+PATHS_OR_NONE = ("ge", "npugraph_ex", "eager", None)
+MEASURED = [
+    Evidence("cube-saturated", "cube"),
+    Evidence("join-wait", "join", 5_000),
+    Evidence("tail-ops", "tail", 1_000),
+]
+
+
+@pytest.mark.parametrize("path", PATHS_OR_NONE)
+@pytest.mark.parametrize("waited", ["main", "side", None])
+def test_no_fix_step_contradicts_the_verdict_the_wait_or_another(
+    path: ExecutionPath | None, waited: Literal["main", "side"] | None
+) -> None:
+    # issue 23.12, every cause x path x barrier direction, with every measured cause
+    for cause in ("fake", "partial", "real"):
+        steps = " ".join(fix_steps(cause, path, MEASURED, waited=waited))  # type: ignore[arg-type]
+        if cause == "real":  # a real plan is never told multi-stream will not help
+            assert "will not help" not in steps
+        if cause == "partial":  # never both "give it more to hide under" and "will not help"
+            assert "will not help" in steps and "more to hide under" not in steps
+    fake = fix_steps("fake", path, waited=waited)
+    text = " ".join(fake)
+    if waited == "side":  # the producer step alone: no generic "move it past the dominator"
+        assert "make that producer run before the dominator" in text
+        assert "past the dominator" not in text and "the main stream waited" not in text
+    elif waited == "main":  # the main stream waited for the side work, never the other way
+        assert "the main stream waited for the side work" in text
+        assert "the side work waited for" not in text and "producer" not in text
+    else:  # no barrier found: the generic search, said once
+        assert text.count("move it past the dominator") == 1
+    assert len(set(fake)) == len(fake)
+
+
+def test_will_not_help_only_where_the_figures_show_it() -> None:
+    # without a saturated cube, no step says multi-stream will not help
+    for cause in ("fake", "partial", "real", "not-split", "no-evidence"):
+        for path in PATHS_OR_NONE:
+            assert "will not help" not in " ".join(fix_steps(cause, path, MEASURED[1:]))  # type: ignore[arg-type]

@@ -536,8 +536,12 @@ def test_hostile_plan_name_from_the_command_line_stays_in_its_annotation() -> No
     assert commands[0][1]["title"] == f"overlap-check: {HOSTILE} rank 0"
     lines = result.stdout.split("\n")
     assert len(lines) == 3 and lines[2] == ""  # the annotation, the verdict line, the end
-    assert _unescape(lines[1]) == f"overlap-check: fail (plan {HOSTILE}, rank 0: verdict fake " + (
-        "(hidden_pct 0.000) fails the gate (--fail-on partial))"  # the side work ran while the main stream waited: none hidden
+    assert (
+        _unescape(lines[1])
+        == f"overlap-check: fail (plan {HOSTILE}, rank 0: verdict fake "
+        + (
+            "(hidden_pct 0.000) fails the gate (--fail-on partial))"  # the side work ran while the main stream waited: none hidden
+        )
     )
 
 

@@ -96,6 +96,8 @@ def check_words(report: Report, captures: list[Capture]) -> None:
         assert f"{plan.verdict}: {shown}" in formats["github"]
     for picture in pictures:
         title, subtitle = picture.split("\n")
+        if title.endswith("no occurrence to show"):  # nothing judged: the streams instead
+            continue
         assert "hidden_pct" in title and "overlap_pct" not in title
         if "overlap_pct" in subtitle:
             assert subtitle.index("hidden_pct") < subtitle.index("overlap_pct")

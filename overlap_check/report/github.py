@@ -48,9 +48,7 @@ def render(report: Report) -> str:
         findings = [
             f"finding: {f}" for f in case.findings if not any(f in x for x in case.failures)
         ]
-        body = "\n".join(
-            [case.message, *evidence, *case.failures, *findings, *case.details[:1]]
-        )
+        body = "\n".join([case.message, *evidence, *case.failures, *findings, *case.details[:1]])
         plan = plans.get((case.group, case.name))
         file = plan.config_file if plan is not None else None
         line = plan.config_line if plan is not None and file is not None else None
