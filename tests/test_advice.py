@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-
 from click.testing import CliRunner
 
 from overlap_check.advice import CUBE_BOUND, GIVE_PATH, fix_steps

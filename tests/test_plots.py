@@ -29,7 +29,6 @@ from overlap_check.model import (
     PlanResult,
     PlanRun,
     Report,
-    Thresholds,
 )
 from overlap_check.pipeline import check
 from overlap_check.report.plots import output_paths, picture_format, write_plots
