@@ -391,7 +391,8 @@ def _pairs(report: Report, color: bool) -> list[str]:
             str(p.main),
             str(p.side),
             _us(p.overlap_ns),
-            _pct(p.overlap_pct) + (" (provisional)" if p.provisional else ""),
+            figure_text(p.overlap_pct, report.thresholds)
+            + (" (provisional)" if p.provisional else ""),
             p.verdict,
         ]
         for p in report.stream_pairs

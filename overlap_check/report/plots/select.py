@@ -348,7 +348,7 @@ def stream_timeline(
     if main is None and pairs:
         main = pairs[0].main
     side = pairs[0].side if pairs else None
-    figures = [_pair_text(p, info.index) for p in pairs]
+    figures = [_pair_text(p, info.index, report.thresholds) for p in pairs]
     verdict = min((p.verdict for p in pairs), key=lambda v: _VERDICT_RANK[v], default=None)
     return TimelineView(
         kernels=capture.kernels,
@@ -369,13 +369,11 @@ def stream_timeline(
     )
 
 
-def _pair_text(pair: StreamPair, run: int) -> str:
+def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
     this = next((r for r in pair.per_run if r.run == run), None)
     figure = f"{this.overlap_pct:.2f}" if this is not None else "n/a"
-    return (
-        f"stream {pair.side} vs {pair.main}: {figure} (warm median {pair.overlap_pct:.2f}, "
-        f"{pair.verdict})"
-    )
+    median = figure_text(pair.overlap_pct, thresholds)
+    return f"stream {pair.side} vs {pair.main}: {figure} (warm median {median}, {pair.verdict})"
 
 
 # --------------------------------------------------------------------------- runs, demand
