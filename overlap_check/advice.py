@@ -122,6 +122,12 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
     ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
 }
 
+# barrier (b): the side work's input came from a main op placed after the dominator
+PRODUCER_HINT = (
+    "make that producer run before the dominator (compute it earlier, or move it into the "
+    "stream-switch block) so the side work can start under the dominator"
+)
+
 # The barrier's step at fake (or a partial capped by fake layers), by which way the wait
 # went (model.BarrierCandidate.waited) and path; None: no barrier found either way.
 _BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None], str] = {
@@ -142,8 +148,7 @@ _BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None]
     ),
     ("side", None): (
         "the side stream waited for a main-stream producer placed after the dominator's "
-        "start: make that producer run before the dominator (compute it earlier, or move it "
-        "into the stream-switch block) so the side work can start under the dominator"
+        f"start: {PRODUCER_HINT}"
     ),
     (None, None): (
         "find the wait or data dependency that orders the side work after (or before) the "

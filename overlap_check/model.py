@@ -405,6 +405,11 @@ class Diagnosis:
     band: Verdict | None = None  # the band of the deciding figure (hidden_pct), before a cap
     fake_runs: tuple[str, ...] = ()  # decided_by fake-run: the warm samples fake in every layer
 
+    @property
+    def capped(self) -> bool:
+        """The fake-share cap decided the verdict, not the band of its figure."""
+        return self.decided_by in ("fake-share", "fake-run")
+
 
 @dataclass(frozen=True)
 class TailOp:

@@ -1,30 +1,17 @@
-"""Labels, the diagnosis line and the gate decision.
+"""Every judgement, each in one place: the band of a figure (:func:`bands`), a plan's
+verdict and what decided it (:func:`decide`: the band of hidden_pct, or the fake-share
+cap), the diagnosis (:func:`diagnose`, and its one line :func:`diagnosis`: 3a not split
+-> 3b fake or partial, barriers named -> 3c real) and the gate (:func:`item_failures`
+builds every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`).
 
-Labels: ``overlap_pct >= real`` real, ``<= fake`` fake, in between partial;
-``not-split`` when placement failed (3a) and ``no-evidence`` when nothing
-could be judged.
-
-Diagnosis follows the method's order: 3a (logical split failed: side ops not
-on a side stream) → 3b (fake or partial overlap on the timeline; barrier
-candidates named) → 3c (overlap is real; if wall time did not drop, look at
-contention, tails and core limits).
-
-Gate rules (``--fail-on``):
-
-- ``fake`` (default): plan verdicts fake, not-split and no-evidence fail;
-- ``partial``: partial fails as well;
-- ``never``: no plan label fails the gate except ``no-evidence``.
-
-``no-evidence`` always fails: an analysis that found nothing to judge (no side
-ops, no dominator, no occurrence, or without a plan no compute kernel at all)
-must never read as a pass. Without a plan, a rank with a single compute stream
-(beside it at most helper streams, hiding.helper_streams) has nothing to pair:
-the report says so and it passes, unless ``strict``. Without plans the
-stream pairs are judged by the
-same rule (a pair can only be real, partial or fake). The gate also fails on
-core-limit violations, on contention only with ``fail_on_contention``, and on a
-provisional result with ``strict``. Every rank is judged on its own; the gate
-fails when any rank fails.
+Gate rules (``--fail-on``, :data:`FAILING`): ``partial`` (default) fails partial,
+fake, not-split; ``fake`` fake and not-split; ``never`` none. ``no-evidence`` always
+fails: an analysis that found nothing to judge never reads as a pass. A missing wait
+fails unless ``allow_missing_wait``. Without a plan the stream pairs are judged by the
+same rule, and a rank with a single compute stream (beside it at most helper streams)
+passes unless ``strict``. Core-limit violations fail; contention only with
+``fail_on_contention``; a provisional result only with ``strict``. Every rank is
+judged on its own; the gate fails when any rank fails.
 """
 
 from __future__ import annotations
@@ -34,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
-from overlap_check.advice import CAUSE_KINDS, fix_steps
+from overlap_check.advice import CAUSE_KINDS, PRODUCER_HINT, fix_steps
 from overlap_check.model import (
     FAKE_SHARE,
     BarrierCandidate,
@@ -104,55 +91,37 @@ def item_failures(
     return tuple(reasons)
 
 
-def plan_failures(
-    plan: PlanResult,
-    thresholds: Thresholds,
-    fail_on: FailOn,
-    strict: bool,
-    min_runs: int,
-    allow_missing_wait: bool,
-) -> tuple[str, ...]:
+# (thresholds, fail_on, strict, min_runs, allow_missing_wait): a Report's or Options'
+Settings = tuple[Thresholds, FailOn, bool, int, bool]
+
+
+def plan_failures(plan: PlanResult, settings: Settings) -> tuple[str, ...]:
     """:func:`item_failures` of one plan, its deciding figure and cause named."""
+    thresholds, fail_on, strict, min_runs, allow_missing_wait = settings
+    figure = decided_text(plan, thresholds)
     return item_failures(
-        plan.verdict,
-        plan.provisional,
-        fail_on,
-        strict,
-        min_runs,
-        figure=decided_text(plan, thresholds),
-        findings=plan.findings,
-        allow_missing_wait=allow_missing_wait,
-    )
+        plan.verdict, plan.provisional, fail_on, strict, min_runs, figure=figure,
+        findings=plan.findings, allow_missing_wait=allow_missing_wait,
+    )  # fmt: skip
+
+
+def pair_failures(pair: StreamPair, settings: Settings) -> tuple[str, ...]:
+    """:func:`item_failures` of one stream pair, its busy-time figure named."""
+    thresholds, fail_on, strict, min_runs, _ = settings
+    figure = f"busy-time overlap_pct {figure_text(pair.overlap_pct, thresholds)}"
+    return item_failures(pair.verdict, pair.provisional, fail_on, strict, min_runs, figure=figure)
 
 
 def mark_gate(report: Report) -> Report:
     """The report with each plan and stream pair marked by the gate (``gate_failures``),
     under the report's own gate settings: renderers read it."""
-    settings = (report.fail_on, report.strict, report.min_runs)
-    return replace(
-        report,
-        plans=tuple(
-            replace(
-                p,
-                gate_failures=plan_failures(
-                    p, report.thresholds, *settings, report.allow_missing_wait
-                ),
-            )
-            for p in report.plans
-        ),
-        stream_pairs=tuple(
-            replace(
-                p,
-                gate_failures=item_failures(
-                    p.verdict,
-                    p.provisional,
-                    *settings,
-                    figure=f"busy-time overlap_pct {figure_text(p.overlap_pct, report.thresholds)}",
-                ),
-            )
-            for p in report.stream_pairs
-        ),
-    )
+    settings = (
+        report.thresholds, report.fail_on, report.strict, report.min_runs,
+        report.allow_missing_wait,
+    )  # fmt: skip
+    plans = [replace(p, gate_failures=plan_failures(p, settings)) for p in report.plans]
+    pairs = [replace(p, gate_failures=pair_failures(p, settings)) for p in report.stream_pairs]
+    return replace(report, plans=tuple(plans), stream_pairs=tuple(pairs))
 
 
 def figure_text(value: float | None, thresholds: Thresholds, digits: int = 3) -> str:
@@ -190,20 +159,10 @@ def decided_text(plan: PlanResult, thresholds: Thresholds) -> str:
     if plan.verdict == "not-split":
         return plan.placement[0] if plan.placement else "placement"
     text = f"{plan.decided_by} {figure_text(plan.hidden_pct, thresholds)}"
-    if found is not None and found.decided_by in ("fake-share", "fake-run"):
-        text += f", {cap_text(found, plan.verdict_counts)}"
-    return text
-
-
-def cap_text(found: Diagnosis, counts: tuple[int, int, int]) -> str:
-    """The fake-share cap that decided a verdict, with its counts."""
-    judged = sum(counts)
-    text = (
-        f"capped at partial: {counts[2]} of {judged} judged warm layers fake (more than "
-        "fake_share of them)"
-    )
-    if found.fake_runs:
-        text += f"; fake in every layer: {', '.join(found.fake_runs)}"
+    if found is not None and found.capped:
+        counts = plan.verdict_counts
+        text += f", capped at partial: {counts[2]} of {sum(counts)} judged warm layers fake"
+        text += f"; fake in every layer: {', '.join(found.fake_runs)}" * bool(found.fake_runs)
     return text
 
 
@@ -242,11 +201,6 @@ def capped(
 
 
 BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
-# barrier (b): the side work's input came from a main op GE placed after the dominator
-PRODUCER_HINT = (
-    "make that producer run before the dominator (compute it earlier, or move it into the "
-    "stream-switch block) so the side work can start under the dominator"
-)
 
 
 def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
@@ -276,21 +230,23 @@ def _us(ns: float) -> str:
     return f"{ns / 1000:.3f} µs"
 
 
-def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int) -> str:
-    """The barrier and which way the wait went (docs/hidden-fraction.md)."""
+def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int, hint: bool = True) -> str:
+    """The barrier and which way the wait went (docs/hidden-fraction.md), with the advice
+    that matches it (``hint``)."""
+    advice = f" - {barrier_hint(candidate)}" if hint else ""
     seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
     if candidate.waited == "side":
         return (
             f"the side stream waited for {candidate.name} ({candidate.chain}) on stream "
             f"{candidate.stream_id}: the side window starts {_us(candidate.lag_ns)} after it "
-            f"ended, after the dominator started, with the side stream idle ({seen})"
+            f"ended, after the dominator started, with the side stream idle ({seen}){advice}"
         )
     chain = f" (chain {candidate.chain} up to the dominator)" if candidate.chain else ""
     return (
         f"{candidate.name}{chain} on stream {candidate.stream_id} starts "
         f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
         f"{_us(candidate.gap_ns)} idle gap on the main stream: the main stream waited for "
-        f"the side stream ({seen})"
+        f"the side stream ({seen}){advice}"
     )
 
 
@@ -340,9 +296,7 @@ def diagnosis(
             "the median hides them: fix what made those layers fake"
         )
         if barriers:
-            text += (
-                f"; barrier in the fake layers: {_barrier_advice(barriers[0], fake_occurrences)}"
-            )
+            text += f"; barrier in the fake layers: {barrier_phrase(barriers[0], fake_occurrences)}"
         return text
     if verdict == "fake":
         text = (
@@ -350,7 +304,7 @@ def diagnosis(
             "the streams ran one after the other"
         )
         if barriers:
-            text += f"; barrier candidate: {_barrier_advice(barriers[0], fake_occurrences)}"
+            text += f"; barrier candidate: {barrier_phrase(barriers[0], fake_occurrences)}"
         else:
             text += (
                 "; no barrier candidate found either way (no main op waited ahead of the "
@@ -380,17 +334,9 @@ def diagnosis(
     return text
 
 
-def _barrier_advice(candidate: BarrierCandidate, fake_occurrences: int) -> str:
-    return f"{barrier_phrase(candidate, fake_occurrences)} - {barrier_hint(candidate)}"
-
-
-STAGES: dict[Verdict, Stage | None] = {
-    "not-split": "3a",
-    "fake": "3b",
-    "partial": "3b",
-    "real": "3c",
-    "no-evidence": None,
-}
+# docs/method.md's failure mode of each verdict
+STAGES: dict[Verdict, Stage | None] = dict(fake="3b", partial="3b", real="3c")
+STAGES |= {"not-split": "3a", "no-evidence": None}
 
 
 def diagnose(
@@ -418,7 +364,8 @@ def diagnose(
         found += [Evidence("placement", text) for text in placement]
     if verdict in ("fake", "partial") and barriers:
         top = barriers[0]
-        found.append(Evidence("barrier", barrier_phrase(top, fake_occurrences), top.gap_ns))
+        phrase = barrier_phrase(top, fake_occurrences, hint=False)
+        found.append(Evidence("barrier", phrase, top.gap_ns))
     capped_by_fakes = decided_by in ("fake-share", "fake-run")
     if verdict in ("partial", "real") and not capped_by_fakes:
         causes = [e for e in evidence if e.kind != "band-mismatch"]
@@ -487,10 +434,11 @@ def gate(
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []
-    settings = (options.fail_on, False, options.min_runs)  # provisional: per rank below
+    # --strict's provisional mark: once per rank, below
+    settings = (options.thresholds, options.fail_on, False, options.min_runs, False)
     if use_plans:
         for plan in plans:
-            found = plan_failures(plan, options.thresholds, *settings, options.allow_missing_wait)
+            found = plan_failures(plan, (*settings[:4], options.allow_missing_wait))
             where = f"plan {plan.name}, rank {rank_text(plan.rank)}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:
@@ -514,8 +462,7 @@ def gate(
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
-            figure = f"busy-time overlap_pct {figure_text(pair.overlap_pct, options.thresholds)}"
-            found = item_failures(pair.verdict, pair.provisional, *settings, figure=figure)
+            found = pair_failures(pair, settings)
             where = f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:

@@ -92,11 +92,10 @@ def _plan_sections(report: Report) -> list[str]:
                 if deciding
                 else "—"
             )
-            capped = plan.diagnosed is not None and plan.diagnosed.decided_by != "band"
+            capped = plan.diagnosed is not None and plan.diagnosed.capped
             row: list[object] = [
                 plan.name,
-                figure_text(plan.hidden_pct, report.thresholds)
-                + (" (capped)" if capped and plan.verdict == "partial" else ""),
+                figure_text(plan.hidden_pct, report.thresholds) + (" (capped)" if capped else ""),
                 _verdict_cell(case, plan.verdict, plan.provisional),
                 pct(plan.overlap_pct),
                 f"{plan.runs_used} of {len(plan.per_run)}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from overlap_check.advice import CAUSE_KINDS
 from overlap_check.model import (
@@ -19,7 +20,10 @@ from overlap_check.model import (
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, table
-from overlap_check.verdict import figure_text
+
+if TYPE_CHECKING:
+    from overlap_check.report.text_cores import Origins
+from overlap_check.verdict import barrier_phrase, figure_text
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under other streams' compute, warm median (decides)"
@@ -56,19 +60,14 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
     return lambda cell: paint(cell, styles.get(cell), color)
 
 
-def _capped(plan: PlanResult) -> bool:
-    """The fake-share cap decided the verdict, not the band of the figure beside it."""
-    return plan.diagnosed is not None and plan.diagnosed.decided_by in ("fake-share", "fake-run")
-
-
 def _deciding_cell(plan: PlanResult, thresholds: Thresholds) -> str:
     """The deciding (worst) occurrence by the figure that decides, hidden_pct."""
     found = plan.deciding_occurrence()
     if found is None or not found[0].warm:
         return "-"
     run, occ = found
-    where = run.sample or f"run {run.run}"
-    return f"#{occ.index} ({where}): {figure_text(occ.hidden_pct, thresholds)}"
+    hidden = figure_text(occ.hidden_pct, thresholds)
+    return f"#{occ.index} ({run.sample or f'run {run.run}'}): {hidden}"
 
 
 def _samples(plan: PlanResult) -> str:
@@ -77,14 +76,11 @@ def _samples(plan: PlanResult) -> str:
 
 def _per_run(runs: Sequence[PlanRun], thresholds: Thresholds) -> str:
     """Each sample's hidden_pct (what decides), its window overlap_pct beside it."""
-    parts = []
-    for r in runs:
-        name = r.sample or f"run {r.run}"
-        parts.append(
-            f"{name}{'' if r.warm else ' (cold)'} {figure_text(r.hidden_pct, thresholds)} "
-            f"(overlap_pct {_pct(r.overlap_pct)})"
-        )
-    return ", ".join(parts)
+    return ", ".join(
+        f"{r.sample or f'run {r.run}'}{'' if r.warm else ' (cold)'} "
+        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {_pct(r.overlap_pct)})"
+        for r in runs
+    )
 
 
 def _occurrence_counts(plan: PlanResult) -> str:
@@ -106,11 +102,7 @@ def _window(start: int | None, end: int | None, origin: int | None) -> str:
     return f"[{_us(start - origin)}, {_us(end - origin)}] us"
 
 
-def _deciding(
-    plan: PlanResult,
-    origins: Mapping[tuple[int | None, int], int | None],
-    thresholds: Thresholds,
-) -> str:
+def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str:
     """The recipes' record of the occurrence the verdict's figure names (times from the
     run's first compute kernel)."""
     found = plan.deciding_occurrence()
@@ -129,28 +121,16 @@ def _deciding(
     )
 
 
-def _in_json(run: PlanRun) -> str:
-    """Which layers the JSON lists (model.MAX_LISTED_LAYERS bounds the table)."""
-    if len(run.layers) < run.occurrences:
-        return f"{len(run.layers)} of {run.occurrences} in JSON"
-    return "every layer in JSON"
-
-
 def _barrier(b: BarrierCandidate) -> str:
     """A barrier by op type, with which way the wait went."""
-    if b.waited == "side":
-        return f"{b.chain or b.name} (the side stream waited for it)"
-    return f"{b.chain or b.name} (the main stream waited)"
+    who = "the side stream waited for it" if b.waited == "side" else "the main stream waited"
+    return f"{b.chain or b.name} ({who})"
 
 
 MAX_LAYERS = 5  # layer rows the text shows; the JSON report has every layer
 
 
-def _layers(
-    plan: PlanResult,
-    origins: Mapping[tuple[int | None, int], int | None],
-    thresholds: Thresholds,
-) -> list[str]:
+def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[str]:
     """The deciding run's layer table, compact: its deciding and worst layers and those
     whose join did not wait, in layer order (at most MAX_LAYERS rows)."""
     found = plan.deciding_occurrence()
@@ -183,8 +163,11 @@ def _layers(
     total = max(run.occurrences, len(layers))
     shown = f"{len(picked)} of {total}" if len(picked) < total else str(total)
     header = ["layer", "side window", "dominator window", "hidden_pct", "verdict"]
+    # which layers the JSON lists (model.MAX_LISTED_LAYERS bounds the table)
+    listed = len(run.layers) < run.occurrences
+    in_json = f"{len(run.layers)} of {run.occurrences} in JSON" if listed else "every layer in JSON"
     return [
-        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; {_in_json(run)}):",
+        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; {in_json}):",
         *table([*header, "overlap_pct", "join"], rows, indent="      "),
     ]
 
@@ -197,7 +180,7 @@ def _plans(report: Report, color: bool) -> list[str]:
             plan.name,
             rank_text(plan.rank),
             figure_text(plan.hidden_pct, thresholds)
-            + (" (capped)" if _capped(plan) else "")
+            + (" (capped)" if plan.diagnosed and plan.diagnosed.capped else "")
             + (" (provisional)" if plan.provisional else ""),
             plan.verdict,
             _pct(plan.overlap_pct),
@@ -253,22 +236,10 @@ def _plans(report: Report, color: bool) -> list[str]:
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
-        for b in plan.barrier_candidates:
-            if b.waited == "side":
-                lines.append(
-                    f"    barrier candidate: the side stream waited for {b.name} ({b.chain}, "
-                    f"stream {b.stream_id}): the side window starts {_us(b.lag_ns)} µs after it "
-                    f"ended, after the dominator started; in {b.occurrences} of "
-                    f"{plan.fake_occurrences} fake occurrences"
-                )
-                continue
-            chain = f", chain {b.chain} up to the dominator" if b.chain else ""
-            lines.append(
-                f"    barrier candidate: {b.name} (stream {b.stream_id}{chain}) starts "
-                f"{_us(b.after_side_end_ns)} µs after the side window, after a {_us(b.gap_ns)} µs "
-                f"idle gap; first op after the side window in {b.occurrences} of "
-                f"{plan.fake_occurrences} fake occurrences"
-            )
+        lines += [
+            f"    barrier candidate: {barrier_phrase(b, plan.fake_occurrences, hint=False)}"
+            for b in plan.barrier_candidates
+        ]
     return lines
 
 
