@@ -225,3 +225,26 @@ def test_one_warm_run_fake_in_every_layer(tmp_path: Path) -> None:
     assert (plan.diagnosed.decided_by, plan.diagnosed.fake_runs) == ("fake-run", ("run 3",))
     assert "fake in every layer: run 3" in plan.diagnosis
     check_words(report, list(captures))
+
+
+def test_hidden_under_the_named_dominator_is_said_so(tmp_path: Path) -> None:
+    # D [60, 360] µs; side op A [350, 360] under D, side op B [1000, 1001] while the main
+    # stream idles (the join Add waits until 1010): hidden 10 of 11 µs = 0.909, real, all
+    # of it under D; the window [350, 1001] overlaps D by 10 of min(651, 300): 0.033, fake
+    kernels = [*_dominated(0, (60_000, 360_000), (1_010_000, 1_018_000))]
+    kernels += [
+        Kernel(GATE_UP, SIDE, BASE_NS + 350_000, 10_000, "AI_CORE", step=50),
+        Kernel(GATE_UP, SIDE, BASE_NS + 1_000_000, 1_000, "AI_CORE", step=50),
+    ]
+    Built((Scenario("under-d", tuple(kernels)),), Expected(plans=()), Variant(crlf=False)).write(
+        tmp_path
+    )
+    captures = overlap_check.load(tmp_path)
+    report = overlap_check.check(captures, Options(plans=(PLAN,)))
+    (plan,) = report.plans
+    assert plan.hidden_pct == pytest.approx(10 / 11, abs=1e-12)
+    assert plan.overlap_pct == pytest.approx(10 / 300, abs=1e-12)
+    assert plan.verdict == "real"
+    assert "10 of 11 µs of side work ran under the named dominator itself" in plan.diagnosis
+    assert "not under the named dominator" not in plan.diagnosis
+    check_words(report, list(captures))
