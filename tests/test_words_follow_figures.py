@@ -248,3 +248,13 @@ def test_hidden_under_the_named_dominator_is_said_so(tmp_path: Path) -> None:
     assert "10 of 11 µs of side work ran under the named dominator itself" in plan.diagnosis
     assert "not under the named dominator" not in plan.diagnosis
     check_words(report, list(captures))
+
+
+def test_a_fake_occurrence_is_counted_on_hidden_pct() -> None:
+    # split-side-work: the window (1.0) calls its one layer real, hidden_pct 2 / 202 =
+    # 0.0099 fake: the layer counts as fake everywhere (per run, plan, barrier search)
+    report = overlap_check.check([FIXTURES / "split-side-work"], Options(plans=(PLAN,)))
+    (plan,) = report.plans
+    (run,) = plan.per_run
+    assert (run.overlap_pct, run.hidden_pct) == (1.0, pytest.approx(2 / 202))
+    assert (run.fake, plan.fake_occurrences, plan.verdict_counts) == (1, 1, (0, 0, 1))
