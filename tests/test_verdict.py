@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from overlap_check import verdict
+from overlap_check import verdict as judgement
 from overlap_check.model import (
     BarrierCandidate,
     ContentionInterval,
@@ -171,12 +171,17 @@ def test_printed_digits_never_cross_a_threshold() -> None:
 
 def test_decide_names_what_decided() -> None:
     # the band of the median, when the fake layers are few: 1 of 5 fake <= 0.25 x 5
-    assert verdict.decide(0.9, [("run 3", (4, 0, 1))], T) == ("real", "band", "real", ())
-    assert verdict.decide(0.3, [("run 3", (0, 2, 0))], T) == ("partial", "band", "partial", ())
+    assert judgement.decide(0.9, [("run 3", (4, 0, 1))], T) == ("real", "band", "real", ())
+    assert judgement.decide(0.3, [("run 3", (0, 2, 0))], T) == ("partial", "band", "partial", ())
     # 3 of 6 fake > 0.25 x 6 = 1.5: the median 0.5 is real, the cap makes it partial
-    assert verdict.decide(0.5, [("run 3", (3, 0, 3))], T) == ("partial", "fake-share", "real", ())
+    assert judgement.decide(0.5, [("run 3", (3, 0, 3))], T) == ("partial", "fake-share", "real", ())
     # runs 3 and 4 real, run 5 fake in both its layers: 2 of 6 > 1.5, and run 5 is named
     warm = [("run 3", (2, 0, 0)), ("run 4", (2, 0, 0)), ("run 5", (0, 0, 2))]
-    assert verdict.decide(1.0, warm, T) == ("partial", "fake-run", "real", ("run 5",))
-    assert verdict.decide(0.0, [("run 3", (0, 0, 2))], T) == ("fake", "band", "fake", ())  # no cap
-    assert verdict.decide(None, [], T) == ("no-evidence", "no-evidence", "no-evidence", ())
+    assert judgement.decide(1.0, warm, T) == ("partial", "fake-run", "real", ("run 5",))
+    assert judgement.decide(0.0, [("run 3", (0, 0, 2))], T) == (
+        "fake",
+        "band",
+        "fake",
+        (),
+    )  # no cap
+    assert judgement.decide(None, [], T) == ("no-evidence", "no-evidence", "no-evidence", ())
