@@ -97,7 +97,7 @@ def test_summary_first_with_wall_delta() -> None:
     first = lines.index("Evidence:")
     assert first < next(i for i, line in enumerate(lines) if line.startswith("Plans"))
     summary = lines[first + 1]
-    assert "real, hidden_pct 1.000, overlap_pct 1.000" in summary
+    assert "real (hidden_pct 1.000), overlap_pct 1.000" in summary
     assert f"layer wall 466.000 -> 480.000 µs ({(480 - 466) / 466 * 100:+.2f}%)" in summary
     assert "dominator stretched 300.000 -> 480.000 µs (+60.0%)" in summary  # 180 / 300
     assert "Reference" in result.stdout

@@ -220,6 +220,13 @@ _OPTIONS: list[Callable[[F], F]] = [
         help="Block demand above the device cores fails the gate.",
     ),
     click.option(
+        "--allow-missing-wait",
+        is_flag=True,
+        default=None,
+        help="Accept a missing wait (a join that did not wait, a side stream a layer "
+        "behind): reported, but it does not fail the gate.",
+    ),
+    click.option(
         "-q", "--quiet", is_flag=True, help="Only the report; nothing on stderr but errors."
     ),
     click.option(
@@ -266,6 +273,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
             "tolerance",
             "strict",
             "fail_on_contention",
+            "allow_missing_wait",
             "soc_ini",
             "graph_dump",
             "soc",

@@ -360,6 +360,9 @@ def _diagnosed(found: Diagnosis) -> JSON:
             for e in found.evidence
         ],
         "fix": list(found.fix),
+        "decided_by": found.decided_by,
+        "band": found.band,
+        "fake_runs": list(found.fake_runs),
     }
 
 
@@ -478,6 +481,7 @@ def to_dict(report: Report) -> JSON:
         "per": report.per,
         "fail_on": report.fail_on,
         "strict": report.strict,
+        "allow_missing_wait": report.allow_missing_wait,
         "gate_reasons": list(report.gate_reasons),
         "evidence_summary": list(report.evidence_summary),
         "notes": list(report.notes),

@@ -29,6 +29,7 @@ from overlap_check.model import (
     ContentionInterval,
     CoresResult,
     CoreViolation,
+    DecidedBy,
     DeviceCores,
     Diagnosis,
     Evidence,
@@ -420,6 +421,10 @@ def _diagnosed(obj: _Object | None) -> Diagnosis | None:
         path=path,
         evidence=obj.each("evidence", evidence),
         fix=obj.texts("fix"),
+        # absent in reports written before they were kept: a band decided, not recorded
+        decided_by=obj.choice("decided_by", DecidedBy) if obj.has("decided_by") else "band",
+        band=obj.choice_or_none("band", Verdict) if obj.has("band") else None,
+        fake_runs=obj.texts("fake_runs") if obj.has("fake_runs") else (),
     )
 
 
@@ -696,6 +701,7 @@ def report_from_json(document: Mapping[str, Any] | Any, path: str | Path | None 
         # the gate settings (absent in reports written before they were kept: the defaults)
         fail_on=top.choice("fail_on", FailOn) if top.has("fail_on") else DEFAULT_FAIL_ON,
         strict=top.flag("strict") if top.has("strict") else False,
+        allow_missing_wait=top.has("allow_missing_wait") and top.flag("allow_missing_wait"),
         baseline_tolerance=top.number_or_none("baseline_tolerance"),
         # absent in reports written before it was kept: the default
         fake_share=(

@@ -49,6 +49,7 @@ _MERGED: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "tolerance": ("gate", checks.fraction),
     "strict": ("gate", checks.boolean),
     "fail_on_contention": ("gate", checks.boolean),
+    "allow_missing_wait": ("gate", checks.boolean),
     "reference": ("gate", checks.text),
     "require_gain": ("gate", checks.number),
     "max_join_wait_us": ("gate", checks.non_negative),

@@ -31,6 +31,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "tolerance": checks.fraction,
         "strict": checks.boolean,
         "fail_on_contention": checks.boolean,
+        "allow_missing_wait": checks.boolean,
         "reference": checks.text,  # resolved against the config file's folder
         "require_gain": checks.number,
         "max_join_wait_us": checks.non_negative,
@@ -91,6 +92,7 @@ class Config:
     tolerance: float | None = None
     strict: bool | None = None
     fail_on_contention: bool | None = None
+    allow_missing_wait: bool | None = None
     reference: str | None = None  # resolved against the config file's folder
     require_gain: float | None = None
     max_join_wait_us: float | None = None
