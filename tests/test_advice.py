@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
+import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.judge.advice import GIVE_PATH, fix_steps
+from overlap_check.judge.advice import CUBE_BOUND, GIVE_PATH, fix_steps
 from overlap_check.judge.pipeline import check
 from overlap_check.judge.verdict import diagnose, with_cause
-from overlap_check.model import BarrierCandidate, Evidence, Options, Plan
+from overlap_check.model import BarrierCandidate, Evidence, ExecutionPath, Options, Plan
 from overlap_check.report import text as text_report
 from synth.layers import DOMINATOR, SIDE_OPS
 
@@ -48,7 +50,9 @@ def test_causes_are_listed_largest_first_and_only_at_partial_and_real() -> None:
     found = diagnose("partial", "ge", evidence=[small, cube, big])
     assert [e.text for e in found.evidence] == ["more contention", "contention", "cube"]
     assert (found.stage, found.cause, found.path) == ("3b", "partial", "ge")
-    assert found.fix[-1].startswith("the dominator already uses every AI core")
+    # the saturated cube replaces "give the side stream more to hide under" (issue 23.12)
+    assert found.fix[0] == CUBE_BOUND
+    assert not any("more to hide under" in step for step in found.fix)
     barrier = BarrierCandidate("Cast", 2, 0, 167_500, 3, 1, 1_500, occurrences=6)
     fake = diagnose("fake", None, barriers=[barrier], fake_occurrences=6, evidence=[big])
     assert [(e.kind, e.size_ns) for e in fake.evidence] == [("barrier", 167_500)]
@@ -99,7 +103,9 @@ def test_real_fixture_names_contention_then_a_saturated_cube() -> None:
     text = text_report.render(report)
     assert "    cause 1: block demand over the device's cores for 960.000 µs" in text
     assert "    cause 2: cube saturated" in text
-    assert "    fix (ge): the dominator already uses every AI core" in text
+    # a real plan is never told that multi-stream will not help (issue 23.12)
+    assert "    fix (ge): the dominator asks for every AI core" in text
+    assert "will not help" not in text
 
 
 def test_without_a_path_the_real_fixture_gets_generic_steps() -> None:
@@ -243,3 +249,43 @@ def test_a_plan_limits_its_main_path_too(tmp_path: Path) -> None:
     config.write_text('[[plan]]\nname = "p"\nside = "S"\n[plan.main_limit_core]\naicore = 12\n')
     bad = CliRunner().invoke(cli, ["analyze", fixture, "--config", str(config)])
     assert bad.exit_code == 2 and "main_limit_core needs main_stream or dominator" in bad.output
+
+
+PATHS_OR_NONE = ("ge", "npugraph_ex", "eager", None)
+MEASURED = [
+    Evidence("cube-saturated", "cube"),
+    Evidence("join-wait", "join", 5_000),
+    Evidence("tail-ops", "tail", 1_000),
+]
+
+
+@pytest.mark.parametrize("path", PATHS_OR_NONE)
+@pytest.mark.parametrize("waited", ["main", "side", None])
+def test_no_fix_step_contradicts_the_verdict_the_wait_or_another(
+    path: ExecutionPath | None, waited: Literal["main", "side"] | None
+) -> None:
+    # issue 23.12, every cause x path x barrier direction, with every measured cause
+    for cause in ("fake", "partial", "real"):
+        steps = " ".join(fix_steps(cause, path, MEASURED, waited=waited))  # type: ignore[arg-type]
+        if cause == "real":  # a real plan is never told multi-stream will not help
+            assert "will not help" not in steps
+        if cause == "partial":  # never both "give it more to hide under" and "will not help"
+            assert "will not help" in steps and "more to hide under" not in steps
+    fake = fix_steps("fake", path, waited=waited)
+    text = " ".join(fake)
+    if waited == "side":  # the producer step alone: no generic "move it past the dominator"
+        assert "make that producer run before the dominator" in text
+        assert "past the dominator" not in text and "the main stream waited" not in text
+    elif waited == "main":  # the main stream waited for the side work, never the other way
+        assert "the main stream waited for the side work" in text
+        assert "the side work waited for" not in text and "producer" not in text
+    else:  # no barrier found: the generic search, said once
+        assert text.count("move it past the dominator") == 1
+    assert len(set(fake)) == len(fake)
+
+
+def test_will_not_help_only_where_the_figures_show_it() -> None:
+    # without a saturated cube, no step says multi-stream will not help
+    for cause in ("fake", "partial", "real", "not-split", "no-evidence"):
+        for path in PATHS_OR_NONE:
+            assert "will not help" not in " ".join(fix_steps(cause, path, MEASURED[1:]))  # type: ignore[arg-type]

@@ -155,7 +155,7 @@ def test_clean_pass(main_branch: Path) -> None:
     assert [case.attrib["name"] for case in cases] == ["moe-shared-expert rank 0"]
     summary = (main_branch / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## overlap-check: ✅ pass")
-    assert "| moe-shared-expert | 1.000 | 1.000 | ✅ real | 3 of 5 |" in summary
+    assert "| moe-shared-expert | 1.000 | ✅ real | 1.000 | 3 of 5 |" in summary
     baseline = main_branch / "overlap-check-baseline" / "overlap-check.json"
     assert baseline.read_text() == (main_branch / "overlap-check.json").read_text()
     assert '"verdict": "pass"' in baseline.read_text()
@@ -169,7 +169,8 @@ def test_fake_plan_fails(tmp_path: Path) -> None:
     assert numbers == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
     failure = cases[0].find("failure")
     assert failure is not None
-    assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on partial)"
+    want = "verdict fake (hidden_pct 0.000) fails the gate (--fail-on partial)"
+    assert failure.attrib["message"] == want
     assert "Cast" in (failure.text or "")  # the barrier candidate is named
     summary = (folder / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("## overlap-check: ❌ fail")

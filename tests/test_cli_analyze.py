@@ -168,8 +168,9 @@ def test_unknown_rank_prints_as_dash(fake_runs: Path, tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "None" not in result.output
     assert "read 1 capture(s), rank(s) -\n" in result.output
-    assert "  - rank -: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)\n" in (
-        result.output
-    )
+    assert (
+        "  - rank -: stream 3 vs main stream 2: verdict fake (busy-time overlap_pct 0.000) "
+        "fails the gate (--fail-on partial)\n"
+    ) in result.output
     as_json = json.loads(invoke(bare, "--format", "json", "-q").output)
     assert as_json["runs"][0]["rank"] is None

@@ -117,7 +117,7 @@ def test_summary_first_with_wall_delta() -> None:
     first = lines.index("Evidence:")
     assert first < next(i for i, line in enumerate(lines) if line.startswith("Plans"))
     summary = lines[first + 1]
-    assert "real, hidden_pct 1.000, overlap_pct 1.000" in summary
+    assert "real (hidden_pct 1.000), overlap_pct 1.000" in summary
     wall = f"layer wall {BEFORE_US:.3f} -> {AFTER_US:.3f} µs ({14 / BEFORE_US * 100:+.2f}%)"
     assert wall in summary
     assert "dominator stretched 300.000 -> 480.000 µs (+60.0%)" in summary  # 180 / 300

@@ -73,7 +73,7 @@ def test_under_another_op_figures_and_note() -> None:
     )
     assert (
         "overlap_pct 0.000 says fake but hidden_pct 1.000 says real: 173 of 173 µs of side "
-        "work ran under the main path, not under the named dominator"
+        "work ran under the main path, none of it under the named dominator"
     ) in plan.diagnosis
 
 
@@ -83,6 +83,14 @@ def test_median_hides_fake_layers_is_capped_at_partial() -> None:
     answer = answer_of("median-hides-fake")
     (plan,) = check([FIXTURES / "median-hides-fake"], Options(plans=(plan_of(answer),))).plans
     assert (plan.hidden_pct, plan.verdict_counts, plan.verdict) == (0.5, (3, 0, 3), "partial")
+    # what decided is named: the cap with its counts, not "between 0.05 and 0.5"
+    assert plan.diagnosed is not None
+    assert (plan.diagnosed.decided_by, plan.diagnosed.band) == ("fake-share", "real")
+    assert "capped by its fake layers: hidden_pct 0.500 is real on its own, but 3 of 6" in (
+        plan.diagnosis
+    )
+    assert "between" not in plan.diagnosis and "needs redesign" not in plan.diagnosis
+    assert not any("more to hide under" in step for step in plan.diagnosed.fix)
     share = Options(plans=(plan_of(answer),), fake_share=0.5)  # 3 > 0.5 * 6 is false
     (plan,) = check([FIXTURES / "median-hides-fake"], share).plans
     assert plan.verdict == "real"
@@ -106,7 +114,8 @@ def test_cli_prints_and_writes_the_deciding_figures(tmp_path: Path) -> None:
     # at 0); window 0.0, hidden 173 / 173
     assert (
         "side window [55.000, 230.000] µs, dominator window [240.000, 540.000] µs "
-        f"({DOMINATOR_OP.name}), overlap_pct 0.000, hidden_pct 1.000, verdict real"
+        f"({DOMINATOR_OP.name}), hidden_pct 1.000 (real on its own; plan verdict real), "
+        "overlap_pct 0.000"
     ) in result.output
     (plan,) = json.loads(out.read_text())["plans"]
     assert (plan["decided_by"], plan["verdict_counts"]) == (

@@ -155,9 +155,11 @@ def test_the_gate_marks_and_settings_are_restored() -> None:
     fake = overlap_check.check([str(FIXTURES / "fake-dual-stream")], options)
     back = Report.from_json(json.loads(render(fake)), "report.json")
     assert (back.fail_on, back.strict) == ("fake", True)
-    assert back.plans[0].gate_failures == ("verdict fake fails the gate (--fail-on fake)",)
+    assert back.plans[0].gate_failures == (
+        "verdict fake (hidden_pct 0.000) fails the gate (--fail-on fake)",
+    )
     assert [p.gate_failures for p in back.stream_pairs] == [
-        ("verdict fake fails the gate (--fail-on fake)",)
+        ("verdict fake (busy-time overlap_pct 0.000) fails the gate (--fail-on fake)",)
     ]
 
 

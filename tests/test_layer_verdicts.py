@@ -121,13 +121,21 @@ def test_cli_text_and_json_carry_the_layers(tmp_path: Path) -> None:
     args = ["analyze", str(FIXTURES / "lagging-side-stream"), "--side", "SharedExpert"]
     args += ["--dominator", DOMINATOR, "--output", str(out)]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output  # real passes
+    # real, but a missing wait (a data race) fails the gate by default (issue 23.11)
+    assert result.exit_code == 1, result.output
+    assert "missing wait, a data race (--allow-missing-wait accepts it): join did not" in (
+        result.output
+    )
+    allowed = CliRunner().invoke(cli, [*args, "--allow-missing-wait"])
+    assert allowed.exit_code == 0, allowed.output  # accepted knowingly: real passes
+    assert "finding: side stream a layer behind" in allowed.output  # still reported
     # times from the first compute kernel (RmsNorm at 0); layers 2 and 3 shown, layer 1 has
     # no side work: 2 of 3
     assert "layers (run 1, 2 of 3 shown; every layer in JSON):" in result.output
-    row = "3      [900.000, 1344.000] µs  [860.000, 1160.000] µs  0.500       0.867"
+    # hidden_pct first, with its band; the window figure after it
+    row = "3      [900.000, 1344.000] µs  [860.000, 1160.000] µs  0.500       real     0.867"
     assert row in result.output
-    assert "real     did not wait" in result.output
+    assert "0.867        did not wait" in result.output
     assert "finding: side stream a layer behind" in result.output
     (plan,) = json.loads(out.read_text())["plans"]
     (run,) = plan["per_run"]

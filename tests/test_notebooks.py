@@ -47,7 +47,7 @@ def test_notebook_runs(path: Path, notebook_root: Path) -> None:
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 4  # the fake timeline and runs chart, real, warm-cold, streams
     text = "".join(o.get("text", "") for o in outputs)
-    assert "verdict fake, overlap_pct 0.0" in text
+    assert "verdict fake, hidden_pct 0.0" in text and "decided by band" in text
 
 
 @pytest.fixture(scope="module")

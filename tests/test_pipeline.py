@@ -126,7 +126,10 @@ def test_two_rank_job(tmp_path: Path) -> None:
     # rank 1's side work runs while the main stream waits on an EVENT_WAIT (a task, not
     # compute): none of it is hidden
     assert by_rank[1].hidden_pct == 0.0
-    assert report.gate_reasons == ("plan moe-shared-expert, rank 1: fake (hidden_pct 0.000)",)
+    assert report.gate_reasons == (
+        "plan moe-shared-expert, rank 1: verdict fake (hidden_pct 0.000) fails the gate "
+        "(--fail-on partial)",
+    )
     assert "Worst rank: 1" in text_report.render(report)
     # Communication rows never make a stream.
     assert all(s.stream_id in (2, 3) for r in report.runs for s in r.streams)
@@ -291,7 +294,8 @@ def test_text_report(tmp_path: Path) -> None:
     assert text.startswith("overlap-check ")
     assert "PASS (exit 0)" in text.splitlines()[0]
     assert "moe-shared-expert" in text and "real" in text
-    assert "run 1 (cold) 0.000, run 2 (cold) 0.000" in text
+    # hidden_pct per run first (it decides), each run's window figure beside it
+    assert "run 1 (cold) 0.000 (overlap_pct 0.000), run 2 (cold) 0.000" in text
     assert "3 of 5 runs" in text
     assert "Stream pairs" in text and "Runs" in text
 

@@ -127,8 +127,9 @@ def test_pass_in_every_format() -> None:
     md = markdown.render(rep)
     assert md.startswith("## overlap-check: ✅ pass\n")
     assert "### Plans, rank 0" in md
-    # plan | overlap_pct | verdict | runs used | worst occurrence (lowest warm worst: run 4)
-    assert "| moe-shared-expert | 0.870 | 0.870 | ✅ real | 3 of 5 | 0.350 (run 4, `#`12) |" in md
+    # plan | hidden_pct | verdict | overlap_pct | runs used | deciding occurrence (lowest
+    # warm hidden_pct: run 4)
+    assert "| moe-shared-expert | 0.870 | ✅ real | 0.870 | 3 of 5 | 0.350 (run 4, `#`12) |" in md
     assert "- **moe-shared-expert**: 3c real overlap" in md
     assert "vs baseline" not in md
 
@@ -162,21 +163,22 @@ def test_fake_plan_fails_in_every_format() -> None:
     md = markdown.render(rep)
     assert md.startswith("## overlap-check: ❌ fail\n")
     assert "- plan moe-shared-expert, rank 0: fake (overlap_pct 0.000)" in md
-    assert "| moe-shared-expert | 0.000 | 0.000 | ❌ fake | 3 of 5 |" in md
+    assert "| moe-shared-expert | 0.000 | ❌ fake | 0.000 | 3 of 5 |" in md
     assert "barrier candidate: Cast" in md
 
     root = junit_tree(rep)
     assert counts(root) == {"tests": 1, "failures": 1, "errors": 0, "skipped": 0}
     failure = root.find("testsuite/testcase/failure")
     assert failure is not None
-    assert failure.attrib["message"] == "verdict fake fails the gate (--fail-on partial)"
+    want = "verdict fake (hidden_pct 0.000) fails the gate (--fail-on partial)"
+    assert failure.attrib["message"] == want
     assert failure.attrib["type"] == "plan"
     assert "fake: hidden_pct 0.000" in (failure.text or "")
     assert "barrier candidate: Cast" in (failure.text or "")
 
     out = github.render(rep)
     assert out.startswith("::error title=overlap-check%3A moe-shared-expert rank 0::fake:")
-    assert "%0Averdict fake fails the gate" in out
+    assert "%0Averdict fake (hidden_pct 0.000) fails the gate" in out
     assert out.splitlines()[-1].startswith("overlap-check: fail (plan moe-shared-expert")
 
 
@@ -186,7 +188,7 @@ def test_no_evidence_never_passes(fail_on: str) -> None:
         report(plan("no-evidence", None), fail_on=fail_on),
         "plan moe-shared-expert, rank 0: no-evidence (overlap_pct n/a)",
     )
-    assert "| moe-shared-expert | n/a | n/a | ❌ no-evidence |" in markdown.render(rep)
+    assert "| moe-shared-expert | n/a | ❌ no-evidence | n/a |" in markdown.render(rep)
     root = junit_tree(rep)
     assert counts(root)["failures"] == 1
     failure = root.find("testsuite/testcase/failure")
@@ -536,9 +538,9 @@ def test_hostile_plan_name_from_the_command_line_stays_in_its_annotation() -> No
     assert commands[0][1]["title"] == f"overlap-check: {shown(HOSTILE)} rank 0"
     lines = result.stdout.split("\n")
     assert len(lines) == 3 and lines[2] == ""  # the annotation, the verdict line, the end
-    assert _unescape(lines[1]) == f"overlap-check: fail (plan {shown(HOSTILE)}, rank 0: fake " + (
-        "(hidden_pct 0.000))"  # the side work ran while the main stream waited: none hidden
-    )
+    # the side work ran while the main stream waited: none hidden
+    verdict = "verdict fake (hidden_pct 0.000) fails the gate (--fail-on partial))"
+    assert _unescape(lines[1]) == f"overlap-check: fail (plan {shown(HOSTILE)}, rank 0: {verdict}"
 
 
 def test_config_plan_annotation_points_at_its_plan_table(
@@ -651,7 +653,7 @@ def test_hostile_plan_name_in_the_evidence_line_stays_in_its_annotation() -> Non
     ((kind, _, message),) = runner_commands(result.stdout)  # still one command
     assert kind == "error"
     # decoded, the line holds the name shown escaped (escape.py), inside this one message
-    evidence = f"plan {shown(HOSTILE)}, rank 0: fake, hidden_pct 0.000, overlap_pct 0.000"
+    evidence = f"plan {shown(HOSTILE)}, rank 0: fake (hidden_pct 0.000), overlap_pct 0.000"
     assert f"\nevidence: {evidence}\n" in message
 
 
@@ -671,14 +673,13 @@ def test_ci_formats_state_the_deciding_figure_where_the_window_figure_disagrees(
     assert failure is not None
     text = failure.text or ""
     assert text.startswith(want)
-    assert "deciding occurrence: run 1, #1: hidden_pct 0.010, overlap_pct 1.000" in text
+    assert "deciding occurrence: run 1, #1: hidden_pct 0.010 (fake), overlap_pct 1.000" in text
     assert "per run (hidden_pct): 1: 0.010" in text
     result = CliRunner().invoke(cli, [*args, "github"], env=NO_SUMMARY)
     kind, _, message = runner_commands(result.stdout)[0]  # then the provisional warning
     assert kind == "error" and message.startswith(want)
     result = CliRunner().invoke(cli, [*args, "markdown"], env=NO_SUMMARY)
-    # plan | hidden_pct | overlap_pct | verdict | runs used | deciding occurrence
-    assert (
-        "| SharedExpert | 0.010 | 1.000 | ❌ fake (provisional) | 1 of 1 | 0.010 (run 1, `#`1) |"
-        in result.stdout
-    )
+    # plan | hidden_pct | verdict | overlap_pct | runs used | deciding occurrence (its band)
+    row = "| SharedExpert | 0.010 | ❌ fake (provisional) | 1.000 | 1 of 1 | "
+    row += "0.010 (fake) (run 1, `#`1) |"
+    assert row in result.stdout

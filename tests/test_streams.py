@@ -141,7 +141,8 @@ def test_stream_level_gate_by_pair_verdicts() -> None:
     report = analyze_captures(fake, Options())
     assert report.exit_code == 1
     assert report.gate_reasons == (
-        "rank 0: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)",
+        "rank 0: stream 3 vs main stream 2: verdict fake (busy-time overlap_pct 0.000) fails "
+        "the gate (--fail-on partial)",
     )
     assert analyze_captures(fake, Options(fail_on="never")).exit_code == 0
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from overlap_check.judge.verdict import diagnosis, gate, label
+from overlap_check.judge import verdict as judgement
+from overlap_check.judge.verdict import bands, diagnosis, figure_text, gate, label
 from overlap_check.model import (
     BarrierCandidate,
     ContentionInterval,
@@ -71,8 +72,8 @@ def test_any_failing_rank_fails_and_the_worst_is_named() -> None:
     assert not decision.passed
     assert decision.worst_rank == 1
     assert decision.reasons == (
-        "plan moe, rank 1: fake (hidden_pct 0.010)",
-        "plan moe, rank 2: fake (hidden_pct 0.030)",
+        "plan moe, rank 1: verdict fake (hidden_pct 0.010) fails the gate (--fail-on partial)",
+        "plan moe, rank 2: verdict fake (hidden_pct 0.030) fails the gate (--fail-on partial)",
     )
 
 
@@ -109,7 +110,8 @@ def test_stream_level_gate() -> None:
     decision = gate([], pairs, ranks, None, Options(), use_plans=False)
     # Rank 0's pair is fake; rank 1 has a single compute stream: nothing to pair, it passes
     assert decision.reasons == (
-        "rank 0: stream 3 vs main stream 2: fake (busy-time overlap_pct 0.000)",
+        "rank 0: stream 3 vs main stream 2: verdict fake (busy-time overlap_pct 0.000) fails "
+        "the gate (--fail-on partial)",
     )
     never = gate([], pairs, ranks, None, Options(fail_on="never"), use_plans=False)
     assert never.passed
@@ -146,3 +148,40 @@ def test_diagnosis_lines() -> None:
     assert diagnosis("no-evidence", None, T, no_evidence="no kernel").startswith(
         "no evidence: no kernel"
     )
+
+
+def test_one_band_rule_for_figures_and_arrays() -> None:
+    # >= real (0.5) real, <= fake (0.05) fake, between partial; nothing judged: no-evidence
+    values = [0.5, 0.49, 0.05, 0.06, float("nan")]
+    want = ["real", "partial", "fake", "partial", "no-evidence"]
+    assert bands(values, T).tolist() == want
+    assert [label(v, T) for v in (0.5, 0.49, 0.05, 0.06, None)] == want
+
+
+def test_printed_digits_never_cross_a_threshold() -> None:
+    # 0.4996 rounds to 0.500 at 3 decimals, which would read real: 4 decimals and the edge
+    assert figure_text(0.4996, T) == "0.4996 (just under 0.5)"
+    assert figure_text(0.0502, T) == "0.0502 (just over 0.05)"  # 0.050 would read fake
+    assert figure_text(0.04996, T) == "0.050"  # 0.04996 and 0.050 are both fake
+    assert figure_text(0.5, T) == "0.500" and figure_text(None, T) == "n/a"
+    # closer than 1e-9: cut toward the value's band (0.499 is partial, 0.051 partial)
+    assert figure_text(0.5 - 1e-11, T) == "0.499 (just under 0.5)"
+    assert figure_text(0.05 + 1e-11, T) == "0.051 (just over 0.05)"
+
+
+def test_decide_names_what_decided() -> None:
+    # the band of the median, when the fake layers are few: 1 of 5 fake <= 0.25 x 5
+    assert judgement.decide(0.9, [("run 3", (4, 0, 1))], T) == ("real", "band", "real", ())
+    assert judgement.decide(0.3, [("run 3", (0, 2, 0))], T) == ("partial", "band", "partial", ())
+    # 3 of 6 fake > 0.25 x 6 = 1.5: the median 0.5 is real, the cap makes it partial
+    assert judgement.decide(0.5, [("run 3", (3, 0, 3))], T) == ("partial", "fake-share", "real", ())
+    # runs 3 and 4 real, run 5 fake in both its layers: 2 of 6 > 1.5, and run 5 is named
+    warm = [("run 3", (2, 0, 0)), ("run 4", (2, 0, 0)), ("run 5", (0, 0, 2))]
+    assert judgement.decide(1.0, warm, T) == ("partial", "fake-run", "real", ("run 5",))
+    assert judgement.decide(0.0, [("run 3", (0, 0, 2))], T) == (
+        "fake",
+        "band",
+        "fake",
+        (),
+    )  # no cap
+    assert judgement.decide(None, [], T) == ("no-evidence", "no-evidence", "no-evidence", ())

@@ -21,6 +21,7 @@ _NOT_FOR_PLOTS = frozenset(
         "tolerance",
         "strict",
         "fail_on_contention",
+        "allow_missing_wait",
         "reference",
         "require_gain",
         "max_join_wait_us",
@@ -46,13 +47,14 @@ DEFAULT_FILE = "overlap-check.png"
     "--run",
     type=click.IntRange(min=1),
     metavar="K",
-    help="Timeline of run K (1-based within its rank) [the run of the worst warm occurrence].",
+    help="Timeline of run K (1-based within its rank) [the run of the deciding warm "
+    "occurrence: the lowest hidden_pct].",
 )
 @click.option(
     "--occurrence",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Timeline of occurrence N (1-based within the run) [the worst warm one].",
+    help="Timeline of occurrence N (1-based within the run) [the deciding warm one].",
 )
 @click.option(
     "--chart",
@@ -72,7 +74,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     \b
     Files: the first chart goes to FILE; every other chart is written beside it
     as <stem>-<chart>[-<plan>][-rank<R>].png (or .svg), e.g. for -o out.png:
-      out.png                          timeline of the first plan (worst warm occurrence)
+      out.png                          timeline of the first plan (deciding warm occurrence)
       out-timeline-<plan>.png          timeline of each further plan
       out-runs.png                     hidden_pct per run and rank (pairs: overlap_pct) vs the bands
       out-demand-<plan>.png            AI Core / AI Vector blocks demanded vs device cores

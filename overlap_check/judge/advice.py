@@ -7,13 +7,16 @@ torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
 ``torch.npu.npugraph_ex.scope``. Without a path the steps stay generic and say
 how to give one. A cause nobody wrote steps for gets none (other stages add causes
 to model.Cause and rows here). Measured causes add their own step, per path where the
-APIs differ (cube saturated: multi-stream cannot help; join wait: move work off the
-tail or wait later; tail operators; shapes changed against the reference).
+APIs differ (cube saturated: at partial multi-stream cannot help under that dominator,
+at real the side work can only share its cores; join wait: move work off the tail or
+wait later; tail operators; shapes changed against the reference). A fake plan's barrier
+step follows which way the wait went, so no step contradicts the evidence or another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from overlap_check.model import Cause, Evidence, EvidenceKind, ExecutionPath
 
@@ -64,16 +67,12 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "order the streams with torchair.scope.npu_wait_tensor(later_input, earlier_output) "
         "(or the tagged events of torchair.ops) on the op that must wait, not by a data "
         "dependency on a main-stream op ahead of the dominator",
-        "move the barrier (the main-stream op the side work waited for) inside the "
-        "npu_stream_switch block, or after the dominator",
         "dynamic shapes: export ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1",
     ),
     ("fake", "npugraph_ex"): (
         "start the side work right after its input exists: event.record() on the main "
         "stream, side.wait_event(event) / event.wait(side) inside the side block, and join "
         "with torch.npu.current_stream().wait_stream(side) only after the dominator",
-        "move the barrier (the main-stream op the side work waited for) inside the side "
-        "block, or after the dominator",
     ),
     ("fake", "eager"): (
         "join late: torch.npu.current_stream().wait_stream(side) (or event.record(side) + "
@@ -81,10 +80,7 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "launch the side block before the dominator in program order; eager runs ops in the "
         "order Python issues them",
     ),
-    ("fake", None): (
-        "find the wait or data dependency that orders the side work after (or before) the "
-        "dominator and move it past the dominator",
-    ),
+    ("fake", None): (),
     ("partial", "ge"): (
         "give the side stream more to hide under, or hide it under a longer dominator; "
         "torchair.scope.limit_core_num(aic, aiv) on the side ops (per operator) leaves cores "
@@ -126,11 +122,47 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
     ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
 }
 
+# barrier (b): the side work's input came from a main op placed after the dominator
+PRODUCER_HINT = (
+    "make that producer run before the dominator (compute it earlier, or move it into the "
+    "stream-switch block) so the side work can start under the dominator"
+)
+
+# The barrier's step at fake (or a partial capped by fake layers), by which way the wait
+# went (model.BarrierCandidate.waited) and path; None: no barrier found either way.
+_BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None], str] = {
+    ("main", "ge"): (
+        "the main stream waited for the side work: move the barrier (the main-stream op that "
+        "waited for the side output ahead of the dominator) inside the npu_stream_switch "
+        "block, or after the dominator"
+    ),
+    ("main", "npugraph_ex"): (
+        "the main stream waited for the side work: move the barrier (the main-stream op that "
+        "waited for the side output ahead of the dominator) inside the side block, or after "
+        "the dominator"
+    ),
+    ("main", None): (
+        "the main stream waited for the side work: move the barrier (the main-stream op that "
+        "waited for the side output ahead of the dominator) into the side block, or after "
+        "the dominator"
+    ),
+    ("side", None): (
+        "the side stream waited for a main-stream producer placed after the dominator's "
+        f"start: {PRODUCER_HINT}"
+    ),
+    (None, None): (
+        "find the wait or data dependency that orders the side work after (or before) the "
+        "dominator and move it past the dominator"
+    ),
+}
+
+
 # (evidence kind, path) -> the step that cause adds; path None: any path without its own
 _EVIDENCE_STEPS: dict[tuple[EvidenceKind, ExecutionPath | None], str] = {
     ("cube-saturated", None): (
-        "the dominator already uses every AI core: multi-stream will not help here; move the "
-        "side work under a vector-bound or communication op instead"
+        "the dominator asks for every AI core, so side work beside it can only share them: "
+        "if the step did not get faster, move the side work under a vector-bound or "
+        "communication op instead"
     ),
     ("join-wait", "ge"): (
         "the main stream waits for the side tail: move work off the tail (the side block's "
@@ -204,11 +236,34 @@ def _evidence_step(kind: EvidenceKind, path: ExecutionPath | None) -> str | None
     return _EVIDENCE_STEPS.get((kind, path)) or _EVIDENCE_STEPS.get((kind, None))
 
 
+# A partial plan whose dominator saturates the cube: the figures show that more side work
+# under it cannot hide, so this step replaces "give the side stream more to hide under".
+CUBE_BOUND = (
+    "the dominator already uses every AI core: multi-stream will not help under it; move the "
+    "side work under a vector-bound or communication op instead"
+)
+
+
 def fix_steps(
-    cause: Cause, path: ExecutionPath | None, evidence: Sequence[Evidence] = ()
+    cause: Cause,
+    path: ExecutionPath | None,
+    evidence: Sequence[Evidence] = (),
+    waited: Literal["main", "side"] | None = None,
 ) -> tuple[str, ...]:
-    """What to change, in the APIs of ``path`` (generic, with how to name it, when None)."""
-    steps = list(_STEPS.get((cause, path), ()) or _STEPS.get((cause, None), ()))
+    """What to change, in the APIs of ``path`` (generic, with how to name it, when None).
+
+    At fake, the barrier's step follows which way the wait went (``waited``; None: no
+    barrier found). No step contradicts another or the verdict: "will not help" only at
+    partial with a saturated cube, in place of "give the side stream more to hide under"."""
+    saturated = any(e.kind == "cube-saturated" for e in evidence)
+    if cause == "partial" and saturated:
+        steps = [CUBE_BOUND]
+        evidence = [e for e in evidence if e.kind != "cube-saturated"]
+    else:
+        steps = list(_STEPS.get((cause, path), ()) or _STEPS.get((cause, None), ()))
+    if cause == "fake":
+        barrier = _BARRIER_STEPS.get((waited, path)) or _BARRIER_STEPS[(waited, None)]
+        steps.insert(min(1, len(steps)), barrier)
     for e in evidence:  # a step per measured cause, in the evidence's order, once each
         step = _evidence_step(e.kind, path)
         if step is not None and step not in steps:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from overlap_check.judge.verdict import with_cause
+from overlap_check.judge.verdict import decided_text, with_cause
 from overlap_check.measure.shapes import shape_changes
 from overlap_check.model import (
     Evidence,
@@ -28,6 +28,7 @@ from overlap_check.model import (
     Report,
     StepWall,
     StepWallDelta,
+    Thresholds,
     rank_text,
 )
 from overlap_check.model.errors import InputError
@@ -285,11 +286,15 @@ def _fraction(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def evidence_line(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
-    """verdict + hidden_pct + overlap_pct (+ wall Δ% with a reference) + side effect."""
+def evidence_line(
+    plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int, thresholds: Thresholds
+) -> str:
+    """verdict + what decided it (hidden_pct, a cap) + overlap_pct (+ wall Δ% with a
+    reference) + side effect."""
+    decided = decided_text(plan, thresholds)
     text = (
-        f"plan {plan.name}, rank {rank_text(plan.rank)}: {plan.verdict}, "
-        f"hidden_pct {_fraction(plan.hidden_pct)}, overlap_pct {_fraction(plan.overlap_pct)}"
+        f"plan {plan.name}, rank {rank_text(plan.rank)}: {plan.verdict}"
+        f"{f' ({decided})' if decided else ''}, overlap_pct {_fraction(plan.overlap_pct)}"
     )
     if delta is not None:
         layer, step = delta.layer_wall_delta_pct, delta.step_wall_delta_pct
@@ -310,6 +315,7 @@ def with_summary(report: Report) -> Report:
     deltas = _deltas(report)
     over = dict(report.cores.over_limit_by_rank) if report.cores is not None else {}
     lines = tuple(
-        evidence_line(p, deltas.get((p.name, p.rank)), over.get(p.rank, 0)) for p in report.plans
+        evidence_line(p, deltas.get((p.name, p.rank)), over.get(p.rank, 0), report.thresholds)
+        for p in report.plans
     )
     return replace(report, evidence_summary=lines)

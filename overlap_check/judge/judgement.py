@@ -174,6 +174,7 @@ def judge(
         exit_code=0 if decision.passed else 1,
         thresholds=options.thresholds,
         fake_share=options.fake_share,
+        allow_missing_wait=options.allow_missing_wait,
         runs=tuple(runs),
         stream_pairs=tuple(pairs),
         ranks=tuple(summaries),

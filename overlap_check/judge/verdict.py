@@ -1,41 +1,32 @@
-"""Labels, the diagnosis line and the gate decision.
+"""Every judgement, each in one place: the band of a figure (:func:`bands`), a plan's
+verdict and what decided it (:func:`decide`: the band of hidden_pct, or the fake-share
+cap), the diagnosis (:func:`diagnose`, and its one line :func:`diagnosis`: 3a not split
+-> 3b fake or partial, barriers named -> 3c real) and the gate (:func:`item_failures`
+builds every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`).
 
-Labels: ``overlap_pct >= real`` real, ``<= fake`` fake, in between partial;
-``not-split`` when placement failed (3a) and ``no-evidence`` when nothing
-could be judged.
-
-Diagnosis follows the method's order: 3a (logical split failed: side ops not
-on a side stream) → 3b (fake or partial overlap on the timeline; barrier
-candidates named) → 3c (overlap is real; if wall time did not drop, look at
-contention, tails and core limits).
-
-Gate rules (``--fail-on``):
-
-- ``fake`` (default): plan verdicts fake, not-split and no-evidence fail;
-- ``partial``: partial fails as well;
-- ``never``: no plan label fails the gate except ``no-evidence``.
-
-``no-evidence`` always fails: an analysis that found nothing to judge (no side
-ops, no dominator, no occurrence, or without a plan no compute kernel at all)
-must never read as a pass. Without a plan, a rank with a single compute stream
-(beside it at most helper streams, hiding.helper_streams) has nothing to pair:
-the report says so and it passes, unless ``strict``. Without plans the
-stream pairs are judged by the
-same rule (a pair can only be real, partial or fake). The gate also fails on
-core-limit violations, on contention only with ``fail_on_contention``, and on a
-provisional result with ``strict``. Every rank is judged on its own; the gate
-fails when any rank fails.
+Gate rules (``--fail-on``, :data:`FAILING`): ``partial`` (default) fails partial,
+fake, not-split; ``fake`` fake and not-split; ``never`` none. ``no-evidence`` always
+fails: an analysis that found nothing to judge never reads as a pass. A missing wait
+fails unless ``allow_missing_wait``. Without a plan the stream pairs are judged by the
+same rule, and a rank with a single compute stream (beside it at most helper streams)
+passes unless ``strict``. Core-limit violations fail; contention only with
+``fail_on_contention``; a provisional result only with ``strict``. Every rank is
+judged on its own; the gate fails when any rank fails.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
 
-from overlap_check.judge.advice import CAUSE_KINDS, fix_steps
+from overlap_check.judge.advice import CAUSE_KINDS, PRODUCER_HINT, fix_steps
 from overlap_check.model import (
+    FAKE_SHARE,
     BarrierCandidate,
     CoresResult,
+    DecidedBy,
     Diagnosis,
     Evidence,
     ExecutionPath,
@@ -51,6 +42,10 @@ from overlap_check.model import (
     rank_text,
 )
 
+if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this module
+    import numpy as np
+    import numpy.typing as npt
+
 FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verdict.py)
     "fake": frozenset({"fake", "not-split", "no-evidence"}),
     "partial": frozenset({"fake", "partial", "not-split", "no-evidence"}),
@@ -64,76 +59,194 @@ def fails(verdict: str, fail_on: FailOn) -> bool:
 
 
 def item_failures(
-    verdict: str, provisional: bool, fail_on: FailOn, strict: bool, min_runs: int
+    verdict: str,
+    provisional: bool,
+    fail_on: FailOn,
+    strict: bool,
+    min_runs: int,
+    *,
+    figure: str = "",
+    findings: Sequence[str] = (),
+    allow_missing_wait: bool = True,
 ) -> tuple[str, ...]:
-    """Why one plan or stream pair fails the gate, in words; empty when it passes."""
+    """Why one plan or stream pair fails the gate, in words; empty when it passes. The one
+    place gate reasons are built: the marks (:func:`mark_gate`) and :func:`gate` read it.
+
+    ``figure``: what decided the verdict, in words (":func:`decided_text`"); ``findings``:
+    the plan's signs of a missing wait, each a failure unless ``allow_missing_wait``."""
     reasons = []
     if verdict == "no-evidence":
-        reasons.append("no evidence: nothing could be judged, which never passes")
+        why = f": {figure}" if figure else ""
+        reasons.append(f"no evidence{why}: nothing could be judged, which never passes")
     elif fails(verdict, fail_on):
-        reasons.append(f"verdict {verdict} fails the gate (--fail-on {fail_on})")
+        why = f" ({figure})" if figure else ""
+        reasons.append(f"verdict {verdict}{why} fails the gate (--fail-on {fail_on})")
+    if not allow_missing_wait:
+        reasons += [
+            f"missing wait, a data race (--allow-missing-wait accepts it): {finding}"
+            for finding in findings
+        ]
     if provisional and strict:
         reasons.append(f"provisional (fewer than {min_runs} runs) with --strict")
     return tuple(reasons)
 
 
+# (thresholds, fail_on, strict, min_runs, allow_missing_wait): a Report's or Options'
+Settings = tuple[Thresholds, FailOn, bool, int, bool]
+
+
+def plan_failures(plan: PlanResult, settings: Settings) -> tuple[str, ...]:
+    """:func:`item_failures` of one plan, its deciding figure and cause named."""
+    thresholds, fail_on, strict, min_runs, allow_missing_wait = settings
+    figure = decided_text(plan, thresholds)
+    return item_failures(
+        plan.verdict, plan.provisional, fail_on, strict, min_runs, figure=figure,
+        findings=plan.findings, allow_missing_wait=allow_missing_wait,
+    )  # fmt: skip
+
+
+def pair_failures(pair: StreamPair, settings: Settings) -> tuple[str, ...]:
+    """:func:`item_failures` of one stream pair, its busy-time figure named."""
+    thresholds, fail_on, strict, min_runs, _ = settings
+    figure = f"busy-time overlap_pct {figure_text(pair.overlap_pct, thresholds)}"
+    return item_failures(pair.verdict, pair.provisional, fail_on, strict, min_runs, figure=figure)
+
+
 def mark_gate(report: Report) -> Report:
     """The report with each plan and stream pair marked by the gate (``gate_failures``),
-    under the report's own ``fail_on`` / ``strict`` / ``min_runs``: renderers read it."""
+    under the report's own gate settings: renderers read it."""
+    settings = (
+        report.thresholds, report.fail_on, report.strict, report.min_runs,
+        report.allow_missing_wait,
+    )  # fmt: skip
+    plans = [replace(p, gate_failures=plan_failures(p, settings)) for p in report.plans]
+    pairs = [replace(p, gate_failures=pair_failures(p, settings)) for p in report.stream_pairs]
+    return replace(report, plans=tuple(plans), stream_pairs=tuple(pairs))
 
-    def failures(verdict: str, provisional: bool) -> tuple[str, ...]:
-        return item_failures(verdict, provisional, report.fail_on, report.strict, report.min_runs)
 
-    return replace(
-        report,
-        plans=tuple(
-            replace(p, gate_failures=failures(p.verdict, p.provisional)) for p in report.plans
-        ),
-        stream_pairs=tuple(
-            replace(p, gate_failures=failures(p.verdict, p.provisional))
-            for p in report.stream_pairs
+def figure_text(value: float | None, thresholds: Thresholds, digits: int = 3) -> str:
+    """A banded figure with enough digits that the number printed falls in the band of the
+    value itself, and a word where it sits at a threshold's edge: 0.4996 is "0.4996 (just
+    under 0.5)", never "0.500" beside "partial"."""
+    if value is None:
+        return "n/a"
+    band = label(value, thresholds)
+    for places in range(digits, 10):
+        text = f"{value:.{places}f}"
+        if label(float(text), thresholds) == band:
+            break
+    else:  # closer than 1e-9 to a threshold: the digits cut toward the value's band
+        below = value < (thresholds.fake + thresholds.real) / 2
+        cut = math.ceil if band == "real" or (band == "partial" and below) else math.floor
+        text = f"{cut(value * 10**digits) / 10**digits:.{digits}f}"
+    if places == digits and label(float(text), thresholds) == band:
+        return text
+    if band == "partial":
+        upper = value > (thresholds.fake + thresholds.real) / 2
+        near = f"under {thresholds.real:g}" if upper else f"over {thresholds.fake:g}"
+    else:
+        near = f"over {thresholds.real:g}" if band == "real" else f"under {thresholds.fake:g}"
+    return f"{text} (just {near})"
+
+
+def decided_text(plan: PlanResult, thresholds: Thresholds) -> str:
+    """What decided a plan's verdict, in words: its figure, and the cap when it decided."""
+    found = plan.diagnosed
+    if plan.verdict == "no-evidence":
+        judged = found.evidence if found is not None else ()
+        reasons = [e.text for e in judged if e.kind == "nothing-judged"]
+        return reasons[0] if reasons else ""
+    if plan.verdict == "not-split":
+        return plan.placement[0] if plan.placement else "placement"
+    text = f"{plan.decided_by} {figure_text(plan.hidden_pct, thresholds)}"
+    if found is not None and found.capped:
+        counts = plan.verdict_counts
+        text += f", capped at partial: {counts[2]} of {sum(counts)} judged warm layers fake"
+        text += f"; fake in every layer: {', '.join(found.fake_runs)}" * bool(found.fake_runs)
+    return text
+
+
+def decide(
+    figure: float | None,
+    warm: Sequence[tuple[str, tuple[int, int, int]]],
+    thresholds: Thresholds,
+    fake_share: float = FAKE_SHARE,
+) -> tuple[Verdict, DecidedBy, Verdict, tuple[str, ...]]:
+    """A judged plan's verdict and what decided it: the band of its warm median ``figure``
+    (hidden_pct), at best partial when more than ``fake_share`` of the judged warm layers
+    are fake (a median hides fake layers: 3 of 6 fake is 0.5). ``warm``: per warm sample,
+    its name and its judged layers per band (real, partial, fake). Returns the verdict,
+    the cause, the band before the cap and the warm samples fake in every layer."""
+    band = label(figure, thresholds)
+    counts = (
+        sum(c[0] for _, c in warm),
+        sum(c[1] for _, c in warm),
+        sum(c[2] for _, c in warm),
+    )
+    verdict = capped(band, counts, fake_share)
+    if verdict == band:
+        return verdict, "band" if band != "no-evidence" else "no-evidence", band, ()
+    fake_runs = tuple(name for name, c in warm if sum(c) and c[2] == sum(c))
+    return verdict, "fake-run" if fake_runs else "fake-share", band, fake_runs
+
+
+def capped(
+    verdict: Verdict, counts: tuple[int, int, int], fake_share: float = FAKE_SHARE
+) -> Verdict:
+    """``verdict`` at best ``partial`` when more than ``fake_share`` of the judged
+    occurrences (``counts``: real, partial, fake) are fake."""
+    if verdict == "real" and counts[2] > fake_share * sum(counts):
+        return "partial"
+    return verdict
+
+
+BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
+
+
+def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
+    """The verdict band of each figure, the one banding rule of the package: ``>= real``
+    real, ``<= fake`` fake, partial between; nan (nothing judged) is no-evidence."""
+    import numpy as np
+
+    values = np.asarray(figures, dtype=np.float64)
+    return np.where(
+        np.isnan(values),
+        "no-evidence",
+        np.where(
+            values >= thresholds.real,
+            "real",
+            np.where(values <= thresholds.fake, "fake", "partial"),
         ),
     )
 
 
-BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
-# barrier (b): the side work's input came from a main op GE placed after the dominator
-PRODUCER_HINT = (
-    "make that producer run before the dominator (compute it earlier, or move it into the "
-    "stream-switch block) so the side work can start under the dominator"
-)
-
-
-def label(overlap_pct: float | None, thresholds: Thresholds) -> Verdict:
-    """The verdict band of an overlap fraction; None (nothing judged) is no-evidence."""
-    if overlap_pct is None:
-        return "no-evidence"
-    if overlap_pct >= thresholds.real:
-        return "real"
-    if overlap_pct <= thresholds.fake:
-        return "fake"
-    return "partial"
+def label(figure: float | None, thresholds: Thresholds) -> Verdict:
+    """The verdict band of one figure (:func:`bands`); None (nothing judged) is no-evidence."""
+    value = float("nan") if figure is None else figure
+    return cast(Verdict, str(bands([value], thresholds)[0]))
 
 
 def _us(ns: float) -> str:
     return f"{ns / 1000:.3f} µs"
 
 
-def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int) -> str:
-    """The barrier and which way the wait went (docs/hidden-fraction.md)."""
+def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int, hint: bool = True) -> str:
+    """The barrier and which way the wait went (docs/hidden-fraction.md), with the advice
+    that matches it (``hint``)."""
+    advice = f" - {barrier_hint(candidate)}" if hint else ""
     seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
     if candidate.waited == "side":
         return (
             f"the side stream waited for {candidate.name} ({candidate.chain}) on stream "
             f"{candidate.stream_id}: the side window starts {_us(candidate.lag_ns)} after it "
-            f"ended, after the dominator started, with the side stream idle ({seen})"
+            f"ended, after the dominator started, with the side stream idle ({seen}){advice}"
         )
     chain = f" (chain {candidate.chain} up to the dominator)" if candidate.chain else ""
     return (
         f"{candidate.name}{chain} on stream {candidate.stream_id} starts "
         f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
         f"{_us(candidate.gap_ns)} idle gap on the main stream: the main stream waited for "
-        f"the side stream ({seen})"
+        f"the side stream ({seen}){advice}"
     )
 
 
@@ -153,10 +266,17 @@ def diagnosis(
     no_evidence: str | None = None,
     contention_ns: int = 0,
     figure: str = "overlap_pct",
+    decided_by: DecidedBy = "band",
+    counts: tuple[int, int, int] = (0, 0, 0),
+    fake_runs: Sequence[str] = (),
+    fake_share: float = FAKE_SHARE,
 ) -> str:
-    """One line saying which failure mode (3a / 3b / 3c) applies and what to do next.
+    """One line saying which failure mode (3a / 3b / 3c) applies, what decided it and what
+    to do next.
 
-    ``overlap_pct``: the figure the verdict follows, named ``figure`` in the text."""
+    ``overlap_pct``: the figure the verdict follows, named ``figure`` in the text;
+    ``decided_by``, ``counts`` (judged warm layers real, partial, fake), ``fake_runs``:
+    the cause :func:`decide` found."""
     if verdict == "no-evidence":
         reason = no_evidence or "nothing to judge"
         return f"no evidence: {reason}; check the plan's regexes and streams"
@@ -166,15 +286,25 @@ def diagnosis(
             f"3a logical split failed: {evidence}; put these ops inside the stream-switch block "
             "(npu_stream_switch / torch.npu.stream) and check the graph did not fold them back"
         )
-    pct = f"{overlap_pct:.3f}" if overlap_pct is not None else "n/a"
+    pct = figure_text(overlap_pct, thresholds)
+    if verdict == "partial" and decided_by in ("fake-share", "fake-run"):
+        every = f"; fake in every layer: {', '.join(fake_runs)}" if fake_runs else ""
+        text = (
+            f"3b partial overlap, capped by its fake layers: {figure} {pct} is "
+            f"{label(overlap_pct, thresholds)} on its own, but {counts[2]} of {sum(counts)} "
+            f"judged warm layers are fake (more than fake_share {fake_share:g} of them{every}); "
+            "the median hides them: fix what made those layers fake"
+        )
+        if barriers:
+            text += f"; barrier in the fake layers: {barrier_phrase(barriers[0], fake_occurrences)}"
+        return text
     if verdict == "fake":
         text = (
-            f"3b fake parallelism: {figure} {pct} <= {thresholds.fake}; "
+            f"3b fake parallelism: {figure} {pct} <= {thresholds.fake:g}; "
             "the streams ran one after the other"
         )
         if barriers:
-            phrase = barrier_phrase(barriers[0], fake_occurrences)
-            text += f"; barrier candidate: {phrase} - {barrier_hint(barriers[0])}"
+            text += f"; barrier candidate: {barrier_phrase(barriers[0], fake_occurrences)}"
         else:
             text += (
                 "; no barrier candidate found either way (no main op waited ahead of the "
@@ -183,8 +313,8 @@ def diagnosis(
         return text
     if verdict == "partial":
         text = (
-            f"3b partial overlap: {figure} {pct} is between {thresholds.fake} and "
-            f"{thresholds.real}; the split needs redesign "
+            f"3b partial overlap: {figure} {pct} is between {thresholds.fake:g} and "
+            f"{thresholds.real:g}; the split needs redesign "
             "(longer side work, a longer or different dominator)"
         )
         if barriers:
@@ -204,13 +334,9 @@ def diagnosis(
     return text
 
 
-STAGES: dict[Verdict, Stage | None] = {
-    "not-split": "3a",
-    "fake": "3b",
-    "partial": "3b",
-    "real": "3c",
-    "no-evidence": None,
-}
+# docs/method.md's failure mode of each verdict
+STAGES: dict[Verdict, Stage | None] = dict(fake="3b", partial="3b", real="3c")
+STAGES |= {"not-split": "3a", "no-evidence": None}
 
 
 def diagnose(
@@ -222,11 +348,15 @@ def diagnose(
     evidence: Sequence[Evidence] = (),
     placement: Sequence[str] = (),
     no_evidence: str | None = None,
+    decided_by: DecidedBy = "band",
+    band: Verdict | None = None,
+    fake_runs: Sequence[str] = (),
 ) -> Diagnosis:
-    """The diagnosis as data: the stage and cause of ``verdict``, the measured evidence
-    (a barrier at 3b; the causes ``evidence`` gives at partial and real, largest first;
-    a band mismatch at any verdict)
-    and the fix steps for ``path`` (advice.fix_steps)."""
+    """The diagnosis as data: the stage and cause of ``verdict``, what decided it, the
+    measured evidence (a barrier at 3b; the causes ``evidence`` gives at partial and real,
+    largest first; a band mismatch at any verdict) and the fix steps for ``path``
+    (advice.fix_steps). A partial capped by its fake layers is fixed like a fake plan:
+    its causes are those layers', not a short side window."""
     found: list[Evidence] = []
     if verdict == "no-evidence":
         found.append(Evidence("nothing-judged", no_evidence or "nothing to judge"))
@@ -234,8 +364,10 @@ def diagnose(
         found += [Evidence("placement", text) for text in placement]
     if verdict in ("fake", "partial") and barriers:
         top = barriers[0]
-        found.append(Evidence("barrier", barrier_phrase(top, fake_occurrences), top.gap_ns))
-    if verdict in ("partial", "real"):
+        phrase = barrier_phrase(top, fake_occurrences, hint=False)
+        found.append(Evidence("barrier", phrase, top.gap_ns))
+    capped_by_fakes = decided_by in ("fake-share", "fake-run")
+    if verdict in ("partial", "real") and not capped_by_fakes:
         causes = [e for e in evidence if e.kind != "band-mismatch"]
         found += sorted(causes, key=lambda e: -(e.size_ns or 0))
     found += [e for e in evidence if e.kind == "band-mismatch"]
@@ -245,7 +377,15 @@ def diagnose(
         cause=cause,
         path=path,
         evidence=tuple(found),
-        fix=fix_steps(cause, path, found),
+        fix=fix_steps(
+            "fake" if capped_by_fakes else cause,
+            path,
+            found,
+            waited=barriers[0].waited if barriers else None,
+        ),
+        decided_by=decided_by,
+        band=band,
+        fake_runs=tuple(fake_runs),
     )
 
 
@@ -254,7 +394,7 @@ def with_cause(found: Diagnosis, cause: Evidence) -> Diagnosis:
     e.g. against a reference): placed as :func:`diagnose` places causes, largest first
     and before a band mismatch, with the fix steps redone. Only at partial and real,
     the verdicts whose causes are measured; otherwise ``found`` unchanged."""
-    if found.cause not in ("partial", "real"):
+    if found.cause not in ("partial", "real") or found.decided_by != "band":
         return found
     size = cause.size_ns or 0
     evidence = list(found.evidence)
@@ -279,10 +419,6 @@ class GateDecision:
     worst_rank: int | None
 
 
-def _fmt(pct: float | None) -> str:
-    return "n/a" if pct is None else f"{pct:.3f}"
-
-
 def gate(
     plans: Sequence[PlanResult],
     stream_pairs: Sequence[StreamPair],
@@ -293,16 +429,19 @@ def gate(
     provisional_ranks: Sequence[int | None] = (),
     use_plans: bool,
 ) -> GateDecision:
-    """Decide pass/fail and say why in words, one reason per failing item."""
+    """Decide pass/fail and say why in words, one reason per failing item (each plan's and
+    pair's from :func:`item_failures`; --strict's provisional mark once per rank)."""
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []
+    # --strict's provisional mark: once per rank, below
+    settings = (options.thresholds, options.fail_on, False, options.min_runs, False)
     if use_plans:
         for plan in plans:
-            if fails(plan.verdict, options.fail_on):
-                reasons.append(
-                    f"plan {plan.name}, rank {rank_text(plan.rank)}: {_plan_reason(plan)}"
-                )
+            found = plan_failures(plan, (*settings[:4], options.allow_missing_wait))
+            where = f"plan {plan.name}, rank {rank_text(plan.rank)}"
+            reasons += [f"{where}: {reason}" for reason in found]
+            if found:
                 failed.append((plan.hidden_pct if plan.hidden_pct is not None else -1.0, plan.rank))
     else:
         paired = {pair.rank for pair in stream_pairs}
@@ -323,11 +462,10 @@ def gate(
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
-            if fails(pair.verdict, options.fail_on):
-                reasons.append(
-                    f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}: "
-                    f"{pair.verdict} (busy-time overlap_pct {_fmt(pair.overlap_pct)})"
-                )
+            found = pair_failures(pair, settings)
+            where = f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}"
+            reasons += [f"{where}: {reason}" for reason in found]
+            if found:
                 failed.append((pair.overlap_pct, pair.rank))
     violations = 0 if cores is None else max(cores.violation_count, len(cores.violations))
     if cores is not None and violations:
@@ -346,16 +484,6 @@ def gate(
             )
     worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
     return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)
-
-
-def _plan_reason(plan: PlanResult) -> str:
-    if plan.verdict == "no-evidence":
-        judged = plan.diagnosed.evidence if plan.diagnosed is not None else ()
-        reasons = [e.text for e in judged if e.kind == "nothing-judged"]
-        return f"no evidence: {reasons[0]}" if reasons else "no evidence"
-    if plan.verdict == "not-split":
-        return f"not-split ({plan.placement[0]})" if plan.placement else "not-split"
-    return f"{plan.verdict} ({plan.decided_by} {_fmt(plan.hidden_pct)})"
 
 
 def worst_rank(plans: Sequence[PlanResult], stream_pairs: Sequence[StreamPair]) -> int | None:

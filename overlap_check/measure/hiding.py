@@ -25,15 +25,14 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import label
+from overlap_check.judge.verdict import bands, capped, label
 from overlap_check.measure import intervals
 from overlap_check.measure.intervals import I64
-from overlap_check.model import Thresholds, Verdict
+from overlap_check.model import FAKE_SHARE, Thresholds, Verdict
 from overlap_check.model.table import compute_kernels
 
 F64 = npt.NDArray[np.float64]
 BANDS: tuple[Verdict, ...] = ("real", "partial", "fake")
-FAKE_SHARE = 0.25  # a plan is at best partial when more of its judged occurrences are fake
 HELPER_CORES = frozenset({"AI_CPU", "DSA_SQE"})  # work a stream can run only as a helper
 HELPER_SHARE = 0.01  # a stream below this share of the main stream's busy time is a helper
 
@@ -137,13 +136,8 @@ def combined(parts: Sequence[Hidden]) -> Hidden:
 
 def verdict_counts(figures: npt.ArrayLike, thresholds: Thresholds) -> dict[Verdict, int]:
     """Judged occurrences per verdict band (nan figures are not judged)."""
-    values = np.asarray(figures, dtype=np.float64)
-    values = values[~np.isnan(values)]
-    return {
-        "real": int((values >= thresholds.real).sum()),
-        "partial": int(((values > thresholds.fake) & (values < thresholds.real)).sum()),
-        "fake": int((values <= thresholds.fake).sum()),
-    }
+    found = bands(figures, thresholds)
+    return {band: int((found == band).sum()) for band in BANDS}
 
 
 def capped_verdict(
@@ -158,16 +152,6 @@ def capped_verdict(
     counts = verdict_counts(values, thresholds)
     verdict = label(float(np.median(values)), thresholds)
     return capped(verdict, (counts["real"], counts["partial"], counts["fake"]), fake_share)
-
-
-def capped(
-    verdict: Verdict, counts: tuple[int, int, int], fake_share: float = FAKE_SHARE
-) -> Verdict:
-    """``verdict`` at best ``partial`` when more than ``fake_share`` of the judged
-    occurrences (``counts``: real, partial, fake) are fake."""
-    if verdict == "real" and counts[2] > fake_share * sum(counts):
-        return "partial"
-    return verdict
 
 
 def helper_streams(

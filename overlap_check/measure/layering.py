@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import label
+from overlap_check.judge.verdict import bands
 from overlap_check.measure.hiding import hidden_fraction, i64_column
 from overlap_check.measure.intervals import I64
 from overlap_check.model import Thresholds
@@ -196,10 +196,7 @@ def layer_table(
         occ.dom_end,
     )
     judged = occ.status == OK
-    verdicts = [
-        label(float(p), thresholds) if ok and not np.isnan(p) else "no-evidence"
-        for p, ok in zip(hidden.hidden_pct, judged, strict=True)
-    ]
+    verdicts = np.where(judged, bands(hidden.hidden_pct, thresholds), "no-evidence").tolist()
     has_side = occ.side_count > 0
     return pl.DataFrame(
         {

@@ -68,13 +68,11 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import diagnose, diagnosis, label
+from overlap_check.judge.verdict import bands, decide, diagnose, diagnosis, figure_text, label
 from overlap_check.measure import intervals
 from overlap_check.measure.hiding import (
-    FAKE_SHARE,
     Hidden,
     Siblings,
-    capped,
     combined,
     hidden_fraction,
     sibling_finding,
@@ -92,6 +90,7 @@ from overlap_check.measure.selection import (
     stayed_phrases,
 )
 from overlap_check.model import (
+    FAKE_SHARE,
     MAX_LISTED_LAYERS,
     MODULE_SCOPE,
     BarrierCandidate,
@@ -236,15 +235,7 @@ class Occurrences:
         if thresholds is not None:
             judged = (status == OK) & has_busy
             band = h.hidden_pct[k] if h is not None else np.zeros(k.size)
-            verdict = np.where(
-                ~judged,
-                "no-evidence",
-                np.where(
-                    band >= thresholds.real,
-                    "real",
-                    np.where(band <= thresholds.fake, "fake", "partial"),
-                ),
-            ).tolist()
+            verdict = np.where(judged, bands(band, thresholds), "no-evidence").tolist()
         joins = self.join_not_waited
         pct, busy_pct = self.pct[k], self.busy_pct[k]
         return tuple(
@@ -749,19 +740,19 @@ def plan_result(
     figure = spread([run.overlap_pct for run in runs], warm)
     busy = spread([run.busy_overlap_pct for run in runs], warm)
     hidden = spread([run.hidden_pct for run in runs], warm)
-    warm_counts = [r.hidden_counts for r in runs if r.warm]
+    warm_counts = [(r.sample or f"run {r.run}", r.hidden_counts) for r in runs if r.warm]
+    verdict, decided_by, figure_band, fake_runs = decide(
+        hidden.median, warm_counts, thresholds, fake_share
+    )
     verdict_counts = (
-        sum(c[0] for c in warm_counts),
-        sum(c[1] for c in warm_counts),
-        sum(c[2] for c in warm_counts),
+        sum(c[0] for _, c in warm_counts),
+        sum(c[1] for _, c in warm_counts),
+        sum(c[2] for _, c in warm_counts),
     )
-    verdict: Verdict = (
-        "not-split"
-        if evidence
-        else capped(label(hidden.median, thresholds), verdict_counts, fake_share)
-    )
+    if evidence:
+        verdict, decided_by = "not-split", "not-split"
     if streams.main is None or (side_total == 0 and not split_failed):
-        verdict = "no-evidence"
+        verdict, decided_by = "no-evidence", "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
     instances = [
         found.with_columns(pl.lit(run.run, pl.Int64).alias("run"))
@@ -805,6 +796,10 @@ def plan_result(
             no_evidence=no_evidence,
             contention_ns=contention_ns,
             figure="hidden_pct",
+            decided_by=decided_by,
+            counts=verdict_counts,
+            fake_runs=fake_runs,
+            fake_share=fake_share,
         )
         + notes,
         diagnosed=diagnose(
@@ -815,6 +810,9 @@ def plan_result(
             evidence=[*causes, *band],
             placement=evidence,
             no_evidence=no_evidence,
+            decided_by=decided_by,
+            band=figure_band,
+            fake_runs=fake_runs,
         ),
         fake_occurrences=fake_occurrences,
         dominator=plan.dominator,
@@ -823,7 +821,12 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        findings=missing_waits([r for r in runs if r.warm], unit)
+        # a missing wait is a compute plan's: a communication or copy task that runs on
+        # into the next main op is the pipelining these plans are for (two-batch overlap),
+        # not a join that did not wait (issue 23.7)
+        findings=(
+            missing_waits([r for r in runs if r.warm], unit) if plan.side_kind == "compute" else ()
+        )
         + _sibling_finding(siblings, warm, thresholds),
         side_kind=plan.side_kind,
         stayed=stayed_ops,
@@ -883,7 +886,10 @@ def _band_note(
     window, hid = label(overlap, thresholds), label(hidden, thresholds)
     if window == hid:
         return ""
-    text = f"; overlap_pct {overlap:.3f} says {window} but hidden_pct {hidden:.3f} says {hid}"
+    text = (
+        f"; overlap_pct {figure_text(overlap, thresholds)} says {window} but hidden_pct "
+        f"{figure_text(hidden, thresholds)} says {hid}"
+    )
     deciding = deciding_occurrence(runs)
     if deciding is None:
         return text
@@ -899,10 +905,20 @@ def _band_note(
     where = "the side window spans the dominator, but " if spans else ""
     shown = occ.hidden_ns if occ.hidden_ns is not None else 0
     busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
+    under_dominator = round((occ.dominator_pct or 0.0) * busy)
+    if hid != "real":
+        return (
+            f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under "
+            f"{under} (occurrence #{occ.index})"
+        )
+    if under_dominator >= shown:  # every hidden ns ran under the dominator itself
+        return (
+            f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under the named "
+            f"dominator itself; the window figure also counts the idle gaps of the side window "
+            f"(occurrence #{occ.index})"
+        )
+    part = "none" if under_dominator == 0 else f"{_us(under_dominator)} µs"
     return (
-        f"{text}: {where}only {_us(shown)} of {_us(busy)} µs of side work ran under "
-        f"{under} (occurrence #{occ.index})"
-        if hid != "real"
-        else f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under {under}, "
-        f"not under the named dominator (occurrence #{occ.index})"
+        f"{text}: {_us(shown)} of {_us(busy)} µs of side work ran under {under}, "
+        f"{part} of it under the named dominator (occurrence #{occ.index})"
     )

@@ -207,6 +207,9 @@ class Options:
     # a --reference capture (docs/gain.md): the plan's matches on the main stream are its
     # side ops too (the side work ran inline), not main work
     inline_side: bool = False
+    # a missing wait (a join that did not wait, a side stream a layer behind) is a data
+    # race and fails the gate unless accepted knowingly (--allow-missing-wait)
+    allow_missing_wait: bool = False
 
 
 # --------------------------------------------------------------------------- results
@@ -344,7 +347,7 @@ class PlanRun:
     no_side: int = 0  # dominator instances with no side op (reported, not judged)
     no_dominator: int = 0  # occurrences of side ops after the last dominator (not judged)
     zero_length: int = 0  # occurrences with a zero-length window (not judged)
-    fake: int = 0  # judged occurrences at or below the fake threshold
+    fake: int = 0  # judged occurrences whose hidden_pct is at or below the fake threshold
     unpaired: tuple[Occurrence, ...] = ()  # the first few unjudged occurrences
     hidden_pct: float | None = None  # median hidden_pct over the judged occurrences
     hidden_counts: tuple[int, int, int] = (0, 0, 0)  # judged occurrences: real, partial, fake
@@ -359,6 +362,10 @@ class PlanRun:
 # fix advice is keyed by it (overlap_check/advice.py), never parsed from prose.
 Cause = Literal["no-evidence", "not-split", "fake", "partial", "real"]
 Stage = Literal["3a", "3b", "3c"]  # docs/method.md's failure modes
+# What decided a plan's verdict (verdict.decide): the band of its hidden_pct; the
+# fake-share cap (more than fake_share of the judged warm layers fake), "fake-run" when a
+# warm sample was fake in every layer; placement (not-split); nothing judged.
+DecidedBy = Literal["band", "fake-share", "fake-run", "not-split", "no-evidence"]
 # The last five are measured after the judgement (the side tail, the join wait and the
 # tail operators from the layer figures; against a reference the dominator stretched and
 # the shapes changed) and go in through verdict.with_cause, listed by size with the rest.
@@ -396,6 +403,14 @@ class Diagnosis:
     path: ExecutionPath | None  # the path the fix steps are written for; None: unknown
     evidence: tuple[Evidence, ...] = ()
     fix: tuple[str, ...] = ()
+    decided_by: DecidedBy = "band"  # what decided the verdict
+    band: Verdict | None = None  # the band of the deciding figure (hidden_pct), before a cap
+    fake_runs: tuple[str, ...] = ()  # decided_by fake-run: the warm samples fake in every layer
+
+    @property
+    def capped(self) -> bool:
+        """The fake-share cap decided the verdict, not the band of its figure."""
+        return self.decided_by in ("fake-share", "fake-run")
 
 
 @dataclass(frozen=True)
@@ -482,20 +497,9 @@ class PlanResult:
     # reference: shapes.py; JSON input_shapes); None: not read or not available
     shapes: tuple[ShapeCount, ...] | None = None
 
-    def worst_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
-        """The occurrence every renderer and the plots name as the worst: the lowest judged
-        overlap_pct among the warm runs' recorded worst ones (the cold runs' when no warm run
-        recorded any; ties: the first in run order). None: none of them was judged."""
-        pool = [r for r in self.per_run if r.warm and r.worst] or [
-            r for r in self.per_run if r.worst
-        ]
-        judged = [(r, o) for r in pool for o in r.worst if o.overlap_pct is not None]
-        if not judged:
-            return None
-        return min(judged, key=lambda item: item[1].overlap_pct or 0.0)
-
     def deciding_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
-        """The occurrence the verdict's figure (hidden_pct) names: see deciding_occurrence."""
+        """The occurrence the verdict's figure (hidden_pct) names, which every renderer and
+        the plots call the deciding (and worst) one: see deciding_occurrence."""
         return deciding_occurrence(self.per_run)
 
 
@@ -707,6 +711,7 @@ class Report:
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     fake_share: float = FAKE_SHARE  # Options.fake_share the plans were judged with
+    allow_missing_wait: bool = False  # Options.allow_missing_wait the gate was built with
     config_path: str | None = None  # the config file the options came from (Options.config_path)
     communication: tuple[RankCommunication, ...] = ()  # ranks with communication rows
     reference: ReferenceResult | None = None  # --reference: the comparison (gain.apply_reference)

@@ -14,7 +14,15 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from overlap_check.judge.baseline import describe
-from overlap_check.model import BaselineDelta, Occurrence, PlanResult, Report, StreamPair
+from overlap_check.judge.verdict import decided_text, figure_text
+from overlap_check.model import (
+    BaselineDelta,
+    Occurrence,
+    PlanResult,
+    Report,
+    StreamPair,
+    Thresholds,
+)
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -29,6 +37,9 @@ class Case:
     details: tuple[str, ...] = ()  # diagnosis, worst occurrence, baseline, per-run figures
     warning: bool = False  # passed but worth a look: partial, provisional, core warnings
     evidence: str = ""  # a plan's line of the evidence summary (gain.with_summary); "" none
+    # a plan's signs of a missing wait (PlanResult.findings): every format shows them,
+    # failing or (--allow-missing-wait) as a warning
+    findings: tuple[str, ...] = ()
 
 
 def pct(value: float | None) -> str:
@@ -69,8 +80,19 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
     return found[0].run, found[1]
 
 
-def _runs_line(samples: list[tuple[int, bool, float | None]], figure: str) -> str:
-    shown = [f"{run}{'' if warm else ' (cold)'}: {pct(value)}" for run, warm, value in samples]
+def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
+    """An occurrence's hidden_pct with its own band, as the layer table gives it."""
+    figure = figure_text(occ.hidden_pct, thresholds)
+    return f"{figure} ({occ.verdict})" if occ.verdict else figure
+
+
+def _runs_line(
+    samples: list[tuple[int, bool, float | None]], figure: str, thresholds: Thresholds
+) -> str:
+    shown = [
+        f"{run}{'' if warm else ' (cold)'}: {figure_text(value, thresholds)}"
+        for run, warm, value in samples
+    ]
     return f"per run ({figure}): " + ", ".join(shown)
 
 
@@ -100,10 +122,11 @@ def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> C
 def plan_case(plan: PlanResult, report: Report) -> Case:
     warm = sum(run.warm for run in plan.per_run)
     # the bands apply to hidden_pct (plan.decided_by); the recipes' window figure follows
+    thresholds = report.thresholds
     message = (
-        f"{plan.verdict}: {plan.decided_by} {pct(plan.hidden_pct)} (median of "
+        f"{plan.verdict}: {decided_text(plan, thresholds)} (median of "
         f"{plan.runs_used} warm run(s) of {len(plan.per_run)}; real >= "
-        f"{report.thresholds.real}, fake <= {report.thresholds.fake}); "
+        f"{thresholds.real:g}, fake <= {thresholds.fake:g}); "
         f"window overlap_pct {pct(plan.overlap_pct)}"
     )
     if plan.provisional:
@@ -114,13 +137,12 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
     if deciding is not None and warm:
         run, occ = deciding
         details.append(
-            f"deciding occurrence: run {run}, #{occ.index}: hidden_pct {pct(occ.hidden_pct)}, "
-            f"overlap_pct {pct(occ.overlap_pct)}"
+            f"deciding occurrence: run {run}, #{occ.index}: hidden_pct "
+            f"{occurrence_text(occ, thresholds)}, overlap_pct {pct(occ.overlap_pct)}"
         )
     if plan.per_run:
-        details.append(
-            _runs_line([(r.run, r.warm, r.hidden_pct) for r in plan.per_run], "hidden_pct")
-        )
+        samples = [(r.run, r.warm, r.hidden_pct) for r in plan.per_run]
+        details.append(_runs_line(samples, "hidden_pct", thresholds))
     case = _judged(
         "plan",
         with_rank(plan.name, plan.rank),
@@ -130,7 +152,12 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         details,
         plan.gate_failures,
     )
-    case = replace(case, evidence=evidence_of(report, plan))
+    case = replace(
+        case,
+        evidence=evidence_of(report, plan),
+        findings=plan.findings,
+        warning=case.warning or (bool(plan.findings) and not case.failures),
+    )
     return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
 
 
@@ -138,7 +165,8 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
     name = f"stream {pair.side} vs {pair.main}"
     warm = sum(run.warm for run in pair.per_run)
     message = (
-        f"{pair.verdict}: busy-time overlap_pct {pct(pair.overlap_pct)} of stream {pair.side} "
+        f"{pair.verdict}: busy-time overlap_pct {figure_text(pair.overlap_pct, report.thresholds)}"
+        f" of stream {pair.side} "
         f"with main stream {pair.main} (median of {warm} warm run(s) of {len(pair.per_run)})"
     )
     if pair.provisional:
@@ -146,7 +174,11 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
     details = []
     if pair.per_run:
         details.append(
-            _runs_line([(r.run, r.warm, r.overlap_pct) for r in pair.per_run], "overlap_pct")
+            _runs_line(
+                [(r.run, r.warm, r.overlap_pct) for r in pair.per_run],
+                "overlap_pct",
+                report.thresholds,
+            )
         )
     case = _judged(
         "streams",

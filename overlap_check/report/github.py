@@ -44,7 +44,11 @@ def render(report: Report) -> str:
     lines = []
     for case in sorted(ci_cases(report), key=lambda case: _ORDER[_level(case)]):
         evidence = [f"evidence: {case.evidence}"] if case.evidence else []
-        body = "\n".join([case.message, *evidence, *case.failures, *case.details[:1]])
+        # a missing wait shows whether it fails the gate (in failures) or was accepted
+        findings = [
+            f"finding: {f}" for f in case.findings if not any(f in x for x in case.failures)
+        ]
+        body = "\n".join([case.message, *evidence, *case.failures, *findings, *case.details[:1]])
         plan = plans.get((case.group, case.name))
         file = plan.config_file if plan is not None else None
         line = plan.config_line if plan is not None and file is not None else None

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from overlap_check.judge.advice import CAUSE_KINDS
 from overlap_check.judge.baseline import describe
+from overlap_check.judge.verdict import figure_text
 from overlap_check.model import BaselineDelta, Report
 from overlap_check.model.errors import InputError
 from overlap_check.report.cases import (
@@ -18,6 +19,7 @@ from overlap_check.report.cases import (
     baseline_of,
     ci_cases,
     deciding_occurrence,
+    occurrence_text,
     pair_case,
     pct,
     plan_case,
@@ -71,7 +73,7 @@ def _plan_sections(report: Report) -> list[str]:
     ranks = list(dict.fromkeys(plan.rank for plan in report.plans))
     for rank in ranks:
         plans = [plan for plan in report.plans if plan.rank == rank]
-        header = ["plan", "hidden_pct", "overlap_pct", "verdict", "runs used"]
+        header = ["plan", "hidden_pct", "verdict", "overlap_pct", "runs used"]
         header += ["vs baseline"] * with_baseline + ["deciding occurrence"]
         rows = []
         notes = []
@@ -79,15 +81,17 @@ def _plan_sections(report: Report) -> list[str]:
             case = plan_case(plan, report)
             deciding = deciding_occurrence(plan)
             worst_text = (
-                f"{pct(deciding[1].hidden_pct)} (run {deciding[0]}, #{deciding[1].index})"
+                f"{occurrence_text(deciding[1], report.thresholds)} "
+                f"(run {deciding[0]}, #{deciding[1].index})"
                 if deciding
                 else "—"
             )
+            capped = plan.diagnosed is not None and plan.diagnosed.capped
             row: list[object] = [
                 plan.name,
-                pct(plan.hidden_pct),
-                pct(plan.overlap_pct),
+                figure_text(plan.hidden_pct, report.thresholds) + (" (capped)" if capped else ""),
                 _verdict_cell(case, plan.verdict, plan.provisional),
+                pct(plan.overlap_pct),
                 f"{plan.runs_used} of {len(plan.per_run)}",
             ]
             if with_baseline:
@@ -119,7 +123,7 @@ def _pair_sections(report: Report) -> list[str]:
             warm = sum(run.warm for run in pair.per_run)
             row: list[object] = [
                 f"{name} (main)",
-                pct(pair.overlap_pct),
+                figure_text(pair.overlap_pct, report.thresholds),
                 _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
                 f"{warm} of {len(pair.per_run)}",
             ]

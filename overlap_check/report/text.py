@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from overlap_check.judge.advice import CAUSE_KINDS
 from overlap_check.model import (
@@ -13,11 +14,16 @@ from overlap_check.model import (
     ReferenceDelta,
     Report,
     RunInfo,
+    Thresholds,
     rank_text,
 )
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, fitted, table
+
+if TYPE_CHECKING:
+    from overlap_check.report.text_cores import Origins
+from overlap_check.judge.verdict import barrier_phrase, figure_text
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
@@ -54,25 +60,27 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
     return lambda cell: paint(cell, styles.get(cell), color)
 
 
-def _worst(plan: PlanResult) -> str:
-    worst = plan.worst_occurrence()
-    if worst is None or not worst[0].warm:
+def _deciding_cell(plan: PlanResult, thresholds: Thresholds) -> str:
+    """The deciding (worst) occurrence by the figure that decides, hidden_pct."""
+    found = plan.deciding_occurrence()
+    if found is None or not found[0].warm:
         return "-"
-    run, occ = worst
-    where = run.sample or f"run {run.run}"
-    return f"#{occ.index} ({where}): {_pct(occ.overlap_pct)}"
+    run, occ = found
+    hidden = figure_text(occ.hidden_pct, thresholds)
+    return f"#{occ.index} ({run.sample or f'run {run.run}'}): {hidden}"
 
 
 def _samples(plan: PlanResult) -> str:
     return "runs" if not plan.per_run or plan.per_run[0].sample is None else "steps"
 
 
-def _per_run(runs: Sequence[PlanRun]) -> str:
-    parts = []
-    for r in runs:
-        name = r.sample or f"run {r.run}"
-        parts.append(f"{name}{'' if r.warm else ' (cold)'} {_pct(r.overlap_pct)}")
-    return ", ".join(parts)
+def _per_run(runs: Sequence[PlanRun], thresholds: Thresholds) -> str:
+    """Each sample's hidden_pct (what decides), its window overlap_pct beside it."""
+    return ", ".join(
+        f"{r.sample or f'run {r.run}'}{'' if r.warm else ' (cold)'} "
+        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {_pct(r.overlap_pct)})"
+        for r in runs
+    )
 
 
 def _occurrence_counts(plan: PlanResult) -> str:
@@ -94,7 +102,7 @@ def _window(start: int | None, end: int | None, origin: int | None) -> str:
     return f"[{_us(start - origin)}, {_us(end - origin)}] µs"
 
 
-def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> str:
+def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str:
     """The recipes' record of the occurrence the verdict's figure names (times from the
     run's first compute kernel)."""
     found = plan.deciding_occurrence()
@@ -107,29 +115,22 @@ def _deciding(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | N
         f"#{occ.index} ({run.sample or f'run {run.run}'}): side window "
         f"{_window(occ.side_start_ns, occ.side_end_ns, origin)}, dominator window "
         f"{_window(occ.dom_start_ns, occ.dom_end_ns, origin)} ({occ.dominator}), "
-        f"overlap_pct {_pct(occ.overlap_pct)}, hidden_pct {_pct(occ.hidden_pct)}, "
-        f"verdict {plan.verdict}, barrier {barrier}"
+        f"hidden_pct {figure_text(occ.hidden_pct, thresholds)} ({occ.verdict or 'not judged'}"
+        f" on its own; plan verdict {plan.verdict}), overlap_pct {_pct(occ.overlap_pct)}, "
+        f"barrier {barrier}"
     )
-
-
-def _in_json(run: PlanRun) -> str:
-    """Which layers the JSON lists (model.MAX_LISTED_LAYERS bounds the table)."""
-    if len(run.layers) < run.occurrences:
-        return f"{len(run.layers)} of {run.occurrences} in JSON"
-    return "every layer in JSON"
 
 
 def _barrier(b: BarrierCandidate) -> str:
     """A barrier by op type, with which way the wait went."""
-    if b.waited == "side":
-        return f"{b.chain or b.name} (the side stream waited for it)"
-    return f"{b.chain or b.name} (the main stream waited)"
+    who = "the side stream waited for it" if b.waited == "side" else "the main stream waited"
+    return f"{b.chain or b.name} ({who})"
 
 
 MAX_LAYERS = 5  # layer rows the text shows; the JSON report has every layer
 
 
-def _layers(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | None]) -> list[str]:
+def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[str]:
     """The deciding run's layer table, compact: its deciding and worst layers and those
     whose join did not wait, in layer order (at most MAX_LAYERS rows)."""
     found = plan.deciding_occurrence()
@@ -152,52 +153,58 @@ def _layers(plan: PlanResult, origins: Mapping[tuple[int | None, int], int | Non
             str(o.layer if o.layer is not None else o.index),
             _window(o.side_start_ns, o.side_end_ns, origin),
             _window(o.dom_start_ns, o.dom_end_ns, origin),
-            _pct(o.hidden_pct),
-            _pct(o.overlap_pct),
+            figure_text(o.hidden_pct, thresholds),
             o.verdict or "-",
+            _pct(o.overlap_pct),
             "did not wait" if o.join_not_waited else "",
         ]
         for o in picked
     ]
     total = max(run.occurrences, len(layers))
     shown = f"{len(picked)} of {total}" if len(picked) < total else str(total)
-    header = ["layer", "side window", "dominator window", "hidden_pct", "overlap_pct"]
+    header = ["layer", "side window", "dominator window", "hidden_pct", "verdict"]
+    # which layers the JSON lists (model.MAX_LISTED_LAYERS bounds the table)
+    listed = len(run.layers) < run.occurrences
+    in_json = f"{len(run.layers)} of {run.occurrences} in JSON" if listed else "every layer in JSON"
     return [
-        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; {_in_json(run)}):",
-        *table([*header, "verdict", "join"], rows, indent="      "),
+        f"    layers ({run.sample or f'run {run.run}'}, {shown} shown; {in_json}):",
+        *table([*header, "overlap_pct", "join"], rows, indent="      "),
     ]
 
 
 def _plans(report: Report, color: bool) -> list[str]:
     origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
+    thresholds = report.thresholds
     rows = [
         [
             plan.name,
             rank_text(plan.rank),
-            _pct(plan.overlap_pct) + (" (provisional)" if plan.provisional else ""),
-            _pct(plan.busy_overlap_pct),
-            _pct(plan.hidden_pct),
+            figure_text(plan.hidden_pct, thresholds)
+            + (" (capped)" if plan.diagnosed and plan.diagnosed.capped else "")
+            + (" (provisional)" if plan.provisional else ""),
             plan.verdict,
+            _pct(plan.overlap_pct),
+            _pct(plan.busy_overlap_pct),
             f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}",
             _occurrence_counts(plan),
-            _worst(plan),
+            _deciding_cell(plan, thresholds),
         ]
         for plan in report.plans
     ]
     header = [
         "plan",
         "rank",
-        "overlap_pct",
-        "busy_pct",
         "hidden_pct",
         "verdict",
+        "overlap_pct",
+        "busy_pct",
         "used",
         "judged/occ",
-        "worst occurrence",
+        "deciding occurrence",
     ]
-    painters = {2: _judged(color), 5: _styled(VERDICT_STYLE, color)}
+    painters = {2: _judged(color), 3: _styled(VERDICT_STYLE, color)}
     lines = [
-        _heading("Plans", WINDOW + "; busy_pct: busy-time figure; " + HIDDEN, color),
+        _heading("Plans", HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure", color),
         *table(header, rows, paint=painters),
         "",
     ]
@@ -206,7 +213,7 @@ def _plans(report: Report, color: bool) -> list[str]:
         lines += _diagnosed(plan)
         lines.append(
             f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
-            f"per {_samples(plan)[:-1]}: {_per_run(plan.per_run)}"
+            f"hidden_pct per {_samples(plan)[:-1]}: {_per_run(plan.per_run, thresholds)}"
         )
         if plan.side_kind != "compute":
             lines.append(
@@ -218,10 +225,10 @@ def _plans(report: Report, color: bool) -> list[str]:
             lines.append(
                 f"    warm occurrences by hidden_pct: {real} real, {partial} partial, {fake} fake"
             )
-        deciding = _deciding(plan, origins)
+        deciding = _deciding(plan, origins, thresholds)
         if deciding:
             lines.append(f"    deciding occurrence {deciding}")
-        lines += _layers(plan, origins)
+        lines += _layers(plan, origins, thresholds)
         lines += [f"    finding: {finding}" for finding in plan.findings]
         walls = _walls(plan)
         if walls:
@@ -229,22 +236,10 @@ def _plans(report: Report, color: bool) -> list[str]:
         unjudged = _unjudged(plan)
         if unjudged:
             lines.append(f"    not judged (warm runs): {unjudged}")
-        for b in plan.barrier_candidates:
-            if b.waited == "side":
-                lines.append(
-                    f"    barrier candidate: the side stream waited for {b.name} ({b.chain}, "
-                    f"stream {b.stream_id}): the side window starts {_us(b.lag_ns)} µs after it "
-                    f"ended, after the dominator started; in {b.occurrences} of "
-                    f"{plan.fake_occurrences} fake occurrences"
-                )
-                continue
-            chain = f", chain {b.chain} up to the dominator" if b.chain else ""
-            lines.append(
-                f"    barrier candidate: {b.name} (stream {b.stream_id}{chain}) starts "
-                f"{_us(b.after_side_end_ns)} µs after the side window, after a {_us(b.gap_ns)} µs "
-                f"idle gap; first op after the side window in {b.occurrences} of "
-                f"{plan.fake_occurrences} fake occurrences"
-            )
+        lines += [
+            f"    barrier candidate: {barrier_phrase(b, plan.fake_occurrences, hint=False)}"
+            for b in plan.barrier_candidates
+        ]
     return lines
 
 
@@ -363,7 +358,8 @@ def _pairs(report: Report, color: bool) -> list[str]:
             str(p.main),
             str(p.side),
             _us(p.overlap_ns),
-            _pct(p.overlap_pct) + (" (provisional)" if p.provisional else ""),
+            figure_text(p.overlap_pct, report.thresholds)
+            + (" (provisional)" if p.provisional else ""),
             p.verdict,
         ]
         for p in report.stream_pairs

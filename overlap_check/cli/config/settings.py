@@ -107,6 +107,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("min_runs", "runs", checks.integer(1), "Runs the method asks for; fewer gives a "
             "provisional result [{default}].", "N", env=True),
     Setting("strict", "gate", checks.boolean, "A provisional result fails the gate.", env=True),
+    Setting("allow_missing_wait", "gate", checks.boolean, "Accept a missing wait (a join that "
+            "did not wait, a side stream a layer behind): reported, but it does not fail the "
+            "gate.", env=True),
     Setting("per", "runs", checks.PER, "Unit the median is taken over [{default}]."),
     _th("real", "A plan's hidden_pct (a stream pair's overlap_pct) at or above which it is "
         "real [{default}].", "X"),

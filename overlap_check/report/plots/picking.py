@@ -20,12 +20,12 @@ from overlap_check.model.table import compute_kernels
 def pick_occurrence(
     result: PlanResult, run: int | None, occurrence: int | None
 ) -> tuple[PlanRun, Occurrence | None] | None:
-    """The plan run and occurrence to draw: the chosen one, or the worst warm one.
+    """The plan run and occurrence to draw: the chosen one, or the deciding one.
 
-    Worst: the lowest judged overlap_pct among the warm runs' recorded worst
-    occurrences (cold runs only when no warm run has one); None when no run
-    recorded any occurrence. A chosen occurrence the report did not record comes
-    back as ``(plan_run, None)``: the caller measures it from the capture.
+    Deciding: PlanResult.deciding_occurrence, the one the report names (the lowest
+    hidden_pct); None when no run recorded any occurrence. A chosen occurrence is taken
+    from the report's records (worst, unpaired, the layer table); one the report did not
+    record comes back as ``(plan_run, None)``: the caller measures it from the capture.
     """
     runs = list(result.per_run)
     if run is not None:
@@ -35,7 +35,7 @@ def pick_occurrence(
             raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
     if occurrence is not None:
         for plan_run in runs:
-            for occ in (*plan_run.worst, *plan_run.unpaired):
+            for occ in (*plan_run.worst, *plan_run.unpaired, *plan_run.layers):
                 if occ.index == occurrence:
                     return plan_run, occ
         in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
@@ -47,9 +47,9 @@ def pick_occurrence(
             )
         warm = [r for r in in_range if r.warm]
         return (warm or in_range)[0], None
-    worst = replace(result, per_run=tuple(runs)).worst_occurrence()
-    if worst is not None:
-        return worst
+    deciding = replace(result, per_run=tuple(runs)).deciding_occurrence()
+    if deciding is not None:
+        return deciding
     pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
     candidates = [(r, o) for r in pool for o in r.worst]
     if not candidates:  # nothing judged anywhere: an unjudged occurrence, warm runs first

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from overlap_check.judge.verdict import decided_text, figure_text
 from overlap_check.model import (
     Capture,
     DeviceCores,
@@ -24,6 +25,7 @@ from overlap_check.model import (
     RunInfo,
     StreamPair,
     StreamPairRun,
+    Thresholds,
     Verdict,
 )
 from overlap_check.model.errors import UsageError
@@ -43,7 +45,6 @@ from overlap_check.report.plots.views import (
     format_duration,
     occurrence_range,
     stream_view_width,
-    verdict_of,
 )
 
 ChartKind = Literal["timeline", "runs", "demand"]
@@ -219,7 +220,7 @@ def plan_timeline(
     selection: Selection,
 ) -> TimelineView:
     chosen = pick_occurrence(result, selection.run, selection.occurrence)
-    plan_line = _plan_line(result)
+    plan_line = _plan_line(result, report.thresholds)
     if chosen is None:  # nothing recorded (not split, no evidence): show the streams instead
         run = selection.run or _default_run(report, result.rank)
         view = stream_timeline(report, result.rank, by_run, Selection(run=run))
@@ -245,25 +246,31 @@ def plan_timeline(
     if view_range is None:  # an occurrence without windows: fall back to the whole run
         view_range = busiest_window(capture.kernels, stream_view_width(capture.kernels))
     thresholds = report.thresholds
-    occ_verdict = verdict_of(occ.overlap_pct, thresholds)
-    pct = "not judged" if occ.overlap_pct is None else f"{occ.overlap_pct:.2f}"
+    # hidden_pct decides: it comes first, with the occurrence's band as the report gave it
+    # (occurrences measured afresh for a chosen index carry neither: "not judged")
+    band = occ.verdict or "not banded"
+    hidden = (
+        "not judged"
+        if occ.hidden_pct is None
+        else f"{figure_text(occ.hidden_pct, thresholds)} ({band}{_hidden_text(result, occ)})"
+    )
+    window = "n/a" if occ.overlap_pct is None else f"{occ.overlap_pct:.2f}"
     sample = plan_run.sample or f"run {info.index}"  # "run 3 step 50" with --per step
     title = (
         f"{result.name}{_rank_text(result.rank)} · {sample}"
         f" ({'warm' if plan_run.warm else 'cold'}) · occurrence {occ.index} of "
-        f"{plan_run.occurrences} · overlap_pct {pct}"
+        f"{plan_run.occurrences} · hidden_pct {hidden}"
     )
     if selection.occurrence is not None:
         which = "chosen"
-    elif occ.overlap_pct is None:
+    elif occ.hidden_pct is None and occ.overlap_pct is None:
         which = "first unjudged"  # no run has a judged occurrence
     else:
-        which = "worst warm" if plan_run.warm else "worst"
+        which = "deciding warm" if plan_run.warm else "deciding"
     status = f" ({occ.status})" if occ.status != "ok" else ""
     subtitle = (
-        f"{which} occurrence{status}: overlap_pct {pct}"
-        f"{f' ({occ_verdict})' if occ_verdict else ''}, window definition"
-        f"{_hidden_text(result, occ)} · {plan_line}"
+        f"{which} occurrence{status}: hidden_pct {hidden}; "
+        f"window overlap_pct {window} · {_plan_line(result, thresholds)}"
     )
     return TimelineView(
         kernels=capture.kernels,
@@ -287,30 +294,23 @@ def plan_timeline(
 
 
 def _hidden_text(result: PlanResult, occ: Occurrence) -> str:
-    """A communication or copy plan's deciding figure for this occurrence, as the report
-    recorded it (compute plans: nothing, their subtitle is unchanged)."""
-    if result.side_kind == "compute" or occ.hidden_pct is None:
-        return ""
+    """A communication or copy plan's hidden time for this occurrence, as the report
+    recorded it (compute plans: nothing)."""
     busy, hidden = occ.side_busy_ns, occ.hidden_ns
-    part = ""
-    if busy is not None and hidden is not None:
-        part = (
-            f" ({format_duration(hidden)} of {format_duration(busy)} {result.side_kind}"
-            " under compute)"
-        )
-    return f"; hidden_pct {occ.hidden_pct:.2f}{part}"
+    if result.side_kind == "compute" or busy is None or hidden is None:
+        return ""
+    under = f"{format_duration(hidden)} of {format_duration(busy)} {result.side_kind}"
+    return f"; {under} under compute"
 
 
-def _plan_line(result: PlanResult) -> str:
+def _plan_line(result: PlanResult, thresholds: Thresholds) -> str:
     provisional = ", provisional" if result.provisional else ""
     if result.placement:  # 3a: say where the side ops went, it is what the picture shows
         return f"plan: {result.verdict}{provisional} ({result.placement[0]})"
-    if result.overlap_pct is None:
+    if result.hidden_pct is None:
         return f"plan: {result.verdict}{provisional}"
-    return (
-        f"plan median {result.overlap_pct:.2f} over {result.runs_used} warm run"
-        f"{'s' if result.runs_used != 1 else ''}: {result.verdict}{provisional}"
-    )
+    runs = f"{result.runs_used} warm run{'s' if result.runs_used != 1 else ''}"
+    return f"plan {result.verdict}{provisional} ({decided_text(result, thresholds)}; {runs})"
 
 
 def _rank_text(rank: int | None) -> str:
@@ -348,7 +348,7 @@ def stream_timeline(
     if main is None and pairs:
         main = pairs[0].main
     side = pairs[0].side if pairs else None
-    figures = [_pair_text(p, info.index) for p in pairs]
+    figures = [_pair_text(p, info.index, report.thresholds) for p in pairs]
     verdict = min((p.verdict for p in pairs), key=lambda v: _VERDICT_RANK[v], default=None)
     return TimelineView(
         kernels=capture.kernels,
@@ -369,13 +369,11 @@ def stream_timeline(
     )
 
 
-def _pair_text(pair: StreamPair, run: int) -> str:
+def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
     this = next((r for r in pair.per_run if r.run == run), None)
     figure = f"{this.overlap_pct:.2f}" if this is not None else "n/a"
-    return (
-        f"stream {pair.side} vs {pair.main}: {figure} (warm median {pair.overlap_pct:.2f}, "
-        f"{pair.verdict})"
-    )
+    median = figure_text(pair.overlap_pct, thresholds)
+    return f"stream {pair.side} vs {pair.main}: {figure} (warm median {median}, {pair.verdict})"
 
 
 # --------------------------------------------------------------------------- runs, demand
@@ -456,7 +454,7 @@ def _series_label(rank: int | None) -> str:
 
 
 def demand_view(timeline: TimelineView, device: DeviceCores | None) -> DemandView:
-    title = timeline.title.split(" · overlap_pct")[0].split(" · busiest")[0]
+    title = timeline.title.split(" · hidden_pct")[0].split(" · busiest")[0]
     return DemandView(
         kernels=timeline.kernels,
         start_ns=timeline.start_ns,

@@ -330,14 +330,3 @@ def demand_steps(
         inside = (index >= 0) & (edges[:-1] < _seg_e[np.maximum(index, 0)])
         levels[row] = np.where(inside, value[np.maximum(index, 0)], 0)
     return edges, levels
-
-
-def verdict_of(pct: float | None, thresholds: Thresholds) -> Verdict | None:
-    """The band of one figure (docs/method.md: >= real, <= fake, partial between)."""
-    if pct is None:
-        return None
-    if pct >= thresholds.real:
-        return "real"
-    if pct <= thresholds.fake:
-        return "fake"
-    return "partial"
