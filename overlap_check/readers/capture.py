@@ -54,6 +54,7 @@ class _Kernels:
     time_ns: int | None = None
     devices: tuple[int, ...] = ()
     notes: list[str] = field(default_factory=list)
+    files: tuple[Path, ...] = ()  # the files the rows came from (named in the notes)
 
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -67,6 +68,7 @@ def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _K
         source=source,
         has_streams=all(f.has_streams for f in files),
         skipped=[(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+        files=paths,
     )
     if len(paths) > 1:
         result.notes.append(f"{len(paths)} {source} files concatenated")
@@ -79,12 +81,15 @@ def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
         frame=_concat([frame for _, frame, _ in read]),
         source="task_time",
         skipped=[(p, lines) for p, _, lines in read if lines],
+        files=paths,
     )
 
 
 def _from_db(path: Path, shapes: bool = False) -> _Kernels:
     db = read_db(path, shapes=shapes)
-    return _Kernels(frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns)
+    return _Kernels(
+        frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns, files=(path,)
+    )
 
 
 def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
@@ -93,6 +98,7 @@ def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
         frame=_concat([t.kernels for t in traces]),
         source="trace_view.json",
         devices=tuple(sorted({d for t in traces for d in t.devices})),
+        files=paths,
     )
 
 
@@ -260,9 +266,10 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     dropped = frame.height - int(keep.sum())
     if dropped:
         frame = kernels.frame = frame.filter(keep)
+        where = ", ".join(map(str, kernels.files)) or f"{src.path} ({kernels.source})"
         kernels.notes.append(
-            f"{src.path}: {dropped} {kernels.source} row(s) with impossible times (missing, "
-            "negative, end before start, or past 2**62 ns) or device ids skipped as malformed"
+            f"{where}: {dropped} row(s) with impossible times (missing, null, text, negative, "
+            "end before start, or past 2**62 ns) or device ids skipped as malformed"
         )
     if frame.height:
         span, total = frame.select(
@@ -292,7 +299,10 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
     (with a reference only: shapes.wants_shapes)."""
     kernels = _read_kernels(src, shapes)
+    # impossible rows first: a row is counted once, as malformed, never also as streamless
+    frame, impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
+    frame = kernels.frame
     info = read_profiler_info(src.profiler_info) if src.profiler_info else None
     kernels.notes.extend(info.notes if info else ())
     rank = info.rank if info and info.rank is not None else kernels.rank
@@ -301,7 +311,6 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     level = info.level if info and info.level else None
     if level is None and not kernels.has_streams:
         level = "Level0"
-    frame, impossible = _possible_times(src, kernels)
     device = _device(src, kernels)
     if "device" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))

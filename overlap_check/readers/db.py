@@ -440,7 +440,6 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
             # input_shapes on the kernels only; the default path concatenates as before
             how="diagonal" if _SHAPES_FIELD in compute.columns else "vertical",
         )
-        .drop_nulls(["start_ns", "end_ns"])
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))
         .drop("end_ns")
     )

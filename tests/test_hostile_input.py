@@ -1,0 +1,135 @@
+"""Issue 26, input side: every row accounted for, ordinary mistakes as ordinary errors.
+
+Each test damages one thing and states by hand what must be counted or said.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from overlap_check.cli import cli
+from overlap_check.readers import load
+
+T0 = 1736408883704643
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PARTIAL = FIXTURES / "partial-dual-stream"
+DB_RUN = FIXTURES / "db-level0" / "localhost.localdomain_3321370_20250109074803707_ascend_pt"
+PLAN = ("--side", "SharedExpert", "--dominator", "GroupedMatmul")
+HARDWARE = [
+    {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Ascend Hardware"}},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "Stream 2"}},
+]
+
+
+def task(name: str, ts: object, dur: object) -> dict[str, object]:
+    return {
+        "ph": "X",
+        "name": name,
+        "pid": 1,
+        "tid": 2,
+        "ts": ts,
+        "dur": dur,
+        "args": {"Task Type": "AI_CORE"},
+    }
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+# ---------------------------------------------------------------- every row accounted for
+
+
+def test_trace_kernels_without_a_usable_time_are_malformed_rows(tmp_path: Path) -> None:
+    """Before: B..G vanished without a count (skipped 0, no note)."""
+    events = [
+        *HARDWARE,
+        task("A", f"{T0}.000", 1.0),
+        task("B", None, 1.0),  # ts null
+        task("C", f"{T0 + 5}.000", None),  # dur null
+        task("D", f"{T0 + 9}.000", "x"),  # dur text
+        task("E", "abc", 1.0),  # ts text
+        {k: v for k, v in task("F", f"{T0 + 20}.000", 1.0).items() if k != "dur"},
+        {k: v for k, v in task("G", f"{T0 + 20}.000", 1.0).items() if k != "ts"},
+        task("H", f"{T0 + 30}.000", 2.0),
+    ]
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps(events))
+    (capture,) = load(path)
+    assert capture.kernels["name"].to_list() == ["A", "H"]
+    assert capture.skipped_rows == 6  # B, C, D, E, F, G: 8 in = 2 used + 6 counted
+    (note,) = capture.notes
+    assert note.startswith(f"{path}: 6 row(s) with impossible times")
+
+
+def test_db_task_rows_with_null_times_are_malformed_rows(tmp_path: Path) -> None:
+    """Before: 18 -> 17 kernels, skipped 0, no note."""
+    run = tmp_path / DB_RUN.name
+    shutil.copytree(DB_RUN, run)
+    db = run / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db"
+    (before,) = load(run)
+    con = sqlite3.connect(db)
+    kernels = "SELECT globalTaskId FROM COMPUTE_TASK_INFO ORDER BY globalTaskId LIMIT 3"
+    con.execute(f"UPDATE TASK SET startNs = NULL WHERE globalTaskId IN ({kernels} OFFSET 0)")
+    con.execute(f"UPDATE TASK SET endNs = NULL WHERE globalTaskId = ({kernels} OFFSET 2)")
+    con.commit()
+    con.close()
+    (capture,) = load(run)
+    assert before.skipped_rows == 0
+    assert capture.kernels.height == before.kernels.height - 3
+    assert capture.skipped_rows == 3
+    assert any(note.startswith(f"{db}: 3 row(s) with impossible times") for note in capture.notes)
+
+
+def test_a_malformed_row_is_counted_once(tmp_path: Path) -> None:
+    """A Level1 row with no Stream ID and no start was counted as skipped and as streamless
+    (records 3, accounted 4); it is one malformed row."""
+    path = tmp_path / "kernel_details.csv"
+    path.write_text(
+        "Stream ID,Name,Start Time(us),Duration(us)\n"
+        f"2,A,{T0}.000\t,1.0\n"
+        f"N/A,B,{T0 + 5}.000\t,1.0\n"
+        "N/A,C,-5.000,1.0\n"  # a negative start: dropped by readers.capture
+    )
+    (capture,) = load(path)
+    assert capture.skipped_rows == 1  # C
+    assert capture.kernels.height == 2  # A, and B without a stream
+    (streamless,) = [n for n in capture.notes if "no Stream ID" in n]
+    assert streamless.startswith("1 of 2 kernel rows have no Stream ID")
+
+
+def _partial_from_trace(tmp_path: Path) -> tuple[Path, int]:
+    """partial-dual-stream read from its traces, the dur of every third side kernel made text."""
+    root = tmp_path / "partial"
+    shutil.copytree(PARTIAL, root)
+    damaged = 0
+    for trace in sorted(root.rglob("trace_view.json")):
+        (trace.parent / "kernel_details.csv").unlink()
+        events = json.loads(trace.read_text())
+        side = [e for e in events if e.get("ph") == "X" and "SharedExpert" in str(e.get("name"))]
+        for event in side[::3]:
+            event["dur"] = "N/A"
+            damaged += 1
+        trace.write_text(json.dumps(events))
+    return root, damaged
+
+
+def test_malformed_rows_make_the_result_provisional(tmp_path: Path) -> None:
+    root, damaged = _partial_from_trace(tmp_path)
+    assert damaged > 0
+    result = invoke("analyze", str(root), *PLAN, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    assert sum(run["skipped_rows"] for run in report["runs"]) == damaged
+    assert all(plan["provisional"] for plan in report["plans"])
+    assert any("provisional: malformed rows were skipped" in n for n in report["notes"])
+    strict = invoke("analyze", str(root), *PLAN, "--strict", "-q")
+    assert strict.exit_code == 1
+    text = invoke("analyze", str(root), *PLAN)
+    assert "malformed row(s) skipped in" in text.stdout
