@@ -133,3 +133,63 @@ def test_malformed_rows_make_the_result_provisional(tmp_path: Path) -> None:
     assert strict.exit_code == 1
     text = invoke("analyze", str(root), *PLAN)
     assert "malformed row(s) skipped in" in text.stdout
+
+
+# ---------------------------------------------------------------- ending cleanly
+
+
+def _db_run(tmp_path: Path) -> tuple[Path, Path]:
+    run = tmp_path / DB_RUN.name
+    shutil.copytree(DB_RUN, run)
+    return run, run / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db"
+
+
+def test_an_endless_view_in_place_of_a_profiler_table_is_not_read(tmp_path: Path) -> None:
+    """Before: a recursive view named TASK hung analyze, and Ctrl-C was not heard."""
+    run, db = _db_run(tmp_path)
+    con = sqlite3.connect(db)
+    con.executescript(
+        "DROP TABLE TASK; CREATE VIEW TASK AS WITH RECURSIVE c(x) AS "
+        "(SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT x AS startNs, x AS endNs, 0 AS deviceId, 2 AS streamId, x AS globalTaskId, "
+        "x AS taskId FROM c;"
+    )
+    con.close()
+    result = invoke("analyze", str(run))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"overlap-check: error: {db}: TASK is a view, not a table")
+
+
+def test_a_db_query_has_a_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from overlap_check.readers import db as db_reader
+
+    run, db = _db_run(tmp_path)
+    monkeypatch.setattr(db_reader, "QUERY_SECONDS", -1.0)  # past at the first check
+    monkeypatch.setattr(db_reader, "PROGRESS_STEPS", 1)
+    result = invoke("analyze", str(run))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {db}: reading the profiler database took more than -1 s: "
+        "not an export the profiler wrote"
+    )
+
+
+def test_ctrl_c_during_a_db_query_is_an_interruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt raised in the progress handler stops the query: exit 130, not
+    'unreadable profiler database'."""
+    from overlap_check.readers import db as db_reader
+
+    run, _ = _db_run(tmp_path)
+
+    def ctrl_c(self: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(db_reader.Deadline, "__call__", ctrl_c)
+    monkeypatch.setattr(db_reader, "PROGRESS_STEPS", 1)
+    result = invoke("analyze", str(run))
+    assert result.exit_code == 130, result.output
+    assert result.stderr.splitlines() == ["overlap-check: interrupted"]

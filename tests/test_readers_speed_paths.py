@@ -527,7 +527,7 @@ def assert_db_like_rows(path: Path) -> None:
 
 
 def bulk_applies(path: Path) -> bool:
-    connection = db_reader._connect(path)
+    connection, _ = db_reader._connect(path)
     try:
         schema = db_reader._Schema(connection)
         columns = db_reader._compute_columns(schema, path)
