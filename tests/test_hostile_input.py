@@ -193,3 +193,44 @@ def test_ctrl_c_during_a_db_query_is_an_interruption(
     result = invoke("analyze", str(run))
     assert result.exit_code == 130, result.output
     assert result.stderr.splitlines() == ["overlap-check: interrupted"]
+
+
+# ---------------------------------------------------------------- ordinary mistakes
+
+
+@pytest.mark.parametrize(
+    ("pattern", "advice"),
+    [
+        ("Shared(?=Expert)", "look-ahead and look-behind are not supported"),
+        ("(?<!Cast)Matmul", "look-ahead and look-behind are not supported"),
+        (r"(Expert)\1", "back-references are not supported; write the repeated text out"),
+        ("(?P<e>x)(?P=e)", "back-references are not supported"),
+        (r"Expert\Z", r"\Z is not supported; write $ for the end of the name"),
+        ("(?>Shared)Expert", "atomic groups are not supported"),
+        ("Shared++", "possessive quantifiers"),
+    ],
+)
+def test_a_regex_feature_the_engine_lacks_is_a_config_error(
+    tmp_path: Path, pattern: str, advice: str
+) -> None:
+    """Before: 'internal error ... please report it' (polars' regex parse error)."""
+    run = sorted(PARTIAL.iterdir())[0]
+    result = invoke("analyze", str(run), "--side", pattern)
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"overlap-check: error: regular expression {pattern!r}: {advice}")
+    assert line.endswith("(key '--side')")
+    config = tmp_path / "overlap-check.toml"
+    config.write_text(f"[[plan]]\nname = 'p'\nside = 'SharedExpert'\ndominator = '{pattern}'\n")
+    result = invoke("analyze", str(run), "--config", str(config))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"overlap-check: error: {config}:4: regular expression {pattern!r}")
+    assert line.endswith("(key 'plan[1].dominator')")  # 1-based, as the config docs count
+
+
+@pytest.mark.parametrize("pattern", [r"[(?=]x", r"\(?=x", r"a\\Z", "a+?", "(?P<x>Mul)"])
+def test_what_only_looks_like_such_a_feature_is_taken(pattern: str) -> None:
+    from overlap_check.config.checks import regex_problem
+
+    assert regex_problem(pattern) is None
