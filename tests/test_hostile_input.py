@@ -234,3 +234,21 @@ def test_what_only_looks_like_such_a_feature_is_taken(pattern: str) -> None:
     from overlap_check.config.checks import regex_problem
 
     assert regex_problem(pattern) is None
+
+
+def test_a_db_kernel_without_a_name_is_a_malformed_row(tmp_path: Path) -> None:
+    """Before: 'internal error ... TypeError: sequence item 0: expected str instance'."""
+    run, db = _db_run(tmp_path)
+    (before,) = load(run)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE COMPUTE_TASK_INFO SET name = NULL WHERE rowid % 3 = 0")
+    nulled = con.execute("SELECT count(*) FROM COMPUTE_TASK_INFO WHERE name IS NULL").fetchone()[0]
+    con.commit()
+    con.close()
+    (capture,) = load(run)
+    assert nulled > 0
+    assert capture.skipped_rows == nulled
+    assert capture.kernels.height == before.kernels.height - nulled
+    result = invoke("analyze", str(run), *PLAN, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads(result.stdout)["runs"][0]["skipped_rows"] == nulled

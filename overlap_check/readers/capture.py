@@ -249,8 +249,8 @@ MAX_SPAN_NS = 2**53
 
 def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     """The kernel rows whose times can be, and how many were not (counted as malformed:
-    no start or end, a negative time, end before start, past MAX_TIME_NS; or a device
-    id past Int32).
+    no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
+    past Int32; no name, which no plan can select: a NULL in the .db, a blank CSV field).
 
     InputError naming the capture when the rest spans more than MAX_SPAN_NS or adds up
     to more kernel time than int64 holds: every figure from it would be wrong.
@@ -259,7 +259,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     if not frame.height:
         return frame, 0
     start, end = pl.col("start_ns"), pl.col("end_ns")
-    good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS)
+    good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS) & pl.col("name").is_not_null()
     if "device" in frame.columns:  # Int32 in the kernel table
         good &= pl.col("device").is_null() | pl.col("device").is_between(0, MAX_ID)
     keep = frame.select(good.fill_null(False)).to_series()
@@ -269,7 +269,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
         where = ", ".join(map(str, kernels.files)) or f"{src.path} ({kernels.source})"
         kernels.notes.append(
             f"{where}: {dropped} row(s) with impossible times (missing, null, text, negative, "
-            "end before start, or past 2**62 ns) or device ids skipped as malformed"
+            "end before start, or past 2**62 ns), device ids or no name skipped as malformed"
         )
     if frame.height:
         span, total = frame.select(
