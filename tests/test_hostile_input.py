@@ -252,3 +252,77 @@ def test_a_db_kernel_without_a_name_is_a_malformed_row(tmp_path: Path) -> None:
     result = invoke("analyze", str(run), *PLAN, "--format", "json")
     assert result.exit_code in (0, 1), result.output
     assert json.loads(result.stdout)["runs"][0]["skipped_rows"] == nulled
+
+
+def _run_folder(tmp_path: Path, result_dirs: list[object]) -> Path:
+    """A run folder whose run 1 failed (so analyze reads run 2's result dirs)."""
+    from overlap_check.runner.manifest import Manifest, RunRecord, to_json
+
+    out = tmp_path / "out"
+    (out / "run-2").mkdir(parents=True)
+    shutil.copytree(sorted(PARTIAL.iterdir())[0], out / "run-2" / "r_ascend_pt")
+    manifest = Manifest(
+        tool_version="0",
+        command=("python", "x.py"),
+        cwd=str(tmp_path),
+        profiler="torch_npu",
+        profiler_reason="test",
+        level="Level1",
+        window="all",
+        runs_requested=2,
+        created="2026-01-01T00:00:00+00:00",
+        status="complete",
+        runs=(
+            RunRecord(index=1, dir="run-1", started="x", status="failed", exit_code=1),
+            RunRecord(index=2, dir="run-2", started="x", status="ok"),
+        ),
+    )
+    data = to_json(manifest)
+    data["runs"][1]["result_dirs"] = result_dirs
+    (out / "manifest.json").write_text(json.dumps(data))
+    return out
+
+
+@pytest.mark.parametrize(
+    "where", ["../elsewhere_ascend_pt", "/tmp", "run-2/../../x", "", 5, "."], ids=repr
+)
+def test_a_manifest_result_dir_outside_its_folder_is_an_error(
+    tmp_path: Path, where: object
+) -> None:
+    """Before: the manifest could send analyze to any folder, judged without a note."""
+    good = invoke("analyze", str(_run_folder(tmp_path / "good", ["run-2/r_ascend_pt"])), "-q")
+    assert good.exit_code in (0, 1), good.output
+    out = _run_folder(tmp_path / "bad", ["run-2/r_ascend_pt", where])
+    result = invoke("analyze", str(out))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {out / 'manifest.json'}: result dir {where!r} does not lie inside "
+        "the run folder (key 'runs[1].result_dirs'); a run folder's manifest names its runs' "
+        "result dirs relative to it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        (
+            '{"tool": "overlap-check", "manifest_version": 1, "runs": [[1]]}',
+            "unexpected manifest content",
+        ),
+    ],
+    ids=["deep", "not-utf8", "run-not-object"],
+)
+def test_a_broken_manifest_is_an_input_error(tmp_path: Path, text: str | bytes, words: str) -> None:
+    out = _run_folder(tmp_path, ["run-2/r_ascend_pt"])
+    manifest = out / "manifest.json"
+    if isinstance(text, bytes):
+        manifest.write_bytes(text)
+    else:
+        manifest.write_text(text)
+    result = invoke("analyze", str(out))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"overlap-check: error: {manifest}: ") and words in line
