@@ -326,3 +326,48 @@ def test_a_broken_manifest_is_an_input_error(tmp_path: Path, text: str | bytes, 
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"overlap-check: error: {manifest}: ") and words in line
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("99999999999", "'99999999999'"), ("-3", "'-3'"), ("many", "'many'")]
+)
+def test_a_graph_dump_core_count_past_32_bits_is_an_input_error(
+    tmp_path: Path, value: str, shown: str
+) -> None:
+    """Before: 'internal error ... ComputeError: could not append value ... i128'."""
+    dump = tmp_path / "ge_onnx_graph.txt"
+    dump.write_text(
+        'graph { op { name: "SharedExpert_MatMul" type: "MatMulV3"\n'
+        f'  attr {{ key: "_op_aicore_num" value {{ s: "{value}" }} }} }} }}\n'
+    )
+    run = sorted(PARTIAL.iterdir())[0]
+    result = invoke("analyze", str(run), "--side", "SharedExpert", "--graph-dump", str(dump))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {dump}: operator 'SharedExpert_MatMul': _op_aicore_num is {shown}, "
+        "not a core count (a whole number from 1 to 2147483647)"
+    )
+
+
+def test_a_ge_aicore_num_past_32_bits_is_a_config_error(tmp_path: Path) -> None:
+    config = tmp_path / "overlap-check.toml"
+    config.write_text('[device]\nge_aicore_num = "99999999999|48"\n')
+    result = invoke("analyze", str(sorted(PARTIAL.iterdir())[0]), "--config", str(config))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"overlap-check: error: {config}:2: '99999999999|48': core counts")
+    assert "between 1 and 2147483647" in line
+
+
+def test_a_deeply_nested_toml_config_is_a_config_error(tmp_path: Path) -> None:
+    """Before: 'internal error ... RecursionError'."""
+    config = tmp_path / "overlap-check.toml"
+    config.write_text('name = "x"\na = ' + "[" * 5000 + "]" * 5000 + "\n")
+    result = invoke("analyze", str(sorted(PARTIAL.iterdir())[0]), "--config", str(config))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {config}:2: TOML nested too deeply to be a config "
+        "(arrays or tables inside one another)"
+    )
