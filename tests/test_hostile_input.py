@@ -6,6 +6,7 @@ Each test damages one thing and states by hand what must be counted or said.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -371,3 +372,23 @@ def test_a_deeply_nested_toml_config_is_a_config_error(tmp_path: Path) -> None:
         f"overlap-check: error: {config}:2: TOML nested too deeply to be a config "
         "(arrays or tables inside one another)"
     )
+
+
+@pytest.mark.parametrize("output", [False, True], ids=["stdout", "output-file"])
+def test_a_non_utf8_capture_name_is_written_escaped(tmp_path: Path, output: bool) -> None:
+    """Before: 'internal error ... UnicodeEncodeError: surrogates not allowed' (--output, and
+    stdout under a strict UTF-8 locale). \\udcff in the JSON is the name's exact escape."""
+    root = tmp_path / os.fsdecode(b"caps\xff")
+    shutil.copytree(sorted(PARTIAL.iterdir())[0], root / "r_ascend_pt")
+    out = tmp_path / "report.json"
+    args = ["--output", str(out)] if output else []
+    result = invoke("analyze", str(root), "--format", "json", "-q", *args)
+    assert result.exit_code in (0, 1), result.output
+    for text in [result.stdout, *([out.read_text(encoding="utf-8")] if output else [])]:
+        assert '"caps\\udcff/r_ascend_pt"' in text.replace(str(root.parent) + "/", '"')
+        (run,) = json.loads(text)["runs"]
+        assert os.fsencode(run["path"]) == bytes(root / "r_ascend_pt")
+    text_out = tmp_path / "report.txt"
+    result = invoke("analyze", str(root), "--output", str(text_out), "-q")
+    assert result.exit_code in (0, 1), result.output
+    assert "caps\\udcff/r_ascend_pt" in text_out.read_text(encoding="utf-8")

@@ -360,6 +360,9 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         target_format = format_for_path(output)
         same = target_format == fmt and not colored
         written = text if same else render(report, target_format)
+    # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
+    # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:
