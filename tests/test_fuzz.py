@@ -393,6 +393,16 @@ HOSTILE_CONFIGS = [
 ]
 
 
+def _source_rank(path: Path) -> int:
+    """The readers' preference among a capture's kernel files (readers.capture)."""
+    name = path.name
+    order = ("kernel_details", "op_summary", ".db", "trace_view", "msprof_", "task_time")
+    hits = [i for i, key in enumerate(order) if name.startswith(key) or name.endswith(key)]
+    if name == "analysis.db" or not hits:
+        return len(order)
+    return min(hits)
+
+
 def _accounted(target: Path) -> int | None:
     """Kernel rows kept plus rows counted as malformed, over the captures under ``target``
     (None: it does not read)."""
@@ -413,6 +423,9 @@ def hostile_case(rng: random.Random, case: Path, target: Path) -> tuple[str, lis
     if not kernel_files:
         return "no kernel file", [], []
     victim = rng.choice(kernel_files)
+    for sibling in victim.parent.iterdir():  # the victim becomes the capture's kernel source
+        if sibling.is_file() and _source_rank(sibling) < _source_rank(victim):
+            sibling.unlink()
     before = _accounted(target)
     what = null_times(rng, victim)
     after = _accounted(target)
