@@ -118,6 +118,7 @@ class Thresholds:
 # thousands of occurrences in one capture would otherwise write an entry for each.
 MAX_LISTED_LAYERS = 1_000
 FAKE_SHARE = 0.25  # the default of Options.fake_share (and of Report.fake_share)
+MAX_INPUT_SIZE = 16 * 2**30  # the default of Options.max_input_size (a 1M-kernel CSV: 0.3 GiB)
 
 MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name
 
@@ -206,6 +207,8 @@ class Options:
     # a --reference capture (docs/gain.md): the plan's matches on the main stream are its
     # side ops too (the side work ran inline), not main work
     inline_side: bool = False
+    # the largest kernel file read, in bytes (0: no limit); --max-input-size lifts it
+    max_input_size: int = MAX_INPUT_SIZE
 
 
 # --------------------------------------------------------------------------- results

@@ -392,3 +392,43 @@ def test_a_non_utf8_capture_name_is_written_escaped(tmp_path: Path, output: bool
     result = invoke("analyze", str(root), "--output", str(text_out), "-q")
     assert result.exit_code in (0, 1), result.output
     assert "caps\\udcff/r_ascend_pt" in text_out.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- sizes
+
+
+def test_a_kernel_file_over_the_input_size_limit_is_an_error_saying_how_to_lift_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = sorted(PARTIAL.iterdir())[0]
+    kernels = run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    size = kernels.stat().st_size
+    assert 1000 < size < 1024**2
+    result = invoke("analyze", str(run), "--max-input-size", "1KB")
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {kernels}: {size / 2**30:.1f} GiB, larger than the input size "
+        "limit of 0.0 GiB; lift it with --max-input-size 64GiB (or [runs] max_input_size, "
+        "OVERLAP_CHECK_MAX_INPUT_SIZE; 0: no limit)"
+    )
+    for lifted in ("0", "1MiB", str(size)):
+        assert invoke("analyze", str(run), "--max-input-size", lifted, "-q").exit_code in (0, 1)
+    monkeypatch.setenv("OVERLAP_CHECK_MAX_INPUT_SIZE", "999")
+    assert invoke("analyze", str(run), "-q").exit_code == 2
+    config = tmp_path / "overlap-check.toml"
+    config.write_text('[runs]\nmax_input_size = "lots"\n')
+    monkeypatch.delenv("OVERLAP_CHECK_MAX_INPUT_SIZE")
+    result = invoke("analyze", str(run), "--config", str(config))
+    assert result.exit_code == 2
+    assert "expected a size such as" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [(0, 0), ("0", 0), ("500MB", 500 * 10**6), ("16GiB", 16 * 2**30), ("2k", 2000), ("7 B", 7)],
+)
+def test_sizes_are_read_as_written(text: object, size: int) -> None:
+    from overlap_check.config.checks import size as parse_size
+
+    assert parse_size(text) == size

@@ -183,6 +183,11 @@ _OPTIONS: list[Callable[[F], F]] = [
     ),
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
     click.option(
+        "--max-input-size",
+        metavar="SIZE",
+        help="Refuse a kernel file larger than SIZE, e.g. 64GiB; 0: no limit [16GiB].",
+    ),
+    click.option(
         "--order",
         type=click.Choice(choices_of(Order)),
         help=f"Run order of several PATHs: as given, or by capture time [{DEFAULTS.order}].",
@@ -274,6 +279,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
             "reference",
             "require_gain",
             "max_join_wait_us",
+            "max_input_size",
         )
     }
     overrides["plans"] = (plan,) if plan is not None else ()

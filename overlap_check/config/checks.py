@@ -33,6 +33,22 @@ def non_negative(value: Any) -> float:
     return checked
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(i?)b?|b?)\s*$", re.IGNORECASE)
+
+
+def size(value: Any) -> int:
+    """A size in bytes: a whole number, or text such as ``"20GB"`` / ``"16GiB"`` / ``"512M"``
+    (K/M/G/T: powers of 1000, with ``i``: of 1024); 0 means no limit."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    found = _SIZE.match(value) if isinstance(value, str) else None
+    if found is None:
+        raise Invalid(f'expected a size such as "16GiB", "500MB" or 0 (no limit), got {value!r}')
+    number, unit, binary = found.groups()
+    power = "kmgt".index(unit.lower()) + 1 if unit else 0
+    return int(float(number) * (1024 if binary else 1000) ** power)
+
+
 def fraction(value: Any) -> float:
     checked = number(value)
     if not 0.0 <= checked <= 1.0:

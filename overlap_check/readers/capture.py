@@ -17,7 +17,7 @@ import polars as pl
 
 from overlap_check.discover import Source, file_kind
 from overlap_check.errors import InputError, NoStreamDataError
-from overlap_check.model import Capture, ProfilerStepTime
+from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime
 from overlap_check.readers.csvread import read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.kernel_csv import read_kernel_csv
@@ -102,6 +102,24 @@ def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
     )
 
 
+def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
+    """``paths``, or InputError naming the first larger than ``limit`` bytes (0: none)."""
+    for path in paths:
+        try:
+            size = path.stat().st_size
+        except OSError:  # the reader names the file when it cannot read it
+            continue
+        if limit and size > limit:
+            raise InputError(
+                f"{size / 2**30:.1f} GiB, larger than the input size limit of "
+                f"{limit / 2**30:.1f} GiB",
+                path=path,
+                hint="lift it with --max-input-size 64GiB (or [runs] max_input_size, "
+                "OVERLAP_CHECK_MAX_INPUT_SIZE; 0: no limit)",
+            )
+    return paths
+
+
 def _primary(path: Path, shapes: bool) -> _Kernels:
     kind = file_kind(path)
     if kind == "db":
@@ -114,7 +132,14 @@ def _primary(path: Path, shapes: bool) -> _Kernels:
     return _from_csvs((path,), source, shapes)
 
 
-def _read_kernels(src: Source, shapes: bool) -> _Kernels:
+def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
+    first = (src.primary,) if src.primary else None
+    for files in (first, (src.kernel_details,) if src.kernel_details else None, src.op_summary):
+        if files:
+            _within_limit(files, limit)
+            break
+    else:
+        _within_limit(src.dbs[:1] or src.traces or src.task_time, limit)
     if src.primary is not None:
         return _primary(src.primary, shapes)
     if src.kernel_details is not None:
@@ -293,12 +318,13 @@ def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
     return read_step_trace_csv(src.step_trace)
 
 
-def read_capture(src: Source, *, shapes: bool = False) -> Capture:
+def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SIZE) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
     ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
-    (with a reference only: shapes.wants_shapes)."""
-    kernels = _read_kernels(src, shapes)
+    (with a reference only: shapes.wants_shapes). ``limit``: the largest kernel file read, in
+    bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    kernels = _read_kernels(src, shapes, limit)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
     frame, impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
