@@ -432,3 +432,22 @@ def test_sizes_are_read_as_written(text: object, size: int) -> None:
     from overlap_check.config.checks import size as parse_size
 
     assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("length", [(1 << 20) + 1, 60 << 20], ids=["over-1MiB", "over-a-record"])
+def test_a_csv_field_over_1_mib_is_an_error_naming_its_line(tmp_path: Path, length: int) -> None:
+    """Before: a 1 GB kernel name was read (8.3 GB of memory); 1 MiB + 1 byte is refused on
+    either path (a record over csvblocks.MAX_RECORD_BYTES stops the block reader first)."""
+    path = tmp_path / "kernel_details.csv"
+    rows = [f"2,K{i},{T0 + 10 * i}.000\t,1.0" for i in range(5)]
+    rows.insert(3, f"2,{'N' * length},{T0 + 25}.000\t,1.0")  # line 5
+    path.write_text("Stream ID,Name,Start Time(us),Duration(us)\n" + "\n".join(rows) + "\n")
+    result = invoke("analyze", str(path))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {path}:5: a field over 1 MiB: not a value a profiler writes"
+    )
+    path.write_text(path.read_text().replace("N" * length, "N" * (1 << 20)))  # at the limit
+    (capture,) = load(path)
+    assert capture.kernels.height == 6 and capture.skipped_rows == 0
