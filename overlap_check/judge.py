@@ -100,14 +100,19 @@ def judge(
                     f"rank {rank_text(r.rank)} run {index}: {capture.skipped_rows} "
                     f"malformed row(s) skipped in {capture.skipped_file or capture.path}"
                 )
+            if capture.incomplete:
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {index}: incomplete: {capture.incomplete} "
+                    f"({capture.path})"
+                )
         note = _warmup_note(r.rank, r.warmup, options)
         if note:
             notes.append(note)
             provisional_ranks.append(r.rank)
         if _damaged(figures, r):
             notes.append(
-                f"rank {rank_text(r.rank)}: provisional: malformed rows were skipped (above); "
-                "the figures stand on the rows left"
+                f"rank {rank_text(r.rank)}: provisional: malformed rows were skipped or an "
+                "export is incomplete (above); the figures stand on the rows left"
             )
             damaged_ranks.append(r.rank)
         samples = [s for s, _, _ in r.samples]
@@ -339,8 +344,11 @@ def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
 
 
 def _damaged(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
-    """A run of the rank lost rows as malformed: its result is provisional, never a silent pass."""
-    return any(figures[i].capture.skipped_rows for i in r.members)
+    """A run of the rank lost rows as malformed or looks cut short: its result is provisional,
+    never a silent pass."""
+    return any(
+        figures[i].capture.skipped_rows or figures[i].capture.incomplete for i in r.members
+    )
 
 
 def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:

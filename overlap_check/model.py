@@ -97,6 +97,8 @@ class Capture:
     notes: tuple[str, ...] = ()
     profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
     profiler_steps_file: str | None = None  # the file they were read from
+    # why the kernel file looks cut short against the profiler's own files (None: it does not)
+    incomplete: str | None = None
 
     def to_pandas(self) -> pd.DataFrame:
         """The kernel table as a pandas DataFrame (needs the `pandas` extra)."""

@@ -349,7 +349,8 @@ def gate(
             )
         for rank in damaged_ranks:
             reasons.append(
-                f"rank {rank_text(rank)}: provisional result (malformed rows skipped) and --strict"
+                f"rank {rank_text(rank)}: provisional result (malformed rows skipped or an "
+                "incomplete export) and --strict"
             )
     worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
     return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)

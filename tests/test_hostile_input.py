@@ -129,7 +129,7 @@ def test_malformed_rows_make_the_result_provisional(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert sum(run["skipped_rows"] for run in report["runs"]) == damaged
     assert all(plan["provisional"] for plan in report["plans"])
-    assert any("provisional: malformed rows were skipped" in n for n in report["notes"])
+    assert any("provisional: malformed rows were skipped or" in n for n in report["notes"])
     strict = invoke("analyze", str(root), *PLAN, "--strict", "-q")
     assert strict.exit_code == 1
     text = invoke("analyze", str(root), *PLAN)
@@ -451,3 +451,53 @@ def test_a_csv_field_over_1_mib_is_an_error_naming_its_line(tmp_path: Path, leng
     path.write_text(path.read_text().replace("N" * length, "N" * (1 << 20)))  # at the limit
     (capture,) = load(path)
     assert capture.kernels.height == 6 and capture.skipped_rows == 0
+
+
+# ---------------------------------------------------------------- cut-short exports
+
+
+def _three_step_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A result dir whose step_trace_time.csv lists steps 1-3 and whose kernel_details.csv
+    has two kernels in each (cut at a line boundary below)."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    header = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+    steps = "".join(f"{s},20.0,0.0,0.0,0.0,80.0\n" for s in (1, 2, 3))
+    (out / "step_trace_time.csv").write_text(header + steps)
+    rows = [
+        f"{step},{stream},K{step}{stream},{T0 + 100 * step + stream}.000\t,10.0"
+        for step in (1, 2, 3)
+        for stream in (2, 3)
+    ]
+    kernels = out / "kernel_details.csv"
+    kernels.write_text("Step Id,Stream ID,Name,Start Time(us),Duration(us)\n" + "\n".join(rows))
+    return out.parent, kernels
+
+
+def test_an_export_cut_at_a_line_boundary_is_incomplete(tmp_path: Path) -> None:
+    """Before: a kernel_details.csv cut after a whole line read as a complete run."""
+    run, kernels = _three_step_run(tmp_path)
+    (whole,) = load(run)
+    assert whole.incomplete is None
+    one_run = ("--min-runs", "1", "--warmup", "0")  # one run is not provisional by itself
+    result = invoke("analyze", str(run), "--format", "json", *one_run)
+    assert not any(pair["provisional"] for pair in json.loads(result.stdout)["stream_pairs"])
+    lines = kernels.read_text().split("\n")
+    kernels.write_text("\n".join(lines[:4]) + "\n")  # header + steps 1, 2 (one kernel)
+    (cut,) = load(run)
+    assert cut.skipped_rows == 0
+    assert cut.incomplete == (
+        "kernel_details.csv holds no kernel of 1 step(s) that step_trace_time.csv lists (3): "
+        "the export looks cut short"
+    )
+    result = invoke("analyze", str(run), "--format", "json", *one_run)
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    assert report["stream_pairs"] and all(pair["provisional"] for pair in report["stream_pairs"])
+    assert f"rank - run 1: incomplete: {cut.incomplete} ({run})" in report["notes"]
+    strict = invoke("analyze", str(run), "--strict", "--format", "json", *one_run)
+    assert strict.exit_code == 1
+    assert (
+        "rank -: provisional result (malformed rows skipped or an incomplete export) and "
+        "--strict" in json.loads(strict.stdout)["gate_reasons"]
+    )

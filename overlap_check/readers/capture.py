@@ -318,6 +318,27 @@ def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
     return read_step_trace_csv(src.step_trace)
 
 
+def _incomplete(
+    frame: pl.DataFrame, source: str, steps: tuple[ProfilerStepTime, ...], steps_file: Path | None
+) -> str | None:
+    """Why the kernel table looks cut short: steps the profiler's step_trace_time.csv (or
+    analysis.db) lists that hold no kernel at all, when the kernels carry steps. An export
+    cut at a line boundary reads as a good file; the profiler's own step list says what
+    was written."""
+    listed = {s.step for s in steps if s.step is not None}
+    if not listed or steps_file is None or "step" not in frame.columns:
+        return None
+    seen = set(frame.get_column("step").drop_nulls().unique().to_list())
+    missing = sorted(listed - seen)
+    if not seen or not missing:
+        return None
+    shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+    return (
+        f"{source} holds no kernel of {len(missing)} step(s) that {steps_file.name} lists "
+        f"({shown}): the export looks cut short"
+    )
+
+
 def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SIZE) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
@@ -347,6 +368,8 @@ def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SI
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
         kernels.notes.append(f"Stream IDs from {stream_source} ({kernels.source} has none)")
+    steps = _profiler_steps(src)
+    incomplete = _incomplete(frame, kernels.source, steps, src.step_trace)
     return Capture(
         path=str(src.path),
         source=kernels.source,
@@ -361,6 +384,7 @@ def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SI
         device_cores=cores,
         stream_source=stream_source,
         notes=tuple(kernels.notes) + core_notes,
-        profiler_steps=_profiler_steps(src),
+        profiler_steps=steps,
         profiler_steps_file=None if src.step_trace is None else str(src.step_trace),
+        incomplete=incomplete,
     )
