@@ -346,9 +346,7 @@ def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
 def _damaged(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
     """A run of the rank lost rows as malformed or looks cut short: its result is provisional,
     never a silent pass."""
-    return any(
-        figures[i].capture.skipped_rows or figures[i].capture.incomplete for i in r.members
-    )
+    return any(figures[i].capture.skipped_rows or figures[i].capture.incomplete for i in r.members)
 
 
 def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
