@@ -501,3 +501,16 @@ def test_an_export_cut_at_a_line_boundary_is_incomplete(tmp_path: Path) -> None:
         "rank -: provisional result (malformed rows skipped or an incomplete export) and "
         "--strict" in json.loads(strict.stdout)["gate_reasons"]
     )
+
+
+def test_a_trace_kernel_name_over_1_mib_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "trace_view.json"
+    events = [*HARDWARE, task("A", f"{T0}.000", 1.0), task("N" * (1 << 20 | 1), f"{T0}.000", 1.0)]
+    path.write_text(json.dumps(events))
+    result = invoke("analyze", str(path))
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"overlap-check: error: {path}: a name of 1048577 bytes, over 1 MiB: not a value a "
+        "profiler writes (key 'name')"
+    )

@@ -18,7 +18,7 @@ import polars as pl
 from overlap_check.discover import Source, file_kind
 from overlap_check.errors import InputError, NoStreamDataError
 from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime
-from overlap_check.readers.csvread import read_header
+from overlap_check.readers.csvread import MAX_FIELD_BYTES, read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.kernel_csv import read_kernel_csv
 from overlap_check.readers.metadata import (
@@ -272,6 +272,23 @@ MAX_TIME_NS = 2**62
 MAX_SPAN_NS = 2**53
 
 
+def _sane_fields(src: Source, kernels: _Kernels) -> None:
+    """InputError naming the file and column when a text value is over MAX_FIELD_BYTES (the
+    CSV reader names the line itself; a trace or .db value gets here)."""
+    texts = [c for c in ("name", "op_type", "input_shapes") if c in kernels.frame.columns]
+    if not texts or not kernels.frame.height:
+        return
+    longest = kernels.frame.select(pl.col(texts).str.len_bytes().max()).row(0)
+    for column, length in zip(texts, longest, strict=True):
+        if length is not None and length > MAX_FIELD_BYTES:
+            raise InputError(
+                f"a {column} of {length} bytes, over {MAX_FIELD_BYTES >> 20} MiB: "
+                "not a value a profiler writes",
+                path=kernels.files[0] if len(kernels.files) == 1 else src.path,
+                key=column,
+            )
+
+
 def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     """The kernel rows whose times can be, and how many were not (counted as malformed:
     no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
@@ -346,6 +363,7 @@ def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SI
     (with a reference only: shapes.wants_shapes). ``limit``: the largest kernel file read, in
     bytes (Options.max_input_size; 0: none), else InputError naming it."""
     kernels = _read_kernels(src, shapes, limit)
+    _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
     frame, impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
