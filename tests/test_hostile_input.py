@@ -159,7 +159,7 @@ def test_an_endless_view_in_place_of_a_profiler_table_is_not_read(tmp_path: Path
     result = invoke("analyze", str(run))
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"overlap-check: error: {db}: TASK is a view, not a table")
+    assert line.startswith(f"overlap-check: error: {db}: TASK is a view, not a table (not read)")
 
 
 def test_a_db_query_has_a_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -59,11 +59,8 @@ def _q(identifier: str) -> str:
 
 
 class _Schema:
-    """Lower-case column names of the tables we read, from the file itself.
-
-    Only real tables are read: a view is a query the file's author wrote (an endless
-    recursive one would never answer), so a view of a profiler table's name reads as no
-    such table (``views`` names them for the error)."""
+    """Lower-case column names of the tables we read, from the file itself. Only real tables:
+    a view is a query the file's author wrote, maybe an endless one (``views`` names them)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
@@ -75,10 +72,9 @@ class _Schema:
 
     def columns(self, table: str) -> dict[str, str]:
         if table not in self._cache:
+            query = f"PRAGMA table_info({_q(table)})"
             rows = (
-                self._connection.execute(f"PRAGMA table_info({_q(table)})").fetchall()
-                if table.lower() in self._tables
-                else []
+                self._connection.execute(query).fetchall() if table.lower() in self._tables else []
             )
             self._cache[table] = {str(r[1]).lower(): str(r[1]) for r in rows}
             # real name → (declared type, position in the primary key or 0)
@@ -122,7 +118,7 @@ PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 
 
 class Deadline:
-    """SQLite's progress handler: stops the query running when QUERY_SECONDS have passed."""
+    """SQLite's progress handler: stops the query running when ``seconds`` have passed."""
 
     def __init__(self, seconds: float) -> None:
         self.end = time.monotonic() + seconds
@@ -187,11 +183,7 @@ _TEXT_FIELDS = ("name", "op_type", "accelerator_core")
 def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _ComputeColumns:
     for table in ("TASK", "COMPUTE_TASK_INFO"):
         if table.lower() in schema.views:
-            raise SchemaError(
-                f"{table} is a view, not a table: not a profiler database (views are not read)",
-                path=path,
-                key=table,
-            )
+            raise SchemaError(f"{table} is a view, not a table (not read)", path=path, key=table)
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
     task: dict[str, str] = {}
