@@ -514,3 +514,15 @@ def test_a_trace_kernel_name_over_1_mib_is_an_error_naming_the_file(tmp_path: Pa
         f"overlap-check: error: {path}: a name of 1048577 bytes, over 1 MiB: not a value a "
         "profiler writes (key 'name')"
     )
+
+
+def test_a_trace_kernel_on_no_stream_is_counted_not_dropped(tmp_path: Path) -> None:
+    """Before: a kernel on a hardware thread not named 'Stream N' (and no stream in its
+    args) vanished; now it stays without a stream and the note counts it."""
+    path = tmp_path / "trace_view.json"
+    stray = {**task("B", f"{T0 + 5}.000", 1.0), "tid": 99}
+    path.write_text(json.dumps([*HARDWARE, task("A", f"{T0}.000", 1.0), stray]))
+    (capture,) = load(path)
+    assert capture.kernels["name"].to_list() == ["A", "B"]
+    assert capture.kernels["stream_id"].to_list() == [2, None]
+    assert "1 of 2 kernel rows have no Stream ID (N/A): left out of every stream" in capture.notes

@@ -387,8 +387,9 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     flags = _task_flags(frame)
     frame = frame.with_columns((~pl.col("comm") & flags["copy"]).alias("is_copy"))
     kernel = pl.col("comm") | flags["kernel"] | pl.col("is_copy")
-    # a task without a time stays (null start or end): readers.capture counts it as malformed
-    kept = frame.filter(kernel & (pl.col("comm") | pl.col("stream_id").is_not_null()))
+    # a task without a time stays (null start or end): readers.capture counts it as malformed;
+    # one on no stream stays too (its thread is no "Stream N"): counted with those without one
+    kept = frame.filter(kernel)
     dropped = frame.height - kept.height
     kept = with_steps(kept, _steps(others))
     kernels = finish_frame(kept.drop("comm"))
