@@ -13,7 +13,7 @@ import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from multiprocessing import get_context
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -101,8 +101,8 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def _sigterm_ends_workers() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in this (main) thread while there are workers, so
-    that the parent ends them before it exits (a SIGTERM to the whole group may end a
+    """SIGTERM raises :class:`Terminated` in this (main) thread while captures are read, so
+    that the parent ends its workers (if any) and says so before it exits (a SIGTERM to the whole group may end a
     worker first: the pool breaks, and the captures left are not read here but the
     command ends all the same). Left as it is where a caller handles SIGTERM itself
     (``run``'s forwarder) or off the main thread."""
@@ -161,7 +161,7 @@ def reduce_all(
     outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
     remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
     parallel = workers > 1 and len(remote) > 1
-    with _sigterm_ends_workers() if parallel else nullcontext():
+    with _sigterm_ends_workers():
         if parallel:
             _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
         out: list[CaptureFigures] = []
