@@ -102,10 +102,10 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 @contextmanager
 def _sigterm_ends_workers() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` in this (main) thread while captures are read, so
-    that the parent ends its workers (if any) and says so before it exits (a SIGTERM to the whole group may end a
-    worker first: the pool breaks, and the captures left are not read here but the
-    command ends all the same). Left as it is where a caller handles SIGTERM itself
-    (``run``'s forwarder) or off the main thread."""
+    that the parent ends its workers (if any) and says so before it exits (a SIGTERM to
+    the whole group may end a worker first: the pool breaks, and the command ends all the
+    same). Left as it is where a caller handles SIGTERM itself (``run``'s forwarder) or
+    off the main thread."""
     try:
         mine = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         previous = signal.signal(signal.SIGTERM, _terminated) if mine else None
