@@ -526,3 +526,13 @@ def test_a_trace_kernel_on_no_stream_is_counted_not_dropped(tmp_path: Path) -> N
     assert capture.kernels["name"].to_list() == ["A", "B"]
     assert capture.kernels["stream_id"].to_list() == [2, None]
     assert "1 of 2 kernel rows have no Stream ID (N/A): left out of every stream" in capture.notes
+
+
+def test_a_csv_row_without_a_name_is_listed_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "kernel_details.csv"
+    rows = [f"2,K{i},{T0 + 10 * i}.000\t,1.0" for i in range(4)]
+    rows[1] = f"2,,{T0 + 10}.000\t,1.0"  # line 3
+    path.write_text("Stream ID,Name,Start Time(us),Duration(us)\n" + "\n".join(rows) + "\n")
+    (capture,) = load(path)
+    assert capture.kernels["name"].to_list() == ["K0", "K2", "K3"]
+    assert (capture.skipped_rows, capture.skipped_lines) == (1, (3,))

@@ -219,6 +219,8 @@ def _convert(
             values.append(na_to_null(source).alias(column.field))
         else:
             values.append(source.alias(column.field))
+            if column.required:  # a blank Name: a malformed row, listed by its line
+                bad.append(out.is_null() | (out == ""))
     flag = pl.any_horizontal(bad).fill_null(True) if bad else pl.lit(False)
     return _Plan(values=values, bad=flag, scratch=scratch)
 
