@@ -183,6 +183,11 @@ _OPTIONS: list[Callable[[F], F]] = [
     ),
     click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
     click.option(
+        "--max-input-size",
+        metavar="SIZE",
+        help="Refuse a kernel file larger than SIZE, e.g. 64GiB; 0: no limit [16GiB].",
+    ),
+    click.option(
         "--order",
         type=click.Choice(choices_of(Order)),
         help=f"Run order of several PATHs: as given, or by capture time [{DEFAULTS.order}].",
@@ -274,6 +279,7 @@ def options_from_params(params: Mapping[str, Any]) -> Options:
             "reference",
             "require_gain",
             "max_join_wait_us",
+            "max_input_size",
         )
     }
     overrides["plans"] = (plan,) if plan is not None else ()
@@ -360,6 +366,9 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         target_format = format_for_path(output)
         same = target_format == fmt and not colored
         written = text if same else render(report, target_format)
+    # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
+    # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:

@@ -26,6 +26,7 @@ ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "tolerance": ("OVERLAP_CHECK_TOLERANCE", float),
     "fail_on": ("OVERLAP_CHECK_FAIL_ON", str),
     "strict": ("OVERLAP_CHECK_STRICT", lambda text: _parse_flag(text)),
+    "max_input_size": ("OVERLAP_CHECK_MAX_INPUT_SIZE", str),
 }
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
@@ -45,6 +46,7 @@ _MERGED: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "min_runs": ("runs", checks.integer(1)),
     "per": ("runs", checks.PER),
     "order": ("runs", checks.ORDER),
+    "max_input_size": ("runs", checks.size),
     "fail_on": ("gate", checks.FAIL_ON),
     "tolerance": ("gate", checks.fraction),
     "strict": ("gate", checks.boolean),

@@ -25,6 +25,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "min_runs": checks.integer(1),
         "per": checks.PER,
         "order": checks.ORDER,
+        "max_input_size": checks.size,
     },
     "gate": {
         "fail_on": checks.FAIL_ON,
@@ -94,6 +95,7 @@ class Config:
     reference: str | None = None  # resolved against the config file's folder
     require_gain: float | None = None
     max_join_wait_us: float | None = None
+    max_input_size: int | None = None
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None  # resolved against the config file's folder
     graph_dump: str | None = None
