@@ -33,6 +33,8 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
+from overlap_check.model.errors import OverlapCheckError
+from overlap_check.readers import load
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real-profiles"
@@ -321,6 +323,118 @@ def bad_config(rng: random.Random, root: Path) -> tuple[str, Path]:
     return f"config {text[:20]!r}", config
 
 
+# ------------------------------------------------------------------ issue 26 classes
+# Seeds n with n % 5 == HOSTILE build these cases; every other seed is the case it always
+# was (FUZZ_START=n replays it, REGRESSIONS keep their meaning).
+HOSTILE = 4
+
+TIME_FIELDS = ("Start Time(us)", "Duration(us)", "Task Start Time(us)", "Task Duration(us)",
+               "task_start(us)", "task_time(us)")  # fmt: skip
+BAD_TIMES: list[object] = [None, "", "N/A", "abc", "1.5.3", "--1"]
+
+
+def null_times(rng: random.Random, path: Path) -> str:
+    """Times that are null, missing or text in a share of the device rows: each such row
+    must be counted as malformed (the accounting check below), never lost."""
+    bad = rng.choice(BAD_TIMES)
+    if path.suffix == ".db":
+        con = sqlite3.connect(path)
+        try:
+            column = rng.choice(["startNs", "endNs"])
+            value = bad if rng.random() < 0.7 else None
+            con.execute(
+                f"UPDATE TASK SET {column} = ? WHERE rowid % ? = 0", (value, rng.randint(1, 4))
+            )
+            if rng.random() < 0.3:  # a kernel name NULL too
+                con.execute("UPDATE COMPUTE_TASK_INFO SET name = NULL WHERE rowid % 5 = 1")
+            con.commit()
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            con.close()
+        return f"db times {bad!r}"
+    if path.suffix == ".csv":
+        lines = path.read_text(encoding="utf-8").split("\n")
+        header = [h.strip() for h in lines[0].split(",")]
+        columns = [i for i, h in enumerate(header) if h in TIME_FIELDS]
+        if not columns:
+            return "no time column"
+        column = rng.choice(columns)
+        for row in range(1, len(lines)):
+            cells = lines[row].split(",")
+            if len(cells) == len(header) and rng.random() < 0.3:
+                cells[column] = "" if bad is None else str(bad)
+                lines[row] = ",".join(cells)
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return f"csv {header[column]!r} = {bad!r}"
+    events = json.loads(path.read_text(encoding="utf-8"))
+    listed = events.get("traceEvents", []) if isinstance(events, dict) else events
+    key = rng.choice(["ts", "dur"])
+    for event in listed:
+        if isinstance(event, dict) and event.get("ph") == "X" and rng.random() < 0.3:
+            if rng.random() < 0.3:
+                event.pop(key, None)
+            else:
+                event[key] = bad
+    path.write_text(json.dumps(events), encoding="utf-8")
+    return f"json {key!r} = {bad!r} or missing"
+
+
+HOSTILE_CONFIGS = [
+    '[[plan]]\nname = "p"\nside = "Shared(?=Expert)"\n',
+    '[[plan]]\nname = "p"\nside = "SharedExpert"\ndominator = "(Grouped)\\\\1"\n',
+    '[[plan]]\nname = "p"\nside = "Expert\\\\Z"\n',
+    "[[plan]]\nname = 'p'\nside = '(?<!x)Shared'\nop_type = '(?>a)'\n",
+    '[device]\nge_aicore_num = "99999999999|48"\n',
+    '[[plan]]\nname = "p"\nside = "SharedExpert"\nside_stream = 99999999999999999999\n',
+    '[[plan]]\nname = "p"\nside = "S"\n[plan.limit_core]\naicore = 9999999999999\n',
+    "a = " + "[" * 3000 + "]" * 3000 + "\n",
+    "a = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n",
+]
+
+
+def _source_rank(path: Path) -> int:
+    """The readers' preference among a capture's kernel files (readers.capture)."""
+    name = path.name
+    order = ("kernel_details", "op_summary", ".db", "trace_view", "msprof_", "task_time")
+    hits = [i for i, key in enumerate(order) if name.startswith(key) or name.endswith(key)]
+    if name == "analysis.db" or not hits:
+        return len(order)
+    return min(hits)
+
+
+def _accounted(target: Path) -> int | None:
+    """Kernel rows kept plus rows counted as malformed, over the captures under ``target``
+    (None: it does not read)."""
+    try:
+        return sum(c.kernels.height + c.skipped_rows for c in load(target))
+    except OverlapCheckError:
+        return None
+
+
+def hostile_case(rng: random.Random, case: Path, target: Path) -> tuple[str, list[str], list[str]]:
+    """(description, extra CLI args, problems found before the CLI ran)."""
+    if rng.random() < 0.3:
+        config = case / "overlap-check.toml"
+        text = rng.choice(HOSTILE_CONFIGS)
+        config.write_text(text, encoding="utf-8")
+        return f"hostile config {text[:40]!r}", ["--config", str(config)], []
+    kernel_files = [p for p in _data_files(target) if KERNEL_FILES.match(p.name)]
+    if not kernel_files:
+        return "no kernel file", [], []
+    victim = rng.choice(kernel_files)
+    for sibling in victim.parent.iterdir():  # the victim becomes the capture's kernel source
+        if sibling.is_file() and _source_rank(sibling) < _source_rank(victim):
+            sibling.unlink()
+    before = _accounted(target)
+    what = null_times(rng, victim)
+    after = _accounted(target)
+    problems = []
+    if before is not None and after is not None and after != before:
+        problems.append(f"silent loss: {before} rows accounted before, {after} after")
+    return f"{victim.relative_to(case)}: {what}", [], problems
+
+
 # ------------------------------------------------------------------ the contract
 
 _FRACTION_KEYS = re.compile(r"(_pct|^overlap_min|^overlap_max)$")
@@ -365,7 +479,11 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
     shutil.copytree(subject.source, target, symlinks=True)
     args = ["analyze", str(target), "--format", "json"]
     kind = rng.random()
-    if kind < 0.06:
+    found: list[str] = []
+    if seed % 5 == HOSTILE:
+        what, extra, found = hostile_case(rng, case, target)
+        args += extra
+    elif kind < 0.06:
         what = deep_tree(rng, target)
     elif kind < 0.12:
         what, config = bad_config(rng, case)
@@ -399,7 +517,7 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
         for path in _walk(case):  # let rmtree remove what odd_file made unreadable
             if not path.is_symlink():
                 path.chmod(0o755)
-    problems: list[str] = []
+    problems: list[str] = list(found)
     output = result.stdout + result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         problems.append(f"raised {type(result.exception).__name__}: {result.exception}")

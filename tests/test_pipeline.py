@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -320,7 +321,7 @@ def test_each_capture_is_read_once_per_analyze(
     read = capture_reader.read_capture
     paths: list[str] = []
 
-    def counted(source: object, **keywords: bool) -> Capture:
+    def counted(source: object, **keywords: Any) -> Capture:
         result = read(source, **keywords)  # type: ignore[arg-type]
         paths.append(result.path)
         return result
@@ -369,9 +370,9 @@ def analyzed_reading_once(
     read = capture_reader.read_capture
     reads: list[str] = []
 
-    def counted(source: Source) -> Capture:
+    def counted(source: Source, **keywords: Any) -> Capture:
         reads.append(str(source.path))
-        return read(source)
+        return read(source, **keywords)
 
     monkeypatch.setattr(capture_reader, "read_capture", counted)
     report = check(paths, Options(warmup=1), workers=1)

@@ -123,3 +123,50 @@ def test_ctrl_c_during_worker_reads_exits_130_with_one_message(tmp_path: Path) -
         except ProcessLookupError:
             continue
         raise AssertionError(f"worker {pid} outlived the command")
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["parent", "process-group"])
+def test_sigterm_during_worker_reads_ends_the_workers_and_exits_143(
+    tmp_path: Path, group: bool
+) -> None:
+    """Before: SIGTERM to the parent ended it alone (exit 143, no message) and left the
+    workers alive. A SIGTERM to the whole group (a container stop, ``timeout -s TERM``)
+    must end the command the same way, not break the pool and read the captures here."""
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    driver = tmp_path / "driver.py"
+    runs = sorted((FIXTURES / "warm-cold-runs").iterdir())
+    driver.write_text(DRIVER.format(busy=str(busy), held=runs[0].name), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, str(driver), *map(str, runs)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(busy.glob("held-*")):  # the held capture keeps one worker busy
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no worker took the held capture"
+            time.sleep(0.05)
+        pids = {int(mark.name.rsplit("-", 1)[1]) for mark in busy.iterdir()}
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err.splitlines() == ["overlap-check: terminated"]
+    assert out == ""
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"worker {pid} outlived the command")

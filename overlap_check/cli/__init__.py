@@ -64,7 +64,7 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # The one place where library errors become a message and an exit code,
         # so that CliRunner tests and the console script behave the same.
-        from overlap_check.model.errors import OverlapCheckError
+        from overlap_check.model.errors import OverlapCheckError, Terminated
         from overlap_check.report.escape import shown
 
         args = [*ctx._protected_args, *ctx.args]  # Group.invoke consumes them
@@ -73,6 +73,9 @@ class LazyGroup(click.Group):
         except OverlapCheckError as err:
             click.echo(f"overlap-check: error: {shown(str(err))}", err=True)
             ctx.exit(err.exit_code)
+        except Terminated:
+            click.echo("overlap-check: terminated", err=True)
+            ctx.exit(Terminated.exit_code)
         except KeyboardInterrupt:
             click.echo("overlap-check: interrupted", err=True)
             ctx.exit(130)

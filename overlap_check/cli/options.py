@@ -179,7 +179,7 @@ def setting_option(setting: Setting) -> Callable[[F], F]:
         return click.option(setting.flag, is_flag=True, default=None, help=shown)
     if get_origin(kind) is Literal:
         return click.option(setting.flag, type=click.Choice(choices_of(kind)), help=shown)
-    click_type = None if kind is str else kind
+    click_type = None if kind is str or setting.text else kind
     return click.option(setting.flag, type=click_type, metavar=setting.metavar, help=shown)
 
 
@@ -299,6 +299,9 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         target_format = format_for_path(output)
         same = target_format == fmt and not colored
         written = text if same else render(report, target_format)
+    # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
+    # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
     if output and written is not None:

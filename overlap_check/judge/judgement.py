@@ -90,6 +90,7 @@ def judge(
     summaries: list[RankStreamSummary] = []
     pairs: list[StreamPair] = []
     provisional_ranks: list[int | None] = []
+    damaged_ranks: list[int | None] = []
     for r in ranks:
         for index, i in enumerate(r.members, start=1):
             runs.append(_run_info(figures[i], index, r.warm(i)))
@@ -99,10 +100,21 @@ def judge(
                     f"rank {rank_text(r.rank)} run {index}: {capture.skipped_rows} "
                     f"malformed row(s) skipped in {capture.skipped_file or capture.path}"
                 )
+            if capture.incomplete:
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {index}: incomplete: {capture.incomplete} "
+                    f"({capture.path})"
+                )
         note = _warmup_note(r.rank, r.warmup, options)
         if note:
             notes.append(note)
             provisional_ranks.append(r.rank)
+        if _damaged(figures, r):
+            notes.append(
+                f"rank {rank_text(r.rank)}: provisional: malformed rows were skipped or an "
+                "export is incomplete (above); the figures stand on the rows left"
+            )
+            damaged_ranks.append(r.rank)
         samples = [s for s, _, _ in r.samples]
         per_sample = [_sample(figures, i, k) for _, i, k in r.samples]
         sets = [f.sets for f in per_sample]
@@ -117,7 +129,7 @@ def judge(
                 for f in per_sample
             ]
             pairs += pair_results(
-                r.rank, r.main, samples, pair_figures, options.thresholds, r.warmup.provisional
+                r.rank, r.main, samples, pair_figures, options.thresholds, _provisional(figures, r)
             )
         summary = rank_summary(r.rank, samples, sets, r.main)
         if r.main is not None:
@@ -166,6 +178,7 @@ def judge(
         cores_result,
         options,
         provisional_ranks=provisional_ranks,
+        damaged_ranks=damaged_ranks,
         use_plans=bool(options.plans),
     )
     report = Report(
@@ -296,7 +309,7 @@ def _communication(
             hidden_ns=median([f.hidden_ns for f in samples]),
             exposed_ns=median([f.exposed_ns for f in samples]),
             hidden_pct=median([f.hidden_ns / f.busy_ns if f.busy_ns else None for f in samples]),
-            provisional=r.warmup.provisional,
+            provisional=_provisional(figures, r),
             steps=tuple(steps),
         ),
         notes,
@@ -329,6 +342,16 @@ def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
         notes=capture.notes,
         origin_ns=fig.origin_ns,
     )
+
+
+def _damaged(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
+    """A run of the rank lost rows as malformed or looks cut short: its result is provisional,
+    never a silent pass."""
+    return any(figures[i].capture.skipped_rows or figures[i].capture.incomplete for i in r.members)
+
+
+def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
+    return r.warmup.provisional or _damaged(figures, r)
 
 
 def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
@@ -388,7 +411,7 @@ def _plan_result(
         [x.matched for x in pieces],
         samples,
         options.thresholds,
-        provisional=r.warmup.provisional,
+        provisional=_provisional(figures, r),
         contention_ns=contention_ns,
         fake_share=options.fake_share,
         path=plan.path or options.path,

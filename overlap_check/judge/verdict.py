@@ -87,7 +87,9 @@ def item_failures(
             for finding in findings
         ]
     if provisional and strict:
-        reasons.append(f"provisional (fewer than {min_runs} runs) with --strict")
+        reasons.append(
+            f"provisional (fewer than {min_runs} runs, or malformed rows skipped) with --strict"
+        )
     return tuple(reasons)
 
 
@@ -427,6 +429,7 @@ def gate(
     options: Options,
     *,
     provisional_ranks: Sequence[int | None] = (),
+    damaged_ranks: Sequence[int | None] = (),
     use_plans: bool,
 ) -> GateDecision:
     """Decide pass/fail and say why in words, one reason per failing item (each plan's and
@@ -481,6 +484,11 @@ def gate(
             reasons.append(
                 f"rank {rank_text(rank)}: provisional result (fewer than {options.min_runs} runs) "
                 "and --strict"
+            )
+        for rank in damaged_ranks:
+            reasons.append(
+                f"rank {rank_text(rank)}: provisional result (malformed rows skipped or an "
+                "incomplete export) and --strict"
             )
     worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
     return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)

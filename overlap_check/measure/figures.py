@@ -473,7 +473,7 @@ def source_figures(
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column
-    capture = read_capture(source, shapes=True) if wants_shapes(options) else read_capture(source)
+    capture = read_capture(source, shapes=wants_shapes(options), limit=options.max_input_size)
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse

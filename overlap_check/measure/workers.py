@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from multiprocessing import get_context
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from overlap_check.model import Capture, DeviceCores, Options
-from overlap_check.model.errors import OverlapCheckError
+from overlap_check.model.errors import OverlapCheckError, Terminated
 from overlap_check.readers.discover import Source
 
 if TYPE_CHECKING:
@@ -73,7 +75,8 @@ def worker_count(sources: Sequence[Source], requested: int | None) -> int:
 def _start_worker(threads: str) -> None:
     # Ctrl-C reaches the whole process group: a worker would print its own
     # KeyboardInterrupt traceback. The parent alone answers it (one message, exit 130)
-    # and ends the workers itself (_end_workers).
+    # and ends the workers itself (_end_workers). SIGTERM keeps its default here: the
+    # pool ends a broken pool's workers with it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # In the worker only, before polars starts its pool: workers share the cores, and more
     # polars threads than cores only make every capture slower (measured on 2 cores, 5 x
@@ -90,6 +93,29 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join()
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_ends_workers() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in this (main) thread while captures are read, so
+    that the parent ends its workers (if any) and says so before it exits (a SIGTERM to
+    the whole group may end a worker first: the pool breaks, and the command ends all the
+    same). Left as it is where a caller handles SIGTERM itself (``run``'s forwarder) or
+    off the main thread."""
+    try:
+        mine = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        previous = signal.signal(signal.SIGTERM, _terminated) if mine else None
+    except ValueError:  # not the main thread: signals are not ours to handle
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _outcome(
@@ -134,31 +160,46 @@ def reduce_all(
     """
     outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
     remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
-    if workers > 1 and len(remote) > 1:
-        threads = str(max(1, cpu_count() // workers))
-        try:
-            with ProcessPoolExecutor(
-                workers,
-                mp_context=get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(threads,),
-            ) as pool:
-                try:
-                    futures = [
-                        pool.submit(reduce_one, jobs[k], options, limits, info_cores)
-                        for k in remote
-                    ]
-                    for k, future in zip(remote, futures, strict=True):
-                        outcomes[k] = _outcome(future)
-                except KeyboardInterrupt:
-                    _end_workers(pool)
-                    raise  # the CLI's one message and exit 130
-        except (BrokenProcessPool, RuntimeError, OSError):
-            pass  # no worker could take them (died, or a daemon may not start any): here
-    out: list[CaptureFigures] = []
-    for k, job in enumerate(jobs):
-        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
-        if isinstance(outcome, OverlapCheckError):
-            raise outcome
-        out.append(outcome)
+    parallel = workers > 1 and len(remote) > 1
+    with _sigterm_ends_workers():
+        if parallel:
+            _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
+        out: list[CaptureFigures] = []
+        for k, job in enumerate(jobs):
+            outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
+            if isinstance(outcome, OverlapCheckError):
+                raise outcome
+            out.append(outcome)
     return out
+
+
+def _reduce_remote(
+    jobs: Sequence[Job],
+    remote: Sequence[int],
+    options: Options,
+    limits: Limits | None,
+    workers: int,
+    info_cores: Sequence[Sequence[DeviceCores]],
+    outcomes: dict[int, CaptureFigures | OverlapCheckError],
+) -> None:
+    """The outcomes of the ``remote`` jobs from a pool of ``workers``, into ``outcomes``
+    (none where the pool could not take them)."""
+    threads = str(max(1, cpu_count() // workers))
+    try:
+        with ProcessPoolExecutor(
+            workers,
+            mp_context=get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(threads,),
+        ) as pool:
+            try:
+                futures = [
+                    pool.submit(reduce_one, jobs[k], options, limits, info_cores) for k in remote
+                ]
+                for k, future in zip(remote, futures, strict=True):
+                    outcomes[k] = _outcome(future)
+            except KeyboardInterrupt:  # Terminated (SIGTERM) too
+                _end_workers(pool)
+                raise  # the CLI's one message and exit 130 (143)
+    except (BrokenProcessPool, RuntimeError, OSError):
+        pass  # no worker could take them (died, or a daemon may not start any): here

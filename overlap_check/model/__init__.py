@@ -97,6 +97,8 @@ class Capture:
     notes: tuple[str, ...] = ()
     profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
     profiler_steps_file: str | None = None  # the file they were read from
+    # why the kernel file looks cut short against the profiler's own files (None: it does not)
+    incomplete: str | None = None
 
     def to_pandas(self) -> pd.DataFrame:
         """The kernel table as a pandas DataFrame (needs the `pandas` extra)."""
@@ -118,6 +120,7 @@ class Thresholds:
 # thousands of occurrences in one capture would otherwise write an entry for each.
 MAX_LISTED_LAYERS = 1_000
 FAKE_SHARE = 0.25  # the default of Options.fake_share (and of Report.fake_share)
+MAX_INPUT_SIZE = 16 * 2**30  # the default of Options.max_input_size (a 1M-kernel CSV: 0.3 GiB)
 
 MODULE_SCOPE = "module:"  # side = "module:Name": the kernels launched inside nn.Module Name
 
@@ -210,6 +213,8 @@ class Options:
     # a missing wait (a join that did not wait, a side stream a layer behind) is a data
     # race and fails the gate unless accepted knowingly (--allow-missing-wait)
     allow_missing_wait: bool = False
+    # the largest kernel file read, in bytes (0: no limit); --max-input-size lifts it
+    max_input_size: int = MAX_INPUT_SIZE
 
 
 # --------------------------------------------------------------------------- results

@@ -83,6 +83,17 @@ class Interrupted(OverlapCheckError):
     exit_code = 130
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while worker processes read captures (``workers.reduce_all``).
+
+    A KeyboardInterrupt, so that whatever ends work on Ctrl-C ends it on SIGTERM too;
+    the CLI answers it with one line and exit 143 (128 + SIGTERM), as a shell reports
+    a process that SIGTERM ended.
+    """
+
+    exit_code = 143
+
+
 def regular_file(path: str | Path, what: str = "file") -> Path:
     """``path``, or InputError (exit 2) naming it when it exists but is not a regular file.
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.model import Capture, ProfilerStepTime
+from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime
 from overlap_check.model.errors import InputError, NoStreamDataError
 from overlap_check.model.table import conform
-from overlap_check.readers.csvread import read_header
+from overlap_check.readers.csvread import MAX_FIELD_BYTES, read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.discover import Source, file_kind
 from overlap_check.readers.kernel_csv import read_kernel_csv
@@ -54,6 +54,7 @@ class _Kernels:
     time_ns: int | None = None
     devices: tuple[int, ...] = ()
     notes: list[str] = field(default_factory=list)
+    files: tuple[Path, ...] = ()  # the files the rows came from (named in the notes)
 
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -67,6 +68,7 @@ def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _K
         source=source,
         has_streams=all(f.has_streams for f in files),
         skipped=[(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+        files=paths,
     )
     if len(paths) > 1:
         result.notes.append(f"{len(paths)} {source} files concatenated")
@@ -79,12 +81,15 @@ def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
         frame=_concat([frame for _, frame, _ in read]),
         source="task_time",
         skipped=[(p, lines) for p, _, lines in read if lines],
+        files=paths,
     )
 
 
 def _from_db(path: Path, shapes: bool = False) -> _Kernels:
     db = read_db(path, shapes=shapes)
-    return _Kernels(frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns)
+    return _Kernels(
+        frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns, files=(path,)
+    )
 
 
 def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
@@ -93,7 +98,26 @@ def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
         frame=_concat([t.kernels for t in traces]),
         source="trace_view.json",
         devices=tuple(sorted({d for t in traces for d in t.devices})),
+        files=paths,
     )
+
+
+def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
+    """``paths``, or InputError naming the first larger than ``limit`` bytes (0: none)."""
+    for path in paths:
+        try:
+            size = path.stat().st_size
+        except OSError:  # the reader names the file when it cannot read it
+            continue
+        if limit and size > limit:
+            raise InputError(
+                f"{size / 2**30:.1f} GiB, larger than the input size limit of "
+                f"{limit / 2**30:.1f} GiB",
+                path=path,
+                hint="lift it with --max-input-size 64GiB (or [runs] max_input_size, "
+                "OVERLAP_CHECK_MAX_INPUT_SIZE; 0: no limit)",
+            )
+    return paths
 
 
 def _primary(path: Path, shapes: bool) -> _Kernels:
@@ -108,7 +132,14 @@ def _primary(path: Path, shapes: bool) -> _Kernels:
     return _from_csvs((path,), source, shapes)
 
 
-def _read_kernels(src: Source, shapes: bool) -> _Kernels:
+def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
+    first = (src.primary,) if src.primary else None
+    for files in (first, (src.kernel_details,) if src.kernel_details else None, src.op_summary):
+        if files:
+            _within_limit(files, limit)
+            break
+    else:
+        _within_limit(src.dbs[:1] or src.traces or src.task_time, limit)
     if src.primary is not None:
         return _primary(src.primary, shapes)
     if src.kernel_details is not None:
@@ -241,10 +272,27 @@ MAX_TIME_NS = 2**62
 MAX_SPAN_NS = 2**53
 
 
+def _sane_fields(src: Source, kernels: _Kernels) -> None:
+    """InputError naming the file and column when a text value is over MAX_FIELD_BYTES (the
+    CSV reader names the line itself; a trace or .db value gets here)."""
+    texts = [c for c in ("name", "op_type", "input_shapes") if c in kernels.frame.columns]
+    if not texts or not kernels.frame.height:
+        return
+    longest = kernels.frame.select(pl.col(texts).str.len_bytes().max()).row(0)
+    for column, length in zip(texts, longest, strict=True):
+        if length is not None and length > MAX_FIELD_BYTES:
+            raise InputError(
+                f"a {column} of {length} bytes, over {MAX_FIELD_BYTES >> 20} MiB: "
+                "not a value a profiler writes",
+                path=kernels.files[0] if len(kernels.files) == 1 else src.path,
+                key=column,
+            )
+
+
 def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     """The kernel rows whose times can be, and how many were not (counted as malformed:
-    no start or end, a negative time, end before start, past MAX_TIME_NS; or a device
-    id past Int32).
+    no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
+    past Int32; no name, which no plan can select: a NULL in the .db, a blank CSV field).
 
     InputError naming the capture when the rest spans more than MAX_SPAN_NS or adds up
     to more kernel time than int64 holds: every figure from it would be wrong.
@@ -253,16 +301,17 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     if not frame.height:
         return frame, 0
     start, end = pl.col("start_ns"), pl.col("end_ns")
-    good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS)
+    good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS) & pl.col("name").is_not_null()
     if "device" in frame.columns:  # Int32 in the kernel table
         good &= pl.col("device").is_null() | pl.col("device").is_between(0, MAX_ID)
     keep = frame.select(good.fill_null(False)).to_series()
     dropped = frame.height - int(keep.sum())
     if dropped:
         frame = kernels.frame = frame.filter(keep)
+        where = ", ".join(map(str, kernels.files)) or f"{src.path} ({kernels.source})"
         kernels.notes.append(
-            f"{src.path}: {dropped} {kernels.source} row(s) with impossible times (missing, "
-            "negative, end before start, or past 2**62 ns) or device ids skipped as malformed"
+            f"{where}: {dropped} row(s) with impossible times (missing, null, text, negative, "
+            "end before start, or past 2**62 ns), device ids or no name skipped as malformed"
         )
     if frame.height:
         span, total = frame.select(
@@ -286,13 +335,39 @@ def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
     return read_step_trace_csv(src.step_trace)
 
 
-def read_capture(src: Source, *, shapes: bool = False) -> Capture:
+def _incomplete(
+    frame: pl.DataFrame, source: str, steps: tuple[ProfilerStepTime, ...], steps_file: Path | None
+) -> str | None:
+    """Why the kernel table looks cut short: steps the profiler's step_trace_time.csv (or
+    analysis.db) lists that hold no kernel at all, when the kernels carry steps. An export
+    cut at a line boundary reads as a good file; the profiler's own step list says what
+    was written."""
+    listed = {s.step for s in steps if s.step is not None}
+    if not listed or steps_file is None or "step" not in frame.columns:
+        return None
+    seen = set(frame.get_column("step").drop_nulls().unique().to_list())
+    missing = sorted(listed - seen)
+    if not seen or not missing:
+        return None
+    shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+    return (
+        f"{source} holds no kernel of {len(missing)} step(s) that {steps_file.name} lists "
+        f"({shown}): the export looks cut short"
+    )
+
+
+def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SIZE) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
     ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
-    (with a reference only: shapes.wants_shapes)."""
-    kernels = _read_kernels(src, shapes)
+    (with a reference only: shapes.wants_shapes). ``limit``: the largest kernel file read, in
+    bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    kernels = _read_kernels(src, shapes, limit)
+    _sane_fields(src, kernels)
+    # impossible rows first: a row is counted once, as malformed, never also as streamless
+    frame, impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
+    frame = kernels.frame
     info = read_profiler_info(src.profiler_info) if src.profiler_info else None
     kernels.notes.extend(info.notes if info else ())
     rank = info.rank if info and info.rank is not None else kernels.rank
@@ -301,7 +376,6 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     level = info.level if info and info.level else None
     if level is None and not kernels.has_streams:
         level = "Level0"
-    frame, impossible = _possible_times(src, kernels)
     device = _device(src, kernels)
     if "device" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))
@@ -312,6 +386,8 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
         kernels.notes.append(f"Stream IDs from {stream_source} ({kernels.source} has none)")
+    steps = _profiler_steps(src)
+    incomplete = _incomplete(frame, kernels.source, steps, src.step_trace)
     return Capture(
         path=str(src.path),
         source=kernels.source,
@@ -326,6 +402,7 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
         device_cores=cores,
         stream_source=stream_source,
         notes=tuple(kernels.notes) + core_notes,
-        profiler_steps=_profiler_steps(src),
+        profiler_steps=steps,
         profiler_steps_file=None if src.step_trace is None else str(src.step_trace),
+        incomplete=incomplete,
     )

@@ -27,6 +27,15 @@ import numpy.typing as npt
 # with 3 in parse at once came closest to the whole-file parse; larger blocks are
 # no faster and hold more memory, smaller ones pay polars' ~1 ms per query.
 BLOCK_BYTES = 6 << 20
+# A record past this is no profiler row (csvread.MAX_FIELD_BYTES bounds its fields): the
+# reader stops growing its buffer and lets the record-by-record path name the line.
+MAX_RECORD_BYTES = 48 << 20
+
+
+class RecordTooLong(ValueError):
+    """A record longer than MAX_RECORD_BYTES."""
+
+
 WORKERS = 3  # blocks parsed at once (polars releases the GIL while parsing)
 
 _PIECE_BYTES = 1 << 20  # read and count quotes 1 MiB at a time
@@ -120,6 +129,8 @@ def record_blocks(
     at_end = False
     while not at_end:
         if filled == len(buffer):  # one record longer than the buffer: grow
+            if len(buffer) >= MAX_RECORD_BYTES:
+                raise RecordTooLong(f"a record of more than {MAX_RECORD_BYTES} bytes")
             buffer.extend(bytes(len(buffer)))
         while filled < len(buffer):
             with memoryview(buffer) as view:

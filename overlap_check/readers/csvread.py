@@ -35,7 +35,7 @@ from typing import Literal
 import polars as pl
 
 from overlap_check.model.errors import InputError, SchemaError
-from overlap_check.readers.csvblocks import map_in_order, record_blocks
+from overlap_check.readers.csvblocks import RecordTooLong, map_in_order, record_blocks
 from overlap_check.readers.numbers import (
     int_text,
     is_na_text,
@@ -48,6 +48,9 @@ Kind = Literal["int", "us", "str"]
 
 _HEADER_PROBE_BYTES = 1 << 20
 _SURPLUS = "__surplus_field"
+# No profiler field comes near this (the longest, Input Shapes, holds a few KB): a larger
+# one is an error naming its line, not a value to hold in memory many times over.
+MAX_FIELD_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,8 @@ def _convert(
             values.append(na_to_null(source).alias(column.field))
         else:
             values.append(source.alias(column.field))
+            if column.required:  # a blank Name: a malformed row, listed by its line
+                bad.append(out.is_null() | (out == ""))
     flag = pl.any_horizontal(bad).fill_null(True) if bad else pl.lit(False)
     return _Plan(values=values, bad=flag, scratch=scratch)
 
@@ -258,6 +263,10 @@ def _fast(
         pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
         pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
     ]
+    texts = [names[c.field] for c in wanted if c.kind == "str"]
+    if texts:  # a field too long: the slow path names its line
+        long_text = pl.any_horizontal(pl.col(t).str.len_bytes() > MAX_FIELD_BYTES for t in texts)
+        checks[1] = (pl.col(_SURPLUS).is_not_null() | long_text.fill_null(False)).alias("__long")
     suspect = (plan.bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
 
     def parse(block: bytes) -> pl.DataFrame:
@@ -286,7 +295,7 @@ def _fast(
                 frames.append(frame.drop("__suspect"))
         if not frames:
             frames.append(parse(b"").drop("__suspect"))  # no rows: the typed, empty table
-    except (pl.exceptions.PolarsError, OSError):
+    except (pl.exceptions.PolarsError, OSError, RecordTooLong):
         return None  # a non-integer in an integer column, bad UTF-8, a stray quote ...
     except pl.exceptions.PanicException:  # (a BaseException) polars' reader on odd quoting
         return None
@@ -311,6 +320,7 @@ def _slow(
     consumed = 1
     try:
         with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+            csv.field_size_limit(MAX_FIELD_BYTES)  # process-wide; Python's default is 128 KiB
             reader = csv.reader(handle)
             next(reader, None)
             consumed = reader.line_num
@@ -328,6 +338,12 @@ def _slow(
                     target.append(record[position])
                 lines.append(first_line)
     except csv.Error as err:
+        if "field larger than field limit" in str(err):
+            raise InputError(
+                f"a field over {MAX_FIELD_BYTES >> 20} MiB: not a value a profiler writes",
+                path=path,
+                line=consumed + 1,
+            ) from err
         raise InputError(f"unreadable CSV: {err}", path=path, line=consumed + 1) from err
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err

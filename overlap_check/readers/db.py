@@ -17,6 +17,7 @@ Level0 → null). Unknown extra tables and columns are ignored.
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,16 +59,23 @@ def _q(identifier: str) -> str:
 
 
 class _Schema:
-    """Lower-case column names of the tables we read, from the file itself."""
+    """Lower-case column names of the tables we read, from the file itself. Only real tables:
+    a view is a query the file's author wrote, maybe an endless one (``views`` names them)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
         self._cache: dict[str, dict[str, str]] = {}
         self._declared: dict[str, dict[str, tuple[str, int]]] = {}
+        kinds = connection.execute("SELECT type, name FROM sqlite_master").fetchall()
+        self._tables = {str(name).lower() for kind, name in kinds if kind == "table"}
+        self.views = {str(name).lower() for kind, name in kinds if kind == "view"}
 
     def columns(self, table: str) -> dict[str, str]:
         if table not in self._cache:
-            rows = self._connection.execute(f"PRAGMA table_info({_q(table)})").fetchall()
+            query = f"PRAGMA table_info({_q(table)})"
+            rows = (
+                self._connection.execute(query).fetchall() if table.lower() in self._tables else []
+            )
             self._cache[table] = {str(r[1]).lower(): str(r[1]) for r in rows}
             # real name → (declared type, position in the primary key or 0)
             self._declared[table] = {str(r[1]): (str(r[2] or ""), int(r[5] or 0)) for r in rows}
@@ -103,15 +111,35 @@ class _Schema:
         return self.columns("STRING_IDS")["value"]
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+# The longest the queries of one file may take, all together: a 1M-kernel export reads
+# in seconds; a file that takes minutes is built to stall the gate (docs/errors.md).
+QUERY_SECONDS = 300.0
+PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
+
+
+class Deadline:
+    """SQLite's progress handler: stops the query running when ``seconds`` have passed."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.passed = False
+
+    def __call__(self) -> int:
+        self.passed = self.passed or time.monotonic() > self.end
+        return int(self.passed)
+
+
+def _connect(path: Path) -> tuple[sqlite3.Connection, Deadline]:
     if path.stat().st_size == 0:
         raise InputError("empty file", path=path)
+    deadline = Deadline(QUERY_SECONDS)
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
         connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except (sqlite3.Error, UnicodeDecodeError) as err:  # a schema name that is not UTF-8
         raise InputError(f"not an SQLite database ({err})", path=path) from err
-    return connection
+    connection.set_progress_handler(deadline, PROGRESS_STEPS)
+    return connection, deadline
 
 
 def _column(alias: str, column: str | None) -> str:
@@ -154,6 +182,8 @@ _TEXT_FIELDS = ("name", "op_type", "accelerator_core")
 
 def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _ComputeColumns:
     for table in ("TASK", "COMPUTE_TASK_INFO"):
+        if table.lower() in schema.views:
+            raise SchemaError(f"{table} is a view, not a table (not read)", path=path, key=table)
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
     task: dict[str, str] = {}
@@ -391,7 +421,7 @@ def _bulk_compute(
 def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
     """Kernels and communication ops of one profiler database (``shapes``: with the
     kernels' Input Shapes, where the file has them)."""
-    connection = _connect(path)
+    connection, deadline = _connect(path)
     try:
         schema = _Schema(connection)
         columns = _compute_columns(schema, path, shapes)
@@ -420,6 +450,14 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
         rank = _single_int(connection, schema, "RANK_DEVICE_MAP", "rankId")
         session_end = _single_int(connection, schema, "SESSION_TIME_INFO", "endTimeNs")
     except sqlite3.Error as err:
+        if deadline.passed:
+            raise InputError(
+                f"reading the profiler database took more than {QUERY_SECONDS:.0f} s: "
+                "not an export the profiler wrote",
+                path=path,
+            ) from err
+        if isinstance(err, sqlite3.OperationalError) and str(err) == "interrupted":
+            raise KeyboardInterrupt from None  # Ctrl-C inside the progress handler
         raise InputError(f"unreadable profiler database ({err})", path=path) from err
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as err:
         raise SchemaError(f"unexpected value in the profiler database ({err})", path=path) from err
@@ -440,7 +478,6 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
             # input_shapes on the kernels only; the default path concatenates as before
             how="diagonal" if _SHAPES_FIELD in compute.columns else "vertical",
         )
-        .drop_nulls(["start_ns", "end_ns"])
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))
         .drop("end_ns")
     )

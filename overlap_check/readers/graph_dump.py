@@ -29,6 +29,7 @@ import polars as pl
 from overlap_check.model.errors import ConfigError, InputError
 
 AICORE_ATTR = "_op_aicore_num"
+MAX_CORES = 2**31 - 1  # a core count (or rank) past Int32 is none a device has
 VECTORCORE_ATTR = "_op_vectorcore_num"
 
 # --------------------------------------------------------------------------- aicore_num
@@ -63,8 +64,10 @@ def parse_aicore_num(
     aic = int(parsed.group("aic"))
     aiv_text = parsed.group("aiv")
     aiv = int(aiv_text) if aiv_text else None
-    if aic <= 0 or (aiv is not None and aiv <= 0):
-        raise ConfigError(f"{text!r}: core counts must be greater than 0", path=path, key=key)
+    if not 0 < aic <= MAX_CORES or (aiv is not None and not 0 < aiv <= MAX_CORES):
+        raise ConfigError(
+            f"{text!r}: core counts must be between 1 and {MAX_CORES}", path=path, key=key
+        )
     return aic, aiv
 
 
@@ -246,12 +249,17 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
         if raw is None or raw.strip() in ("", "0"):
             return None  # attribute present but no limit recorded
         try:
-            return int(raw.strip())
-        except ValueError as err:
+            count = int(raw.strip())
+        except ValueError:
+            count = -1
+        if not 0 < count <= MAX_CORES:
             op_name = _scalar(op, "name")
             raise InputError(
-                f"operator {op_name!r}: {key} is {raw!r}, not a whole number", path=path
-            ) from err
+                f"operator {op_name!r}: {key} is {raw!r}, not a core count "
+                f"(a whole number from 1 to {MAX_CORES})",
+                path=path,
+            )
+        return count
     return None
 
 
@@ -262,6 +270,8 @@ def _read_one(file: Path) -> list[dict[str, object]]:
         raise InputError(f"cannot read graph dump: {err.strerror}", path=file) from err
     ranked = _RANK_IN_NAME.search(file.name)
     rank = int(ranked.group(1)) if ranked else None
+    if rank is not None and rank > MAX_CORES:
+        raise InputError(f"rank {rank} in the file name is past 32 bits: not a rank", path=file)
     rows: list[dict[str, object]] = []
     for op in _ops(parse_text_proto(text, path=file)):  # operators, not kernels: small
         aicore = _attr_count(op, AICORE_ATTR, path=file)

@@ -18,6 +18,7 @@ import polars as pl
 from overlap_check.model import ProfilerStepTime
 from overlap_check.model.errors import InputError, SchemaError
 from overlap_check.readers.csvread import Column, read_csv_table
+from overlap_check.readers.db import PROGRESS_STEPS, QUERY_SECONDS, Deadline
 from overlap_check.readers.numbers import int_text, is_na_text, us_text_to_ns
 
 _FIGURES = ("computing", "not_overlapped", "overlapped", "communication", "free")
@@ -91,10 +92,16 @@ def read_step_trace_csv(path: Path) -> tuple[ProfilerStepTime, ...]:
 
 def read_step_trace_db(path: Path) -> tuple[ProfilerStepTime, ...]:
     """The StepTraceTime table of a db export's analysis.db; () when it has none."""
+    deadline = Deadline(QUERY_SECONDS)
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-            if "StepTraceTime" not in tables:
+            db.set_progress_handler(deadline, PROGRESS_STEPS)
+            kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
+            if kinds.get("StepTraceTime", "table") != "table":  # a view may never answer
+                raise InputError(
+                    "StepTraceTime is a view, not a table (views are not read)", path=path
+                )
+            if "StepTraceTime" not in kinds:
                 return ()
             have = {r[1] for r in db.execute("PRAGMA table_info(StepTraceTime)")}
             missing = sorted(c for c in _DB_COLUMNS.values() if c not in have)
@@ -103,6 +110,8 @@ def read_step_trace_db(path: Path) -> tuple[ProfilerStepTime, ...]:
             names = ", ".join(f'CAST("{c}" AS TEXT)' for c in _DB_COLUMNS.values())
             rows = db.execute(f"SELECT {names} FROM StepTraceTime ORDER BY rowid").fetchall()
     except sqlite3.Error as err:
+        if deadline.passed:
+            raise InputError(f"reading took more than {QUERY_SECONDS:.0f} s", path=path) from err
         raise InputError(f"unreadable analysis.db: {err}", path=path) from err
     raw = pl.DataFrame(
         [list(r) for r in rows], schema={k: pl.String() for k in _DB_COLUMNS}, orient="row"

@@ -12,7 +12,8 @@ communication rows without a stream. The device comes from ``process_labels``
 ``ProfilerStep#N`` host range containing its start, if any.
 
 ``ts`` is decimal text, parsed exactly; ``dur`` is a float µs, converted with
-``round(dur * 1000)``.
+``round(dur * 1000)``. A task whose ``ts`` or ``dur`` is null, missing or text
+keeps a null start or end: ``readers.capture`` counts it as a malformed row.
 
 Cost: the file is decoded with msgspec into structs holding only the fields
 used here (``readers.trace_decode``; ``json.loads`` only for files msgspec
@@ -68,7 +69,7 @@ class TraceKernels:
     path: Path
     kernels: pl.DataFrame  # kernel-table columns, unconformed
     devices: tuple[int, ...]  # devices named by the hardware processes' labels
-    dropped_tasks: int  # non-kernel, non-copy hardware tasks left out
+    dropped_tasks: int  # non-kernel, non-copy hardware tasks (or on no stream) left out
 
 
 def load_events(path: Path) -> TraceEvents:
@@ -227,9 +228,10 @@ def _frame(
 ) -> pl.DataFrame:
     """The task rows: the given per-kind columns plus name, start and duration from the events.
 
-    Events whose ``dur`` is not a number are left out, after the columns are
-    built, so that the usual all-numbers case costs no Python-level test per
-    event. ``order`` (file positions) becomes column ``__order`` when given.
+    A ``dur`` that is not a number (null, missing, text) gives a null duration,
+    tested only when some value is not a number, so that the usual all-numbers
+    case costs no Python-level test per event. ``order`` (file positions) becomes
+    column ``__order`` when given.
     """
     durations = list(map(_DUR, events))
     frame = pl.DataFrame(
@@ -245,11 +247,17 @@ def _frame(
     )
     if order is not None:
         frame = frame.with_columns(pl.Series("__order", order, dtype=pl.Int64))
-    if not _NUMBER_TYPES.issuperset(map(type, durations)):
-        timed = [type(d) in _NUMBER_TYPES for d in durations]
-        frame = frame.filter(pl.Series(timed, dtype=pl.Boolean))
-        durations = list(compress(durations, timed))
-    return frame.with_columns(pl.Series("duration_ns", us_float_to_ns(durations), dtype=pl.Int64))
+    if _NUMBER_TYPES.issuperset(map(type, durations)):
+        return frame.with_columns(
+            pl.Series("duration_ns", us_float_to_ns(durations), dtype=pl.Int64)
+        )
+    # a dur that is null, missing or text: the row stays, without a duration (a malformed
+    # row if it is a kernel: readers.capture counts it)
+    timed = pl.Series([type(d) in _NUMBER_TYPES for d in durations], dtype=pl.Boolean)
+    ns = us_float_to_ns(list(compress(durations, timed)))
+    column = pl.repeat(None, len(durations), dtype=pl.Int64, eager=True)
+    column = column.scatter(timed.arg_true(), pl.Series(ns, dtype=pl.Int64))
+    return frame.with_columns(column.alias("duration_ns"))
 
 
 def _thread_streams(pids: list[Any] | None, tids: list[Any], layout: _Layout) -> pl.Series:
@@ -379,8 +387,9 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     flags = _task_flags(frame)
     frame = frame.with_columns((~pl.col("comm") & flags["copy"]).alias("is_copy"))
     kernel = pl.col("comm") | flags["kernel"] | pl.col("is_copy")
-    usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
-    kept = frame.filter(kernel & usable)
+    # a task without a time stays (null start or end): readers.capture counts it as malformed;
+    # one on no stream stays too (its thread is no "Stream N"): counted with those without one
+    kept = frame.filter(kernel)
     dropped = frame.height - kept.height
     kept = with_steps(kept, _steps(others))
     kernels = finish_frame(kept.drop("comm"))

@@ -87,6 +87,8 @@ def write_atomically(path: Path, data: str | bytes) -> None:
 
 def write_output(path: str | Path, data: str | bytes, what: str = "the report") -> None:
     """:func:`write_atomically`, with a failure as an InputError naming the file (exit 2)."""
+    if isinstance(data, str):  # a name that is not UTF-8 (file system surrogates): \udcff,
+        data = data.encode("utf-8", "backslashreplace")  # in JSON the exact escape
     try:
         write_atomically(Path(path), data)
     except OSError as err:

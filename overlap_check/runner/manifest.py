@@ -159,6 +159,10 @@ def read_manifest(path: Path) -> Manifest:
         raise InputError(f"cannot read the run manifest: {err.strerror}", path=path) from err
     except json.JSONDecodeError as err:
         raise InputError(f"malformed JSON: {err.msg}", path=path, line=err.lineno) from err
+    except UnicodeDecodeError as err:
+        raise InputError("not UTF-8 text, not a run manifest", path=path) from err
+    except RecursionError as err:  # a manifest nests three levels
+        raise InputError("JSON nested too deeply to be a run manifest", path=path) from err
     if not isinstance(data, dict) or data.get("tool") != "overlap-check":
         raise InputError("not an overlap-check run manifest", path=path, key="tool")
     version = data.get("manifest_version")
@@ -176,9 +180,35 @@ def read_manifest(path: Path) -> Manifest:
         fields = {k: v for k, v in data.items() if k not in ("runs",)}
         for key in ("command", "analyze_args", "profiler_argv"):
             fields[key] = tuple(fields.get(key, ()))
-        return Manifest(**fields, runs=runs)
-    except TypeError as err:
+        manifest = Manifest(**fields, runs=runs)
+    except (TypeError, AttributeError) as err:
         raise InputError(f"unexpected manifest content: {err}", path=path, key="runs") from err
+    _check_result_dirs(manifest, path)
+    return manifest
+
+
+def _inside(folder: Path, name: object) -> bool:
+    if not isinstance(name, str) or not name or Path(name).is_absolute():
+        return False
+    try:
+        return folder in (folder / name).resolve().parents
+    except (OSError, RuntimeError, ValueError):  # a symbolic link loop, a NUL in the name
+        return False
+
+
+def _check_result_dirs(manifest: Manifest, path: Path) -> None:
+    """InputError unless every result dir is a relative path inside the manifest's folder
+    (an edited manifest could send analyze to any folder on the machine)."""
+    folder = path.parent.resolve()
+    for i, run in enumerate(manifest.runs):
+        for d in run.result_dirs:
+            if not _inside(folder, d):
+                raise InputError(
+                    f"result dir {d!r} does not lie inside the run folder",
+                    path=path,
+                    key=f"runs[{i}].result_dirs",
+                    hint="a run folder's manifest names its runs' result dirs relative to it",
+                )
 
 
 def run_folder_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:

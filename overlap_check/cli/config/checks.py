@@ -33,6 +33,22 @@ def non_negative(value: Any) -> float:
     return checked
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(i?)b?|b?)\s*$", re.IGNORECASE)
+
+
+def size(value: Any) -> int:
+    """A size in bytes: a whole number, or text such as ``"20GB"`` / ``"16GiB"`` / ``"512M"``
+    (K/M/G/T: powers of 1000, with ``i``: of 1024); 0 means no limit."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    found = _SIZE.match(value) if isinstance(value, str) else None
+    if found is None:
+        raise Invalid(f'expected a size such as "16GiB", "500MB" or 0 (no limit), got {value!r}')
+    number, unit, binary = found.groups()
+    power = "kmgt".index(unit.lower()) + 1 if unit else 0
+    return int(float(number) * (1024 if binary else 1000) ** power)
+
+
 def fraction(value: Any) -> float:
     checked = number(value)
     if not 0.0 <= checked <= 1.0:
@@ -110,11 +126,68 @@ def regexes(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
         raise Invalid(f'expected a list of regular expressions such as ["MyOp"], got {value!r}')
     for item in value:
-        try:
-            re.compile(item)
-        except re.error as err:
-            raise Invalid(f"bad regular expression {item!r}: {err}") from None
+        problem = regex_problem(item)
+        if problem:
+            raise Invalid(problem)
     return tuple(value)
+
+
+_LOOK_AROUND = (
+    "look-ahead and look-behind are not supported; match the names themselves "
+    "(an alternation such as 'A|B'), or narrow the plan with op_type or side_stream"
+)
+# What Python's re takes and the engine's regex syntax (Rust's regex crate, as polars
+# uses it) does not, with what to write instead.
+_GROUPS = {
+    "(?=": _LOOK_AROUND,
+    "(?!": _LOOK_AROUND,
+    "(?<=": _LOOK_AROUND,
+    "(?<!": _LOOK_AROUND,
+    "(?P=": "back-references are not supported; write the repeated text out",
+    "(?>": "atomic groups are not supported; write a plain group '(...)'",
+    "(?(": "conditional groups are not supported; write an alternation 'A|B'",
+    "(?#": "comment groups are not supported; remove the comment",
+}
+
+
+def _engine_problem(pattern: str) -> str | None:
+    """Why the engine's regex syntax refuses a pattern Python's re compiles, or None."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        char, after = pattern[i], pattern[i + 1 : i + 2]
+        if char == "\\":
+            if not in_class and after == "Z":
+                return "\\Z is not supported; write $ for the end of the name"
+            if not in_class and after and after in "123456789":
+                return "back-references are not supported; write the repeated text out"
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 1 + (pattern[i + 1 : i + 2] == "^")
+            i += pattern[i : i + 1] == "]"  # a leading ] is literal
+            continue
+        elif char == "(":
+            for start, problem in _GROUPS.items():
+                if pattern.startswith(start, i):
+                    return problem
+        elif char in "*+?}" and after == "+" and pattern[i - 1 : i] != "(":
+            return "possessive quantifiers (*+, ++, ?+) are not supported; drop the second +"
+        i += 1
+    return None
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot select kernel names (it does not compile, or uses a feature
+    the engine's regex syntax lacks), or None."""
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        return f"bad regular expression {pattern!r}: {err}"
+    problem = _engine_problem(pattern)
+    return f"regular expression {pattern!r}: {problem}" if problem else None
 
 
 def unknown(key: str, known: tuple[str, ...] | list[str], where: str) -> Invalid:
@@ -132,9 +205,9 @@ SIDE_KIND = choice(*choices_of(SideKind))
 
 
 def validate_regex(pattern: str, *, key: str, path: str | None = None) -> str:
-    """Return the pattern, or raise ConfigError naming the key when it does not compile."""
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        raise ConfigError(f"bad regular expression {pattern!r}: {err}", path=path, key=key) from err
+    """Return the pattern, or raise ConfigError naming the key when it does not compile or
+    uses a feature the engine lacks (:func:`regex_problem`)."""
+    problem = regex_problem(pattern)
+    if problem:
+        raise ConfigError(problem, path=path, key=key)
     return pattern

@@ -123,6 +123,24 @@ def _read_toml(source: Path) -> tuple[dict[str, Any], str]:
         if where:
             message = message[: where.start()]
         raise ConfigError(f"TOML syntax error: {message}", path=source, line=line) from err
+    except RecursionError as err:  # a config nests two or three levels
+        raise ConfigError(
+            "TOML nested too deeply to be a config (arrays or tables inside one another)",
+            path=source,
+            line=_deep_line(text),
+        ) from err
+
+
+def _deep_line(text: str, depth: int = 100) -> int | None:
+    """The line where brackets and braces first nest ``depth`` deep (strings not skipped:
+    a guess for the error message only)."""
+    level = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        for char in line:
+            level += (char in "[{") - (char in "]}")
+            if level >= depth:
+                return number
+    return None
 
 
 def _pyproject_table(document: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -43,6 +43,7 @@ class Setting:
     owner: type = Options  # the dataclass holding its type and default
     scope: Scope = "analysis"  # the command whose options it is (run/lint: their own)
     default: Any = None  # where ``owner`` has no such field (run, lint)
+    text: bool = False  # the option and variable take text that ``check`` converts ("16GiB")
 
     @property
     def config_key(self) -> str:
@@ -70,6 +71,8 @@ class Setting:
     def parse_env(self, text: str) -> Any:
         """The environment variable's text as a value (ValueError: not one)."""
         kind = self.value_type
+        if self.text:
+            return text
         if kind is bool:
             if text.lower() in _TRUE | _FALSE:
                 return text.lower() in _TRUE
@@ -130,6 +133,8 @@ SETTINGS: tuple[Setting, ...] = (
             "given) [off].", "X"),
     Setting("order", "runs", checks.ORDER, "Run order of several PATHs: as given, or by "
             "capture time [{default}]."),
+    Setting("max_input_size", "runs", checks.size, "Refuse a kernel file larger than SIZE, "
+            "e.g. 64GiB; 0: no limit [16GiB].", "SIZE", env=True, text=True),
     _device("soc", checks.text, "SoC name for the device cores when the capture lacks "
             "info.json (e.g. Ascend910B2).", metavar="NAME"),
     _device("aicore", checks.integer(1)),
