@@ -186,7 +186,7 @@ class Options:
     fail_on: FailOn = DEFAULT_FAIL_ON
     fake_share: float = FAKE_SHARE  # a plan is at best partial above this share of fake occurrences
     main_stream: int | None = None  # stream level: force the main stream
-    order: Order = "given"  # several PATHs: as given, or by capture time
+    order: Order = "time"  # several PATHs: by capture time, or as given (a note when they differ)
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None
     graph_dump: str | None = None
