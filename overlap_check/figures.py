@@ -74,11 +74,12 @@ from overlap_check.selection import (
     label_counts,
     module_scope,
     plan_columns,
+    restricted_side_expr,
     side_expr,
 )
 from overlap_check.shapes import shape_signature, wants_shapes
 from overlap_check.streams import PairFigure, StreamSets, pair_figure, stream_sets, stream_stats
-from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
+from overlap_check.table import ANALYSIS_COLUMNS, compute_kernels, is_unplaced, without_copies
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,9 @@ class PlanPieces:
     dominator_blocks: dict[int, int] = field(default_factory=dict)
     # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
     shapes: tuple[ShapeCount, ...] | None = None
+    # compute rows without a stream that may be the plan's (unplaced_touching): it is
+    # provisional then
+    unplaced: int = 0
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,22 @@ def _plan_figures(
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
             )
     return pieces, figures
+
+
+def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
+    """Compute rows without a stream (Capture.unplaced_rows) the plan may own: named by its
+    side (name / type / module, whatever the stream) or dominator regex; every such row
+    when the plan selects by stream alone, has no dominator regex (any main kernel may be
+    one) or hides communication / copies (all compute hides them)."""
+    rows = kernels.filter(is_unplaced(kernels.columns))
+    if not rows.height:
+        return 0
+    by_stream = plan.side is None and plan.op_type is None
+    if plan.side_kind != "compute" or plan.dominator is None or by_stream:
+        return rows.height
+    rows = rows.with_columns(pl.lit(-1, pl.Int64).alias("stream_id"))  # "some stream"
+    side = restricted_side_expr(plan.side, None, plan.op_type, rows)
+    return rows.filter(side | dominator_expr(plan, rows)).height
 
 
 def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
@@ -371,6 +391,7 @@ def capture_figures(
             plan_pieces,
             dominator_blocks=dominator_blocks(capture.kernels, plan),
             shapes=shape_signature(capture.kernels, plan),
+            unplaced=unplaced_touching(capture.kernels, plan),
         )
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)

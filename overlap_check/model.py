@@ -94,6 +94,9 @@ class Capture:
     skipped_file: str | None = None  # the file the skipped lines belong to
     device_cores: DeviceCores | None = None  # from PROF_*/device_N/info.json.N
     stream_source: str | None = None  # where Stream IDs came from when not the kernel file
+    # compute rows left without a stream (a Level0 row no task matched, a Stream ID N/A):
+    # in no stream's figures; a plan they may belong to is provisional
+    unplaced_rows: int = 0
     notes: tuple[str, ...] = ()
     profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
     profiler_steps_file: str | None = None  # the file they were read from
@@ -235,6 +238,7 @@ class RunInfo:
     level: str | None = None
     communication: int = 0  # communication rows (kept apart from streams)
     stream_source: str | None = None
+    unplaced_rows: int = 0  # Capture.unplaced_rows
     notes: tuple[str, ...] = ()
     origin_ns: int | None = None  # first compute kernel start: reports give times relative to it
 

@@ -34,7 +34,7 @@ from overlap_check.readers.step_trace import read_step_trace_csv, read_step_trac
 from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.task_time import looks_like_task_time, read_task_time
 from overlap_check.readers.trace import read_trace
-from overlap_check.table import conform
+from overlap_check.table import conform, is_unplaced
 
 LEVEL1_HINT = (
     "re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
@@ -308,6 +308,7 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
     if device is not None:  # a one-device capture: rows without Device_id are on it
         frame = frame.with_columns(pl.col("device").fill_null(device))
     frame = frame.with_columns(pl.lit(rank, pl.Int32).alias("rank"))
+    unplaced = frame.filter(is_unplaced(frame.columns)).height
     cores, core_notes = read_device_cores(src.device_info, device)
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
@@ -325,6 +326,7 @@ def read_capture(src: Source, *, shapes: bool = False) -> Capture:
         skipped_file=skipped_file,
         device_cores=cores,
         stream_source=stream_source,
+        unplaced_rows=unplaced,
         notes=tuple(kernels.notes) + core_notes,
         profiler_steps=_profiler_steps(src),
         profiler_steps_file=None if src.step_trace is None else str(src.step_trace),

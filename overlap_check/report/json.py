@@ -75,6 +75,7 @@ def _run(run: RunInfo) -> JSON:
         **exact("capture_time_ns", run.capture_time_ns),
         "communication_rows": run.communication,
         "stream_source": run.stream_source,
+        "unplaced_rows": run.unplaced_rows,
         **exact("origin_ns", run.origin_ns),
         "notes": list(run.notes),
     }
