@@ -614,8 +614,8 @@ def _limit(obj: _Object) -> AppliedLimit:
 
 def _device(obj: _Object) -> DeviceCores:
     return DeviceCores(
-        aicore=obj.integer("aicore"),
-        vectorcore=obj.integer("vectorcore"),
+        aicore=obj.integer_or_none("aicore") or 0,
+        vectorcore=obj.integer_or_none("vectorcore") or 0,
         source=obj.choice("source", _literal(DeviceCores, "source")),
         detail=obj.text_or_none("detail"),
     )
