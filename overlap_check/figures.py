@@ -57,6 +57,7 @@ from overlap_check.model import (
     Plan,
     PlanRun,
     ShapeCount,
+    SideKind,
     StreamStat,
 )
 from overlap_check.plans import (
@@ -312,18 +313,24 @@ TASK_COLUMNS = (*ANALYSIS_COLUMNS, "is_copy")
 NO_COPY_SOURCES = ("kernel_details.csv", "op_summary")
 
 
+def task_kinds(options: Options) -> frozenset[SideKind]:
+    """The side kinds of the plans whose side ops are tasks (what read_capture adds)."""
+    return frozenset(p.side_kind for p in options.plans if p.side_kind != "compute")
+
+
 def _task_plans(options: Options, capture: Capture) -> bool:
     """Whether a plan's side ops are communication or copy tasks; an error when a copy
-    plan meets a capture whose source lists no copy task."""
+    plan meets a capture whose kernel file lists no copy task and no other file of it
+    (.db, task_time, trace: readers.capture._add_tasks) gave them."""
     kinds = {plan.side_kind for plan in options.plans}
-    if "copy" in kinds and capture.source in NO_COPY_SOURCES:
+    if "copy" in kinds and capture.source in NO_COPY_SOURCES and capture.task_source is None:
         plan = next(p for p in options.plans if p.side_kind == "copy")
         raise InputError(
             f'plan {plan.name!r} has side_kind = "copy", but {capture.source} lists no copy '
-            "task: re-read with trace_view.json or the .db",
+            "task and the capture has no trace_view.json, task_time or .db that does",
             path=capture.path,
             key="side_kind",
-            hint="give the capture's trace_view.json (or its .db) as the path",
+            hint="keep trace_view.json (or the .db) beside kernel_details.csv",
         )
     return bool(kinds - {"compute"})
 
@@ -421,8 +428,9 @@ def source_figures(
         return capture_figures(source, options, limits, info_cores)
     from overlap_check.readers.capture import read_capture
 
-    # Input Shapes only for a reference comparison: the plain path parses no extra column
-    capture = read_capture(source, shapes=True) if wants_shapes(options) else read_capture(source)
+    # Input Shapes only for a reference comparison: the plain path parses no extra column;
+    # task rows from another file only for the plans whose side ops are tasks
+    capture = read_capture(source, shapes=wants_shapes(options), tasks=task_kinds(options))
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse

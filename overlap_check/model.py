@@ -97,6 +97,9 @@ class Capture:
     # compute rows left without a stream (a Level0 row no task matched, a Stream ID N/A):
     # in no stream's figures; a plan they may belong to is provisional
     unplaced_rows: int = 0
+    # where a copy / communication plan's task rows came from when the kernel file lists
+    # none (Level1 kernel_details.csv has no copy task): the .db, task_time or trace
+    task_source: str | None = None
     notes: tuple[str, ...] = ()
     profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
     profiler_steps_file: str | None = None  # the file they were read from

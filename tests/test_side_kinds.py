@@ -108,7 +108,7 @@ def test_copy_plan_on_kernel_details_only_exits_2_naming_the_capture(tmp_path: P
     (result_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     code, _, output = analyze(str(tmp_path), "--side-stream", "5", "--side-kind", "copy")
     assert code == 2
-    assert "re-read with trace_view.json or the .db" in output
+    assert "lists no copy task and the capture has no trace_view.json, task_time or .db" in output
     assert result_dir.name in output
     assert "side_kind" in output
 
@@ -154,6 +154,32 @@ def test_side_kind_without_a_plan_is_a_usage_error() -> None:
     )
     assert result.exit_code == 2
     assert "--side-kind" in result.output
+
+
+@pytest.mark.parametrize("extra", ["trace", "db"])
+@pytest.mark.parametrize("hidden", [True, False])
+def test_copy_plan_on_a_standard_directory_takes_the_copies_beside_kernel_details(
+    tmp_path: Path, hidden: bool, extra: str
+) -> None:
+    """Issue 23 point 4: a Level1 torch_npu folder with kernel_details.csv (no copy task)
+    and trace_view.json (or the .db): the copy plan takes the copies from the other file by
+    itself (before: exit 2), the kernels still come from kernel_details.csv."""
+    variant = Variant(crlf=False, trace=extra == "trace", db=extra == "db")
+    kv_offload(hidden).write(tmp_path, variant)
+    code, report, _ = analyze(str(tmp_path), "--side-stream", "5", "--side-kind", "copy")
+    (plan,) = report["plans"]
+    folder = "kv-offload-hidden" if hidden else "kv-offload-exposed"
+    (run,) = report["runs"]
+    assert run["source"] == "kernel_details.csv"
+    source = "trace_view.json" if extra == "trace" else "db"
+    assert any(f"task row(s) from {source}" in note for note in run["notes"])
+    # stream 2's kernels exactly as kernel_details.csv has them: 3 layers x 3 kernels,
+    # busy (300 + 250 + 40) or (300 + 250 + 40) µs a layer (copies never compute)
+    assert [(s["stream_id"], s["kernels"]) for s in run["streams"]] == [(2, 9)]
+    assert run["streams"][0]["busy_us"] == pytest.approx(3 * (300 + 250 + 40))
+    assert plan["hidden_pct"] == pytest.approx(HAND[folder][0], abs=1e-12)
+    assert plan["verdict"] == HAND[folder][1]
+    assert code == (0 if hidden else 1)
 
 
 @pytest.mark.parametrize("hidden", [True, False])

@@ -72,7 +72,9 @@ def judge_paths(
         require("matplotlib", "plot", "--plot")  # before the analysis, not after
     paths, notes = run_folder_paths(paths)
     if plot:  # pictures need the kernel tables: read them all into memory
-        captures = load_paths(list(paths), "given")
+        from overlap_check.figures import task_kinds
+
+        captures = load_paths(list(paths), "given", task_kinds(options))
         order = order_note(captures, options.order)
         notes = [*notes, *([order] if order else [])]
         if options.order == "time":

@@ -93,6 +93,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     from overlap_check.extras import require
 
     require("matplotlib", "plot", "overlap-check plot")  # before the analysis, not after
+    from overlap_check.figures import task_kinds
     from overlap_check.pipeline import analyze_captures
     from overlap_check.readers import load_paths
     from overlap_check.report.plots import CHART_KINDS, picture_format, write_plots
@@ -105,7 +106,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     if not params.get("quiet"):
         for note in notes:
             click.echo(f"overlap-check: note: {note}", err=True)
-    captures = load_paths(read, options.order)
+    captures = load_paths(read, options.order, task_kinds(options))
     report = analyze_captures(captures, options)
     written = write_plots(
         report,

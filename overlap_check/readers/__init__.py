@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from overlap_check.discover import discover
-from overlap_check.model import Capture, Order
+from overlap_check.model import Capture, Order, SideKind
 from overlap_check.readers.capture import read_capture
 
 __all__ = ["capture_order", "load", "load_paths", "order_note", "time_order"]
@@ -40,21 +40,24 @@ def capture_order(capture: Capture) -> tuple[bool, int, bool, int, str]:
     return (not rank_known, capture.rank or 0, *time_order(capture))
 
 
-def load(path: str | Path) -> list[Capture]:
+def load(path: str | Path, *, tasks: frozenset[SideKind] = frozenset()) -> list[Capture]:
     """Every capture under one PATH, ordered by (rank, capture time).
 
     Raises InputError / SchemaError / NoStreamDataError (exit code 2) naming the
     file for missing, unreadable or unknown input; malformed rows inside a good
-    file are skipped and counted on the Capture instead.
+    file are skipped and counted on the Capture instead. ``tasks``: as for read_capture
+    (copy / communication rows from another file of the capture for such plans).
     """
-    captures = [read_capture(source) for source in discover(path)]
+    captures = [read_capture(source, tasks=tasks) for source in discover(path)]
     return sorted(captures, key=capture_order)
 
 
-def load_paths(paths: Sequence[str | Path], order: Order = "time") -> list[Capture]:
+def load_paths(
+    paths: Sequence[str | Path], order: Order = "time", tasks: frozenset[SideKind] = frozenset()
+) -> list[Capture]:
     """Several PATHs as runs: everything by capture time, or, with ``order="given"``, in
     the order given (each PATH in capture-time order). Ranks are kept."""
-    captures = [capture for path in paths for capture in load(path)]
+    captures = [capture for path in paths for capture in load(path, tasks=tasks)]
     if order == "time":
         return sorted(captures, key=time_order)
     return captures
