@@ -341,6 +341,27 @@ def _task_rows(
     return rows.sort("__order").drop("__order"), others
 
 
+def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
+    """(stream_id, start_ns) of the collectives' tasks that the communication process lists
+    on its other threads (``Plane N``, Level1: each with its ``stream id``): the capture's
+    own join of hardware tasks to communication. Whatever their name or Task Type (a 910A
+    types them ``Other`` like its kernels), the hardware tasks at these keys are not
+    kernels."""
+    pids = layout.communication
+    if not pids:
+        return pl.DataFrame(schema={"stream_id": pl.Int64, "start_ns": pl.Int64})
+    listed = [
+        e
+        for e in compress(others, map(pids.__contains__, map(_PID, others)))
+        if (e.pid, e.tid) not in layout.comm_threads
+        and e.args is not None
+        and _int64(e.args.lower_stream_id) is not None
+    ]
+    streams = [_int64(e.args.lower_stream_id) for e in listed if e.args is not None]
+    starts = _start_ns(_texts(list(map(_TS, listed)), ts_text))
+    return pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
+
+
 def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
     """:func:`is_kernel_task` and :func:`is_copy_task` per row (columns ``kernel``,
     ``copy``), evaluated once per distinct (task type, name).
@@ -377,8 +398,13 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
         )
     frame, others = _task_rows(events.complete, layout)
     flags = _task_flags(frame)
-    frame = frame.with_columns((~pl.col("comm") & flags["copy"]).alias("is_copy"))
-    kernel = pl.col("comm") | flags["kernel"] | pl.col("is_copy")
+    hccl = _hccl_tasks(others, layout)
+    own = ~pl.col("comm")
+    if hccl.height:  # a collective's steps: neither kernels nor copies
+        keys = pl.Series(hccl.to_struct()).implode()
+        own &= ~pl.struct("stream_id", "start_ns").is_in(keys).fill_null(False)
+    frame = frame.with_columns((own & flags["copy"]).alias("is_copy"))
+    kernel = pl.col("comm") | (own & flags["kernel"]) | pl.col("is_copy")
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
     kept = frame.filter(kernel & usable)
     dropped = frame.height - kept.height
