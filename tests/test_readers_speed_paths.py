@@ -401,7 +401,11 @@ def reference_attach(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.Dat
     rows = work.to_dicts()
     given: dict[int, dict[str, Any]] = {}
     used: set[int] = set()
-    for keys in (("start_ns", "name", "duration_ns"), ("start_ns", "name"), ("start_ns", "duration_ns")):
+    for keys in (
+        ("start_ns", "name", "duration_ns"),
+        ("start_ns", "name"),
+        ("start_ns", "duration_ns"),
+    ):
         for i, row in enumerate(rows):
             if row["is_communication"] or i in given:
                 continue
@@ -415,23 +419,35 @@ def reference_attach(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.Dat
     for i, row in enumerate(rows):
         if row["is_communication"] or i in given:
             continue
-        left = [t for j, t in enumerate(known) if j not in used and t["start_ns"] == row["start_ns"]]
+        left = [
+            t for j, t in enumerate(known) if j not in used and t["start_ns"] == row["start_ns"]
+        ]
         if left and len({t["stream_id"] for t in left}) == 1:
             given[i] = left[0]
     streams = [
-        None if r["is_communication"] else r["stream_id"] if r["stream_id"] is not None
-        else given[i]["stream_id"] if i in given else None
+        None
+        if r["is_communication"]
+        else r["stream_id"]
+        if r["stream_id"] is not None
+        else given[i]["stream_id"]
+        if i in given
+        else None
         for i, r in enumerate(rows)
     ]
     ids = [
-        r["task_id"] if r["is_communication"] or r["task_id"] is not None
-        else given[i]["task_id"] if i in given else None
+        r["task_id"]
+        if r["is_communication"] or r["task_id"] is not None
+        else given[i]["task_id"]
+        if i in given
+        else None
         for i, r in enumerate(rows)
     ]
     out = work.with_columns(
         pl.Series("stream_id", streams, dtype=pl.Int64), pl.Series("task_id", ids, dtype=pl.Int64)
     )
-    return out, sum(s is None for s, r in zip(streams, rows, strict=True) if not r["is_communication"])
+    return out, sum(
+        s is None for s, r in zip(streams, rows, strict=True) if not r["is_communication"]
+    )
 
 
 # few values, so that starts shared by tasks (on one stream or several) are common

@@ -23,7 +23,9 @@ def meta(pid: int, tid: int, kind: str, name: str) -> dict[str, object]:
     return {"ph": "M", "name": kind, "pid": pid, "tid": tid, "args": {key: name}}
 
 
-def task(name: str, pid: int, tid: int, at_us: int, dur_us: float, **args: object) -> dict[str, object]:
+def task(
+    name: str, pid: int, tid: int, at_us: int, dur_us: float, **args: object
+) -> dict[str, object]:
     return {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": f"{T0 + at_us}.000",
             "dur": dur_us, "args": args}  # fmt: skip
 
@@ -64,7 +66,9 @@ def trace_910a(path: Path) -> None:
 
 def level0_kernel_details(path: Path) -> None:
     """The Level0 twin's kernel_details.csv: the two kernels a layer and the collective."""
-    lines = ["Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"]
+    lines = [
+        "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim"
+    ]
     for layer in range(2):
         t = T0 + layer * 1000
         lines += [

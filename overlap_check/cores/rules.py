@@ -132,9 +132,7 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
         frame = operator_limits_for(frame, limits.dump)
     # Each plan's side-operator regex is evaluated once, into a column; an npugraph_ex
     # limit governs its whole stream (limited_stream)
-    hits = [
-        _limit_hit(plan, kernels).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)
-    ]
+    hits = [_limit_hit(plan, kernels).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)]
     frame = frame.with_columns(core_code(frame), *hits)
     cols: list[pl.Expr] = []
     for kind, index, dump_col in (("aic", 0, "op_aicore"), ("aiv", 1, "op_vectorcore")):

@@ -64,7 +64,9 @@ def _lone_pairs(
     values = rows["start_ns"].to_numpy()
     if not len(starts) or not len(values):
         none = pl.DataFrame(schema={"__row": pl.UInt32, "__t": pl.UInt32})
-        keep = [pl.repeat(True, n, dtype=pl.Boolean, eager=True) for n in (len(values), len(starts))]
+        keep = [
+            pl.repeat(True, n, dtype=pl.Boolean, eager=True) for n in (len(values), len(starts))
+        ]
         return none, keep[0], keep[1]
     order = np.argsort(values, kind="stable")
     row_alone = np.empty(len(values), dtype=bool)
@@ -105,7 +107,9 @@ def _pair(rows: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
             .filter(pl.col("__n") == 1)
         )
         found.append(rows.join(lone, on="start_ns", how="inner").select("__row", "__t"))
-    return pl.concat(found) if found else pl.DataFrame(schema={"__row": pl.UInt32, "__t": pl.UInt32})
+    return (
+        pl.concat(found) if found else pl.DataFrame(schema={"__row": pl.UInt32, "__t": pl.UInt32})
+    )
 
 
 def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
