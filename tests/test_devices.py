@@ -91,9 +91,9 @@ def test_observed_maxima_are_the_last_resort() -> None:
         {"name": "cpu", "stream_id": 3, "accelerator_core": "AI_CPU", "block_num": 99},
     ]  # fmt: skip
     got = resolve_device_cores([capture(rows)], Options())
-    # the largest block count two kernels reach: AI Core {20, 22} -> 20; vector: 40 and
-    # the MIX_AIC's Mix Block Num 44 -> 40 (AI_CPU is no core kind)
-    assert (got.aicore, got.vectorcore, got.source) == (20, 40, "observed")
+    # no count repeats: the largest, AI Core 22 (MIX_AIC), vector 44 (its Mix Block Num;
+    # AI_CPU is no core kind)
+    assert (got.aicore, got.vectorcore, got.source) == (22, 44, "observed")
 
 
 def test_one_oversubscribed_launch_is_not_the_device() -> None:

@@ -360,16 +360,17 @@ def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContenti
 
 
 def _recurring_max(values: pl.Expr) -> pl.Expr:
-    """The largest value at least two rows reach (the largest when one row has any): one
-    launch above every other is an oversubscribed kernel (256 logical blocks run in waves
-    on 48 cores), not the device."""
-    kept = values.drop_nulls().sort(descending=True)
-    return pl.when(kept.len() > 1).then(kept.get(1, null_on_oob=True)).otherwise(kept.max())
+    """The largest value two rows or more have (the largest when none repeats): a count
+    only one launch asks for, above every repeated one, is an oversubscribed kernel (256
+    logical blocks run in waves on 48 cores), not the device."""
+    kept = values.drop_nulls()
+    repeated = kept.filter(kept.is_duplicated()).max()
+    return pl.coalesce(repeated, kept.max())
 
 
 def observed_maxima(kernels: pl.DataFrame) -> tuple[int, int]:
     """One capture's guess of the device cores from Block Num per core kind (none: 0):
-    the largest block count at least two kernels reach (:func:`_recurring_max`), matching
+    the largest block count two kernels or more ask for (:func:`_recurring_max`), matching
     core kinds in upper case without stripping; devices.observed_cores takes the largest
     over captures."""
     core = core_code(kernels, strip=False)

@@ -10,7 +10,7 @@ Sources, in the order they are trusted (docs/method.md "Core limits and block co
 3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
    own ``<SoC>.ini``, ranked above a SoC name as docs/method.md and docs/formats.md rank it.
 4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
-5. The largest Block Num at least two kernels reach, per core kind (source
+5. The largest Block Num two kernels or more ask for, per core kind (source
    "observed"; cores.contention.observed_maxima): a guess, labelled so in every
    output, since Block Num counts logical blocks and one oversubscribed launch
    (256 blocks in waves on 48 cores) can exceed the physical cores. 0 (Level0
@@ -139,7 +139,7 @@ def observed_cores(maxima: Sequence[tuple[int, int]]) -> DeviceCores:
         max([0, *(m[0] for m in maxima)]),
         max([0, *(m[1] for m in maxima)]),
         "observed",
-        detail="the largest Block Num at least two kernels reach; blocks are logical",
+        detail="the largest Block Num two kernels or more ask for; blocks are logical",
     )
 
 
