@@ -33,7 +33,7 @@ from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
 from overlap_check.readers.steps import with_steps
 from overlap_check.readers.streams import attach_streams
-from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
+from overlap_check.readers.tasktypes import NOTIFY_TASKS, is_copy_task, is_kernel_task
 
 # ---------------------------------------------------------------------------
 # trace_view.json
@@ -79,10 +79,15 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
         k: [] for k in ("stream_id", "device", "name", "core", "task", "ts", "dur", "comm")
     }
     steps: dict[str, list[Any]] = {"ts": [], "dur": [], "step": []}
+    planes: list[tuple[int, str]] = []  # (stream id, ts) of the HCCL Plane threads' tasks
     for e in events:
         if e.get("ph") != "X":
             continue
         dur, args, key = e.get("dur"), e.get("args"), (e.get("pid"), e.get("tid"))
+        if e.get("pid") in communication and key not in comm_threads and isinstance(args, dict):
+            plane_stream = args.get("stream id")
+            if isinstance(plane_stream, int) and -(2**63) <= plane_stream < 2**63:
+                planes.append((int(plane_stream), ts_text(e.get("ts"))))
         step = re.match(r"^ProfilerStep#(\d+)$", str(e.get("name", "")))
         # steps are host ranges: a device task is never one
         if step and isinstance(dur, (int, float)) and e.get("pid") not in hardware:
@@ -127,11 +132,26 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
             "comm": pl.Series(rows["comm"], dtype=pl.Boolean),
         }
     ).with_columns(us_text_to_ns(pl.col("ts")).alias("start_ns"))
-    copy = ~pl.col("comm") & is_copy_task(pl.col("accelerator_core"), pl.col("name"))
+    plane_starts = (
+        pl.DataFrame({"ts": pl.Series([t for _, t in planes], dtype=pl.String)})
+        .select(us_text_to_ns(pl.col("ts")))["ts"]
+        .to_list()
+    )
+    keys = {(s, t) for (s, _), t in zip(planes, plane_starts, strict=True) if t is not None}
+    starts, streams_of = frame["start_ns"].to_list(), frame["stream_id"].to_list()
+    steps_of_collective = [(s, t) in keys for s, t in zip(streams_of, starts, strict=True)]
+    notified = {
+        s
+        for s, n in zip(streams_of, frame["name"].to_list(), strict=True)
+        if n.strip().upper().replace(" ", "_") in NOTIFY_TASKS and s is not None
+    }
+    own = ~pl.col("comm") & ~pl.Series(steps_of_collective, dtype=pl.Boolean)
+    on_notified = pl.Series([s in notified for s in streams_of], dtype=pl.Boolean)
+    copy = own & is_copy_task(pl.col("accelerator_core"), pl.col("name")) & ~on_notified
     frame = frame.with_columns(copy.alias("is_copy"))  # copy tasks stay, as copy rows
     kernel = (
         pl.col("comm")
-        | is_kernel_task(pl.col("accelerator_core"), pl.col("name"))
+        | (own & is_kernel_task(pl.col("accelerator_core"), pl.col("name")))
         | pl.col("is_copy")
     )
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())

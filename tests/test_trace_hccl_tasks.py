@@ -99,3 +99,20 @@ def test_collective_steps_on_910a_streams_are_not_kernels(tmp_path: Path, beside
     # the collective [200, 500) µs a layer, none of it under compute
     (comm,) = report.communication
     assert (comm.busy_ns, comm.hidden_ns) == (2 * 300_000, 0)
+
+
+def test_real_910a_trace_copies_are_only_the_compute_streams(real_profiles: Path) -> None:
+    """The real 910A trace: stream 1 has 17 MEMCPY_ASYNC and 7 MemcopyAsync copies; the
+    MEMCPY_ASYNC tasks on streams 3, 11, 12 and 13 (40 + 3 x 28) sit among NOTIFY_WAIT /
+    NOTIFY_RECORD steps of the all-reduce: a collective's steps, no copy plan's copies."""
+    import polars as pl
+
+    from overlap_check.readers.trace import read_trace
+
+    path = real_profiles / "torch_npu-910A-level0/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    kernels = read_trace(path / "trace_view.json").kernels
+    copies = kernels.filter(pl.col("is_copy")).group_by("stream_id").len().sort("stream_id")
+    assert copies.rows() == [(1, 17 + 7)]
+    # and the compute streams stay those of the Level0 twin (PROVENANCE.md): 1 and 2
+    compute = kernels.filter(~pl.col("is_copy") & ~pl.col("is_communication"))
+    assert sorted(compute["stream_id"].unique().to_list()) == [1, 2]

@@ -85,6 +85,8 @@ NON_KERNEL_TASKS: frozenset[str] = COPY_TASKS | frozenset(
         "LOCAL_COPY",
     }
 )
+# A collective's synchronisation steps: a stream that runs them is a collective's stream.
+NOTIFY_TASKS = ["NOTIFY_WAIT", "NOTIFY_RECORD", "NOTIFY_WAIT_SQE", "NOTIFY_RECORD_SQE"]
 # A hardware task named after a collective (``hcom_allReduce__538_0_1``) is one of its
 # steps on a communication stream: the collective itself is a communication row.
 COMMUNICATION_PREFIX = "HCOM_"

@@ -46,7 +46,7 @@ from overlap_check.readers.numbers import (
     us_text_to_ns,
 )
 from overlap_check.readers.steps import with_steps
-from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
+from overlap_check.readers.tasktypes import NOTIFY_TASKS, is_copy_task, is_kernel_task, task_key
 from overlap_check.readers.trace_decode import (
     UNSET,
     CompleteEvent,
@@ -403,7 +403,11 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     if hccl.height:  # a collective's steps: neither kernels nor copies
         keys = pl.Series(hccl.to_struct()).implode()
         own &= ~pl.struct("stream_id", "start_ns").is_in(keys).fill_null(False)
-    frame = frame.with_columns((own & flags["copy"]).alias("is_copy"))
+    # a copy on a stream that waits on notifies (a collective's stream: 910A streams 11-13,
+    # no Plane threads at Level0) is one of the collective's steps, not a copy plan's copy
+    notified = frame.filter(task_key(pl.col("name")).is_in(NOTIFY_TASKS))["stream_id"]
+    copy = flags["copy"] & ~pl.col("stream_id").is_in(notified.drop_nulls().unique().implode())
+    frame = frame.with_columns((own & copy).alias("is_copy"))
     kernel = pl.col("comm") | (own & flags["kernel"]) | pl.col("is_copy")
     usable = pl.col("start_ns").is_not_null() & (pl.col("comm") | pl.col("stream_id").is_not_null())
     kept = frame.filter(kernel & usable)
