@@ -405,7 +405,10 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
         own &= ~pl.struct("stream_id", "start_ns").is_in(keys).fill_null(False)
     # a copy on a stream that waits on notifies (a collective's stream: 910A streams 11-13,
     # no Plane threads at Level0) is one of the collective's steps, not a copy plan's copy
-    notified = frame.filter(task_key(pl.col("name")).is_in(NOTIFY_TASKS))["stream_id"]
+    names = frame.select(pl.col("name").unique()).filter(
+        task_key(pl.col("name")).is_in(NOTIFY_TASKS)
+    )
+    notified = frame.filter(pl.col("name").is_in(names["name"].implode()))["stream_id"]
     copy = flags["copy"] & ~pl.col("stream_id").is_in(notified.drop_nulls().unique().implode())
     frame = frame.with_columns((own & copy).alias("is_copy"))
     kernel = pl.col("comm") | (own & flags["kernel"]) | pl.col("is_copy")
