@@ -16,7 +16,7 @@ _SOURCE_WORDS = {
     "config": "from the config's [device]",
     "soc": "from the built-in SoC table",
     "soc-ini": "from the CANN platform ini",
-    "observed": "GUESSED: no info.json, [device], --soc or --soc-ini",
+    "observed": "as no info.json, [device], --soc or --soc-ini gives them",
 }
 
 
