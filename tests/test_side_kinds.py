@@ -21,7 +21,7 @@ from overlap_check.model import Plan
 from overlap_check.readers import load
 from overlap_check.selection import side_expr
 from overlap_check.synth.model import Variant
-from overlap_check.synth.side_kinds import case, kv_offload
+from overlap_check.synth.side_kinds import afd, case, kv_offload
 from overlap_check.table import compute_kernels
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -180,6 +180,25 @@ def test_copy_plan_on_a_standard_directory_takes_the_copies_beside_kernel_detail
     assert plan["hidden_pct"] == pytest.approx(HAND[folder][0], abs=1e-12)
     assert plan["verdict"] == HAND[folder][1]
     assert code == (0 if hidden else 1)
+
+
+def test_communication_plan_takes_the_trace_s_ops_when_the_kernel_file_has_none(
+    tmp_path: Path,
+) -> None:
+    """A kernel file without communication rows (HCCL rows cut out of kernel_details.csv)
+    beside the trace: the communication plan reads the trace's hcom_send ops by itself
+    and gets the hand answer, 200 of 220 µs hidden."""
+    afd(True).write(tmp_path, Variant(crlf=False))
+    (csv,) = tmp_path.rglob("kernel_details.csv")
+    lines = csv.read_text().splitlines()
+    kept = [line for line in lines if "hcom_" not in line]
+    assert len(kept) < len(lines)
+    csv.write_text("\n".join(kept) + "\n")
+    code, report, _ = analyze(str(tmp_path), "--side", "hcom_send", "--side-kind", "communication")
+    (plan,) = report["plans"]
+    assert any("task row(s) from trace_view.json" in n for n in report["runs"][0]["notes"])
+    assert plan["hidden_pct"] == pytest.approx(HAND["afd-hidden"][0], abs=1e-12)
+    assert code == 0
 
 
 @pytest.mark.parametrize("hidden", [True, False])
