@@ -421,18 +421,30 @@ def reference_attach(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.Dat
     rows = work.to_dicts()
     given: dict[int, dict[str, Any]] = {}
     used: set[int] = set()
+
+    def by_duration(items: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+        """The n-th shortest row takes the n-th shortest task; equal durations in file order."""
+        return sorted(
+            enumerate(items),
+            key=lambda item: (
+                item[1].get("duration_ns") is None,
+                item[1].get("duration_ns") or 0,
+                item[0],
+            ),
+        )
+
     for keys in (
         ("start_ns", "name", "duration_ns"),
         ("start_ns", "name"),
         ("start_ns", "duration_ns"),
     ):
-        for i, row in enumerate(rows):
+        for i, row in by_duration(rows):
             if row["is_communication"] or i in given:
                 continue
             key = tuple(row.get(k) for k in keys)
             if None in key or ("duration_ns" in keys and not has_dur):
                 continue
-            for j, task in enumerate(known):
+            for j, task in by_duration(known):
                 if j not in used and tuple(task.get(k) for k in keys) == key:
                     given[i], _ = task, used.add(j)
                     break
@@ -813,3 +825,31 @@ def test_db_big_synthetic_capture_uses_the_bulk_path(tmp_path: Path) -> None:
     assert bulk_applies(path)
     assert_db_like_rows(path)
     assert db_reader.read_db(path).kernels.height == 3_000
+
+
+def test_attach_streams_pairs_durations_rounded_apart_by_order_of_duration() -> None:
+    """Two Casts start at the same ns on streams 2 and 3; the trace's float durations round
+    1 ns away from kernel_details' (41 / 13 against 40 / 12): no (start, name, duration)
+    key matches, and under (start, name) the shorter row takes the shorter task, though
+    the files list them in opposite orders."""
+    kernels = pl.DataFrame(
+        {
+            "name": ["Cast", "Cast"],
+            "start_ns": [100, 100],
+            "duration_ns": [12, 40],
+            "is_communication": [False, False],
+        }
+    )
+    tasks = pl.DataFrame(
+        {
+            "name": ["Cast", "Cast"],
+            "start_ns": [100, 100],
+            "duration_ns": [41, 13],
+            "stream_id": [2, 3],
+            "task_id": [1, 2],
+            "is_communication": [False, False],
+        }
+    )
+    got, missing = attach_streams(kernels, tasks)
+    assert got["stream_id"].to_list() == [3, 2]  # 12 ns ~ 13 ns on 3, 40 ns ~ 41 ns on 2
+    assert missing == 0

@@ -8,8 +8,9 @@ device records, so a kernel's start time is identical to the ns in all of them
 Rule: each kernel row is one device task, so rows and tasks are paired one to
 one, by the strongest key first: (start, name, duration), then (start, name),
 then (start, duration) (task_time names binary kernels, not ops); among rows
-and tasks with equal keys, in file order (the n-th row with a key takes the
-n-th task with it). Two kernels of the same name and start on different
+and tasks with equal keys, by duration, then in file order (the n-th shortest
+row with a key takes the n-th shortest task with it: a duration one file
+rounds 1 ns apart still pairs right). Two kernels of the same name and start on different
 streams are two tasks, each row keeps its own. A row left over takes the
 stream of the tasks still unpaired at its start when they are all on one
 stream; on several it is ambiguous and gets none. Communication rows keep a
@@ -85,16 +86,22 @@ def _lone_pairs(
 
 
 def _pair(rows: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
-    """``__row`` → ``__t`` (task position), one to one, by :data:`_KEYS` in turn."""
+    """``__row`` → ``__t`` (task position), one to one, by :data:`_KEYS` in turn; under a
+    key without the duration, the n-th shortest row takes the n-th shortest task (equal
+    durations in file order), so durations rounded apart by a file still pair right."""
     found: list[pl.DataFrame] = []
     for keys in _KEYS:
         if not rows.height or not tasks.height:
             break
         nth = pl.int_range(pl.len()).over(keys).alias("__nth")
+        ordered = [
+            side.drop_nulls(keys).sort("dur", nulls_last=True, maintain_order=True)
+            for side in (rows, tasks)
+        ]
         pairs = (
-            rows.drop_nulls(keys)
+            ordered[0]
             .with_columns(nth)
-            .join(tasks.drop_nulls(keys).with_columns(nth), on=[*keys, "__nth"], how="inner")
+            .join(ordered[1].with_columns(nth), on=[*keys, "__nth"], how="inner")
             .select("__row", "__t")
         )
         found.append(pairs)
