@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -280,6 +281,7 @@ def test_json_report_schema(tmp_path: Path) -> None:
         "aicore": 24,
         "vectorcore": 48,
         "source": "info.json",
+        "guessed": False,
         "detail": data["cores"]["device"]["detail"],
     }
 
@@ -365,9 +367,9 @@ def analyzed_reading_once(
     read = capture_reader.read_capture
     reads: list[str] = []
 
-    def counted(source: Source) -> Capture:
+    def counted(source: Source, **options: Any) -> Capture:
         reads.append(str(source.path))
-        return read(source)
+        return read(source, **options)
 
     monkeypatch.setattr(capture_reader, "read_capture", counted)
     report = check(paths, Options(warmup=1), workers=1)

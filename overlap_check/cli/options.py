@@ -185,7 +185,8 @@ _OPTIONS: list[Callable[[F], F]] = [
     click.option(
         "--order",
         type=click.Choice(choices_of(Order)),
-        help=f"Run order of several PATHs: as given, or by capture time [{DEFAULTS.order}].",
+        help="Run order of several PATHs: by capture time, or as given on the command line "
+        f"(a note says when they differ) [{DEFAULTS.order}].",
     ),
     click.option(
         "--soc",

@@ -15,6 +15,7 @@ from typing import Literal
 
 from overlap_check.judge.baseline import describe
 from overlap_check.model import BaselineDelta, Occurrence, PlanResult, Report, StreamPair
+from overlap_check.report.text_cores import device_text
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -165,10 +166,7 @@ def core_cases(report: Report) -> list[Case]:
     if cores is None:
         return []
     device = (
-        [
-            f"device: {cores.device.aicore} AI cores, {cores.device.vectorcore} vector cores "
-            f"({cores.device.source})"
-        ]
+        [f"device: {device_text(cores.device)} ({cores.device.source})"]
         if cores.device is not None
         else []
     )

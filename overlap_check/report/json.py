@@ -75,6 +75,7 @@ def _run(run: RunInfo) -> JSON:
         **exact("capture_time_ns", run.capture_time_ns),
         "communication_rows": run.communication,
         "stream_source": run.stream_source,
+        "unplaced_rows": run.unplaced_rows,
         **exact("origin_ns", run.origin_ns),
         "notes": list(run.notes),
     }
@@ -369,9 +370,10 @@ def _cores(cores: CoresResult, origins: dict[tuple[int | None, int], int | None]
         "device": None
         if device is None
         else {
-            "aicore": device.aicore,
-            "vectorcore": device.vectorcore,
+            "aicore": device.aicore or None,  # 0: no source gives it (null, never 0)
+            "vectorcore": device.vectorcore or None,
             "source": device.source,
+            "guessed": device.source == "observed",
             "detail": device.detail,
         },
         "violations": [

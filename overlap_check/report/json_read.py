@@ -226,6 +226,7 @@ def _run(obj: _Object) -> RunInfo:
         capture_time_ns=obj.integer_or_none("capture_time_ns"),
         communication=obj.integer("communication_rows"),
         stream_source=obj.text_or_none("stream_source"),
+        unplaced_rows=obj.integer("unplaced_rows") if obj.has("unplaced_rows") else 0,
         origin_ns=obj.integer_or_none("origin_ns"),
         notes=obj.texts("notes"),
     )
@@ -613,8 +614,8 @@ def _limit(obj: _Object) -> AppliedLimit:
 
 def _device(obj: _Object) -> DeviceCores:
     return DeviceCores(
-        aicore=obj.integer("aicore"),
-        vectorcore=obj.integer("vectorcore"),
+        aicore=obj.integer_or_none("aicore") or 0,
+        vectorcore=obj.integer_or_none("vectorcore") or 0,
         source=obj.choice("source", _literal(DeviceCores, "source")),
         detail=obj.text_or_none("detail"),
     )
