@@ -332,7 +332,7 @@ def test_precedence_cli_over_environment_over_file_over_default(tmp_path: Path) 
     assert options.warmup == 1  # environment (CLI value None: not given)
     assert options.thresholds.fake == 0.1  # file
     assert options.min_runs == 7  # file
-    assert options.order == "given"  # default
+    assert options.order == "time"  # default
     assert options.device.soc == "Ascend910B2"
     assert [plan.name for plan in options.plans] == ["moe-shared-expert", "indexer"]
 

@@ -166,6 +166,26 @@ def test_npugraph_ex_over_limit_is_a_warning() -> None:
     assert result.limits[0].mode == "npugraph_ex"
 
 
+def test_npugraph_ex_limit_governs_every_ascend_c_op_on_its_stream() -> None:
+    """Issue 23 point 5: torch.npu.npugraph_ex.scope.limit_core_num limits the stream, so
+    MoeGatingTopK on the side stream (outside the side regex) with 40 vector blocks over the
+    stream's 24 fails; a non-Ascend-C op there over it warns; the main stream's
+    GroupedMatmul (24 blocks > 12, stream 2, the busiest: 100 µs) is not governed."""
+    plan = Plan(name="ex", side="SharedExpert", limit_core=CoreLimit(12, 24, mode="npugraph_ex"))
+    rows = [
+        k("GroupedMatmul", 2, 0, 100, "AI_CORE", 24),
+        k("SharedExpertMatmul", 3, 0, 10, "AI_CORE", 8),  # within the limit
+        k("MoeGatingTopK", 3, 10, 20, "AI_VECTOR_CORE", 40),  # 40 > aiv 24, Ascend C
+        k("Cast", 3, 20, 25, "AI_VECTOR_CORE", 30),  # 30 > 24, not known to be Ascend C
+    ]
+    result = check(rows, Options(plans=(plan,)))
+    assert flagged(result.violations) == {("MoeGatingTopK", "vectorcore", "block_num")}
+    assert [(v.stream_id, v.limit) for v in result.violations] == [(3, 24)]
+    assert flagged(result.warnings) == {("Cast", "vectorcore", "block_num")}
+    (governed,) = [a for a in result.limits if a.plan == "ex"]
+    assert governed.kernels == 3  # every kernel on stream 3
+
+
 def test_plan_beats_global_and_first_plan_wins() -> None:
     first = Plan(name="first", side="Shared", limit_core=CoreLimit(aicore=8))
     second = Plan(name="second", side="SharedExpert", limit_core=CoreLimit(aicore=16))

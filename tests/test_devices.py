@@ -91,7 +91,23 @@ def test_observed_maxima_are_the_last_resort() -> None:
         {"name": "cpu", "stream_id": 3, "accelerator_core": "AI_CPU", "block_num": 99},
     ]  # fmt: skip
     got = resolve_device_cores([capture(rows)], Options())
+    # no count repeats: the largest, AI Core 22 (MIX_AIC), vector 44 (its Mix Block Num;
+    # AI_CPU is no core kind)
     assert (got.aicore, got.vectorcore, got.source) == (22, 44, "observed")
+
+
+def test_one_oversubscribed_launch_is_not_the_device() -> None:
+    """Issue 23 point 13: the real 910B Level1 capture has AI_VECTOR_CORE kernels of 48
+    blocks (54 of them) and one of 256 (logical blocks run in waves): 48 is the guess, not
+    256; a single kernel of a kind is its own guess."""
+    rows = [
+        *[{"name": f"v{i}", "stream_id": 2, "accelerator_core": "AI_VECTOR_CORE",
+           "block_num": 48} for i in range(3)],
+        {"name": "big", "stream_id": 2, "accelerator_core": "AI_VECTOR_CORE", "block_num": 256},
+        {"name": "mm", "stream_id": 2, "accelerator_core": "AI_CORE", "block_num": 24},
+    ]  # fmt: skip
+    got = resolve_device_cores([capture(rows)], Options())
+    assert (got.aicore, got.vectorcore, got.source) == (24, 48, "observed")
 
 
 def test_observed_source_is_noted_in_the_result() -> None:
@@ -223,3 +239,37 @@ def test_contention_is_swept_with_the_decision_or_the_fewest_cores_it_can_take()
     assert sweep_cores(observed, [()]) == ((30, 0), True)
     assert sweep_cores(observed, [(), ()]) == ((30, 1), False)
     assert sweep_cores(None, [(), ()]) is None
+
+
+def test_cores_no_source_gives_are_unknown_never_0() -> None:
+    """Issue 23 point 13: Level0 writes Block Num 0 and no info.json was found: no output
+    says "0 AI Core", the contention line says it was not judged, the JSON has null."""
+    import json as json_module
+
+    from overlap_check.judge.pipeline import analyze_captures
+    from overlap_check.report import json as json_report
+    from overlap_check.report import markdown, text
+
+    rows = [{"name": "A", "stream_id": 2, "start_ns": 0, "end_ns": 10, "block_num": 0}]
+    report = analyze_captures([capture(rows)], Options())
+    shown = text.render(report)
+    assert "0 AI Core" not in shown and "0 AI Vector" not in shown
+    assert "device: cores unknown" in shown
+    assert "not judged (device cores unknown)" in shown
+    assert "never exceeds" not in shown
+    assert "0 AI cores" not in markdown.render(report)
+    device = json_module.loads(json_report.render(report))["cores"]["device"]
+    assert (device["aicore"], device["vectorcore"], device["guessed"]) == (None, None, True)
+
+
+def test_real_910b_level1_guess_is_24_48_and_says_so(real_profiles: Path) -> None:
+    """Its kernel_details.csv: AI_CORE up to 24 blocks (11 kernels at 24), AI_VECTOR_CORE
+    48 (54 kernels) and one at 256: the guess is 24/48, labelled a guess."""
+    from overlap_check.judge.pipeline import check
+    from overlap_check.report import text
+
+    report = check([real_profiles / "torch_npu-level1-text"], Options(), workers=1)
+    assert report.cores is not None and report.cores.device is not None
+    device = report.cores.device
+    assert (device.aicore, device.vectorcore, device.source) == (24, 48, "observed")
+    assert "24 AI Core (aic) / 48 AI Vector (aiv) (a guess from Block Num)" in text.render(report)

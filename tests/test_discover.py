@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from overlap_check.judge.pipeline import check
+from overlap_check.model import Options
 from overlap_check.readers import load, load_paths
 from overlap_check.readers.discover import discover
 from overlap_check.readers.metadata import dir_timestamp_ns
@@ -205,10 +207,28 @@ def test_prof_dir_with_task_time_only(tmp_path: Path) -> None:
 def test_load_paths_given_order_and_time_order(tmp_path: Path) -> None:
     late = result_dir(tmp_path / "one", "late_ascend_pt", end_ns=900)
     early = result_dir(tmp_path / "two", "early_ascend_pt", end_ns=100)
-    given = load_paths([late, early])
+    given = load_paths([late, early], order="given")
     assert [c.capture_time_ns for c in given] == [900, 100]
-    by_time = load_paths([late, early], order="time")
+    by_time = load_paths([late, early])  # the default: capture time
     assert [c.capture_time_ns for c in by_time] == [100, 900]
+
+
+def test_runs_in_capture_time_order_whatever_the_command_line_order(tmp_path: Path) -> None:
+    """`analyze out/run-*` lists run-10 before run-2: the runs are still judged as captured
+    (run-2 at t=200 is run 2, run-10 at t=1000 is run 3), with a note; --order given keeps
+    the shell's order and says that it differs."""
+    runs = {n: result_dir(tmp_path, f"run-{n}", end_ns=100 * n) for n in (1, 2, 10)}
+    shell = [runs[1], runs[10], runs[2]]  # how a shell glob sorts run-*
+    report = check(shell, Options(), workers=1)
+    assert [r.capture_time_ns for r in report.runs] == [100, 200, 1000]
+    assert [r.index for r in report.runs] == [1, 2, 3]
+    (note,) = [n for n in report.notes if "capture-time order" in n]
+    assert f"{runs[10]} was given before {runs[2]}" in note
+    given = check(shell, Options(order="given"), workers=1)
+    assert [r.capture_time_ns for r in given.runs] == [100, 1000, 200]
+    assert any("--order given" in n and "not by capture time" in n for n in given.notes)
+    in_order = check([runs[1], runs[2], runs[10]], Options(order="given"), workers=1)
+    assert not any("capture time" in n for n in in_order.notes)
 
 
 def test_load_paths_keeps_ranks_and_orders_each_path_by_time(tmp_path: Path) -> None:
@@ -218,7 +238,7 @@ def test_load_paths_keeps_ranks_and_orders_each_path_by_time(tmp_path: Path) -> 
     result_dir(job, "r0_early", rank=0, end_ns=10)
     result_dir(job, "r1_early", rank=1, end_ns=20)
     other = result_dir(tmp_path, "other", rank=0, end_ns=5)
-    captures = load_paths([job, other])
+    captures = load_paths([job, other], order="given")
     assert [(c.rank, c.capture_time_ns) for c in captures] == [
         (0, 10),
         (0, 30),

@@ -284,6 +284,7 @@ def test_json_report_schema(tmp_path: Path) -> None:
         "aicore": 24,
         "vectorcore": 48,
         "source": "info.json",
+        "guessed": False,
         "detail": data["cores"]["device"]["detail"],
     }
 

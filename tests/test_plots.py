@@ -556,6 +556,14 @@ def test_partial_plan_and_the_demand_above_the_device(tmp_path: Path) -> None:
     assert int(levels.sum(axis=0).max()) == 24 + 12
     labels = texts(draw_demand(view))  # type: ignore[arg-type]
     assert "device max 24" in labels and "above device max" in labels
+    # a guessed count says so on the chart (issue 23 point 13), an unknown one draws no line
+    from dataclasses import replace as replaced
+
+    from overlap_check.model import DeviceCores
+
+    guessed = texts(draw_demand(replaced(view, device=DeviceCores(24, 0, "observed"))))  # type: ignore[arg-type]
+    assert "device max 24 (guess)" in guessed
+    assert not any(label.startswith("device max 0") for label in guessed)
     written = write_plots(report, captures, tmp_path / "partial.png", kinds=("demand",))
     assert [p.name for p in written] == ["partial.png"]
     assert_png(written[0])

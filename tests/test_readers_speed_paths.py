@@ -33,7 +33,7 @@ from overlap_check.readers.kernel_csv import finish_frame
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
 from overlap_check.readers.steps import with_steps
 from overlap_check.readers.streams import attach_streams
-from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
+from overlap_check.readers.tasktypes import NOTIFY_TASKS, is_copy_task, is_kernel_task
 
 # ---------------------------------------------------------------------------
 # trace_view.json
@@ -79,10 +79,15 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
         k: [] for k in ("stream_id", "device", "name", "core", "task", "ts", "dur", "comm")
     }
     steps: dict[str, list[Any]] = {"ts": [], "dur": [], "step": []}
+    planes: list[tuple[int, str]] = []  # (stream id, ts) of the HCCL Plane threads' tasks
     for e in events:
         if e.get("ph") != "X":
             continue
         dur, args, key = e.get("dur"), e.get("args"), (e.get("pid"), e.get("tid"))
+        if e.get("pid") in communication and key not in comm_threads and isinstance(args, dict):
+            plane_stream = args.get("stream id")
+            if isinstance(plane_stream, int) and -(2**63) <= plane_stream < 2**63:
+                planes.append((int(plane_stream), ts_text(e.get("ts"))))
         step = re.match(r"^ProfilerStep#(\d+)$", str(e.get("name", "")))
         # steps are host ranges: a device task is never one
         if step and isinstance(dur, (int, float)) and e.get("pid") not in hardware:
@@ -127,11 +132,26 @@ def reference_trace(path: Path) -> tuple[pl.DataFrame, tuple[int, ...], int]:
             "comm": pl.Series(rows["comm"], dtype=pl.Boolean),
         }
     ).with_columns(us_text_to_ns(pl.col("ts")).alias("start_ns"))
-    copy = ~pl.col("comm") & is_copy_task(pl.col("accelerator_core"), pl.col("name"))
+    plane_starts = (
+        pl.DataFrame({"ts": pl.Series([t for _, t in planes], dtype=pl.String)})
+        .select(us_text_to_ns(pl.col("ts")))["ts"]
+        .to_list()
+    )
+    keys = {(s, t) for (s, _), t in zip(planes, plane_starts, strict=True) if t is not None}
+    starts, streams_of = frame["start_ns"].to_list(), frame["stream_id"].to_list()
+    steps_of_collective = [(s, t) in keys for s, t in zip(streams_of, starts, strict=True)]
+    notified = {
+        s
+        for s, n in zip(streams_of, frame["name"].to_list(), strict=True)
+        if n.strip().upper().replace(" ", "_") in NOTIFY_TASKS and s is not None
+    }
+    own = ~pl.col("comm") & ~pl.Series(steps_of_collective, dtype=pl.Boolean)
+    on_notified = pl.Series([s in notified for s in streams_of], dtype=pl.Boolean)
+    copy = own & is_copy_task(pl.col("accelerator_core"), pl.col("name")) & ~on_notified
     frame = frame.with_columns(copy.alias("is_copy"))  # copy tasks stay, as copy rows
     kernel = (
         pl.col("comm")
-        | is_kernel_task(pl.col("accelerator_core"), pl.col("name"))
+        | (own & is_kernel_task(pl.col("accelerator_core"), pl.col("name")))
         | pl.col("is_copy")
     )
     kept = frame.filter(kernel)  # a kernel on no stream stays: readers.capture notes it
@@ -382,42 +402,83 @@ def test_truncated_trace_names_the_line(tmp_path: Path) -> None:
 
 
 def reference_attach(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """The rule as two joins: by (start, name), else by start; a key on two streams gives none."""
+    """The rule in plain Python: rows and tasks paired one to one by (start, name, duration),
+    then (start, name), then (start, duration), the n-th of equals with the n-th; a row
+    left over takes the stream of the tasks left at its start when they are on one stream."""
     work = kernels
     for column in ("stream_id", "task_id"):
         if column not in work.columns:
             work = work.with_columns(pl.lit(None, pl.Int64).alias(column))
     if "task_id" not in tasks.columns:
         tasks = tasks.with_columns(pl.lit(None, pl.Int64).alias("task_id"))
-    known = tasks.filter(~pl.col("is_communication") & pl.col("stream_id").is_not_null())
+    has_dur = "duration_ns" in tasks.columns
+    known = [
+        t
+        for t in tasks.to_dicts()
+        if not t["is_communication"] and t["start_ns"] is not None and t["stream_id"] is not None
+    ]
+    rows = work.to_dicts()
+    given: dict[int, dict[str, Any]] = {}
+    used: set[int] = set()
 
-    def unique(keys: list[str]) -> pl.DataFrame:
-        return (
-            known.group_by(keys, maintain_order=True)
-            .agg(
-                pl.col("stream_id").n_unique().alias("n"),
-                pl.col("stream_id").first().alias("s"),
-                pl.col("task_id").first().alias("t"),
-            )
-            .filter(pl.col("n") == 1)
-            .drop("n")
+    def by_duration(items: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+        """The n-th shortest row takes the n-th shortest task; equal durations in file order."""
+        return sorted(
+            enumerate(items),
+            key=lambda item: (
+                item[1].get("duration_ns") is None,
+                item[1].get("duration_ns") or 0,
+                item[0],
+            ),
         )
 
-    joined = (
-        work.with_row_index("__row")
-        .join(unique(["start_ns", "name"]), on=["start_ns", "name"], how="left")
-        .join(unique(["start_ns"]), on="start_ns", how="left", suffix="_start")
-        .sort("__row")
+    for keys in (
+        ("start_ns", "name", "duration_ns"),
+        ("start_ns", "name"),
+        ("start_ns", "duration_ns"),
+    ):
+        for i, row in by_duration(rows):
+            if row["is_communication"] or i in given:
+                continue
+            key = tuple(row.get(k) for k in keys)
+            if None in key or ("duration_ns" in keys and not has_dur):
+                continue
+            for j, task in by_duration(known):
+                if j not in used and tuple(task.get(k) for k in keys) == key:
+                    given[i], _ = task, used.add(j)
+                    break
+    for i, row in enumerate(rows):
+        if row["is_communication"] or i in given:
+            continue
+        left = [
+            t for j, t in enumerate(known) if j not in used and t["start_ns"] == row["start_ns"]
+        ]
+        if left and len({t["stream_id"] for t in left}) == 1:
+            given[i] = left[0]
+    streams = [
+        None
+        if r["is_communication"]
+        else r["stream_id"]
+        if r["stream_id"] is not None
+        else given[i]["stream_id"]
+        if i in given
+        else None
+        for i, r in enumerate(rows)
+    ]
+    ids = [
+        r["task_id"]
+        if r["is_communication"] or r["task_id"] is not None
+        else given[i]["task_id"]
+        if i in given
+        else None
+        for i, r in enumerate(rows)
+    ]
+    out = work.with_columns(
+        pl.Series("stream_id", streams, dtype=pl.Int64), pl.Series("task_id", ids, dtype=pl.Int64)
     )
-    compute = ~pl.col("is_communication")
-    out = joined.with_columns(
-        pl.when(compute).then(pl.coalesce("stream_id", "s", "s_start")).alias("stream_id"),
-        pl.when(compute)
-        .then(pl.coalesce("task_id", "t", "t_start"))
-        .otherwise(pl.col("task_id"))
-        .alias("task_id"),
-    ).drop("__row", "s", "t", "s_start", "t_start")
-    return out, out.filter(compute & pl.col("stream_id").is_null()).height
+    return out, sum(
+        s is None for s, r in zip(streams, rows, strict=True) if not r["is_communication"]
+    )
 
 
 # few values, so that starts shared by tasks (on one stream or several) are common
@@ -425,6 +486,7 @@ small_starts = st.one_of(st.integers(0, 6), st.none())
 op_names = st.sampled_from(["A", "B", "C"])
 stream_ids = st.one_of(st.integers(0, 2), st.none())
 task_ids = st.one_of(st.integers(0, 50), st.none())
+durations = st.one_of(st.integers(1, 3), st.none())
 
 
 @st.composite
@@ -434,11 +496,17 @@ def kernel_and_task_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]
         {
             "name": draw(st.lists(op_names, min_size=n_kernels, max_size=n_kernels)),
             "start_ns": draw(st.lists(small_starts, min_size=n_kernels, max_size=n_kernels)),
+            "duration_ns": draw(st.lists(durations, min_size=n_kernels, max_size=n_kernels)),
             "is_communication": draw(
                 st.lists(st.booleans(), min_size=n_kernels, max_size=n_kernels)
             ),
         },
-        schema={"name": pl.String, "start_ns": pl.Int64, "is_communication": pl.Boolean},
+        schema={
+            "name": pl.String,
+            "start_ns": pl.Int64,
+            "duration_ns": pl.Int64,
+            "is_communication": pl.Boolean,
+        },
     )
     for column in ("stream_id", "task_id"):  # Level0 CSVs have neither; some sources one
         if draw(st.booleans()):
@@ -449,6 +517,7 @@ def kernel_and_task_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]
         {
             "name": draw(st.lists(op_names, min_size=n_tasks, max_size=n_tasks)),
             "start_ns": draw(st.lists(small_starts, min_size=n_tasks, max_size=n_tasks)),
+            "duration_ns": draw(st.lists(durations, min_size=n_tasks, max_size=n_tasks)),
             "stream_id": draw(st.lists(stream_ids, min_size=n_tasks, max_size=n_tasks)),
             "task_id": draw(st.lists(task_ids, min_size=n_tasks, max_size=n_tasks)),
             "is_communication": draw(st.lists(st.booleans(), min_size=n_tasks, max_size=n_tasks)),
@@ -456,6 +525,7 @@ def kernel_and_task_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]
         schema={
             "name": pl.String,
             "start_ns": pl.Int64,
+            "duration_ns": pl.Int64,
             "stream_id": pl.Int64,
             "task_id": pl.Int64,
             "is_communication": pl.Boolean,
@@ -463,6 +533,8 @@ def kernel_and_task_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]
     )
     if draw(st.booleans()):  # task_time-like sources may lack task ids
         tasks = tasks.drop("task_id")
+    if draw(st.booleans()):  # a table without durations: the keys without one pair alone
+        kernels, tasks = kernels.drop("duration_ns"), tasks.drop("duration_ns")
     return kernels, tasks
 
 
@@ -496,11 +568,41 @@ def test_attach_streams_by_hand() -> None:
         }
     )
     got, missing = attach_streams(kernels, tasks)
-    # 10: the only task there, whatever its name; 20: B by name, C none (streams 3 and 4);
-    # 50: F by start (stream 5, the first task there: 11), G by name (task 12)
-    assert got["stream_id"].to_list() == [2, 4, None, None, None, 5, 5]
-    assert got["task_id"].to_list() == [7, 9, None, None, None, 11, 12]
-    assert missing == 2  # C and D (the communication row is never a stream)
+    # 10: the only task there, whatever its name; 20: B by name (task 9), then C takes the
+    # one task left at 20 (A, stream 3, task 8); 50: G by name (task 12), F the one left (11)
+    assert got["stream_id"].to_list() == [2, 4, 3, None, None, 5, 5]
+    assert got["task_id"].to_list() == [7, 9, 8, None, None, 11, 12]
+    assert missing == 1  # D (the communication row is never a stream)
+
+
+def test_attach_streams_pairs_equal_names_and_starts_one_to_one() -> None:
+    """Issue 23 point 3: two MatMul kernels start at the same ns on streams 2 and 3. The old
+    rule (a (start, name) key on two streams gives none) dropped both; now duration tells
+    them apart (12 ns on 3, 40 ns on 2), and equal durations pair in file order."""
+    kernels = pl.DataFrame(
+        {
+            "name": ["MatMul", "MatMul", "Add", "Add", "Add"],
+            "start_ns": [100, 100, 200, 200, 300],
+            "duration_ns": [40, 12, 5, 5, 7],
+            "is_communication": [False] * 5,
+        }
+    )
+    tasks = pl.DataFrame(
+        {
+            "name": ["MatMul", "MatMul", "Add", "Add", "Add", "Mul"],
+            "start_ns": [100, 100, 200, 200, 300, 300],
+            "duration_ns": [12, 40, 5, 5, 7, 7],
+            "stream_id": [3, 2, 2, 3, 2, 3],
+            "task_id": [1, 2, 3, 4, 5, 6],
+            "is_communication": [False] * 6,
+        }
+    )
+    got, missing = attach_streams(kernels, tasks)
+    # MatMul 40 ns = task 2 (stream 2), MatMul 12 ns = task 1 (stream 3); the two equal Adds
+    # at 200 take tasks 3 and 4 in order; Add at 300 by name (task 5, not Mul's 6)
+    assert got["stream_id"].to_list() == [2, 3, 2, 3, 2]
+    assert got["task_id"].to_list() == [2, 1, 3, 4, 5]
+    assert missing == 0
 
 
 # ---------------------------------------------------------------------------
@@ -725,3 +827,31 @@ def test_db_big_synthetic_capture_uses_the_bulk_path(tmp_path: Path) -> None:
     assert bulk_applies(path)
     assert_db_like_rows(path)
     assert db_reader.read_db(path).kernels.height == 3_000
+
+
+def test_attach_streams_pairs_durations_rounded_apart_by_order_of_duration() -> None:
+    """Two Casts start at the same ns on streams 2 and 3; the trace's float durations round
+    1 ns away from kernel_details' (41 / 13 against 40 / 12): no (start, name, duration)
+    key matches, and under (start, name) the shorter row takes the shorter task, though
+    the files list them in opposite orders."""
+    kernels = pl.DataFrame(
+        {
+            "name": ["Cast", "Cast"],
+            "start_ns": [100, 100],
+            "duration_ns": [12, 40],
+            "is_communication": [False, False],
+        }
+    )
+    tasks = pl.DataFrame(
+        {
+            "name": ["Cast", "Cast"],
+            "start_ns": [100, 100],
+            "duration_ns": [41, 13],
+            "stream_id": [2, 3],
+            "task_id": [1, 2],
+            "is_communication": [False, False],
+        }
+    )
+    got, missing = attach_streams(kernels, tasks)
+    assert got["stream_id"].to_list() == [3, 2]  # 12 ns ~ 13 ns on 3, 40 ns ~ 41 ns on 2
+    assert missing == 0

@@ -313,7 +313,7 @@ def test_core_violations_fail_their_own_case() -> None:
         failure.text or ""
     )
     md = markdown.render(rep)
-    assert "Device: 24 AI cores, 48 vector cores (info.json)." in md
+    assert "Device: 24 AI Core (aic) / 48 AI Vector (aiv) (info.json)." in md
     assert "❌ 2 side-stream kernel(s) over limit_core_num." in md
     assert (
         "| 4 | 0 | moe-shared-expert | aclnnSharedExpert\\|B | 3 | AI_CORE | 24 | aicore 12 |" in md

@@ -22,7 +22,7 @@ from overlap_check.model.errors import ConfigError
 from overlap_check.model.table import compute_kernels
 from overlap_check.readers import load
 from synth.model import Variant
-from synth.side_kinds import case, kv_offload
+from synth.side_kinds import afd, case, kv_offload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -108,7 +108,7 @@ def test_copy_plan_on_kernel_details_only_exits_2_naming_the_capture(tmp_path: P
     (result_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     code, _, output = analyze(str(tmp_path), "--side-stream", "5", "--side-kind", "copy")
     assert code == 2
-    assert "re-read with trace_view.json or the .db" in output
+    assert "lists no copy task and the capture has no trace_view.json, task_time or .db" in output
     assert result_dir.name in output
     assert "side_kind" in output
 
@@ -154,6 +154,51 @@ def test_side_kind_without_a_plan_is_a_usage_error() -> None:
     )
     assert result.exit_code == 2
     assert "--side-kind" in result.output
+
+
+@pytest.mark.parametrize("extra", ["trace", "db"])
+@pytest.mark.parametrize("hidden", [True, False])
+def test_copy_plan_on_a_standard_directory_takes_the_copies_beside_kernel_details(
+    tmp_path: Path, hidden: bool, extra: str
+) -> None:
+    """Issue 23 point 4: a Level1 torch_npu folder with kernel_details.csv (no copy task)
+    and trace_view.json (or the .db): the copy plan takes the copies from the other file by
+    itself (before: exit 2), the kernels still come from kernel_details.csv."""
+    variant = Variant(crlf=False, trace=extra == "trace", db=extra == "db")
+    kv_offload(hidden).write(tmp_path, variant)
+    code, report, _ = analyze(str(tmp_path), "--side-stream", "5", "--side-kind", "copy")
+    (plan,) = report["plans"]
+    folder = "kv-offload-hidden" if hidden else "kv-offload-exposed"
+    (run,) = report["runs"]
+    assert run["source"] == "kernel_details.csv"
+    source = "trace_view.json" if extra == "trace" else "db"
+    assert any(f"task row(s) from {source}" in note for note in run["notes"])
+    # stream 2's kernels exactly as kernel_details.csv has them: 3 layers x 3 kernels,
+    # busy (300 + 250 + 40) or (300 + 250 + 40) µs a layer (copies never compute)
+    assert [(s["stream_id"], s["kernels"]) for s in run["streams"]] == [(2, 9)]
+    assert run["streams"][0]["busy_us"] == pytest.approx(3 * (300 + 250 + 40))
+    assert plan["hidden_pct"] == pytest.approx(HAND[folder][0], abs=1e-12)
+    assert plan["verdict"] == HAND[folder][1]
+    assert code == (0 if hidden else 1)
+
+
+def test_communication_plan_takes_the_trace_s_ops_when_the_kernel_file_has_none(
+    tmp_path: Path,
+) -> None:
+    """A kernel file without communication rows (HCCL rows cut out of kernel_details.csv)
+    beside the trace: the communication plan reads the trace's hcom_send ops by itself
+    and gets the hand answer, 200 of 220 µs hidden."""
+    afd(True).write(tmp_path, Variant(crlf=False))
+    (csv,) = tmp_path.rglob("kernel_details.csv")
+    lines = csv.read_text().splitlines()
+    kept = [line for line in lines if "hcom_" not in line]
+    assert len(kept) < len(lines)
+    csv.write_text("\n".join(kept) + "\n")
+    code, report, _ = analyze(str(tmp_path), "--side", "hcom_send", "--side-kind", "communication")
+    (plan,) = report["plans"]
+    assert any("task row(s) from trace_view.json" in n for n in report["runs"][0]["notes"])
+    assert plan["hidden_pct"] == pytest.approx(HAND["afd-hidden"][0], abs=1e-12)
+    assert code == 0
 
 
 @pytest.mark.parametrize("hidden", [True, False])

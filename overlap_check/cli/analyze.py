@@ -23,7 +23,7 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
     PATH is a torch_npu result directory (*_ascend_pt), a folder holding several
     of them (runs and/or ranks), an msprof PROF_* directory, or a bare
     kernel_details.csv / op_summary_*.csv / trace_view.json / profiler .db file.
-    Several PATHs are several runs, in the order given (--order time: by capture time).
+    Several PATHs are several runs, by capture time (--order given: as given).
     Without a plan, each compute stream is judged against the main stream.
 
     \b
@@ -61,7 +61,7 @@ def judge_paths(
     from dataclasses import replace
 
     from overlap_check.judge.pipeline import analyze_captures, check_paths
-    from overlap_check.readers import load_paths
+    from overlap_check.readers import load_paths, order_note, time_order
     from overlap_check.runner.manifest import run_folder_paths
 
     if plot:
@@ -70,7 +70,13 @@ def judge_paths(
         require("matplotlib", "plot", "--plot")  # before the analysis, not after
     paths, notes = run_folder_paths(paths)
     if plot:  # pictures need the kernel tables: read them all into memory
-        captures = load_paths(list(paths), options.order)
+        from overlap_check.measure.figures import task_kinds
+
+        captures = load_paths(list(paths), "given", task_kinds(options))
+        order = order_note(captures, options.order)
+        notes = [*notes, *([order] if order else [])]
+        if options.order == "time":
+            captures.sort(key=time_order)
         report = analyze_captures(captures, options)
     else:
         checked = check_paths(paths, options)  # only figures: one capture per reducer at a time

@@ -96,6 +96,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
 
     require("matplotlib", "plot", "overlap-check plot")  # before the analysis, not after
     from overlap_check.judge.pipeline import analyze_captures
+    from overlap_check.measure.figures import task_kinds
     from overlap_check.readers import load_paths
     from overlap_check.report.plots import CHART_KINDS, picture_format, write_plots
     from overlap_check.runner.manifest import run_folder_paths
@@ -107,7 +108,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     if not params.get("quiet"):
         for note in notes:
             warn(f"note: {note}")
-    captures = load_paths(read, options.order)
+    captures = load_paths(read, options.order, task_kinds(options))
     report = analyze_captures(captures, options)
     written = write_plots(
         report,

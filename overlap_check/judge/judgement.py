@@ -105,6 +105,12 @@ def judge(
                     f"rank {rank_text(r.rank)} run {index}: incomplete: {capture.incomplete} "
                     f"({capture.path})"
                 )
+            if capture.unplaced_rows:
+                notes.append(
+                    f"rank {rank_text(r.rank)} run {index}: {capture.unplaced_rows} kernel "
+                    f"row(s) of {capture.path} ({capture.source}) could not be placed on a "
+                    "stream: left out of every stream's figures"
+                )
         note = _warmup_note(r.rank, r.warmup, options)
         if note:
             notes.append(note)
@@ -171,6 +177,7 @@ def judge(
         for p, plan in enumerate(options.plans)
         for r in ranks
     ]
+    notes += _unplaced_notes(options.plans, ranks, figures)
     decision = gate(
         plans,
         pairs,
@@ -339,6 +346,7 @@ def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
         level=capture.level,
         communication=fig.communication,
         stream_source=capture.stream_source,
+        unplaced_rows=capture.unplaced_rows,
         notes=capture.notes,
         origin_ns=fig.origin_ns,
     )
@@ -352,6 +360,23 @@ def _damaged(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
 
 def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
     return r.warmup.provisional or _damaged(figures, r)
+
+
+def _unplaced_notes(
+    plans: Sequence[Plan], ranks: Sequence[RankDecisions], figures: Sequence[CaptureFigures]
+) -> list[str]:
+    """A note per plan and rank that kernel rows without a stream may belong to (provisional)."""
+    notes = []
+    for p, plan in enumerate(plans):
+        for r in ranks:
+            count = sum(figures[i].plans[p].unplaced for i in r.members)
+            if count:
+                notes.append(
+                    f"plan {plan.name!r} rank {rank_text(r.rank)}: provisional: {count} kernel "
+                    "row(s) without a stream may be its own (see the runs' unplaced column): its "
+                    "figures leave them out"
+                )
+    return notes
 
 
 def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
@@ -379,6 +404,7 @@ def _plan_result(
     """plans.plan_result on the figures of plan ``p`` for the plan's decided streams, with
     the measured 3c causes (contention, a saturated cube) and the plan's execution path."""
     pieces = [figures[i].plans[p] for i in r.members]
+    unplaced = sum(x.unplaced for x in pieces)
     streams = r.plans[p]
     warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
     blocks = [
@@ -411,7 +437,7 @@ def _plan_result(
         [x.matched for x in pieces],
         samples,
         options.thresholds,
-        provisional=_provisional(figures, r),
+        provisional=_provisional(figures, r) or unplaced > 0,
         contention_ns=contention_ns,
         fake_share=options.fake_share,
         path=plan.path or options.path,

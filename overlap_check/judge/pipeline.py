@@ -29,7 +29,7 @@ from overlap_check.measure.figures import CaptureFigures
 from overlap_check.measure.workers import reduce_all, worker_count
 from overlap_check.model import Capture, DeviceCores, Options, Report
 from overlap_check.model.errors import OverlapCheckError
-from overlap_check.readers import capture_order, time_order
+from overlap_check.readers import capture_order, order_note, time_order
 from overlap_check.readers.discover import Source, discover
 from overlap_check.readers.metadata import info_json_cores
 
@@ -87,9 +87,11 @@ def check_paths(
     if discover_error is not None:
         raise discover_error
     pairs = list(zip(figures, jobs, strict=True))
-    loaded = _path_order(pairs[len(held) :], [len(f) for f in per_path], options)
+    loaded, note = _path_order(pairs[len(held) :], [len(f) for f in per_path], options)
     pairs = pairs[: len(held)] + loaded
     report = judge([f for f, _ in pairs], options, limits, limits_error)
+    if note is not None:
+        report = replace(report, notes=(*report.notes, note))
     if options.reference is not None:
         # the same path, the same options, no gates or comparisons of its own; the side
         # work of a single-stream reference runs inline, so its matches on the main stream
@@ -141,14 +143,16 @@ def _limits(options: Options) -> tuple[Limits | None, OverlapCheckError | None]:
 
 def _path_order(
     pairs: list[tuple[CaptureFigures, Source | Capture]], sizes: list[int], options: Options
-) -> list[tuple[CaptureFigures, Source | Capture]]:
-    """readers.load_paths' order: each PATH's captures by (rank, capture time), PATHs as
-    given, or everything by capture time with ``order="time"``."""
+) -> tuple[list[tuple[CaptureFigures, Source | Capture]], str | None]:
+    """readers.load_paths' order: everything by capture time (the default), or with
+    ``order="given"`` each PATH's captures by (rank, capture time), PATHs as given; and
+    readers.order_note's note when the two orders differ."""
     out: list[tuple[CaptureFigures, Source | Capture]] = []
     start = 0
     for size in sizes:
         out += sorted(pairs[start : start + size], key=lambda p: capture_order(p[0].capture))
         start += size
+    note = order_note([f.capture for f, _ in out], options.order)
     if options.order == "time":
         out.sort(key=lambda p: time_order(p[0].capture))
-    return out
+    return out, note

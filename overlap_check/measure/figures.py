@@ -71,6 +71,7 @@ from overlap_check.measure.selection import (
     label_counts,
     module_scope,
     plan_columns,
+    restricted_side_expr,
     side_expr,
 )
 from overlap_check.measure.shapes import shape_signature, wants_shapes
@@ -88,11 +89,12 @@ from overlap_check.model import (
     Plan,
     PlanRun,
     ShapeCount,
+    SideKind,
     StreamStat,
 )
 from overlap_check.model.core_kinds import AIC_DEMAND, core_code
 from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
-from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, without_copies
+from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, is_unplaced, without_copies
 from overlap_check.readers.discover import Source
 
 
@@ -142,6 +144,9 @@ class PlanPieces:
     dominator_blocks: dict[int, int] = field(default_factory=dict)
     # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
     shapes: tuple[ShapeCount, ...] | None = None
+    # compute rows without a stream that may be the plan's (unplaced_touching): it is
+    # provisional then
+    unplaced: int = 0
 
 
 @dataclass(frozen=True)
@@ -304,6 +309,22 @@ def _plan_figures(
     return pieces, figures
 
 
+def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
+    """Compute rows without a stream (Capture.unplaced_rows) the plan may own: named by its
+    side (name / type / module, whatever the stream) or dominator regex; every such row
+    when the plan selects by stream alone, has no dominator regex (any main kernel may be
+    one) or hides communication / copies (all compute hides them)."""
+    rows = kernels.filter(is_unplaced(kernels.columns))
+    if not rows.height:
+        return 0
+    by_stream = plan.side is None and plan.op_type is None
+    if plan.side_kind != "compute" or plan.dominator is None or by_stream:
+        return rows.height
+    rows = rows.with_columns(pl.lit(-1, pl.Int64).alias("stream_id"))  # "some stream"
+    side = restricted_side_expr(plan.side, None, plan.op_type, rows)
+    return rows.filter(side | dominator_expr(plan, rows)).height
+
+
 def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
     """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
     the plan's dominator kernels: equal to the device's AI cores, every instance filled
@@ -349,18 +370,24 @@ TASK_COLUMNS = (*ANALYSIS_COLUMNS, "is_copy")
 NO_COPY_SOURCES = ("kernel_details.csv", "op_summary")
 
 
+def task_kinds(options: Options) -> frozenset[SideKind]:
+    """The side kinds of the plans whose side ops are tasks (what read_capture adds)."""
+    return frozenset(p.side_kind for p in options.plans if p.side_kind != "compute")
+
+
 def _task_plans(options: Options, capture: Capture) -> bool:
     """Whether a plan's side ops are communication or copy tasks; an error when a copy
-    plan meets a capture whose source lists no copy task."""
+    plan meets a capture whose kernel file lists no copy task and no other file of it
+    (.db, task_time, trace: readers.capture._add_tasks) gave them."""
     kinds = {plan.side_kind for plan in options.plans}
-    if "copy" in kinds and capture.source in NO_COPY_SOURCES:
+    if "copy" in kinds and capture.source in NO_COPY_SOURCES and capture.task_source is None:
         plan = next(p for p in options.plans if p.side_kind == "copy")
         raise InputError(
             f'plan {plan.name!r} has side_kind = "copy", but {capture.source} lists no copy '
-            "task: re-read with trace_view.json or the .db",
+            "task and the capture has no trace_view.json, task_time or .db that does",
             path=capture.path,
             key="side_kind",
-            hint="give the capture's trace_view.json (or its .db) as the path",
+            hint="keep trace_view.json (or the .db) beside kernel_details.csv",
         )
     return bool(kinds - {"compute"})
 
@@ -443,6 +470,7 @@ def capture_figures(
             plan_pieces,
             dominator_blocks=dominator_blocks(capture.kernels, plan),
             shapes=shape_signature(capture.kernels, plan),
+            unplaced=unplaced_touching(capture.kernels, plan),
         )
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)
@@ -472,8 +500,14 @@ def source_figures(
         return capture_figures(source, options, limits, info_cores)
     from overlap_check.readers.capture import read_capture
 
-    # Input Shapes only for a reference comparison: the plain path parses no extra column
-    capture = read_capture(source, shapes=wants_shapes(options), limit=options.max_input_size)
+    # Input Shapes only for a reference comparison: the plain path parses no extra column;
+    # task rows from another file only for the plans whose side ops are tasks
+    capture = read_capture(
+        source,
+        shapes=wants_shapes(options),
+        tasks=task_kinds(options),
+        limit=options.max_input_size,
+    )
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse

@@ -94,6 +94,12 @@ class Capture:
     skipped_file: str | None = None  # the file the skipped lines belong to
     device_cores: DeviceCores | None = None  # from PROF_*/device_N/info.json.N
     stream_source: str | None = None  # where Stream IDs came from when not the kernel file
+    # compute rows left without a stream (a Level0 row no task matched, a Stream ID N/A):
+    # in no stream's figures; a plan they may belong to is provisional
+    unplaced_rows: int = 0
+    # where a copy / communication plan's task rows came from when the kernel file lists
+    # none (Level1 kernel_details.csv has no copy task): the .db, task_time or trace
+    task_source: str | None = None
     notes: tuple[str, ...] = ()
     profiler_steps: tuple[ProfilerStepTime, ...] = ()  # step_trace_time.csv / analysis.db
     profiler_steps_file: str | None = None  # the file they were read from
@@ -190,7 +196,7 @@ class Options:
     fail_on: FailOn = DEFAULT_FAIL_ON
     fake_share: float = FAKE_SHARE  # a plan is at best partial above this share of fake occurrences
     main_stream: int | None = None  # stream level: force the main stream
-    order: Order = "given"  # several PATHs: as given, or by capture time
+    order: Order = "time"  # several PATHs: by capture time, or as given (a note when they differ)
     device: DeviceConfig = field(default_factory=DeviceConfig)
     soc_ini: str | None = None
     graph_dump: str | None = None
@@ -244,6 +250,7 @@ class RunInfo:
     level: str | None = None
     communication: int = 0  # communication rows (kept apart from streams)
     stream_source: str | None = None
+    unplaced_rows: int = 0  # Capture.unplaced_rows
     notes: tuple[str, ...] = ()
     origin_ns: int | None = None  # first compute kernel start: reports give times relative to it
 

@@ -123,6 +123,15 @@ def is_compute(columns: Sequence[str]) -> pl.Expr:
     return compute.fill_null(False)
 
 
+def is_unplaced(columns: Sequence[str]) -> pl.Expr:
+    """Boolean expression: a kernel row left without a stream (neither communication nor a
+    copy, no Stream ID: a Level0 row no task matched, a Stream ID N/A): Capture.unplaced_rows."""
+    unplaced = ~pl.col("is_communication") & pl.col("stream_id").is_null()
+    if "is_copy" in columns:
+        unplaced = unplaced & ~pl.col("is_copy").fill_null(False)
+    return unplaced.fill_null(False)
+
+
 def without_copies(kernels: pl.DataFrame) -> pl.DataFrame:
     """The table without its copy rows: what every stage but a copy plan reads (core
     rules, contention, helper streams, pictures see kernels and communication only)."""

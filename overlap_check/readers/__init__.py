@@ -2,8 +2,8 @@
 
 - :func:`load` — one PATH (docs/contract.md): a result dir, a dir of them, a PROF
   dir or a bare file → its captures, ordered by (rank, capture time).
-- :func:`load_paths` — several PATHs = several runs, in the given order (or by
-  capture time).
+- :func:`load_paths` — several PATHs = several runs, by capture time (or in the
+  given order); :func:`order_note` says when the two differ.
 
 Runs are ordered by capture time (``end_info.collectionTimeEnd``, else the
 timestamp in the dir name, else the db's session end, else the last kernel
@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
-from overlap_check.model import Capture
+from overlap_check.model import Capture, Order, SideKind
 from overlap_check.readers.capture import read_capture
 from overlap_check.readers.discover import discover
 
-__all__ = ["capture_order", "load", "load_paths", "time_order"]
+__all__ = ["capture_order", "load", "load_paths", "order_note", "time_order"]
 
 
 def time_order(capture: Capture) -> tuple[bool, int, str]:
@@ -41,23 +40,47 @@ def capture_order(capture: Capture) -> tuple[bool, int, bool, int, str]:
     return (not rank_known, capture.rank or 0, *time_order(capture))
 
 
-def load(path: str | Path) -> list[Capture]:
+def load(path: str | Path, *, tasks: frozenset[SideKind] = frozenset()) -> list[Capture]:
     """Every capture under one PATH, ordered by (rank, capture time).
 
     Raises InputError / SchemaError / NoStreamDataError (exit code 2) naming the
     file for missing, unreadable or unknown input; malformed rows inside a good
-    file are skipped and counted on the Capture instead.
+    file are skipped and counted on the Capture instead. ``tasks``: as for read_capture
+    (copy / communication rows from another file of the capture for such plans).
     """
-    captures = [read_capture(source) for source in discover(path)]
+    captures = [read_capture(source, tasks=tasks) for source in discover(path)]
     return sorted(captures, key=capture_order)
 
 
 def load_paths(
-    paths: Sequence[str | Path], order: Literal["given", "time"] = "given"
+    paths: Sequence[str | Path], order: Order = "time", tasks: frozenset[SideKind] = frozenset()
 ) -> list[Capture]:
-    """Several PATHs as runs: in the order given (each PATH in capture-time order),
-    or, with ``order="time"``, everything by capture time. Ranks are kept."""
-    captures = [capture for path in paths for capture in load(path)]
+    """Several PATHs as runs: everything by capture time, or, with ``order="given"``, in
+    the order given (each PATH in capture-time order). Ranks are kept."""
+    captures = [capture for path in paths for capture in load(path, tasks=tasks)]
     if order == "time":
         return sorted(captures, key=time_order)
     return captures
+
+
+def order_note(given: Sequence[Capture], order: Order) -> str | None:
+    """A note when the runs of some rank come in another order on the command line
+    (``given``: the captures in that order) than by capture time, saying which was used."""
+    by_time = sorted(given, key=time_order)
+    for rank in dict.fromkeys(c.rank for c in given):
+        as_given = [c.path for c in given if c.rank == rank]
+        in_time = [c.path for c in by_time if c.rank == rank]
+        if as_given == in_time:
+            continue
+        first = next(i for i, (a, b) in enumerate(zip(as_given, in_time, strict=True)) if a != b)
+        swapped = f"{as_given[first]} was given before {in_time[first]}, captured later"
+        if order == "time":
+            return (
+                f"runs judged in capture-time order, not the command line's ({swapped}); "
+                "--order given keeps the command line's order"
+            )
+        return (
+            f"runs judged in the command line's order (--order given), not by capture time "
+            f"({swapped}); the default --order time judges them as captured"
+        )
+    return None

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import polars as pl
 
-from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime
+from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime, SideKind
 from overlap_check.model.errors import InputError, NoStreamDataError
-from overlap_check.model.table import conform
+from overlap_check.model.table import conform, is_unplaced
 from overlap_check.readers.csvread import MAX_FIELD_BYTES, read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.discover import Source, file_kind
@@ -219,6 +219,42 @@ def _add_streams(src: Source, kernels: _Kernels) -> str:
     )
 
 
+_TASK_ROWS: dict[str, str] = {"copy": "is_copy", "communication": "is_communication"}
+
+
+def _add_tasks(src: Source, kernels: _Kernels, kinds: frozenset[SideKind]) -> str | None:
+    """Copy (and communication) rows from the capture's .db, task_time or trace, for the
+    plans whose side ops they are, when the kernel file lists none of that kind (Level1
+    kernel_details.csv has no copy task); its compute rows are left as they are. Returns
+    the source the rows came from (None: not needed, or no file gives them)."""
+    frame = kernels.frame
+    missing = [
+        column
+        for kind, column in _TASK_ROWS.items()
+        if kind in kinds and not (column in frame.columns and frame.get_column(column).any())
+    ]
+    if not missing:
+        return None
+    for name, read in _stream_candidates(src, kernels.source):
+        try:
+            rows = read()
+        except InputError as err:  # a broken extra source: say so, try the next
+            kernels.notes.append(f"{name} not read for copy/communication tasks: {err}")
+            continue
+        present = [c for c in missing if c in rows.columns]
+        found = rows.filter(pl.any_horizontal(pl.col(c) for c in present)) if present else rows[:0]
+        if not found.height:
+            continue
+        kernels.frame = pl.concat([frame, found], how="diagonal_relaxed")
+        words = " and ".join(k for k, c in _TASK_ROWS.items() if c in present)
+        kernels.notes.append(
+            f"{found.height} {words} task row(s) from {name} ({kernels.source} lists none); "
+            f"kernels and their figures from {kernels.source}"
+        )
+        return name
+    return None
+
+
 def _device(src: Source, kernels: _Kernels) -> int | None:
     devices = (
         kernels.frame["device"].drop_nulls().unique() if "device" in kernels.frame.columns else None
@@ -356,17 +392,26 @@ def _incomplete(
     )
 
 
-def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SIZE) -> Capture:
+def read_capture(
+    src: Source,
+    *,
+    shapes: bool = False,
+    tasks: frozenset[SideKind] = frozenset(),
+    limit: int = MAX_INPUT_SIZE,
+) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
     ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
-    (with a reference only: shapes.wants_shapes). ``limit``: the largest kernel file read, in
-    bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    (with a reference only: shapes.wants_shapes). ``tasks``: the side kinds of the plans
+    whose side ops are tasks: their rows come from the .db, task_time or trace of the
+    capture when the kernel file lists none (``Capture.task_source``). ``limit``: the largest
+    kernel file read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
     kernels = _read_kernels(src, shapes, limit)
     _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
     frame, impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
+    task_source = _add_tasks(src, kernels, tasks) if tasks else None
     frame = kernels.frame
     info = read_profiler_info(src.profiler_info) if src.profiler_info else None
     kernels.notes.extend(info.notes if info else ())
@@ -382,6 +427,7 @@ def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SI
     if device is not None:  # a one-device capture: rows without Device_id are on it
         frame = frame.with_columns(pl.col("device").fill_null(device))
     frame = frame.with_columns(pl.lit(rank, pl.Int32).alias("rank"))
+    unplaced = frame.filter(is_unplaced(frame.columns)).height
     cores, core_notes = read_device_cores(src.device_info, device)
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
@@ -401,6 +447,8 @@ def read_capture(src: Source, *, shapes: bool = False, limit: int = MAX_INPUT_SI
         skipped_file=skipped_file,
         device_cores=cores,
         stream_source=stream_source,
+        unplaced_rows=unplaced,
+        task_source=task_source,
         notes=tuple(kernels.notes) + core_notes,
         profiler_steps=steps,
         profiler_steps_file=None if src.step_trace is None else str(src.step_trace),

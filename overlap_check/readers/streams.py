@@ -5,16 +5,21 @@ task_time.csv list the same kernels with their stream. They come from the same
 device records, so a kernel's start time is identical to the ns in all of them
 (checked on the real Level0 capture: 187 of 187 rows match by start text).
 
-Rule: a compute row takes the stream of the task with the same ``start_ns``
-and the same name; failing that (task_time names binary kernels, not ops), of
-the only task starting at that ns. A key shared by tasks on different streams
-is ambiguous and gives nothing. Communication rows keep a null stream. Rows
-left without a stream are counted, and the caller notes them.
+Rule: each kernel row is one device task, so rows and tasks are paired one to
+one, by the strongest key first: (start, name, duration), then (start, name),
+then (start, duration) (task_time names binary kernels, not ops); among rows
+and tasks with equal keys, by duration, then in file order (the n-th shortest
+row with a key takes the n-th shortest task with it: a duration one file
+rounds 1 ns apart still pairs right). Two kernels of the same name and start on different
+streams are two tasks, each row keeps its own. A row left over takes the
+stream of the tasks still unpaired at its start when they are all on one
+stream; on several it is ambiguous and gets none. Communication rows keep a
+null stream. Rows left without a stream are counted, and the caller notes them.
 
-Cost: nearly every start belongs to one task, and then both keys give that
-task whatever the name; those rows are found by a binary search over the
-sorted starts (no join, no re-sort of the kernel table). Only the few starts
-shared by several tasks go through the grouping by (start, name).
+Cost: nearly every start belongs to one row and one task, which then pair
+whatever the key: those are found by a binary search over the sorted starts.
+Only the rest (starts shared on either side) go through the joins, one per key,
+each over the rows and tasks the earlier ones left; no per-row Python.
 """
 
 from __future__ import annotations
@@ -29,61 +34,88 @@ _LOOKUP = {"__stream": pl.Int64, "__task": pl.Int64, "__core": pl.String}
 _OF = {"__stream": "stream_id", "__task": "task_id", "__core": "accelerator_core"}
 # task types that name no core kind (older generations type every task Other)
 _NO_CORE = ("Other", "N/A", "")
+# the one-to-one keys, strongest first
+_KEYS = (["start_ns", "name", "dur"], ["start_ns", "name"], ["start_ns", "dur"])
 
 
-def _unique_streams(tasks: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per key: its stream (and a task id) when every task with that key is on one stream."""
-    return (
-        tasks.group_by(keys)
-        .agg(
-            pl.col("stream_id").n_unique().alias("__streams"),
-            pl.col("stream_id").first().alias("__stream"),
-            pl.col("task_id").first().alias("__task"),
-            pl.col("accelerator_core").first().alias("__core"),
-        )
-        .filter(pl.col("__streams") == 1)
-        .drop("__streams")
-    )
+def _duration(frame: pl.DataFrame) -> pl.Expr:
+    if "duration_ns" in frame.columns:
+        return pl.col("duration_ns").cast(pl.Int64).alias("dur")
+    if "end_ns" in frame.columns:
+        return (pl.col("end_ns") - pl.col("start_ns")).cast(pl.Int64).alias("dur")
+    return pl.lit(None, pl.Int64).alias("dur")
 
 
-def _lone_starts(kernels: pl.DataFrame, lone: pl.DataFrame) -> pl.DataFrame:
-    """Per kernel row: stream and task of the only task at its start, else nulls.
-
-    ``lone`` holds tasks with distinct starts, sorted by start.
-    """
-    keys = lone["start_ns"].to_numpy()
-    starts = kernels["start_ns"]
-    values = starts.fill_null(0).to_numpy()
-    if len(keys) == 0:
-        return pl.DataFrame(
-            {name: pl.repeat(None, len(values), dtype=t, eager=True) for name, t in _LOOKUP.items()}
-        )
-    at = np.searchsorted(keys, values).clip(max=len(keys) - 1)
-    hit = pl.Series(starts.is_not_null().to_numpy() & (keys[at] == values))
-    return lone[at].select(pl.when(hit).then(pl.col(_OF[name])).alias(name) for name in _LOOKUP)
+def _alone(values: np.ndarray) -> np.ndarray:
+    """Per value of a sorted array: no neighbour equals it."""
+    alone = np.ones(len(values), dtype=bool)
+    same = values[1:] == values[:-1]
+    alone[1:] &= ~same
+    alone[:-1] &= ~same
+    return alone
 
 
-def _shared_starts(kernels: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
-    """Per kernel row: stream and task by (start, name), else by start, among shared starts."""
-    by_name = _unique_streams(shared, ["start_ns", "name"])
-    by_start = _unique_streams(shared, ["start_ns"])
-    rows = (
-        kernels.select("start_ns", "name")
-        .with_row_index("__row")
-        .filter(pl.col("start_ns").is_in(shared["start_ns"].unique().to_list()))
-        .join(by_name, on=["start_ns", "name"], how="left")
-        .join(by_start, on="start_ns", how="left", suffix="_start")
-    )
-    found = rows.select(
-        "__row", *(pl.coalesce(name, f"{name}_start").alias(name) for name in _LOOKUP)
-    )
-    return pl.DataFrame(
-        [
-            pl.repeat(None, kernels.height, dtype=t, eager=True)
-            .scatter(found["__row"], found[name])
-            .alias(name)
-            for name, t in _LOOKUP.items()
+def _lone_pairs(
+    rows: pl.DataFrame, tasks: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """The pairs of a start held by one row and one task (nearly all of them: every key
+    pairs them, whatever the name), by a binary search; and masks of the rows and tasks
+    left. ``tasks`` is sorted by start; starts are not null."""
+    starts = tasks["start_ns"].to_numpy()
+    values = rows["start_ns"].to_numpy()
+    if not len(starts) or not len(values):
+        none = pl.DataFrame(schema={"__row": pl.UInt32, "__t": pl.UInt32})
+        keep = [
+            pl.repeat(True, n, dtype=pl.Boolean, eager=True) for n in (len(values), len(starts))
         ]
+        return none, keep[0], keep[1]
+    order = np.argsort(values, kind="stable")
+    row_alone = np.empty(len(values), dtype=bool)
+    row_alone[order] = _alone(values[order])
+    at = np.searchsorted(starts, values).clip(max=len(starts) - 1)
+    direct = row_alone & (starts[at] == values) & _alone(starts)[at]
+    tasks_left = np.ones(len(starts), dtype=bool)
+    tasks_left[at[direct]] = False
+    pairs = pl.DataFrame(
+        {
+            "__row": rows["__row"].filter(pl.Series(direct)),
+            "__t": pl.Series(at[direct], dtype=pl.UInt32),
+        }
+    )
+    return pairs, pl.Series(~direct), pl.Series(tasks_left)
+
+
+def _pair(rows: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
+    """``__row`` → ``__t`` (task position), one to one, by :data:`_KEYS` in turn; under a
+    key without the duration, the n-th shortest row takes the n-th shortest task (equal
+    durations in file order), so durations rounded apart by a file still pair right."""
+    found: list[pl.DataFrame] = []
+    for keys in _KEYS:
+        if not rows.height or not tasks.height:
+            break
+        nth = pl.int_range(pl.len()).over(keys).alias("__nth")
+        ordered = [
+            side.drop_nulls(keys).sort("dur", nulls_last=True, maintain_order=True)
+            for side in (rows, tasks)
+        ]
+        pairs = (
+            ordered[0]
+            .with_columns(nth)
+            .join(ordered[1].with_columns(nth), on=[*keys, "__nth"], how="inner")
+            .select("__row", "__t")
+        )
+        found.append(pairs)
+        rows = rows.join(pairs, on="__row", how="anti")
+        tasks = tasks.join(pairs, on="__t", how="anti")
+    if rows.height and tasks.height:  # by start alone, where one stream is left there
+        lone = (
+            tasks.group_by("start_ns")
+            .agg(pl.col("stream_id").n_unique().alias("__n"), pl.col("__t").min())
+            .filter(pl.col("__n") == 1)
+        )
+        found.append(rows.join(lone, on="start_ns", how="inner").select("__row", "__t"))
+    return (
+        pl.concat(found) if found else pl.DataFrame(schema={"__row": pl.UInt32, "__t": pl.UInt32})
     )
 
 
@@ -114,16 +146,28 @@ def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataF
             .replace(list(_NO_CORE), [None] * len(_NO_CORE))
             if "accelerator_core" in tasks.columns
             else pl.lit(None, pl.String).alias("accelerator_core"),
+            _duration(tasks),
         )
-        .sort("start_ns", maintain_order=True)  # stable: a key's "first" task stays the file's
+        .filter(pl.col("stream_id").is_not_null())
+        .sort("start_ns", maintain_order=True)  # stable: equal keys keep the file's order
     )
-    # a start held by one task gives that task by either key, whatever the name
-    starts = known["start_ns"]
-    shared = ((starts == starts.shift(1)) | (starts == starts.shift(-1))).fill_null(False)
-    found = _lone_starts(work, known.filter(~shared))
-    if shared.any():
-        more = _shared_starts(work, known.filter(shared))
-        found = found.select(pl.coalesce(found[c], more[c]).alias(c) for c in _LOOKUP)
+    rows = (
+        work.with_row_index("__row")
+        .filter(~pl.col("is_communication") & pl.col("start_ns").is_not_null())
+        .select("__row", "start_ns", "name", _duration(work))
+    )
+    tasks = known.select("start_ns", "name", "stream_id", "dur").with_row_index("__t")
+    lone, rows_left, tasks_left = _lone_pairs(rows, tasks)
+    pairs = pl.concat([lone, _pair(rows.filter(rows_left), tasks.filter(tasks_left))])
+    taken = known.select(*(pl.col(_OF[name]).alias(name) for name in _LOOKUP))[pairs["__t"]]
+    found = pl.DataFrame(
+        [
+            pl.repeat(None, work.height, dtype=t, eager=True)
+            .scatter(pairs["__row"], taken[name])
+            .alias(name)
+            for name, t in _LOOKUP.items()
+        ]
+    )
     compute = ~pl.col("is_communication")
     stream = pl.coalesce(pl.col("stream_id"), found["__stream"])
     task = pl.coalesce(pl.col("task_id"), found["__task"])

@@ -75,8 +75,21 @@ NON_KERNEL_TASKS: frozenset[str] = COPY_TASKS | frozenset(
         # itself is a communication row; its tasks are not compute).
         "REDUCE_ASYNC",
         "REDUCE_ASYNC_V2",
+        # HCCL's own task names (its Plane threads name them so; a hardware stream of an
+        # older generation may too, typed `Other`): a collective's steps, not compute
+        "NOTIFY_WAIT_EX",
+        "RDMA_SEND",
+        "RDMASEND",
+        "INLINE_REDUCE",
+        "REDUCE_TBE",
+        "LOCAL_COPY",
     }
 )
+# A collective's synchronisation steps: a stream that runs them is a collective's stream.
+NOTIFY_TASKS = ["NOTIFY_WAIT", "NOTIFY_RECORD", "NOTIFY_WAIT_SQE", "NOTIFY_RECORD_SQE"]
+# A hardware task named after a collective (``hcom_allReduce__538_0_1``) is one of its
+# steps on a communication stream: the collective itself is a communication row.
+COMMUNICATION_PREFIX = "HCOM_"
 
 
 # STARS_COMMON is a generic STARS task: a DSA kernel when it carries an op name
@@ -98,7 +111,8 @@ def is_copy_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
-    """True for a kernel task: neither its type nor its name is a non-kernel task.
+    """True for a kernel task: neither its type nor its name is a non-kernel task, and
+    its name is no collective's (``hcom_...``).
 
     STARS_COMMON counts as a kernel only when its name is a real op name
     (not empty, ``N/A`` or a task-type word).
@@ -111,5 +125,6 @@ def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
     return ~(
         type_key.is_in(non_kernel)
         | name_key.is_in(non_kernel)
+        | name_key.str.starts_with(COMMUNICATION_PREFIX)
         | (type_key.is_in(ambiguous) & anonymous)
     )

@@ -47,7 +47,7 @@ from overlap_check.readers.numbers import (
     us_text_to_ns,
 )
 from overlap_check.readers.steps import with_steps
-from overlap_check.readers.tasktypes import is_copy_task, is_kernel_task
+from overlap_check.readers.tasktypes import NOTIFY_TASKS, is_copy_task, is_kernel_task, task_key
 from overlap_check.readers.trace_decode import (
     UNSET,
     CompleteEvent,
@@ -349,6 +349,27 @@ def _task_rows(
     return rows.sort("__order").drop("__order"), others
 
 
+def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
+    """(stream_id, start_ns) of the collectives' tasks that the communication process lists
+    on its other threads (``Plane N``, Level1: each with its ``stream id``): the capture's
+    own join of hardware tasks to communication. Whatever their name or Task Type (a 910A
+    types them ``Other`` like its kernels), the hardware tasks at these keys are not
+    kernels."""
+    pids = layout.communication
+    if not pids:
+        return pl.DataFrame(schema={"stream_id": pl.Int64, "start_ns": pl.Int64})
+    listed = [
+        e
+        for e in compress(others, map(pids.__contains__, map(_PID, others)))
+        if (e.pid, e.tid) not in layout.comm_threads
+        and e.args is not None
+        and _int64(e.args.lower_stream_id) is not None
+    ]
+    streams = [_int64(e.args.lower_stream_id) for e in listed if e.args is not None]
+    starts = _start_ns(_texts(list(map(_TS, listed)), ts_text))
+    return pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
+
+
 def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
     """:func:`is_kernel_task` and :func:`is_copy_task` per row (columns ``kernel``,
     ``copy``), evaluated once per distinct (task type, name).
@@ -385,8 +406,20 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
         )
     frame, others = _task_rows(events.complete, layout)
     flags = _task_flags(frame)
-    frame = frame.with_columns((~pl.col("comm") & flags["copy"]).alias("is_copy"))
-    kernel = pl.col("comm") | flags["kernel"] | pl.col("is_copy")
+    hccl = _hccl_tasks(others, layout)
+    own = ~pl.col("comm")
+    if hccl.height:  # a collective's steps: neither kernels nor copies
+        keys = pl.Series(hccl.to_struct()).implode()
+        own &= ~pl.struct("stream_id", "start_ns").is_in(keys).fill_null(False)
+    # a copy on a stream that waits on notifies (a collective's stream: 910A streams 11-13,
+    # no Plane threads at Level0) is one of the collective's steps, not a copy plan's copy
+    names = frame.select(pl.col("name").unique()).filter(
+        task_key(pl.col("name")).is_in(NOTIFY_TASKS)
+    )
+    notified = frame.filter(pl.col("name").is_in(names["name"].implode()))["stream_id"]
+    copy = flags["copy"] & ~pl.col("stream_id").is_in(notified.drop_nulls().unique().implode())
+    frame = frame.with_columns((own & copy).fill_null(False).alias("is_copy"))
+    kernel = pl.col("comm") | (own & flags["kernel"]) | pl.col("is_copy")
     # a task without a time stays (null start or end): readers.capture counts it as malformed;
     # one on no stream stays too (its thread is no "Stream N"): counted with those without one
     kept = frame.filter(kernel)

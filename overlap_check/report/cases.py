@@ -23,6 +23,7 @@ from overlap_check.model import (
     StreamPair,
     Thresholds,
 )
+from overlap_check.report.text_cores import device_text
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -197,10 +198,7 @@ def core_cases(report: Report) -> list[Case]:
     if cores is None:
         return []
     device = (
-        [
-            f"device: {cores.device.aicore} AI cores, {cores.device.vectorcore} vector cores "
-            f"({cores.device.source})"
-        ]
+        [f"device: {device_text(cores.device)} ({cores.device.source})"]
         if cores.device is not None
         else []
     )

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from functools import cache
 from pathlib import Path
@@ -43,6 +44,7 @@ from overlap_check.model import (
     SCHEMA_VERSION,
     ContentionInterval,
     CoresResult,
+    DeviceCores,
     LayerFigures,
     PlanResult,
     PlanRun,
@@ -91,6 +93,12 @@ LEADING: dict[type, tuple[str, ...]] = {
              "thresholds", "warmup", "min_runs", "per", "fail_on", "strict", "gate_reasons",
              "evidence_summary", "notes", "worst_rank"),
 }  # fmt: skip
+# a count no source gives is 0 in the model and null in the document (never a 0 core count)
+ZERO_AS_NULL = frozenset({(DeviceCores, "aicore"), (DeviceCores, "vectorcore")})
+# keys written for the document's readers, computed from the object (not read back)
+DERIVED: dict[type, dict[str, Callable[[Any], Any]]] = {
+    DeviceCores: {"guessed": lambda device: device.source == "observed"},
+}
 # only a plan read with a reference has input_shapes, only a non-compute plan a side_kind
 OMITTED_AT_DEFAULT = {(PlanResult, "shapes"), (PlanResult, "side_kind")}
 FRACTIONS = frozenset(
@@ -124,12 +132,15 @@ class _Field:
     omit: bool = False
     default: Any = None
     fraction: bool = False  # its JSON key is one of FRACTIONS
+    zero_null: bool = False  # ZERO_AS_NULL
     plain: bool = field(init=False)  # written as it is, under its own name
     direct: bool = field(init=False)  # its key is neither a template nor dotted
 
     def __post_init__(self) -> None:
         direct = "{" not in self.key and "." not in self.key
-        plain = self.key == self.name and not (self.time or self.cls or self.names or self.omit)
+        plain = self.key == self.name and not (
+            self.time or self.cls or self.names or self.omit or self.zero_null
+        )
         object.__setattr__(self, "plain", plain)
         object.__setattr__(self, "direct", direct)
 
@@ -165,6 +176,7 @@ def _spec(cls: type) -> tuple[_Field, ...]:
                 omit=(cls, f.name) in OMITTED_AT_DEFAULT,
                 default=None if f.default is MISSING else f.default,
                 fraction=key.rpartition(".")[2] in FRACTIONS,
+                zero_null=(cls, f.name) in ZERO_AS_NULL,
             )
         )
     return tuple(specs)
@@ -235,6 +247,8 @@ def _write(obj: object, where: _Where) -> JSON:
             value = [_write(v, where) for v in value] if f.is_list else _write(value, where)
         elif isinstance(value, tuple):
             value = list(value)
+        elif f.zero_null and value == 0:
+            value = None
         target, key = (out, f.key) if f.direct else _place(out, f.key.format_map(out))
         if f.time == "us":
             target[key] = None if value is None else round(value / 1000, 3)
@@ -246,6 +260,8 @@ def _write(obj: object, where: _Where) -> JSON:
             target[f"{f.name}_str"] = None if value is None else str(value)
         if f.time is None:
             target[key] = value
+    for key, derive in DERIVED.get(cls, {}).items():
+        out[key] = derive(obj)
     return out
 
 
@@ -338,6 +354,8 @@ def _read_value(f: _Field, value: Any, where: _Where, at: str, path: str | Path 
     if f.cls is not None:
         return _read(value, f.cls, where, at, path)
     value = _checked(f, value, at, path)
+    if f.zero_null and value is None:
+        return 0
     return _ns(value) if f.time == "us" else value
 
 

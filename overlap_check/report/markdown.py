@@ -25,6 +25,7 @@ from overlap_check.report.cases import (
     plan_case,
 )
 from overlap_check.report.escape import displayed, markdown
+from overlap_check.report.text_cores import device_text
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 STEP_SUMMARY_SWITCH = "OVERLAP_CHECK_STEP_SUMMARY"  # "0": do not write the step summary
@@ -141,9 +142,7 @@ def _core_section(report: Report) -> list[str]:
     lines = ["", "### Core limits", ""]
     if cores.device is not None:
         device = cores.device
-        lines.append(
-            f"Device: {device.aicore} AI cores, {device.vectorcore} vector cores ({device.source})."
-        )
+        lines.append(f"Device: {device_text(device)} ({device.source}).")
     total = max(cores.violation_count, len(cores.violations))
     if not total and not (cores.checked_kernels or cores.limits):
         lines.append("No core limits configured (limit_core_num, ge_aicore_num or a graph dump).")

@@ -407,6 +407,7 @@ def _runs(report: Report, color: bool) -> list[str]:
             r.level or "-",
             _streams(r),
             str(r.skipped_rows),
+            str(r.unplaced_rows),
             r.path,
         ]
         for r in report.runs
@@ -419,6 +420,7 @@ def _runs(report: Report, color: bool) -> list[str]:
         "level",
         "streams id:kernels/busy_us",
         "skipped",
+        "unplaced",
         "path",
     ]
     unit = "steps" if report.per == "step" else "runs"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from overlap_check.model import AppliedLimit, CoresResult, CoreViolation, rank_text
+from overlap_check.model import AppliedLimit, CoresResult, CoreViolation, DeviceCores, rank_text
 from overlap_check.report.color import bold, paint
 from overlap_check.report.text_table import table
 
@@ -16,8 +16,18 @@ _SOURCE_WORDS = {
     "config": "from the config's [device]",
     "soc": "from the built-in SoC table",
     "soc-ini": "from the CANN platform ini",
-    "observed": "OBSERVED maxima of Block Num (device cores unknown)",
+    "observed": "as no info.json, [device], --soc or --soc-ini gives them",
 }
+
+
+def device_text(device: DeviceCores) -> str:
+    """The device's cores as every output words them: a guessed count says so, and a
+    count no source gives (0) is "unknown", never 0."""
+    if device.aicore <= 0 and device.vectorcore <= 0:
+        return "cores unknown"
+    aic, aiv = (str(n) if n > 0 else "unknown" for n in (device.aicore, device.vectorcore))
+    guess = " (a guess from Block Num)" if device.source == "observed" else ""
+    return f"{aic} AI Core (aic) / {aiv} AI Vector (aiv){guess}"
 
 
 def _us(ns: int) -> str:
@@ -103,10 +113,13 @@ def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: b
     else:
         where = _SOURCE_WORDS.get(device.source, device.source)
         detail = f" ({device.detail})" if device.detail else ""
-        lines.append(
-            f"  device: {device.aicore} AI Core (aic) / {device.vectorcore} AI Vector (aiv), "
-            f"{where}{detail}"
-        )
+        if device.aicore > 0 or device.vectorcore > 0:
+            lines.append(f"  device: {device_text(device)}, {where}{detail}")
+        else:
+            lines.append(
+                "  device: cores unknown (no info.json, [device], --soc or --soc-ini, "
+                "and no Block Num to guess them from)"
+            )
     if cores.limits:
         lines.append("  limits applied (first wins: plan, then graph dump, then GE global):")
         lines += [_limit_line(limit) for limit in cores.limits]
@@ -141,8 +154,12 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     if cores.contention_runs == 0:
         return ["  contention: not swept (no warm run)"]
     head = f"  contention (warm runs: {cores.contention_runs}; blocks on >= 2 busy streams): "
+    device = cores.device
+    if device is None or (device.aicore <= 0 and device.vectorcore <= 0):
+        return [head + "not judged (device cores unknown)"]
     if cores.contention_count == 0:
-        return [head + "demand never exceeds the device's cores"]
+        guess = " (as guessed)" if device.source == "observed" else ""
+        return [head + f"demand never exceeds the device's cores{guess}"]
     over = paint(f"{_us(cores.over_limit_ns)} µs over the device's cores", "yellow", color)
     lines = [
         head + f"{over} in total "

@@ -131,8 +131,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_join_wait_us", "gate", checks.non_negative, "Fail when the main stream waits "
             "more than X µs per layer for the side tail (new waits against --reference when "
             "given) [off].", "X"),
-    Setting("order", "runs", checks.ORDER, "Run order of several PATHs: as given, or by "
-            "capture time [{default}]."),
+    Setting("order", "runs", checks.ORDER, "Run order of several PATHs: by capture time, or "
+            "as given on the command line (a note says when they differ) [{default}]."),
     Setting("max_input_size", "runs", checks.size, "Refuse a kernel file larger than SIZE, "
             "e.g. 64GiB; 0: no limit [16GiB].", "SIZE", env=True, text=True),
     _device("soc", checks.text, "SoC name for the device cores when the capture lacks "

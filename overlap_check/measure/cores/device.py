@@ -10,8 +10,11 @@ Sources, in the order they are trusted (docs/method.md "Core limits and block co
 3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
    own ``<SoC>.ini``, ranked above a SoC name as docs/method.md and docs/formats.md rank it.
 4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
-5. The largest Block Num seen per core kind (source "observed"): a guess, since
-   Block Num counts logical blocks and can exceed the physical cores.
+5. The largest Block Num two kernels or more ask for, per core kind (source
+   "observed"; cores.contention.observed_maxima): a guess, labelled so in every
+   output, since Block Num counts logical blocks and one oversubscribed launch
+   (256 blocks in waves on 48 cores) can exceed the physical cores. 0 (Level0
+   writes Block Num 0) is unknown, never a count.
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ def observed_cores(maxima: Sequence[tuple[int, int]]) -> DeviceCores:
         max([0, *(m[0] for m in maxima)]),
         max([0, *(m[1] for m in maxima)]),
         "observed",
-        detail="largest Block Num seen (logical blocks: may differ from the real cores)",
+        detail="the largest Block Num two kernels or more ask for; blocks are logical",
     )
 
 
@@ -234,9 +237,12 @@ def device_notes(device: DeviceCores, options: Options) -> list[str]:
     """Warnings a reader must see about where the device figures came from."""
     notes = []
     if device.source == "observed":
+        guessed = f"guessed from Block Num ({device.aicore or '?'}/{device.vectorcore or '?'})"
+        if device.aicore <= 0 and device.vectorcore <= 0:
+            guessed = "no Block Num to guess them from either"
         notes.append(
-            "device cores unknown (no info.json, [device], --soc or --soc-ini): "
-            f"largest Block Num seen used ({device.aicore}/{device.vectorcore})"
+            f"device cores unknown (no info.json, [device], --soc or --soc-ini): {guessed}; "
+            "give --soc or [device] aicore / vectorcore for figures the core checks can trust"
         )
     cfg = options.device
     if (

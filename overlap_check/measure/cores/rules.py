@@ -75,6 +75,7 @@ from overlap_check.model.core_kinds import (
     core_code,
     core_label,
 )
+from overlap_check.model.table import is_compute
 from overlap_check.readers.graph_dump import (
     GraphDumpLimits,
     operator_limits_for,
@@ -129,11 +130,9 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
     frame = kernels
     if limits.dump is not None:
         frame = operator_limits_for(frame, limits.dump)
-    # Each plan's side-operator regex is evaluated once, into a column.
-    hits = [
-        side_expr(plan, kernels).fill_null(False).alias(f"_hit{i}")
-        for i, plan in enumerate(limits.plans)
-    ]
+    # Each plan's side-operator regex is evaluated once, into a column; an npugraph_ex
+    # limit governs its whole stream (limited_stream)
+    hits = [_limit_hit(plan, kernels).alias(f"_hit{i}") for i, plan in enumerate(limits.plans)]
     frame = frame.with_columns(core_code(frame), *hits)
     cols: list[pl.Expr] = []
     for kind, index, dump_col in (("aic", 0, "op_aicore"), ("aiv", 1, "op_vectorcore")):
@@ -158,6 +157,42 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
         cols += [limit.alias(f"{kind}_limit"), source.alias(f"{kind}_source")]
     blocks = [AIC_BLOCKS.alias("aic_blocks"), AIV_BLOCKS.alias("aiv_blocks")]
     return frame.with_columns(cols + blocks)
+
+
+def limited_stream(plan: Plan, kernels: pl.DataFrame) -> int | None:
+    """The stream an npugraph_ex ``limit_core_num`` governs in this capture (it is a stream
+    limit: every Ascend C operator launched on that stream): ``side_stream`` if given; else
+    the stream where the plan's ops spent the most time, for a side limit off the capture's
+    busiest stream (its main one) unless they ran nowhere else. None: no op of the plan."""
+    if plan.side_stream is not None:
+        return plan.side_stream
+    compute = kernels.filter(is_compute(kernels.columns))
+    spent = (
+        compute.filter(side_expr(plan, compute))
+        .group_by("stream_id")
+        .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
+        .sort(["t", "stream_id"], descending=[True, False])
+    )
+    if not plan.name.endswith(MAIN_SUFFIX) and spent.height > 1:
+        busiest = (
+            compute.group_by("stream_id")
+            .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
+            .sort(["t", "stream_id"], descending=[True, False])
+            .item(0, "stream_id")
+        )
+        spent = spent.filter(pl.col("stream_id") != busiest)
+    return None if spent.is_empty() else int(spent.item(0, "stream_id"))
+
+
+def _limit_hit(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
+    """The kernels a plan's limit governs: its side ops (GE: per operator), or with
+    npugraph_ex every kernel on its limited stream."""
+    if plan.limit_core is None or plan.limit_core.mode != "npugraph_ex":
+        return side_expr(plan, kernels).fill_null(False)
+    stream = limited_stream(plan, kernels)
+    if stream is None:
+        return pl.lit(False)
+    return (is_compute(kernels.columns) & (pl.col("stream_id") == stream)).fill_null(False)
 
 
 def _counts(frame: pl.DataFrame) -> tuple[int, int, int]:

@@ -21,6 +21,7 @@ from overlap_check.report.plots.views import (
     demand_steps,
     lane_order,
 )
+from overlap_check.report.text_cores import device_text
 
 KINDS = (("aicore", "AI Core (cube) blocks"), ("vectorcore", "AI Vector blocks"))
 
@@ -53,7 +54,7 @@ def draw_demand(view: DemandView) -> Figure:
     canvas.title(figure, view.title, None, height_in)
     device = view.device
     source = (
-        f"device {device.aicore}/{device.vectorcore} cores (from {device.source})"
+        f"device {device_text(device)}, from {device.source}"
         if device is not None
         else "device cores unknown: no maximum drawn"
     )
@@ -69,9 +70,14 @@ def draw_demand(view: DemandView) -> Figure:
 
 
 def _device_max(view: DemandView, kind: str) -> int | None:
+    """The kind's device cores; None (no line) where unknown (0)."""
     if view.device is None:
         return None
-    return view.device.aicore if kind == "aicore" else view.device.vectorcore
+    return (view.device.aicore if kind == "aicore" else view.device.vectorcore) or None
+
+
+def _guessed(view: DemandView) -> bool:
+    return view.device is not None and view.device.source == "observed"
 
 
 def _panel(
@@ -113,7 +119,7 @@ def _panel(
         ax.text(
             0.995,
             maximum,
-            f"device max {maximum}",
+            f"device max {maximum}" + (" (guess)" if _guessed(view) else ""),
             transform=ax.get_yaxis_transform(),
             ha="right",
             va="bottom",

@@ -288,9 +288,11 @@ def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl
         .then(pl.col("mix_block_num"))
         .fill_null(0)
     )
-    if device is not None:
-        aic = pl.min_horizontal(aic, pl.lit(max(device.aicore, 0)))
-        aiv = pl.min_horizontal(aiv, pl.lit(max(device.vectorcore, 0)))
+    if device is not None:  # capped at the cores where known (0: unknown, not capped)
+        if device.aicore > 0:
+            aic = pl.min_horizontal(aic, pl.lit(device.aicore))
+        if device.vectorcore > 0:
+            aiv = pl.min_horizontal(aiv, pl.lit(device.vectorcore))
     return compute_kernels(kernels).select(
         "stream_id",
         "start_ns",
