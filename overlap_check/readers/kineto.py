@@ -1,0 +1,292 @@
+"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table (docs/formats.md).
+
+``torch.profiler`` exports one JSON object per rank (``export_chrome_trace``, or
+``tensorboard_trace_handler``'s ``<worker>.<ms>.pt.trace.json[.gz]``):
+``schemaVersion``, ``deviceProperties`` (``numSms`` per GPU), ``distributedInfo``
+(``rank``) and ``traceEvents``. Device work is the ``ph: "X"`` events of category
+``kernel`` (compute; NCCL kernels ``nccl*Kernel*`` are communication), ``gpu_memcpy``
+and ``gpu_memset`` (copies; PyTorch 1.8/1.9 wrote ``Kernel``, ``Memcpy``, ``Memset``).
+The device is ``args.device`` (else ``pid``), the stream ``args.stream`` (else
+``tid``): a stream is a (device, stream) pair, and when a trace holds work of several
+devices the stream id becomes ``device * 1_000_000 + stream`` (a note says so).
+
+``ts`` and ``dur`` are µs, integers in older traces and decimals with nanosecond
+digits (``1712867402348256.123``) in newer ones: both are read from their JSON text
+(msgspec ``Raw``) and parsed exactly (``readers.numbers``), never through float64.
+
+A kernel's step is the ``ProfilerStep#N`` host range holding the runtime call that
+launched it (``args.correlation``; the kernel's own start when no launch is found).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import dataclass, field
+from itertools import compress
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+
+from overlap_check.errors import InputError, SchemaError
+from overlap_check.readers.numbers import us_text_to_ns
+from overlap_check.readers.steps import with_steps
+
+DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "copy", "memcpy": "copy"}
+DEVICE_CATEGORIES |= {"gpu_memset": "copy", "memset": "copy"}
+NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl\w*Kernel")
+STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+MULTI_DEVICE_STRIDE = 1_000_000  # stream id = device * stride + stream with several devices
+_HEAD_MARKERS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+
+
+class Args(msgspec.Struct, gc=False):
+    device: Any = None
+    stream: Any = None
+    correlation: Any = None
+    grid: Any = None
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: Any = None
+    cat: Any = None
+    name: Any = None
+    pid: Any = None
+    tid: Any = None
+    ts: msgspec.Raw = msgspec.Raw()
+    dur: msgspec.Raw = msgspec.Raw()
+    args: Args | None = None
+
+
+class DeviceProperty(msgspec.Struct, gc=False):
+    id: Any = None
+    numSms: Any = None  # noqa: N815 (Kineto's key)
+    name: Any = None
+
+
+class DistributedInfo(msgspec.Struct, gc=False):
+    rank: Any = None
+
+
+class KinetoTrace(msgspec.Struct, gc=False):
+    traceEvents: list[Event] = msgspec.field(default_factory=list)  # noqa: N815
+    deviceProperties: list[DeviceProperty] | None = None  # noqa: N815
+    distributedInfo: DistributedInfo | None = None  # noqa: N815
+
+
+_DECODER = msgspec.json.Decoder(KinetoTrace)
+
+
+def _open(path: Path) -> Any:
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")
+
+
+def is_kineto_file(path: Path) -> bool:
+    """A ``.json`` / ``.json.gz`` whose text is a Kineto trace object: it starts with ``{``
+    and names ``schemaVersion``, ``deviceProperties`` or ``distributedInfo`` early on
+    (Ascend traces are bare arrays)."""
+    name = path.name.lower()
+    if not name.endswith((".json", ".json.gz")):
+        return False
+    try:
+        with _open(path) as handle:
+            head = handle.read(4096)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return False
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and any(marker in head for marker in _HEAD_MARKERS)
+
+
+def load_kineto(path: Path) -> KinetoTrace:
+    """The decoded trace; InputError for an unreadable or invalid file."""
+    try:
+        with _open(path) as handle:
+            data = handle.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as err:
+        raise InputError(f"cannot read Kineto trace: {err}", path=path) from err
+    try:
+        return _DECODER.decode(data)
+    except msgspec.DecodeError as err:
+        raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
+
+
+def raw_text(raw: msgspec.Raw) -> str | None:
+    """A ``ts`` / ``dur`` as its JSON text (quotes kept: the parse strips them); None
+    when absent."""
+    text = bytes(raw).decode("utf-8", "replace")
+    return text or None
+
+
+def us_ns(texts: list[str | None]) -> pl.Series:
+    """µs texts → exact Int64 ns (null where not a number)."""
+    frame = pl.DataFrame({"t": pl.Series(texts, dtype=pl.String)})
+    return frame.select(us_text_to_ns(pl.col("t"))).to_series()
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def device_kind(event: Event) -> str | None:
+    """``kernel`` or ``copy`` for a device event, None for everything else."""
+    if event.ph != "X" or not isinstance(event.cat, str):
+        return None
+    return DEVICE_CATEGORIES.get(event.cat.lower())
+
+
+def is_nccl(name: str) -> bool:
+    return NCCL_KERNEL.match(name) is not None
+
+
+def _place(event: Event) -> tuple[int | None, int | None]:
+    args = event.args
+    device = _int(args.device) if args is not None else None
+    stream = _int(args.stream) if args is not None else None
+    return (device if device is not None else _int(event.pid)), (
+        stream if stream is not None else _int(event.tid)
+    )
+
+
+def grid_ctas(grid: Any) -> int | None:
+    """The CTAs of a launch grid ``[x, y, z]`` (None when not three ints)."""
+    if isinstance(grid, list) and len(grid) == 3 and all(_int(g) is not None for g in grid):
+        return int(grid[0]) * int(grid[1]) * int(grid[2])
+    return None
+
+
+@dataclass(frozen=True)
+class KinetoKernels:
+    path: Path
+    kernels: pl.DataFrame  # kernel-table columns plus ``correlation`` and ``ctas``
+    rank: int | None
+    devices: tuple[int, ...]  # devices with device work
+    num_sms: dict[int, int]  # deviceProperties: device id → SM count
+    notes: list[str] = field(default_factory=list)
+
+
+def host_steps(events: list[Event]) -> pl.DataFrame:
+    """``ProfilerStep#N`` host ranges: step_start, step_end, step (sorted by start)."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X"
+        and isinstance(e.name, str)
+        and e.name.startswith("ProfilerStep#")
+        and device_kind(e) is None
+        and (e.cat or "") != "gpu_user_annotation"
+    ]
+    numbers = [m.group(1) if (m := STEP_NAME.match(e.name)) else None for e in picked]
+    picked = list(compress(picked, [n is not None for n in numbers]))
+    start = us_ns([raw_text(e.ts) for e in picked])
+    dur = us_ns([raw_text(e.dur) for e in picked])
+    return (
+        pl.DataFrame(
+            {
+                "step_start": start,
+                "step_end": start + dur,
+                "step": pl.Series([int(n) for n in numbers if n is not None], dtype=pl.Int64),
+            }
+        )
+        .drop_nulls()
+        .sort("step_start")
+    )
+
+
+def launches(events: list[Event]) -> pl.DataFrame:
+    """Host runtime calls that carry a correlation: correlation, launch_ns, thread (pid, tid)."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X"
+        and device_kind(e) is None
+        and e.args is not None
+        and _int(e.args.correlation) is not None
+        and _int(e.args.stream) is None
+    ]
+    return pl.DataFrame(
+        {
+            "correlation": pl.Series([e.args.correlation for e in picked], dtype=pl.Int64),  # type: ignore[union-attr]
+            "launch_ns": us_ns([raw_text(e.ts) for e in picked]),
+            "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
+        }
+    ).unique("correlation", keep="first", maintain_order=True)
+
+
+def _device_rows(events: list[Event]) -> pl.DataFrame:
+    picked = [(e, kind) for e in events if (kind := device_kind(e)) is not None]
+    places = [_place(e) for e, _ in picked]
+    names = [e.name if isinstance(e.name, str) else "" for e, _ in picked]
+    start = us_ns([raw_text(e.ts) for e, _ in picked])
+    dur = us_ns([raw_text(e.dur) for e, _ in picked])
+    args = [e.args for e, _ in picked]
+    return pl.DataFrame(
+        {
+            "device": pl.Series([p[0] for p in places], dtype=pl.Int64),
+            "stream_id": pl.Series([p[1] for p in places], dtype=pl.Int64),
+            "name": pl.Series(names, dtype=pl.String),
+            "accelerator_core": pl.Series([e.cat for e, _ in picked], dtype=pl.String),
+            "is_communication": pl.Series(
+                [k == "kernel" and is_nccl(n) for (_, k), n in zip(picked, names, strict=True)],
+                dtype=pl.Boolean,
+            ),
+            "is_copy": pl.Series([k == "copy" for _, k in picked], dtype=pl.Boolean),
+            "start_ns": start,
+            "end_ns": start + dur,
+            "correlation": pl.Series(
+                [_int(a.correlation) if a is not None else None for a in args], dtype=pl.Int64
+            ),
+            "ctas": pl.Series(
+                [grid_ctas(a.grid) if a is not None else None for a in args], dtype=pl.Int64
+            ),
+        }
+    )
+
+
+def _rank(trace: KinetoTrace) -> int | None:
+    info = trace.distributedInfo
+    rank = _int(info.rank) if info is not None else None
+    return rank if rank is not None and rank >= 0 else None
+
+
+def read_kineto(path: Path) -> KinetoKernels:
+    """Device kernels, copies and NCCL kernels of one Kineto trace, with steps."""
+    trace = load_kineto(path)
+    events = trace.traceEvents
+    rows = _device_rows(events)
+    notes: list[str] = []
+    bad = rows.filter(
+        pl.col("start_ns").is_null()
+        | pl.col("end_ns").is_null()
+        | pl.col("stream_id").is_null()
+        | (pl.col("end_ns") < pl.col("start_ns"))
+    ).height
+    if bad:
+        notes.append(f"{bad} device events without a stream or a valid ts/dur skipped")
+    rows = rows.filter(
+        pl.col("start_ns").is_not_null()
+        & pl.col("stream_id").is_not_null()
+        & (pl.col("end_ns") >= pl.col("start_ns"))
+    )
+    devices = tuple(sorted(d for d in rows["device"].unique().to_list() if d is not None))
+    if len(devices) > 1:
+        rows = rows.with_columns(
+            (pl.col("device") * MULTI_DEVICE_STRIDE + pl.col("stream_id")).alias("stream_id")
+        )
+        notes.append(
+            f"device work on GPUs {list(devices)}: stream ids are device * "
+            f"{MULTI_DEVICE_STRIDE:,} + stream (streams are per device)"
+        )
+    steps = host_steps(events)
+    if not steps.is_empty():
+        launched = rows.join(launches(events), on="correlation", how="left")
+        at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
+        step = with_steps(at, steps).get_column("step")
+        rows = rows.with_columns(step.alias("step"))
+    num_sms = {
+        d: s
+        for p in trace.deviceProperties or ()
+        if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
+    }
+    return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)

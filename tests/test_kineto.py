@@ -1,0 +1,147 @@
+"""PyTorch profiler (Kineto) traces from CUDA GPUs: the real HTA test traces in
+../shared/real-profiles/kineto, checked against figures computed here, independently of
+the library, from the trace text (Decimal µs, union of intervals per (device, stream))."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from overlap_check.discover import discover
+from overlap_check.model import Options, Plan
+from overlap_check.pipeline import check
+from overlap_check.readers import load
+
+TRACES = {
+    "alexnet-2stream": "benchmark_result_2869224_1695835535_trace.json.gz",
+    "event-sync-3stream": "event_sync_trace.json.gz",
+    "trace-diff-control": "control.json.gz",
+    "trace-diff-test": "test.json.gz",
+}
+NCCL = re.compile(r"^(void\s+)?nccl\w*Kernel")
+
+
+def kineto(real_profiles: Path, name: str) -> Path:
+    return real_profiles / "kineto" / name / TRACES[name]
+
+
+def device_events(path: Path) -> list[dict[str, Any]]:
+    """The device X events, ts/dur as exact Decimals from the text."""
+    text = gzip.decompress(path.read_bytes()).decode()
+    trace = json.loads(text, parse_float=Decimal, parse_int=Decimal)
+    return [
+        e
+        for e in trace["traceEvents"]
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+    ]
+
+
+def intervals(events: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """[start, end) in ns, exact: µs Decimal * 1000."""
+    return [(int(e["ts"] * 1000), int((e["ts"] + e["dur"]) * 1000)) for e in events]
+
+
+def union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b) for a, b in merged]
+
+
+def length(spans: list[tuple[int, int]]) -> int:
+    return sum(b - a for a, b in union(spans))
+
+
+def intersection(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    total, ua, ub = 0, union(a), union(b)
+    i = j = 0
+    while i < len(ua) and j < len(ub):
+        total += max(0, min(ua[i][1], ub[j][1]) - max(ua[i][0], ub[j][0]))
+        if ua[i][1] < ub[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def compute_by_stream(events: list[dict[str, Any]]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    streams: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for e in events:
+        if e["cat"] == "kernel" and not NCCL.match(e["name"]):
+            key = (int(e["args"]["device"]), int(e["args"]["stream"]))
+            streams.setdefault(key, []).append(e)
+    return streams
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_per_stream_busy_is_exact(real_profiles: Path, name: str) -> None:
+    path = kineto(real_profiles, name)
+    expected = {
+        stream: (len(evs), length(intervals(evs)))
+        for (_, stream), evs in compute_by_stream(device_events(path)).items()
+    }
+    report = check([path], Options())
+    (run,) = report.runs
+    assert run.source == "kineto"
+    assert {s.stream_id: (s.kernels, s.busy_ns) for s in run.streams} == expected
+
+
+def test_control_rank_streams_pair_and_communication(real_profiles: Path) -> None:
+    path = kineto(real_profiles, "trace-diff-control")
+    events = device_events(path)
+    by_stream = compute_by_stream(events)
+    main, side = intervals(by_stream[(3, 7)]), intervals(by_stream[(3, 20)])
+    comm = intervals([e for e in events if e["cat"] == "kernel" and NCCL.match(e["name"])])
+    compute = main + side
+    (capture,) = load(path)
+    assert (capture.rank, capture.device, capture.source) == (3, 3, "kineto")
+    kernels = capture.kernels
+    assert kernels.filter(kernels["is_communication"]).height == 60 == len(comm)
+    assert set(kernels.filter(kernels["is_communication"])["stream_id"]) == {21}
+    assert set(kernels.filter(kernels["is_copy"])["stream_id"]) == {7, 20, 22}
+    assert sorted(set(kernels["step"].to_list())) == list(range(1009, 1015))
+
+    report = check([path], Options())
+    (pair,) = report.stream_pairs
+    assert (pair.main, pair.side) == (7, 20)
+    assert pair.per_run[0].overlap_ns == intersection(main, side)
+    (rank,) = report.communication
+    assert rank.busy_ns == length(comm)
+    assert rank.hidden_ns == intersection(comm, compute)
+
+
+def test_plans_judge_a_kineto_capture(real_profiles: Path) -> None:
+    path = kineto(real_profiles, "trace-diff-control")
+    plans = (
+        Plan(name="scan", side=r"cub::DeviceScan", side_stream=20),
+        Plan(name="allreduce", side=r"ncclKernel_AllReduce", side_kind="communication"),
+        Plan(name="h2d", side_kind="copy", side_stream=22),
+    )
+    report = check([path], Options(plans=plans))
+    by_name = {p.name: p for p in report.plans}
+    assert set(by_name) == {"scan", "allreduce", "h2d"}
+    for plan in by_name.values():
+        assert plan.verdict is not None
+        assert plan.per_run and plan.per_run[0].side_ops > 0
+
+
+def test_a_folder_of_ranks_and_the_bare_files(real_profiles: Path, tmp_path: Path) -> None:
+    for name in ("trace-diff-control", "trace-diff-test"):
+        (tmp_path / "job").mkdir(exist_ok=True)
+        (tmp_path / "job" / f"{name}.pt.trace.json.gz").symlink_to(kineto(real_profiles, name))
+    (tmp_path / "job" / "notes.json").write_text('{"not": "a trace"}')
+    sources = discover(tmp_path)
+    assert [s.kind for s in sources] == ["kineto", "kineto"]
+    captures = load(tmp_path)
+    assert [c.rank for c in captures] == [1, 3]
+    report = check([tmp_path], Options())
+    assert sorted(r.rank for r in report.runs) == [1, 3]
