@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from overlap_check.cli import cli
 from overlap_check.discover import discover
 from overlap_check.model import Options, Plan
 from overlap_check.pipeline import check
 from overlap_check.readers import load
+from overlap_check.synth.kineto import KinetoSpec, expected, write
 
 TRACES = {
     "alexnet-2stream": "benchmark_result_2869224_1695835535_trace.json.gz",
@@ -145,3 +148,105 @@ def test_a_folder_of_ranks_and_the_bare_files(real_profiles: Path, tmp_path: Pat
     assert [c.rank for c in captures] == [1, 3]
     report = check([tmp_path], Options())
     assert sorted(r.rank for r in report.runs) == [1, 3]
+
+
+def test_same_stream_overlaps_are_flagged_not_unioned_away(real_profiles: Path) -> None:
+    """The real V100 trace has kernels starting before the previous one on stream 7 ended."""
+    path = kineto(real_profiles, "trace-diff-test")
+    spans = sorted(
+        (int(e["ts"] * 1000), int((e["ts"] + e["dur"]) * 1000))
+        for e in device_events(path)
+        if e["args"]["stream"] == 7
+    )
+    overlapping, end = 0, None
+    for start, stop in spans:
+        if end is not None and start < end:
+            overlapping += 1
+        end = stop if end is None else max(end, stop)
+    assert overlapping == 31
+    (capture,) = load(path)
+    (note,) = [n for n in capture.notes if n.startswith("capture validity")]
+    assert f"{overlapping} device event(s) overlap" in note
+    assert "programmatic dependent launch" in note
+    report = check([path], Options())
+    assert any(n.startswith("capture validity") for n in report.runs[0].notes)
+
+
+# ------------------------------------------------------------------ the generator
+
+
+def synthetic(tmp_path: Path, **fields: Any) -> tuple[Path, KinetoSpec]:
+    spec = KinetoSpec(**fields)
+    name = "_".join(f"{k}-{v}" for k, v in sorted(fields.items())) or "default"
+    return write(tmp_path / f"{name}.pt.trace.json.gz", spec), spec
+
+
+@pytest.mark.parametrize("overlapped", [True, False])
+@pytest.mark.parametrize("decimals", [True, False])
+def test_generated_traces_read_with_their_answers(
+    tmp_path: Path, overlapped: bool, decimals: bool
+) -> None:
+    whole = {} if decimals else {"gemm_ns": 100_000, "side_ns": 40_000, "comm_ns": 60_000}
+    path, spec = synthetic(tmp_path, overlapped=overlapped, decimals=decimals, **whole)
+    answer = expected(spec)
+    plans = (Plan(name="side", side="side_op"), Plan(name="branch", side="module:SideBranch"))
+    report = check([path], Options(plans=plans))
+    (run,) = report.runs
+    streams = {s.stream_id: (s.kernels, s.busy_ns) for s in run.streams}
+    n = answer["kernels_per_stream"]
+    assert streams == {7: (n, answer["main_busy"]), 20: (n, answer["side_busy"])}
+    (pair,) = report.stream_pairs
+    assert pair.per_run[0].overlap_ns == answer["pair_overlap"]
+    (comm,) = report.communication
+    assert (comm.busy_ns, comm.hidden_ns) == (answer["comm_busy"], answer["comm_hidden"])
+    verdict = "real" if overlapped else "fake"
+    for plan in report.plans:
+        assert (plan.verdict, plan.side_stream, plan.per_run[0].side_ops) == (verdict, 20, n)
+    (capture,) = load(path)
+    assert sorted(set(capture.kernels["step"].to_list())) == [1, 2, 3]
+
+
+def test_several_devices_keep_their_streams_apart(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    path, spec = synthetic(tmp_path / "a")
+    text = gzip.decompress(path.read_bytes()).decode()
+    # the same work again on GPU 1: its stream 7 is not GPU 0's stream 7
+    other = text.replace('"pid": 0, "tid": 7', '"pid": 1, "tid": 7').replace(
+        '"device": 0, "stream": 7', '"device": 1, "stream": 7'
+    )
+    both = tmp_path / "both.json"
+    both.write_text(other)
+    (capture,) = load(both)
+    assert set(capture.kernels["stream_id"].drop_nulls()) == {1_000_007, 20, 21, 22}
+    assert any("stream ids are device" in n for n in capture.notes)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "junit", "github"])
+def test_every_output_format_on_a_kineto_capture(tmp_path: Path, fmt: str) -> None:
+    path, _ = synthetic(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["analyze", str(path), "--side", "side_op", "--format", fmt, "--min-runs", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "side_op" in result.output
+
+
+def test_plots_baseline_and_reference_on_kineto_captures(tmp_path: Path) -> None:
+    good, _ = synthetic(tmp_path, overlapped=True)
+    bad, _ = synthetic(tmp_path, overlapped=False)
+    baseline = tmp_path / "base.json"
+    args = ["--side", "side_op", "--min-runs", "1", "-q"]
+    first = CliRunner().invoke(cli, ["analyze", str(good), *args, "--output", str(baseline)])
+    assert first.exit_code == 0, first.output
+    plot = tmp_path / "timeline.png"
+    worse = CliRunner().invoke(
+        cli, ["analyze", str(bad), *args, "--baseline", str(baseline), "--plot", str(plot)]
+    )
+    assert worse.exit_code == 1 and "baseline" in worse.output.lower()
+    assert plot.stat().st_size > 0
+    inline, _ = synthetic(tmp_path, inline=True)  # the same workload on one stream
+    gain = CliRunner().invoke(
+        cli, ["analyze", str(good), *args, "--dominator", "sgemm", "--reference", str(inline)]
+    )
+    assert gain.exit_code == 0, gain.output
+    assert "layer wall 145.373 -> 100.123 µs" in gain.output

@@ -244,31 +244,51 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
     )
 
 
+def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
+    """A note naming the device events that start before an earlier one on the same stream
+    has ended (None: none). A CUDA stream runs its work in order, so such an overlap is a
+    capture problem (or programmatic dependent launch, Hopper and later): it is flagged,
+    and the stream's busy time is the union, counted once."""
+    found = (
+        rows.sort("device", "stream_id", "start_ns", "end_ns")
+        .with_columns(
+            pl.col("end_ns").cum_max().shift(1).over("device", "stream_id").alias("before")
+        )
+        .filter(pl.col("start_ns") < pl.col("before"))
+        .with_columns((pl.min_horizontal("end_ns", "before") - pl.col("start_ns")).alias("ns"))
+    )
+    if found.is_empty():
+        return None
+    worst = found.sort("ns", descending=True).row(0, named=True)
+    streams = sorted(set(found["stream_id"].to_list()))
+    return (
+        f"capture validity: {found.height} device event(s) overlap an earlier one on the same "
+        f"stream (streams {streams}; largest {worst['ns']} ns, {worst['name'][:60]!r} on "
+        f"stream {worst['stream_id']} at {worst['start_ns']} ns). A CUDA stream runs its work "
+        "in order: this is legitimate only with programmatic dependent launch (Hopper and "
+        "later); otherwise the trace's times are wrong. Busy time counts the overlap once"
+    )
+
+
 def _rank(trace: KinetoTrace) -> int | None:
     info = trace.distributedInfo
     rank = _int(info.rank) if info is not None else None
     return rank if rank is not None and rank >= 0 else None
 
 
-def read_kineto(path: Path) -> KinetoKernels:
-    """Device kernels, copies and NCCL kernels of one Kineto trace, with steps."""
-    trace = load_kineto(path)
-    events = trace.traceEvents
+def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
+    """The usable device rows (streams per device), the devices with work, and notes."""
     rows = _device_rows(events)
     notes: list[str] = []
-    bad = rows.filter(
-        pl.col("start_ns").is_null()
-        | pl.col("end_ns").is_null()
-        | pl.col("stream_id").is_null()
-        | (pl.col("end_ns") < pl.col("start_ns"))
-    ).height
-    if bad:
-        notes.append(f"{bad} device events without a stream or a valid ts/dur skipped")
-    rows = rows.filter(
+    usable = (
         pl.col("start_ns").is_not_null()
         & pl.col("stream_id").is_not_null()
         & (pl.col("end_ns") >= pl.col("start_ns"))
-    )
+    ).fill_null(False)
+    bad = rows.height - rows.filter(usable).height
+    if bad:
+        notes.append(f"{bad} device events without a stream or a valid ts/dur skipped")
+    rows = rows.filter(usable)
     devices = tuple(sorted(d for d in rows["device"].unique().to_list() if d is not None))
     if len(devices) > 1:
         rows = rows.with_columns(
@@ -278,6 +298,17 @@ def read_kineto(path: Path) -> KinetoKernels:
             f"device work on GPUs {list(devices)}: stream ids are device * "
             f"{MULTI_DEVICE_STRIDE:,} + stream (streams are per device)"
         )
+    return rows, devices, notes
+
+
+def read_kineto(path: Path) -> KinetoKernels:
+    """Device kernels, copies and NCCL kernels of one Kineto trace, with steps."""
+    trace = load_kineto(path)
+    events = trace.traceEvents
+    rows, devices, notes = _kernel_rows(events)
+    overlap = same_stream_overlaps(rows)
+    if overlap is not None:
+        notes.append(overlap)
     steps = host_steps(events)
     if not steps.is_empty():
         launched = rows.join(launches(events), on="correlation", how="left")
@@ -290,3 +321,42 @@ def read_kineto(path: Path) -> KinetoKernels:
         if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
     }
     return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)
+
+
+MODULE_PREFIX = "nn.Module: "
+
+
+def module_calls(events: list[Event]) -> pl.DataFrame:
+    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules):
+    thread, start_ns, end_ns, name (without the prefix)."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X" and isinstance(e.name, str) and e.name.startswith(MODULE_PREFIX)
+    ]
+    start = us_ns([raw_text(e.ts) for e in picked])
+    return (
+        pl.DataFrame(
+            {
+                "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
+                "start_ns": start,
+                "end_ns": start + us_ns([raw_text(e.dur) for e in picked]),
+                "name": pl.Series([e.name[len(MODULE_PREFIX) :] for e in picked], dtype=pl.String),
+            }
+        )
+        .drop_nulls()
+        .filter(pl.col("end_ns") > pl.col("start_ns"))
+    )
+
+
+def kineto_launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The module calls of one trace, and each kernel's (stream_id, start_ns) with the
+    host thread and time of the runtime call that launched it (``args.correlation``)."""
+    events = load_kineto(path).traceEvents
+    rows, _, _ = _kernel_rows(events)
+    points = (
+        rows.select("stream_id", "start_ns", "correlation")
+        .join(launches(events), on="correlation")
+        .select("thread", "launch_ns", "stream_id", "start_ns")
+    )
+    return module_calls(events), points
