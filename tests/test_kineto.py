@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -250,3 +251,78 @@ def test_plots_baseline_and_reference_on_kineto_captures(tmp_path: Path) -> None
     )
     assert gain.exit_code == 0, gain.output
     assert "layer wall 145.373 -> 100.123 µs" in gain.output
+
+
+# ------------------------------------------------------------------ HTA's figure beside ours
+
+
+def hta_figure(path: Path) -> float | None:
+    """HTA's get_comm_comp_overlap, rewritten from its source (readers.kineto_hta's
+    docstring) on json.loads' dicts: floats as HTA has them."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    rounded = any(not isinstance(e.get("ts"), int) for e in events)
+    timed = [
+        e for e in events
+        if e.get("ph") == "X" and e.get("cat") not in (None, "Trace") and "dur" in e
+    ]  # fmt: skip
+
+    def stream(e: dict[str, Any]) -> int:
+        value = e.get("args", {}).get("stream", -1)
+        return value if isinstance(value, int) else -1
+
+    def ts(e: dict[str, Any]) -> float:
+        return math.ceil(e["ts"]) if rounded else e["ts"]
+
+    steps = [e for e in timed if str(e["name"]).startswith("ProfilerStep") and stream(e) == -1]
+    kept = None
+    if len({e["name"] for e in steps}) > 1:
+        last = max(ts(e) for e in steps)
+        kept = {e.get("args", {}).get("correlation", -1) for e in timed if stream(e) == -1
+                and ts(e) < last}  # fmt: skip
+    comm: list[tuple[int, int]] = []
+    comp: list[tuple[int, int]] = []
+    for e in timed:
+        if stream(e) == -1 or (kept is not None and e["args"].get("correlation", -1) not in kept):
+            continue
+        if "Memcpy" in e["name"] or "Memset" in e["name"]:
+            continue
+        end = math.floor(e["ts"] + e["dur"]) if rounded else e["ts"] + e["dur"]
+        (comm if "ncclKernel" in e["name"] else comp).append((int(ts(e)), int(end)))
+    if not comm:
+        return None
+    return round(100 * intersection(comm, comp) / length(comm), 2)
+
+
+def comparison_note(notes: tuple[str, ...]) -> str:
+    (note,) = [n for n in notes if n.startswith("communication/compute overlap")]
+    return note
+
+
+@pytest.mark.parametrize("name", ["trace-diff-control", "trace-diff-test"])
+def test_hta_compatible_figure_beside_the_exact_one(real_profiles: Path, name: str) -> None:
+    path = kineto(real_profiles, name)
+    events = device_events(path)
+    comm = intervals([e for e in events if e["cat"] == "kernel" and NCCL.match(e["name"])])
+    comp = intervals([e for es in compute_by_stream(events).values() for e in es])
+    exact = 100 * intersection(comm, comp) / length(comm)
+    hta = hta_figure(path)
+    assert hta is not None
+    (capture,) = load(path)
+    note = comparison_note(capture.notes)
+    assert f"{exact:.2f}% exact" in note and f"HTA-compatible {hta:.2f}%" in note
+
+
+def test_hta_rounds_decimal_traces_and_ignores_nccl_dev_kernels(tmp_path: Path) -> None:
+    path, _ = synthetic(tmp_path, steps=4)  # ncclDevKernel_*: not communication to HTA
+    assert hta_figure(path) is None
+    assert "HTA-compatible n/a" in comparison_note(load(path)[0].notes)
+    text = gzip.decompress(path.read_bytes()).decode().replace("ncclDevKernel_", "ncclKernel_")
+    old = tmp_path / "old-nccl.json"
+    old.write_text(text)
+    hta = hta_figure(old)
+    # per layer: GEMM [0, 100.123] µs -> [0, 100]; NCCL [70.123, 130.623] -> [71, 130]
+    assert hta == round(100 * 29 / 59, 2) == 49.15
+    note = comparison_note(load(old)[0].notes)
+    assert f"HTA-compatible {hta:.2f}%" in note

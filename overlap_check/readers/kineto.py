@@ -270,6 +270,28 @@ def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
     )
 
 
+def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
+    """Our exact communication/compute overlap of the whole trace beside HTA's figure
+    (readers.kineto_hta); None without communication."""
+    from overlap_check.intervals import intersection_length, union_length
+    from overlap_check.readers.kineto_hta import hta_comm_overlap
+
+    comm = rows.filter(pl.col("is_communication"))
+    if comm.is_empty():
+        return None
+    comp = rows.filter(~pl.col("is_communication") & ~pl.col("is_copy"))
+    ends = ("start_ns", "end_ns")
+    both = intersection_length(*(comm[c] for c in ends), *(comp[c] for c in ends))
+    exact = 100 * both / max(1, union_length(*(comm[c] for c in ends)))
+    hta = hta_comm_overlap(events)
+    return (
+        f"communication/compute overlap of the whole trace: {exact:.2f}% exact (every kernel, "
+        f"ns); HTA-compatible {'n/a' if hta is None else f'{hta:.2f}%'} (HTA "
+        "get_comm_comp_overlap: 'ncclKernel' names only, kernels launched before the last "
+        "ProfilerStep starts, whole µs when ts has decimals)"
+    )
+
+
 def _rank(trace: KinetoTrace) -> int | None:
     info = trace.distributedInfo
     rank = _int(info.rank) if info is not None else None
@@ -309,6 +331,9 @@ def read_kineto(path: Path) -> KinetoKernels:
     overlap = same_stream_overlaps(rows)
     if overlap is not None:
         notes.append(overlap)
+    comparison = _hta_note(events, rows)
+    if comparison is not None:
+        notes.append(comparison)
     steps = host_steps(events)
     if not steps.is_empty():
         launched = rows.join(launches(events), on="correlation", how="left")
