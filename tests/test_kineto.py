@@ -209,7 +209,7 @@ def test_generated_traces_read_with_their_answers(
 
 def test_several_devices_keep_their_streams_apart(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    path, spec = synthetic(tmp_path / "a")
+    path, _spec = synthetic(tmp_path / "a")
     text = gzip.decompress(path.read_bytes()).decode()
     # the same work again on GPU 1: its stream 7 is not GPU 0's stream 7
     other = text.replace('"pid": 0, "tid": 7', '"pid": 1, "tid": 7').replace(
@@ -328,3 +328,19 @@ def test_hta_rounds_decimal_traces_and_ignores_nccl_dev_kernels(tmp_path: Path) 
     assert hta == round(100 * 30 / 60, 2) == 50.0
     note = comparison_note(load(old)[0].notes)
     assert f"HTA-compatible {hta:.2f}%" in note
+
+
+def test_cuda_runs_report_sm_demand_as_advice_and_no_ascend_cores(tmp_path: Path) -> None:
+    path, spec = synthetic(tmp_path)
+    n = spec.steps * spec.layers
+    # GEMM (132 CTAs) with the side kernel (64) or the NCCL kernel (2): over 132 SMs
+    over = n * (spec.side_ns + spec.comm_under)
+    (note,) = [x for x in load(path)[0].notes if x.startswith("SM demand")]
+    assert f"for {over / 1000:.3f} µs of it" in note and "peak 196 CTAs" in note
+    quiet, _ = synthetic(tmp_path, gemm_ctas=64, side_ctas=60)  # 64 + 60 + 2 <= 132
+    (calm,) = [x for x in load(quiet)[0].notes if x.startswith("SM demand")]
+    assert "for 0.000 µs of it" in calm
+    report = check([path], Options())
+    assert report.cores is None
+    result = CliRunner().invoke(cli, ["analyze", str(path), "--min-runs", "1"])
+    assert "Cores" not in result.output and "SM demand" in result.output

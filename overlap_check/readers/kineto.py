@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 import polars as pl
 
-from overlap_check.errors import InputError, SchemaError
+from overlap_check.errors import InputError
 from overlap_check.readers.numbers import us_text_to_ns
 from overlap_check.readers.steps import with_steps
 
@@ -62,7 +63,7 @@ class Event(msgspec.Struct, gc=False):
 
 class DeviceProperty(msgspec.Struct, gc=False):
     id: Any = None
-    numSms: Any = None  # noqa: N815 (Kineto's key)
+    numSms: Any = None
     name: Any = None
 
 
@@ -71,9 +72,9 @@ class DistributedInfo(msgspec.Struct, gc=False):
 
 
 class KinetoTrace(msgspec.Struct, gc=False):
-    traceEvents: list[Event] = msgspec.field(default_factory=list)  # noqa: N815
-    deviceProperties: list[DeviceProperty] | None = None  # noqa: N815
-    distributedInfo: DistributedInfo | None = None  # noqa: N815
+    traceEvents: list[Event] = msgspec.field(default_factory=list)
+    deviceProperties: list[DeviceProperty] | None = None
+    distributedInfo: DistributedInfo | None = None
 
 
 _DECODER = msgspec.json.Decoder(KinetoTrace)
@@ -292,6 +293,42 @@ def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
     )
 
 
+def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
+    """Advice only (CUDA has no core limit to check): where kernels of two or more streams
+    ran at once, the time their grids asked for more CTAs than the GPU has SMs (each SM
+    runs at least one CTA, so they then shared SMs and each ran slower than alone).
+    None when no kernels ran concurrently or the SM count is unknown."""
+    parts = []
+    kernels = rows.filter(~pl.col("is_copy") & pl.col("ctas").is_not_null())
+    for (device,), group in kernels.group_by("device", maintain_order=True):
+        sms = num_sms.get(device) if isinstance(device, int) else None
+        if sms is None or group.height < 2:
+            continue
+        times = np.concatenate([group["start_ns"].to_numpy(), group["end_ns"].to_numpy()])
+        ctas = group["ctas"].to_numpy()
+        weights = np.concatenate([ctas, -ctas])
+        counts = np.concatenate([np.ones(group.height), -np.ones(group.height)])
+        order = np.lexsort((weights, times))  # at one instant, ends before starts
+        times, demand, running = times[order], np.cumsum(weights[order]), np.cumsum(counts[order])
+        spans = np.diff(times)
+        together = spans[running[:-1] >= 2]
+        over = spans[(running[:-1] >= 2) & (demand[:-1] > sms)]
+        if together.sum() > 0:
+            peak = int(demand[:-1][running[:-1] >= 2].max())
+            parts.append(
+                f"GPU {device}: kernels ran concurrently for {together.sum() / 1000:.3f} µs; for "
+                f"{over.sum() / 1000:.3f} µs of it their grids asked for more CTAs than its "
+                f"{sms} SMs (peak {peak} CTAs), so they shared SMs there"
+            )
+    if not parts:
+        return None
+    return (
+        "SM demand (advice only: CTAs per SM depend on occupancy): "
+        + "; ".join(parts)
+        + ". A partition (green contexts, MPS) or smaller grids keep a side stream's SMs free"
+    )
+
+
 def _rank(trace: KinetoTrace) -> int | None:
     info = trace.distributedInfo
     rank = _int(info.rank) if info is not None else None
@@ -328,9 +365,17 @@ def read_kineto(path: Path) -> KinetoKernels:
     trace = load_kineto(path)
     events = trace.traceEvents
     rows, devices, notes = _kernel_rows(events)
+    num_sms = {
+        d: s
+        for p in trace.deviceProperties or ()
+        if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
+    }
     overlap = same_stream_overlaps(rows)
     if overlap is not None:
         notes.append(overlap)
+    demand = sm_demand(rows, num_sms)
+    if demand is not None:
+        notes.append(demand)
     comparison = _hta_note(events, rows)
     if comparison is not None:
         notes.append(comparison)
@@ -340,11 +385,6 @@ def read_kineto(path: Path) -> KinetoKernels:
         at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
         step = with_steps(at, steps).get_column("step")
         rows = rows.with_columns(step.alias("step"))
-    num_sms = {
-        d: s
-        for p in trace.deviceProperties or ()
-        if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
-    }
     return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)
 
 

@@ -81,7 +81,7 @@ def trace(spec: KinetoSpec) -> dict[str, Any]:
     pid, tid = 4242, 4242
     dec = spec.decimals
 
-    def x(cat: str, name: str, p: Any, t: Any, start: int, end: int, **args: Any) -> dict:
+    def x(cat: str, name: str, p: Any, t: Any, start: int, end: int, **args: Any) -> dict[str, Any]:
         ts, dur = _Raw(_us(start, dec)), _Raw(_us(end - start, dec))
         return {"ph": "X", "cat": cat, "name": name, "pid": p, "tid": t, "ts": ts, "dur": dur,
                 "args": args}  # fmt: skip
@@ -111,8 +111,15 @@ def trace(spec: KinetoSpec) -> dict[str, Any]:
                     events.append(x("python_function", f"nn.Module: SideBranch_{layer}", pid, tid,
                                     launch - 1_000, launch + 6_000))  # fmt: skip
                 events.append(
-                    x("cuda_runtime", "cudaLaunchKernel", pid, tid, launch, launch + 5_000,
-                      correlation=correlation)  # fmt: skip
+                    x(
+                        "cuda_runtime",
+                        "cudaLaunchKernel",
+                        pid,
+                        tid,
+                        launch,
+                        launch + 5_000,
+                        correlation=correlation,
+                    )
                 )
                 cat = "gpu_memcpy" if role == "copy" else "kernel"
                 args: dict[str, Any] = {"device": spec.device, "stream": streams[role],
@@ -135,8 +142,15 @@ def trace(spec: KinetoSpec) -> dict[str, Any]:
     ]  # fmt: skip
     return {
         "schemaVersion": 1,
-        "deviceProperties": [{"id": spec.device, "name": "NVIDIA H100", "numSms": spec.num_sms,
-                              "computeMajor": 9, "computeMinor": 0}],  # fmt: skip
+        "deviceProperties": [
+            {
+                "id": spec.device,
+                "name": "NVIDIA H100",
+                "numSms": spec.num_sms,
+                "computeMajor": 9,
+                "computeMinor": 0,
+            }
+        ],
         "distributedInfo": {"backend": "nccl", "rank": spec.rank, "world_size": spec.world_size},
         "traceEvents": events,
     }
