@@ -344,3 +344,25 @@ def test_cuda_runs_report_sm_demand_as_advice_and_no_ascend_cores(tmp_path: Path
     assert report.cores is None
     result = CliRunner().invoke(cli, ["analyze", str(path), "--min-runs", "1"])
     assert "Cores" not in result.output and "SM demand" in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"schemaVersion": 1, "traceEvents": [1, 2]}', "not a Kineto trace: Expected `object`"),
+        ('{"schemaVersion": 1, "traceEvents": [', "invalid or truncated Kineto trace JSON"),
+    ],
+)
+def test_a_broken_kineto_trace_is_an_input_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "rank0.pt.trace.json"
+    path.write_text(text)
+    result = CliRunner().invoke(cli, ["analyze", str(path), "-q"])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_a_truncated_gzip_is_an_input_error(tmp_path: Path) -> None:
+    path, _ = synthetic(tmp_path)
+    cut = tmp_path / "cut.pt.trace.json.gz"
+    cut.write_bytes(path.read_bytes()[:200])
+    result = CliRunner().invoke(cli, ["analyze", str(cut), "-q"])
+    assert result.exit_code == 2 and "cannot read Kineto trace" in result.output

@@ -31,7 +31,7 @@ import msgspec
 import numpy as np
 import polars as pl
 
-from overlap_check.errors import InputError
+from overlap_check.errors import InputError, SchemaError
 from overlap_check.readers.numbers import us_text_to_ns
 from overlap_check.readers.steps import with_steps
 
@@ -109,6 +109,8 @@ def load_kineto(path: Path) -> KinetoTrace:
         raise InputError(f"cannot read Kineto trace: {err}", path=path) from err
     try:
         return _DECODER.decode(data)
+    except msgspec.ValidationError as err:  # valid JSON of another shape
+        raise SchemaError(f"not a Kineto trace: {err}", path=path) from err
     except msgspec.DecodeError as err:
         raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
 
