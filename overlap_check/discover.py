@@ -219,7 +219,7 @@ def file_source(path: Path) -> Source:
             "not a profiler output file (expected .csv, .json or .db)",
             path=path,
             hint="give a *_ascend_pt dir, a PROF_* dir, kernel_details.csv, op_summary_*.csv, "
-            "trace_view.json or a profiler .db",
+            "trace_view.json, a profiler .db or a PyTorch profiler trace (*.pt.trace.json[.gz])",
         )
     siblings = output_dir_source(path.parent)
 

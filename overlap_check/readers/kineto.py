@@ -85,10 +85,12 @@ def _open(path: Path) -> Any:
 
 
 def is_kineto_file(path: Path) -> bool:
-    """A ``.json`` / ``.json.gz`` whose text is a Kineto trace object: it starts with ``{``
-    and names ``schemaVersion``, ``deviceProperties`` or ``distributedInfo`` early on
-    (Ascend traces are bare arrays)."""
+    """A ``*.pt.trace.json[.gz]``, or a ``.json`` / ``.json.gz`` whose text is a Kineto
+    trace object: it starts with ``{`` and names ``schemaVersion``, ``deviceProperties``
+    or ``distributedInfo`` early on (Ascend traces are bare arrays)."""
     name = path.name.lower()
+    if name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+        return True  # tensorboard_trace_handler's name: a broken one is reported as such
     if not name.endswith((".json", ".json.gz")):
         return False
     try:
