@@ -366,3 +366,35 @@ def test_a_truncated_gzip_is_an_input_error(tmp_path: Path) -> None:
     cut.write_bytes(path.read_bytes()[:200])
     result = CliRunner().invoke(cli, ["analyze", str(cut), "-q"])
     assert result.exit_code == 2 and "cannot read Kineto trace" in result.output
+
+
+def test_communication_per_step_is_exact(real_profiles: Path) -> None:
+    """Per ProfilerStep: a kernel belongs to the step whose host range holds the runtime
+    call that launched it (same correlation); busy and hidden from the trace text."""
+    path = kineto(real_profiles, "trace-diff-control")
+    text = gzip.decompress(path.read_bytes()).decode()
+    trace = json.loads(text, parse_float=Decimal, parse_int=Decimal)["traceEvents"]
+    steps = [
+        (e["ts"], e["ts"] + e["dur"], int(e["name"].split("#")[1]))
+        for e in trace
+        if e.get("ph") == "X" and str(e.get("name")).startswith("ProfilerStep#")
+    ]
+    launched = {e["args"]["correlation"]: e["ts"] for e in trace if e.get("cat") == "cuda_runtime"}
+
+    def step_of(e: dict[str, Any]) -> int | None:
+        at = launched.get(e["args"]["correlation"], e["ts"])
+        return next((n for a, b, n in steps if a <= at <= b), None)
+
+    kernels = [e for e in device_events(path) if e["cat"] == "kernel"]
+    report = check([path], Options())
+    (rank,) = report.communication
+    assert len(rank.steps) == 6
+    for row in rank.steps:
+        mine = [e for e in kernels if step_of(e) == row.step]
+        comm = intervals([e for e in mine if NCCL.match(e["name"])])
+        comp = intervals([e for e in mine if not NCCL.match(e["name"])])
+        assert (row.busy_ns, row.hidden_ns, row.compute_ns) == (
+            length(comm),
+            intersection(comm, comp),
+            length(comp),
+        )
