@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from overlap_check.cli import cli
 from overlap_check.discover import discover
-from overlap_check.model import Options, Plan
+from overlap_check.model import Options, Plan, Report
 from overlap_check.pipeline import check
 from overlap_check.readers import load
+from overlap_check.report.json import to_dict
 from overlap_check.synth.kineto import KinetoSpec, expected, write
 
 TRACES = {
@@ -398,3 +399,11 @@ def test_communication_per_step_is_exact(real_profiles: Path) -> None:
             intersection(comm, comp),
             length(comp),
         )
+
+
+def test_a_kineto_report_reads_back_from_json(tmp_path: Path) -> None:
+    path, _ = synthetic(tmp_path)
+    report = check([path], Options(plans=(Plan(name="side", side="side_op"),)))
+    document = json.loads(json.dumps(to_dict(report)))
+    again = Report.from_json(document, "report.json")
+    assert again.cores is None and to_dict(again) == to_dict(report)
