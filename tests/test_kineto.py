@@ -4,6 +4,7 @@ the library, from the trace text (Decimal µs, union of intervals per (device, s
 
 from __future__ import annotations
 
+import collections
 import gzip
 import json
 import math
@@ -407,3 +408,41 @@ def test_a_kineto_report_reads_back_from_json(tmp_path: Path) -> None:
     document = json.loads(json.dumps(to_dict(report)))
     again = Report.from_json(document, "report.json")
     assert again.cores is None and to_dict(again) == to_dict(report)
+
+
+def test_op_type_is_the_launching_cpu_op(real_profiles: Path) -> None:
+    """A kernel's op_type: the innermost cpu_op, on the launching thread, that holds the
+    runtime call with the kernel's correlation (checked with a plain search here)."""
+    path = kineto(real_profiles, "trace-diff-control")
+    text = gzip.decompress(path.read_bytes()).decode()
+    trace = json.loads(text, parse_float=Decimal, parse_int=Decimal)["traceEvents"]
+    ops: dict[tuple[Any, Any], list[tuple[Decimal, Decimal, str]]] = {}
+    for e in trace:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+            ops.setdefault((e["pid"], e["tid"]), []).append(
+                (e["ts"], e["ts"] + e["dur"], e["name"])
+            )
+    for spans in ops.values():
+        spans.sort(key=lambda s: (s[0], -s[1]))
+    launch = {
+        e["args"]["correlation"]: (e["pid"], e["tid"], e["ts"])
+        for e in trace
+        if e.get("cat") == "cuda_runtime"
+    }
+
+    def innermost(pid: Any, tid: Any, at: Decimal) -> str | None:
+        found = [s for s in ops.get((pid, tid), []) if s[0] <= at < s[1]]
+        return found[-1][2] if found else None  # the last to start: nested inside the others
+
+    expected: collections.Counter[str | None] = collections.Counter()
+    for e in device_events(path):
+        where = launch.get(e["args"]["correlation"])
+        expected[innermost(*where) if where else None] += 1
+    (capture,) = load(path)
+    assert collections.Counter(capture.kernels["op_type"].to_list()) == expected
+    report = check([path], Options(plans=(Plan(name="mm", op_type="^aten::mm$", side_stream=20),)))
+    (plan,) = report.plans
+    on_20 = capture.kernels.filter(
+        (capture.kernels["stream_id"] == 20) & (capture.kernels["op_type"] == "aten::mm")
+    )
+    assert plan.per_run[0].side_ops == on_20.height

@@ -383,9 +383,10 @@ def read_kineto(path: Path) -> KinetoKernels:
     comparison = _hta_note(events, rows)
     if comparison is not None:
         notes.append(comparison)
+    launched = rows.join(launches(events), on="correlation", how="left", maintain_order="left")
+    rows = rows.with_columns(launching_ops(events, launched).alias("op_type"))
     steps = host_steps(events)
     if not steps.is_empty():
-        launched = rows.join(launches(events), on="correlation", how="left")
         at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
         step = with_steps(at, steps).get_column("step")
         rows = rows.with_columns(step.alias("step"))
@@ -395,14 +396,9 @@ def read_kineto(path: Path) -> KinetoKernels:
 MODULE_PREFIX = "nn.Module: "
 
 
-def module_calls(events: list[Event]) -> pl.DataFrame:
-    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules):
-    thread, start_ns, end_ns, name (without the prefix)."""
-    picked = [
-        e
-        for e in events
-        if e.ph == "X" and isinstance(e.name, str) and e.name.startswith(MODULE_PREFIX)
-    ]
+def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
+    """Host calls (X events): thread, start_ns, end_ns, name (its first ``strip`` characters
+    left out); calls without a time or of no length are left out."""
     start = us_ns([raw_text(e.ts) for e in picked])
     return (
         pl.DataFrame(
@@ -410,12 +406,45 @@ def module_calls(events: list[Event]) -> pl.DataFrame:
                 "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
                 "start_ns": start,
                 "end_ns": start + us_ns([raw_text(e.dur) for e in picked]),
-                "name": pl.Series([e.name[len(MODULE_PREFIX) :] for e in picked], dtype=pl.String),
+                "name": pl.Series([str(e.name)[strip:] for e in picked], dtype=pl.String),
             }
         )
         .drop_nulls()
         .filter(pl.col("end_ns") > pl.col("start_ns"))
     )
+
+
+def module_calls(events: list[Event]) -> pl.DataFrame:
+    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules),
+    their names without the prefix."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X" and isinstance(e.name, str) and e.name.startswith(MODULE_PREFIX)
+    ]
+    return host_calls(picked, len(MODULE_PREFIX))
+
+
+def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
+    """Each kernel's operator type: the innermost ``cpu_op`` (``Operator`` in PyTorch
+    1.8/1.9) that holds, on the same host thread, the runtime call that launched it
+    (``aten::addmm`` ...); null when none does. ``launched``: the kernel rows with the
+    ``thread`` and ``launch_ns`` of their launch (null: none found)."""
+    from overlap_check.readers.modules import _owners  # the innermost-call search
+
+    ops = [
+        e
+        for e in events
+        if e.ph == "X" and isinstance(e.cat, str) and e.cat.lower() in ("cpu_op", "operator")
+    ]
+    calls = host_calls(ops)
+    points = launched.select("thread", "launch_ns").with_row_index("row")
+    known = points.drop_nulls(["thread", "launch_ns"])
+    result = pl.Series("op_type", [None] * launched.height, dtype=pl.String)
+    if calls.is_empty() or known.is_empty():
+        return result
+    names = calls.get_column("name").gather(_owners(calls, known))
+    return result.scatter(known.get_column("row"), names)
 
 
 def kineto_launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -150,6 +150,7 @@ def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
                 "call",
                 pl.lit(1).alias("step"),
                 (-pl.col("end_ns")).alias("order"),
+                pl.col("call").alias("tie"),
             ),
             indexed.select(
                 "thread",
@@ -157,12 +158,14 @@ def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
                 "call",
                 pl.lit(-1).alias("step"),
                 pl.col("start_ns").alias("order").neg(),
+                (-pl.col("call")).alias("tie"),
             ),
         ]
     )
-    # at one time: ends first (a call does not hold its end), outer starts before inner
+    # at one time: ends first (a call does not hold its end), outer starts before inner;
+    # calls with the same bounds nest in file order (the later one is inside)
     bounds = (
-        bounds.sort(["thread", "t", "step", "order"])
+        bounds.sort(["thread", "t", "step", "order", "tie"])
         .with_row_index("pos")
         .with_columns(
             pl.col("step").cum_sum().over("thread").alias("depth"),
