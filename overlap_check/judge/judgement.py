@@ -131,6 +131,10 @@ def judge(
         notes += comm_notes
         if found is not None:
             communication.append(found)
+    # a Kineto run's findings (capture validity, SM demand, HTA's figure) in every renderer
+    notes += [
+        f"rank {r.rank} run {r.index}: {n}" for r in runs if r.source == "kineto" for n in r.notes
+    ]
     if options.plans and options.path is None and options.path_source is not None:
         notes.append(f"execution path unknown: {options.path_source}; the advice is generic")
     by_run = dict(zip(ordered, runs, strict=True))
@@ -178,7 +182,9 @@ def judge(
         stream_pairs=tuple(pairs),
         ranks=tuple(summaries),
         plans=tuple(plans),
-        cores=cores_result,
+        # the Ascend core rules (Block Num, limit_core_num) say nothing of CUDA GPUs, whose
+        # SM demand is advice in each Kineto run's notes (readers.kineto.sm_demand)
+        cores=None if runs and all(r.source == "kineto" for r in runs) else cores_result,
         gate_reasons=decision.reasons,
         notes=tuple(notes),
         warmup=options.warmup,

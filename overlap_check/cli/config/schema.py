@@ -45,7 +45,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
     },
     "run": {
         "runs": checks.integer(1),
-        "profiler": checks.choice("auto", "torch_npu", "msprof"),
+        "profiler": checks.choice("auto", "torch_npu", "torch", "msprof"),
         "level": checks.choice("Level1", "Level2"),
     },
     "lint": {"select": checks.rule_ids, "ignore": checks.rule_ids},
@@ -99,7 +99,7 @@ class Config:
     graph_dump: str | None = None
     plans: tuple[Plan, ...] = ()
     runs: int | None = None  # `run --runs`
-    profiler: Literal["auto", "torch_npu", "msprof"] | None = None
+    profiler: Literal["auto", "torch_npu", "torch", "msprof"] | None = None
     level: Literal["Level1", "Level2"] | None = None
     lint_select: tuple[str, ...] = ()
     lint_ignore: tuple[str, ...] = ()
