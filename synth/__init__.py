@@ -3,7 +3,8 @@
 Writers reproduce torch_npu result directories (kernel_details.csv, trace_view.json,
 step_trace_time.csv, task_time.csv, the .db export, profiler_info, PROF_* with
 device info) and msprof CLI PROF_* directories, in the 2023 / 2025 / 2026 formats
-at Level0 / Level1 / Level2. ``scenarios`` holds the built-in scenarios;
+at Level0 / Level1 / Level2; ``synth.kineto`` writes PyTorch profiler (Kineto) traces
+of a CUDA workload. ``scenarios`` holds the built-in scenarios;
 ``python -m synth DIR`` regenerates the repository's fixtures.
 """
 

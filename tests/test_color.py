@@ -137,7 +137,7 @@ def test_text_report_without_colour_has_no_escapes() -> None:
     # the stream pair is provisional: that comes first, before the verdict
     assert lines[0] == (
         "PROVISIONAL: judged on fewer than 5 runs (--min-runs); "
-        "rerun with more before trusting the verdict"
+        "rerun or repair the capture before trusting the verdict"
     )
     assert lines[1:4] == ["overlap-check 9.9: FAIL (exit 1)", "Gate failed because:",
                           "  - plan moe is fake"]  # fmt: skip

@@ -225,11 +225,11 @@ def test_provisional_pass_is_skipped_in_junit_and_a_warning_elsewhere() -> None:
     assert "provisional" in skipped.attrib["message"]
     # GitLab shows the element's text, Jenkins the attribute: both carry the reason
     assert skipped.text == skipped.attrib["message"]
-    assert skipped.text.endswith("[provisional: fewer than 5 runs]")
+    assert skipped.text.endswith("[provisional: judged on fewer than 5 runs (--min-runs)]")
     assert "skipped" not in root.attrib  # on <testsuites> the schemas reject it
     assert github.render(rep).startswith("::warning")
     md = markdown.render(rep)
-    assert "⚠️ **Provisional**: fewer than 5 runs" in md
+    assert "⚠️ **Provisional**: judged on fewer than 5 runs" in md
     assert "⚠️ real (provisional)" in md
 
 

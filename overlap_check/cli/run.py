@@ -52,8 +52,9 @@ DEFAULT_LEVEL = BY_NAME["level"].default
     type=click.Choice(PROFILERS),
     default=None,
     help="torch_npu: inject torch_npu.profiler into the Python workload (no code change); "
-    "msprof: wrap the command with the msprof CLI; auto: torch_npu for Python commands, "
-    "msprof otherwise  [default: [run] profiler, else auto]",
+    "torch: inject torch.profiler (CUDA GPUs; PyTorch profiler traces); "
+    "msprof: wrap the command with the msprof CLI; auto: torch for Python commands on a "
+    "CUDA host, else torch_npu, msprof for other commands  [default: [run] profiler, else auto]",
 )
 @click.option(
     "--level",
@@ -263,6 +264,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
         keep_going=params["keep_going"],
         msprof_path=msprof_path,
         cwd=cwd,
+        with_stack=any((p.side or "").startswith("module:") for p in options.plans),
     )
     output = None if progress.quiet else cast("IO[Any]", progress.stderr)
     manifest = execute(

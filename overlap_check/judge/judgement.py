@@ -149,6 +149,10 @@ def judge(
         notes += comm_notes
         if found is not None:
             communication.append(found)
+    # a Kineto run's findings (capture validity, SM demand, HTA's figure) in every renderer
+    notes += [
+        f"rank {r.rank} run {r.index}: {n}" for r in runs if r.source == "kineto" for n in r.notes
+    ]
     if options.plans and options.path is None and options.path_source is not None:
         notes.append(f"execution path unknown: {options.path_source}; the advice is generic")
     by_run = dict(zip(ordered, runs, strict=True))
@@ -177,7 +181,18 @@ def judge(
         for p, plan in enumerate(options.plans)
         for r in ranks
     ]
-    notes += _unplaced_notes(options.plans, ranks, figures)
+    unplaced_notes = _unplaced_notes(options.plans, ranks, figures)
+    notes += unplaced_notes
+    unit = "steps" if options.per == "step" else "runs"
+    provisional_reasons = tuple(
+        reason
+        for reason, present in (
+            (f"judged on fewer than {options.min_runs} {unit} (--min-runs)", provisional_ranks),
+            ("malformed rows were skipped or an export is incomplete", damaged_ranks),
+            ("kernel rows without a stream may belong to a plan", unplaced_notes),
+        )
+        if present
+    )
     decision = gate(
         plans,
         pairs,
@@ -189,6 +204,7 @@ def judge(
         use_plans=bool(options.plans),
     )
     report = Report(
+        provisional_reasons=provisional_reasons,
         tool_version=__version__,
         verdict="pass" if decision.passed else "fail",
         exit_code=0 if decision.passed else 1,
@@ -199,7 +215,9 @@ def judge(
         stream_pairs=tuple(pairs),
         ranks=tuple(summaries),
         plans=tuple(plans),
-        cores=cores_result,
+        # the Ascend core rules (Block Num, limit_core_num) say nothing of CUDA GPUs, whose
+        # SM demand is advice in each Kineto run's notes (readers.kineto.sm_demand)
+        cores=None if runs and all(r.source == "kineto" for r in runs) else cores_result,
         gate_reasons=decision.reasons,
         notes=tuple(notes),
         warmup=options.warmup,

@@ -821,11 +821,14 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        # a missing wait is a compute plan's: a communication or copy task that runs on
-        # into the next main op is the pipelining these plans are for (two-batch overlap),
-        # not a join that did not wait (issue 23.7)
+        # a missing wait is a compute plan's with a named dominator: a communication or copy
+        # task that runs on into the next main op is the pipelining these plans are for
+        # (two-batch overlap), and without a named dominator there is no join to judge, only
+        # a guessed one (issue 23.7)
         findings=(
-            missing_waits([r for r in runs if r.warm], unit) if plan.side_kind == "compute" else ()
+            missing_waits([r for r in runs if r.warm], unit)
+            if plan.side_kind == "compute" and plan.dominator is not None
+            else ()
         )
         + _sibling_finding(siblings, warm, thresholds),
         side_kind=plan.side_kind,

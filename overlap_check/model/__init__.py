@@ -712,6 +712,9 @@ class Report:
     baseline: tuple[BaselineDelta, ...] | None = None
     gate_reasons: tuple[str, ...] = ()  # why the gate failed (empty on pass)
     notes: tuple[str, ...] = ()  # warnings a reader must see (provisional, skipped rows)
+    # why a judged figure is provisional, each cause once ("judged on fewer than 5 runs
+    # (--min-runs)", "malformed rows were skipped"): renderers show these words, never guess
+    provisional_reasons: tuple[str, ...] = ()
     warmup: int = 2
     min_runs: int = 5
     per: str = "run"
@@ -739,10 +742,20 @@ class Report:
 
     @property
     def provisional(self) -> bool:
-        """A judged figure stands on fewer runs (or steps) than ``min_runs``."""
+        """A judged figure stands on fewer runs (or steps) than ``min_runs``, or on a capture
+        that lost rows (``provisional_reasons`` says which)."""
         return any(p.provisional for p in self.plans) or any(
             p.provisional for p in self.stream_pairs
         )
+
+    @property
+    def provisional_text(self) -> str:
+        """Why the result is provisional, in words ("" when it is not); a report written
+        before the causes were recorded stood only on its run count."""
+        if not self.provisional:
+            return ""
+        fallback = f"judged on fewer than {self.min_runs} runs (--min-runs)"
+        return "; ".join(self.provisional_reasons) or fallback
 
     def failing(self, *reasons: str) -> Report:
         """A copy whose gate fails for these extra reasons (baselines, contention)."""

@@ -120,6 +120,19 @@ def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
     return paths
 
 
+def _from_kineto(path: Path) -> _Kernels:
+    from overlap_check.readers.kineto import read_kineto
+
+    trace = read_kineto(path)
+    return _Kernels(
+        frame=trace.kernels,
+        source="kineto",
+        rank=trace.rank,
+        devices=trace.devices,
+        notes=list(trace.notes),
+    )
+
+
 def _primary(path: Path, shapes: bool) -> _Kernels:
     kind = file_kind(path)
     if kind == "db":
@@ -133,6 +146,8 @@ def _primary(path: Path, shapes: bool) -> _Kernels:
 
 
 def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
+    if src.kind == "kineto" and src.primary is not None:
+        return _from_kineto(_within_limit((src.primary,), limit)[0])
     first = (src.primary,) if src.primary else None
     for files in (first, (src.kernel_details,) if src.kernel_details else None, src.op_summary):
         if files:
@@ -288,7 +303,7 @@ def _capture_time(
     else the last kernel end: the first that exists."""
     candidates = (
         lambda: info.end_ns if info else None,
-        lambda: dir_timestamp_ns(src.path.name) if src.kind != "file" else None,
+        lambda: dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
         lambda: kernels.time_ns,
         lambda: dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
         lambda: frame.select(pl.col("end_ns").max()).item() if frame.height else None,

@@ -23,7 +23,7 @@ from typing import Literal
 
 from overlap_check.model.errors import InputError, regular_file
 
-SourceKind = Literal["ascend_pt", "prof", "output_dir", "file"]
+SourceKind = Literal["ascend_pt", "prof", "output_dir", "file", "kineto"]
 FileKind = Literal["csv", "trace", "db"]
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
@@ -199,14 +199,27 @@ def output_dir_source(directory: Path) -> Source | None:
     )
 
 
+def kineto_sources(directory: Path) -> list[Source]:
+    """The PyTorch profiler (Kineto) traces directly in ``directory``, one capture each
+    (``*.pt.trace.json[.gz]`` or any ``.json[.gz]``, recognised by content)."""
+    from overlap_check.readers.kineto import is_kineto_file
+
+    names = sorted(p for p in directory.glob("*.json*") if p.is_file() and is_kineto_file(p))
+    return [Source(path=p, kind="kineto", primary=p) for p in names]
+
+
 def file_source(path: Path) -> Source:
     """A bare file; same-named siblings in its directory may give Stream IDs (Level0)."""
+    from overlap_check.readers.kineto import is_kineto_file
+
+    if is_kineto_file(path):
+        return Source(path=path, kind="kineto", primary=path)
     if file_kind(path) is None:
         raise InputError(
             "not a profiler output file (expected .csv, .json or .db)",
             path=path,
             hint="give a *_ascend_pt dir, a PROF_* dir, kernel_details.csv, op_summary_*.csv, "
-            "trace_view.json or a profiler .db",
+            "trace_view.json, a profiler .db or a PyTorch profiler trace (*.pt.trace.json[.gz])",
         )
     siblings = output_dir_source(path.parent)
 
@@ -259,7 +272,7 @@ def discover(path: str | Path) -> list[Source]:
     top = _classify(root)
     if top is not None:
         return [top]
-    found: list[Source] = []
+    found = kineto_sources(root)
     # Depth first in name order, without recursion (os.walk recurses: a tree a thousand
     # levels deep would end in RecursionError); a capture's subdirs belong to it.
     pending = _subdirs(root)
@@ -272,12 +285,14 @@ def discover(path: str | Path) -> list[Source]:
         if source is not None:
             found.append(source)
         else:
+            found.extend(kineto_sources(here))
             pending.extend(_subdirs(here))
     if not found:
         raise InputError(
             "no profiler output found in this directory",
             path=root,
             hint="expected *_ascend_pt dirs (ASCEND_PROFILER_OUTPUT/ or profiler_info*.json), "
-            "PROF_* dirs, or kernel_details.csv / trace_view.json / a profiler .db",
+            "PROF_* dirs, kernel_details.csv / trace_view.json / a profiler .db, "
+            "or PyTorch profiler traces (*.pt.trace.json[.gz])",
         )
     return found

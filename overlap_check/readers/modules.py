@@ -150,6 +150,7 @@ def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
                 "call",
                 pl.lit(1).alias("step"),
                 (-pl.col("end_ns")).alias("order"),
+                pl.col("call").alias("tie"),
             ),
             indexed.select(
                 "thread",
@@ -157,12 +158,14 @@ def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
                 "call",
                 pl.lit(-1).alias("step"),
                 pl.col("start_ns").alias("order").neg(),
+                (-pl.col("call")).alias("tie"),
             ),
         ]
     )
-    # at one time: ends first (a call does not hold its end), outer starts before inner
+    # at one time: ends first (a call does not hold its end), outer starts before inner;
+    # calls with the same bounds nest in file order (the later one is inside)
     bounds = (
-        bounds.sort(["thread", "t", "step", "order"])
+        bounds.sort(["thread", "t", "step", "order", "tie"])
         .with_row_index("pos")
         .with_columns(
             pl.col("step").cum_sum().over("thread").alias("depth"),
@@ -209,17 +212,22 @@ def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
     return found.get_column("call")
 
 
-def _launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The module calls (with ``module`` and ``instance`` split from the name) and the
-    flows of one trace."""
-    events = read_trace_events(path, flows=True)
-    calls = _calls(events)
+    flows of one trace (a Kineto trace: its launches, found by correlation)."""
+    if kineto:
+        from overlap_check.readers.kineto import kineto_launches
+
+        calls, flows = kineto_launches(path)
+    else:
+        events = read_trace_events(path, flows=True)
+        calls, flows = _calls(events), _flows(events, _stream_threads(events))
     parts = calls.get_column("name").str.extract_groups(_INSTANCE.pattern)
     calls = calls.with_columns(
         parts.struct.field("1").fill_null(calls.get_column("name")).alias("module"),
         parts.struct.field("2").cast(pl.Int64).alias("instance"),
     )
-    return calls, _flows(events, _stream_threads(events))
+    return calls, flows
 
 
 def kernel_modules(path: Path) -> pl.DataFrame:
@@ -248,11 +256,11 @@ def scope_column(module: str) -> str:
     return f"{MODULE_SCOPE}{module}"
 
 
-def module_scopes(path: Path, modules: Sequence[str]) -> pl.DataFrame:
+def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> pl.DataFrame:
     """``stream_id, start_ns`` and one :func:`scope_column` per module name: the kernels
     launched inside a call of that module, directly or in a submodule (a SharedExpert's
     kernels run inside its Linear layers), with the call's instance."""
-    calls, flows = _launches(path)
+    calls, flows = _launches(path, kineto)
     out = flows.select("stream_id", "start_ns")
     for module in dict.fromkeys(modules):
         mine = calls.filter(pl.col("module") == module)
@@ -276,8 +284,11 @@ def capture_with_modules(
     capture: Capture, traces: Sequence[Path], modules: Sequence[str]
 ) -> Capture:
     """``capture`` with a :func:`scope_column` per module name, from its trace_view.json
-    (the first of ``traces`` named so); unchanged when it has none (a ``module:``
-    selection then selects nothing, and the plan says so)."""
+    (the first of ``traces`` named so), or the Kineto trace it was read from; unchanged
+    when it has none (a ``module:`` selection then selects nothing, and the plan says so)."""
+    if capture.source == "kineto":
+        scopes = module_scopes(Path(capture.path), modules, kineto=True)
+        return replace(capture, kernels=with_modules(capture.kernels, scopes))
     trace = next((t for t in traces if t.name == "trace_view.json"), None)
     if trace is None:
         return capture

@@ -131,7 +131,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         f"window overlap_pct {pct(plan.overlap_pct)}"
     )
     if plan.provisional:
-        message += f" [provisional: fewer than {report.min_runs} runs]"
+        message += f" [provisional: {report.provisional_text}]"
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
     deciding = deciding_occurrence(plan)
@@ -171,7 +171,7 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
         f"with main stream {pair.main} (median of {warm} warm run(s) of {len(pair.per_run)})"
     )
     if pair.provisional:
-        message += f" [provisional: fewer than {report.min_runs} runs]"
+        message += f" [provisional: {report.provisional_text}]"
     details = []
     if pair.per_run:
         details.append(

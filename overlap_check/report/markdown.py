@@ -223,8 +223,8 @@ def render(report: Report) -> str:
     if provisional:
         lines += [
             "",
-            f"> ⚠️ **Provisional**: fewer than {report.min_runs} runs were available; "
-            "the result may change with more runs.",
+            f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; "
+            "the result may change with more runs or a repaired capture.",
         ]
     if report.gate_reasons:
         lines += ["", "**Why the gate failed:**", ""]

@@ -460,12 +460,11 @@ def render(report: Report, *, color: bool = False) -> str:
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
     if report.provisional:
         # First, before any verdict: a provisional figure is not yet evidence.
-        unit = "steps" if report.per == "step" else "runs"
         lines.insert(
             0,
             paint(
-                f"PROVISIONAL: judged on fewer than {report.min_runs} {unit} (--min-runs); "
-                "rerun with more before trusting the verdict",
+                f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture "
+                "before trusting the verdict",
                 "bold yellow",
                 color,
             ),

@@ -21,7 +21,7 @@ TASK_TIME = {"Level1": "l1", "Level2": "l2"}
 # python, python3, python3.11, python3.13t, python.exe
 PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?t?)?(\.exe)?$")
 
-Profiler = Literal["torch_npu", "msprof"]
+Profiler = Literal["torch_npu", "torch", "msprof"]
 
 
 def msprof_argv(msprof: str, run_dir: Path, command: Sequence[str], level: str) -> list[str]:
@@ -84,6 +84,11 @@ def is_python_command(argv0: str, env: Mapping[str, str]) -> bool:
     return first_line.startswith(b"#!") and b"python" in first_line
 
 
+def cuda_host() -> bool:
+    """An NVIDIA driver's device node and no Ascend one: ``auto`` then injects torch.profiler."""
+    return Path("/dev/nvidiactl").exists() and not Path("/dev/davinci_manager").exists()
+
+
 def choose_profiler(
     requested: str,
     command: Sequence[str],
@@ -93,7 +98,8 @@ def choose_profiler(
 ) -> tuple[Profiler, str]:
     """The profiler to use and why (one line for stderr).
 
-    ``auto``: msprof when the config prefers it (``[run] profiler = "msprof"``)
+    ``auto``: torch (torch.profiler) for a Python command on a CUDA host; msprof when the
+    config prefers it (``[run] profiler = "msprof"``)
     or when the command is not Python and msprof is on PATH; the torch_npu
     injection otherwise (it also reaches Python started by a shell script).
     """
@@ -101,11 +107,15 @@ def choose_profiler(
         return "torch_npu", "--profiler torch_npu"
     if requested == "msprof":
         return "msprof", "--profiler msprof"
+    if requested == "torch" or configured == "torch":
+        return "torch", "--profiler torch" if requested == "torch" else "[run] profiler"
     if configured == "msprof":
         return "msprof", "the config asks for msprof ([run] profiler)"
     if configured == "torch_npu":
         return "torch_npu", "the config asks for torch_npu ([run] profiler)"
     if is_python_command(command[0], env):
+        if cuda_host():
+            return "torch", f"{os.path.basename(command[0])} is Python, on a CUDA host"
         return "torch_npu", f"{os.path.basename(command[0])} is Python"
     if find_msprof(env) is not None:
         return "msprof", f"{os.path.basename(command[0])} is not Python"

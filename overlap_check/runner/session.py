@@ -44,12 +44,13 @@ class RunPlan:
     command: tuple[str, ...]
     out_dir: Path
     runs: int
-    profiler: str  # "torch_npu" | "msprof"
+    profiler: str  # "torch_npu" | "torch" (CUDA) | "msprof"
     level: str = "Level1"
     window: str = "auto"
     keep_going: bool = False
     msprof_path: str = "msprof"
     cwd: Path = Path(".")
+    with_stack: bool = False  # torch: torch.profiler with_stack (a module: plan needs it)
 
 
 Progress = Callable[[str], None]
@@ -109,7 +110,13 @@ def workload_env(
         env[torch_npu_injection.ENV_RUN_INDEX] = str(index)
         return env
     return torch_npu_injection.injection_env(
-        base, run_dir, level=plan.level, window=plan.window, run_index=index
+        base,
+        run_dir,
+        level=plan.level,
+        window=plan.window,
+        run_index=index,
+        profiler=plan.profiler,
+        with_stack=plan.with_stack,
     )
 
 
@@ -118,12 +125,17 @@ def collect_results(plan: RunPlan, run_dir: Path) -> tuple[tuple[Path, ...], str
     if plan.profiler == "msprof":
         found = tuple(p for p in msprof.find_prof_dirs(run_dir) if msprof.is_exported(p))
         return found, None if found else msprof.explain_missing_prof(run_dir)
-    found = tuple(
-        p for p in torch_npu_injection.find_result_dirs(run_dir) if torch_npu_injection.is_parsed(p)
-    )
+    if plan.profiler == "torch":
+        found = torch_npu_injection.find_kineto_traces(run_dir)
+    else:
+        found = tuple(
+            p
+            for p in torch_npu_injection.find_result_dirs(run_dir)
+            if torch_npu_injection.is_parsed(p)
+        )
     if found:
         return found, None
-    return found, torch_npu_injection.explain_missing_profile(run_dir, plan.window)
+    return found, torch_npu_injection.explain_missing_profile(run_dir, plan.window, plan.profiler)
 
 
 def export_problem(found: tuple[Path, ...], run_dir: Path) -> str | None:
@@ -132,7 +144,7 @@ def export_problem(found: tuple[Path, ...], run_dir: Path) -> str | None:
         for error in trace.errors:
             if error.startswith("stop:"):
                 return f"the profiler's export failed in process {trace.pid}: {error[5:].strip()}"
-    for result_dir in found:
+    for result_dir in (f for f in found if f.is_dir()):  # a Kineto trace: the reader checks it
         why = exports.cut_short(result_dir)
         if why is not None:
             return why
@@ -286,7 +298,7 @@ def _loop(
         found, problem = collect_results(plan, run_dir)
         incomplete = export_problem(found, run_dir) if problem is None else None
         traces = (
-            torch_npu_injection.read_process_traces(run_dir) if plan.profiler == "torch_npu" else ()
+            torch_npu_injection.read_process_traces(run_dir) if plan.profiler != "msprof" else ()
         )
         status = run_status(result, problem, incomplete)
         why = result.problem or (problem if status == "no-profile" else incomplete)

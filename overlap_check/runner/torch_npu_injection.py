@@ -24,6 +24,9 @@ ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"
 ENV_LEVEL = "OVERLAP_CHECK_LEVEL"
 ENV_WINDOW = "OVERLAP_CHECK_WINDOW"
 ENV_RUN_INDEX = "OVERLAP_CHECK_RUN_INDEX"  # 1-based run number, for the workload's own use
+ENV_PROFILER = "OVERLAP_CHECK_PROFILER"  # "torch" for torch.profiler on CUDA GPUs
+ENV_WITH_STACK = "OVERLAP_CHECK_WITH_STACK"  # "1": torch.profiler with_stack (module: plans)
+KINETO_SUFFIX = ".pt.trace.json"  # tensorboard_trace_handler's files (+ ".gz")
 STATUS_DIR = ".overlap-check"
 PAYLOAD_MODULE = "_overlap_check_payload"
 
@@ -48,7 +51,14 @@ def check_output_path(out_dir: Path) -> None:
 
 
 def injection_env(
-    base: Mapping[str, str], run_dir: Path, *, level: str, window: str, run_index: int
+    base: Mapping[str, str],
+    run_dir: Path,
+    *,
+    level: str,
+    window: str,
+    run_index: int,
+    profiler: str = "torch_npu",
+    with_stack: bool = False,
 ) -> dict[str, str]:
     """``base`` plus what loads and configures the payload; the user's PYTHONPATH is kept."""
     env = dict(base)
@@ -58,6 +68,9 @@ def injection_env(
     env[ENV_LEVEL] = level
     env[ENV_WINDOW] = window
     env[ENV_RUN_INDEX] = str(run_index)
+    env[ENV_PROFILER] = profiler
+    if with_stack:
+        env[ENV_WITH_STACK] = "1"
     return env
 
 
@@ -118,14 +131,22 @@ def find_result_dirs(run_dir: Path) -> tuple[Path, ...]:
     )
 
 
+def find_kineto_traces(run_dir: Path) -> tuple[Path, ...]:
+    """torch.profiler traces (``*.pt.trace.json[.gz]``) written into one run dir, by name."""
+    if not run_dir.is_dir():
+        return ()
+    return tuple(sorted(p for p in run_dir.iterdir() if p.is_file() and KINETO_SUFFIX in p.name))
+
+
 def is_parsed(result_dir: Path) -> bool:
     """torch_npu parsed the raw data (ASCEND_PROFILER_OUTPUT/ exists and is not empty)."""
     output = result_dir / "ASCEND_PROFILER_OUTPUT"
     return output.is_dir() and any(output.iterdir())
 
 
-def explain_missing_profile(run_dir: Path, window: str) -> str:
-    """Why a run left no usable torch_npu profile: the likely cause, from the payload's traces."""
+def explain_missing_profile(run_dir: Path, window: str, module: str = "torch_npu") -> str:
+    """Why a run left no usable torch_npu (``module``: or torch) profile: the likely cause,
+    from the payload's traces."""
     unparsed = [p for p in find_result_dirs(run_dir) if not is_parsed(p)]
     if unparsed:
         logs = unparsed[0] / "logs"
@@ -141,22 +162,23 @@ def explain_missing_profile(run_dir: Path, window: str) -> str:
             "process, or Python ran with -I/-E/-S or with a PYTHONPATH of its own "
             "(try --profiler msprof)"
         )
-    if not any(t.imported_torch_npu for t in traces):
+    if not any(f"{module}-imported" in t.events for t in traces):
+        kind = "an Ascend" if module == "torch_npu" else "a PyTorch"
         return (
-            f"torch_npu was never imported by the workload ({len(traces)} Python "
-            "process(es) started); is this an Ascend workload?"
+            f"{module} was never imported by the workload ({len(traces)} Python "
+            f"process(es) started); is this {kind} workload?"
         )
     errors = [e for t in traces for e in t.errors]
     if errors:
-        return f"torch_npu.profiler could not be used: {errors[0]}"
+        return f"{module}.profiler could not be used: {errors[0]}"
     if not any(t.started for t in traces):
         if window == "explicit":
             return "--window explicit, but no overlap_check.profile() block was entered"
-        return "torch_npu was imported only by launcher processes; no rank imported it"
+        return f"{module} was imported only by launcher processes; no rank imported it"
     if not any(t.stopped for t in traces):
         return (
             "the profiler was started but never stopped: the process was killed or left "
-            "with os._exit(), so torch_npu exported nothing"
+            f"with os._exit(), so {module} exported nothing"
         )
     return (
         "the profiler was started and stopped but wrote no result dir; torch_npu may have "

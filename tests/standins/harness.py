@@ -33,7 +33,7 @@ def standin_env(
     )
     msprof.chmod(msprof.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVERLAP_CHECK_")}
-    for key in ("RANK", "PYTHONSTARTUP", "FAKE_TORCH_NPU_PARSE_FAIL"):
+    for key in ("RANK", "PYTHONSTARTUP", "FAKE_TORCH_NPU_PARSE_FAIL", "FAKE_TORCH_SERIAL"):
         env.pop(key, None)
     python_path = [str(STANDINS), str(REPO)] + ([extra_path] if extra_path else [])
     env["PYTHONPATH"] = os.pathsep.join(python_path)
@@ -45,6 +45,7 @@ def standin_env(
         + env.get("PATH", "")
     )
     env["FAKE_TORCH_NPU_LOG"] = str(tmp / "torch_npu-calls.jsonl")
+    env["FAKE_TORCH_LOG"] = str(tmp / "torch-calls.jsonl")
     env["FAKE_MSPROF_LOG"] = str(tmp / "msprof-calls.jsonl")
     env["FAKE_TORCH_NPU_SCENARIO"] = scenario
     env["FAKE_MSPROF_SCENARIO"] = scenario

@@ -24,6 +24,7 @@ def main() -> int:
     parser.add_argument("--window", action="store_true", help="use overlap_check.profile()")
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds of 'generation'")
     parser.add_argument("--marker", default="workload-output")
+    parser.add_argument("--torch-steps", type=int, default=-1, help="a CUDA training loop")
     args = parser.parse_args()
 
     print(f"{args.marker}: stdout", flush=True)
@@ -32,6 +33,13 @@ def main() -> int:
     run_index = int(os.environ.get("OVERLAP_CHECK_RUN_INDEX", "0"))
     if args.fail_on_run and run_index == args.fail_on_run:
         return 1
+    if args.torch_steps >= 0:  # a PyTorch script: torch and optimizer steps, no torch_npu
+        import torch.optim
+
+        optimizer = torch.optim.SGD([])
+        for _ in range(args.torch_steps):
+            optimizer.step()
+        return args.exit
     if args.window:
         import overlap_check
 

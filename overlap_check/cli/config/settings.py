@@ -25,7 +25,7 @@ from overlap_check.cli.config import checks
 from overlap_check.model import DeviceConfig, Options, Thresholds
 
 Scope = Literal["analysis", "run", "lint"]  # the commands whose options it is
-PROFILERS = ("auto", "torch_npu", "msprof")  # `run --profiler`, the first the default
+PROFILERS = ("auto", "torch_npu", "torch", "msprof")  # `run --profiler`, the first the default
 LEVELS = ("Level1", "Level2")  # `run --level`, likewise
 
 

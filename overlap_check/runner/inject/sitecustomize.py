@@ -21,6 +21,14 @@ What it does:
 3. Chains to the ``sitecustomize`` that would have run without us (the next
    one on sys.path), so a user's or distribution's one still runs.
 
+With ``OVERLAP_CHECK_PROFILER=torch`` (CUDA GPUs) it waits for ``torch`` instead and
+starts ``torch.profiler.profile(activities=[CPU, CUDA], schedule=schedule(wait=0,
+warmup=0, active=CUDA_STEPS, repeat=1), on_trace_ready=tensorboard_trace_handler(<run
+dir>, use_gzip=True), with_stack=<OVERLAP_CHECK_WITH_STACK>)``; every optimizer step
+(``torch.optim.optimizer.register_optimizer_step_post_hook``) is a profiler step, so
+the trace holds ``ProfilerStep#N`` ranges, and a script without an optimizer is
+recorded whole (step 0 records until the stop at exit).
+
 Each process appends what happened (JSON lines) to
 ``<run dir>/.overlap-check/payload-<pid>.jsonl`` so that a run without a
 profile can be explained. Nothing here may break the workload: every
@@ -52,6 +60,9 @@ PAYLOAD_MODULE = "_overlap_check_payload"
 ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"
 ENV_LEVEL = "OVERLAP_CHECK_LEVEL"
 ENV_WINDOW = "OVERLAP_CHECK_WINDOW"
+ENV_PROFILER = "OVERLAP_CHECK_PROFILER"
+ENV_WITH_STACK = "OVERLAP_CHECK_WITH_STACK"
+CUDA_STEPS = 10  # optimizer steps recorded on CUDA (the schedule's active steps)
 STATUS_DIR = ".overlap-check"
 WINDOW_MODES = ("auto", "explicit", "process")
 LEVELS = ("Level1", "Level2")
@@ -65,7 +76,16 @@ LAUNCHER_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch
 class Controller:
     """The profiler state of one process."""
 
-    def __init__(self, run_dir: str, level: str, window: str) -> None:
+    def __init__(
+        self,
+        run_dir: str,
+        level: str,
+        window: str,
+        profiler: str = "torch_npu",
+        stack: bool = False,
+    ) -> None:
+        self.profiler = "torch" if profiler == "torch" else "torch_npu"
+        self.stack = stack
         self.run_dir = run_dir
         self.level = level if level in LEVELS else "Level1"
         self.window = window if window in WINDOW_MODES else "auto"
@@ -104,8 +124,38 @@ class Controller:
 
     # ------------------------------------------------------------- profiler
 
+    def start_cuda_profiler(self) -> Any:
+        """Create and start a torch.profiler (CUDA) profiler with the documented arguments."""
+        profiler: Any = importlib.import_module("torch.profiler")
+        prof = profiler.profile(
+            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
+            schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
+            on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
+            with_stack=self.stack,
+        )
+        prof.start()
+        try:
+            optimizer: Any = importlib.import_module("torch.optim.optimizer")
+            optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
+        except Exception as err:  # no optimizer hooks (torch < 2.0): one step, recorded whole
+            self.log("error", stage="step-hook", message=repr(err))
+        return prof
+
+    def step(self, prof: Any) -> None:
+        if prof is self.process_prof or prof is self.window_prof:
+            try:
+                prof.step()
+            except Exception as err:
+                self.log("error", stage="step", message=repr(err))
+
     def start_profiler(self, torch_npu: ModuleType) -> Any:
         """Create and start a torch_npu profiler with the documented arguments."""
+        if self.profiler == "torch":
+            prof = self.start_cuda_profiler()
+            if not self.atexit_registered:
+                register_exit_hook(self.at_exit)
+                self.atexit_registered = True
+            return prof
         profiler: Any = importlib.import_module(torch_npu.__name__ + ".profiler")
         experimental = profiler._ExperimentalConfig(
             profiler_level=getattr(profiler.ProfilerLevel, self.level),
@@ -128,7 +178,7 @@ class Controller:
             prof.stop()
         except Exception as err:
             self.log("error", stage="stop", mode=mode, message=repr(err))
-            self.warn(f"torch_npu.profiler stop failed: {err!r}")
+            self.warn(f"{self.profiler}.profiler stop failed: {err!r}")
             return
         self.log("profiler-stopped", mode=mode, seconds=round(time.monotonic() - began, 3))
 
@@ -138,7 +188,7 @@ class Controller:
             if self.torch_npu_imported:
                 return
             self.torch_npu_imported = True
-            self.log("torch_npu-imported", file=getattr(torch_npu, "__file__", None))
+            self.log(f"{self.profiler}-imported", file=getattr(torch_npu, "__file__", None))
             launcher = launcher_name()
             if launcher is not None:
                 self.log("skipped", reason="launcher", launcher=launcher)
@@ -151,7 +201,7 @@ class Controller:
                 self.process_prof = self.start_profiler(torch_npu)
             except Exception as err:
                 self.log("error", stage="start", mode="process", message=repr(err))
-                self.warn(f"could not start torch_npu.profiler: {err!r}")
+                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
                 return
             self.log("profiler-started", mode="process", level=self.level)
 
@@ -163,8 +213,13 @@ class Controller:
         removed = []
         try:
             for name in sorted(set(os.listdir(self.run_dir)) - self.process_before):
-                if name.endswith("_ascend_pt") and marker in name:
-                    shutil.rmtree(os.path.join(self.run_dir, name), ignore_errors=True)
+                kineto = ".pt.trace.json" in name and f"_{os.getpid()}." in name
+                if (name.endswith("_ascend_pt") and marker in name) or kineto:
+                    path = os.path.join(self.run_dir, name)
+                    if os.path.isdir(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        os.remove(path)
                     removed.append(name)
         except OSError as err:
             self.log("error", stage="discard", message=repr(err))
@@ -192,11 +247,11 @@ class Controller:
             try:
                 # Under `run` the workload uses torch_npu anyway; importing it here
                 # fires the hook, which sees window_used and starts nothing.
-                torch_npu = importlib.import_module("torch_npu")
+                torch_npu = importlib.import_module(self.profiler)
                 self.window_prof = self.start_profiler(torch_npu)
             except Exception as err:
                 self.log("error", stage="start", mode="window", message=repr(err))
-                self.warn(f"could not start torch_npu.profiler: {err!r}")
+                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
                 return False
             self.log("profiler-started", mode="window", level=self.level)
             return True
@@ -383,7 +438,11 @@ def install(environ: Any = None) -> Controller | None:
     if not run_dir:
         return None
     controller = Controller(
-        os.path.abspath(run_dir), env.get(ENV_LEVEL, "Level1"), env.get(ENV_WINDOW, "auto")
+        os.path.abspath(run_dir),
+        env.get(ENV_LEVEL, "Level1"),
+        env.get(ENV_WINDOW, "auto"),
+        env.get(ENV_PROFILER, "torch_npu"),
+        env.get(ENV_WITH_STACK) == "1",
     )
     controller.log(
         "payload-loaded",
@@ -393,11 +452,12 @@ def install(environ: Any = None) -> Controller | None:
         window=controller.window,
         level=controller.level,
     )
-    existing = sys.modules.get("torch_npu")
+    existing = sys.modules.get(controller.profiler)
     if existing is not None:
         controller.on_torch_npu_imported(existing)
     else:
-        sys.meta_path.insert(0, TorchNpuFinder("torch_npu", controller.on_torch_npu_imported))
+        finder = TorchNpuFinder(controller.profiler, controller.on_torch_npu_imported)
+        sys.meta_path.insert(0, finder)
     return controller
 
 

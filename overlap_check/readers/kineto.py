@@ -1,0 +1,460 @@
+"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table (docs/formats.md).
+
+``torch.profiler`` exports one JSON object per rank (``export_chrome_trace``, or
+``tensorboard_trace_handler``'s ``<worker>.<ms>.pt.trace.json[.gz]``):
+``schemaVersion``, ``deviceProperties`` (``numSms`` per GPU), ``distributedInfo``
+(``rank``) and ``traceEvents``. Device work is the ``ph: "X"`` events of category
+``kernel`` (compute; NCCL kernels ``nccl*Kernel*`` are communication), ``gpu_memcpy``
+and ``gpu_memset`` (copies; PyTorch 1.8/1.9 wrote ``Kernel``, ``Memcpy``, ``Memset``).
+The device is ``args.device`` (else ``pid``), the stream ``args.stream`` (else
+``tid``): a stream is a (device, stream) pair, and when a trace holds work of several
+devices the stream id becomes ``device * 1_000_000 + stream`` (a note says so).
+
+``ts`` and ``dur`` are µs, integers in older traces and decimals with nanosecond
+digits (``1712867402348256.123``) in newer ones: both are read from their JSON text
+(msgspec ``Raw``) and parsed exactly (``readers.numbers``), never through float64.
+
+A kernel's step is the ``ProfilerStep#N`` host range holding the runtime call that
+launched it (``args.correlation``; the kernel's own start when no launch is found).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import dataclass, field
+from itertools import compress
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import polars as pl
+
+from overlap_check.model.errors import InputError, SchemaError
+from overlap_check.readers.numbers import us_text_to_ns
+from overlap_check.readers.steps import with_steps
+
+DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "copy", "memcpy": "copy"}
+DEVICE_CATEGORIES |= {"gpu_memset": "copy", "memset": "copy"}
+NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl\w*Kernel")
+STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+MULTI_DEVICE_STRIDE = 1_000_000  # stream id = device * stride + stream with several devices
+_HEAD_MARKERS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+
+
+class Args(msgspec.Struct, gc=False):
+    device: Any = None
+    stream: Any = None
+    correlation: Any = None
+    grid: Any = None
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: Any = None
+    cat: Any = None
+    name: Any = None
+    pid: Any = None
+    tid: Any = None
+    ts: msgspec.Raw = msgspec.Raw()
+    dur: msgspec.Raw = msgspec.Raw()
+    args: Args | None = None
+
+
+class DeviceProperty(msgspec.Struct, gc=False):
+    id: Any = None
+    numSms: Any = None
+    name: Any = None
+
+
+class DistributedInfo(msgspec.Struct, gc=False):
+    rank: Any = None
+
+
+class KinetoTrace(msgspec.Struct, gc=False):
+    traceEvents: list[Event] = msgspec.field(default_factory=list)
+    deviceProperties: list[DeviceProperty] | None = None
+    distributedInfo: DistributedInfo | None = None
+
+
+_DECODER = msgspec.json.Decoder(KinetoTrace)
+
+
+def _open(path: Path) -> Any:
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")
+
+
+def is_kineto_file(path: Path) -> bool:
+    """A ``*.pt.trace.json[.gz]``, or a ``.json`` / ``.json.gz`` whose text is a Kineto
+    trace object: it starts with ``{`` and names ``schemaVersion``, ``deviceProperties``
+    or ``distributedInfo`` early on (Ascend traces are bare arrays)."""
+    name = path.name.lower()
+    if name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
+        return True  # tensorboard_trace_handler's name: a broken one is reported as such
+    if not name.endswith((".json", ".json.gz")):
+        return False
+    try:
+        with _open(path) as handle:
+            head = handle.read(4096)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return False
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and any(marker in head for marker in _HEAD_MARKERS)
+
+
+def load_kineto(path: Path) -> KinetoTrace:
+    """The decoded trace; InputError for an unreadable or invalid file."""
+    try:
+        with _open(path) as handle:
+            data = handle.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as err:
+        raise InputError(f"cannot read Kineto trace: {err}", path=path) from err
+    try:
+        return _DECODER.decode(data)
+    except msgspec.ValidationError as err:  # valid JSON of another shape
+        raise SchemaError(f"not a Kineto trace: {err}", path=path) from err
+    except msgspec.DecodeError as err:
+        raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
+
+
+def raw_text(raw: msgspec.Raw) -> str | None:
+    """A ``ts`` / ``dur`` as its JSON text (quotes kept: the parse strips them); None
+    when absent."""
+    text = bytes(raw).decode("utf-8", "replace")
+    return text or None
+
+
+def us_ns(texts: list[str | None]) -> pl.Series:
+    """µs texts → exact Int64 ns (null where not a number)."""
+    frame = pl.DataFrame({"t": pl.Series(texts, dtype=pl.String)})
+    return frame.select(us_text_to_ns(pl.col("t"))).to_series()
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def device_kind(event: Event) -> str | None:
+    """``kernel`` or ``copy`` for a device event, None for everything else."""
+    if event.ph != "X" or not isinstance(event.cat, str):
+        return None
+    return DEVICE_CATEGORIES.get(event.cat.lower())
+
+
+def is_nccl(name: str) -> bool:
+    return NCCL_KERNEL.match(name) is not None
+
+
+def _place(event: Event) -> tuple[int | None, int | None]:
+    args = event.args
+    device = _int(args.device) if args is not None else None
+    stream = _int(args.stream) if args is not None else None
+    return (device if device is not None else _int(event.pid)), (
+        stream if stream is not None else _int(event.tid)
+    )
+
+
+def grid_ctas(grid: Any) -> int | None:
+    """The CTAs of a launch grid ``[x, y, z]`` (None when not three ints)."""
+    if isinstance(grid, list) and len(grid) == 3 and all(_int(g) is not None for g in grid):
+        return int(grid[0]) * int(grid[1]) * int(grid[2])
+    return None
+
+
+@dataclass(frozen=True)
+class KinetoKernels:
+    path: Path
+    kernels: pl.DataFrame  # kernel-table columns plus ``correlation`` and ``ctas``
+    rank: int | None
+    devices: tuple[int, ...]  # devices with device work
+    num_sms: dict[int, int]  # deviceProperties: device id → SM count
+    notes: list[str] = field(default_factory=list)
+
+
+def host_steps(events: list[Event]) -> pl.DataFrame:
+    """``ProfilerStep#N`` host ranges: step_start, step_end, step (sorted by start)."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X"
+        and isinstance(e.name, str)
+        and e.name.startswith("ProfilerStep#")
+        and device_kind(e) is None
+        and (e.cat or "") != "gpu_user_annotation"
+    ]
+    numbers = [m.group(1) if (m := STEP_NAME.match(e.name)) else None for e in picked]
+    picked = list(compress(picked, [n is not None for n in numbers]))
+    start = us_ns([raw_text(e.ts) for e in picked])
+    dur = us_ns([raw_text(e.dur) for e in picked])
+    return (
+        pl.DataFrame(
+            {
+                "step_start": start,
+                "step_end": start + dur,
+                "step": pl.Series([int(n) for n in numbers if n is not None], dtype=pl.Int64),
+            }
+        )
+        .drop_nulls()
+        .sort("step_start")
+    )
+
+
+def launches(events: list[Event]) -> pl.DataFrame:
+    """Host runtime calls that carry a correlation: correlation, launch_ns, thread (pid, tid)."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X"
+        and device_kind(e) is None
+        and e.args is not None
+        and _int(e.args.correlation) is not None
+        and _int(e.args.stream) is None
+    ]
+    return pl.DataFrame(
+        {
+            "correlation": pl.Series([e.args.correlation for e in picked], dtype=pl.Int64),  # type: ignore[union-attr]
+            "launch_ns": us_ns([raw_text(e.ts) for e in picked]),
+            "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
+        }
+    ).unique("correlation", keep="first", maintain_order=True)
+
+
+def _device_rows(events: list[Event]) -> pl.DataFrame:
+    picked = [(e, kind) for e in events if (kind := device_kind(e)) is not None]
+    places = [_place(e) for e, _ in picked]
+    names = [e.name if isinstance(e.name, str) else "" for e, _ in picked]
+    start = us_ns([raw_text(e.ts) for e, _ in picked])
+    dur = us_ns([raw_text(e.dur) for e, _ in picked])
+    args = [e.args for e, _ in picked]
+    return pl.DataFrame(
+        {
+            "device": pl.Series([p[0] for p in places], dtype=pl.Int64),
+            "stream_id": pl.Series([p[1] for p in places], dtype=pl.Int64),
+            "name": pl.Series(names, dtype=pl.String),
+            "accelerator_core": pl.Series([e.cat for e, _ in picked], dtype=pl.String),
+            "is_communication": pl.Series(
+                [k == "kernel" and is_nccl(n) for (_, k), n in zip(picked, names, strict=True)],
+                dtype=pl.Boolean,
+            ),
+            "is_copy": pl.Series([k == "copy" for _, k in picked], dtype=pl.Boolean),
+            "start_ns": start,
+            "end_ns": start + dur,
+            "correlation": pl.Series(
+                [_int(a.correlation) if a is not None else None for a in args], dtype=pl.Int64
+            ),
+            "ctas": pl.Series(
+                [grid_ctas(a.grid) if a is not None else None for a in args], dtype=pl.Int64
+            ),
+        }
+    )
+
+
+def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
+    """A note naming the device events that start before an earlier one on the same stream
+    has ended (None: none). A CUDA stream runs its work in order, so such an overlap is a
+    capture problem (or programmatic dependent launch, Hopper and later): it is flagged,
+    and the stream's busy time is the union, counted once."""
+    found = (
+        rows.sort("device", "stream_id", "start_ns", "end_ns")
+        .with_columns(
+            pl.col("end_ns").cum_max().shift(1).over("device", "stream_id").alias("before")
+        )
+        .filter(pl.col("start_ns") < pl.col("before"))
+        .with_columns((pl.min_horizontal("end_ns", "before") - pl.col("start_ns")).alias("ns"))
+    )
+    if found.is_empty():
+        return None
+    worst = found.sort("ns", descending=True).row(0, named=True)
+    streams = sorted(set(found["stream_id"].to_list()))
+    return (
+        f"capture validity: {found.height} device event(s) overlap an earlier one on the same "
+        f"stream (streams {streams}; largest {worst['ns']} ns, {worst['name'][:60]!r} on "
+        f"stream {worst['stream_id']} at {worst['start_ns']} ns). A CUDA stream runs its work "
+        "in order: this is legitimate only with programmatic dependent launch (Hopper and "
+        "later); otherwise the trace's times are wrong. Busy time counts the overlap once"
+    )
+
+
+def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
+    """Our exact communication/compute overlap of the whole trace beside HTA's figure
+    (readers.kineto_hta); None without communication."""
+    from overlap_check.measure.intervals import intersection_length, union_length
+    from overlap_check.readers.kineto_hta import hta_comm_overlap
+
+    comm = rows.filter(pl.col("is_communication"))
+    if comm.is_empty():
+        return None
+    comp = rows.filter(~pl.col("is_communication") & ~pl.col("is_copy"))
+    ends = ("start_ns", "end_ns")
+    both = intersection_length(*(comm[c] for c in ends), *(comp[c] for c in ends))
+    exact = 100 * both / max(1, union_length(*(comm[c] for c in ends)))
+    hta = hta_comm_overlap(events)
+    return (
+        f"communication/compute overlap of the whole trace: {exact:.2f}% exact (every kernel, "
+        f"ns); HTA-compatible {'n/a' if hta is None else f'{hta:.2f}%'} (HTA "
+        "get_comm_comp_overlap: 'ncclKernel' names only, kernels launched before the last "
+        "ProfilerStep starts, whole µs when ts has decimals)"
+    )
+
+
+def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
+    """Advice only (CUDA has no core limit to check): where kernels of two or more streams
+    ran at once, the time their grids asked for more CTAs than the GPU has SMs (each SM
+    runs at least one CTA, so they then shared SMs and each ran slower than alone).
+    None when no kernels ran concurrently or the SM count is unknown."""
+    parts = []
+    kernels = rows.filter(~pl.col("is_copy") & pl.col("ctas").is_not_null())
+    for (device,), group in kernels.group_by("device", maintain_order=True):
+        sms = num_sms.get(device) if isinstance(device, int) else None
+        if sms is None or group.height < 2:
+            continue
+        times = np.concatenate([group["start_ns"].to_numpy(), group["end_ns"].to_numpy()])
+        ctas = group["ctas"].to_numpy()
+        weights = np.concatenate([ctas, -ctas])
+        counts = np.concatenate([np.ones(group.height), -np.ones(group.height)])
+        order = np.lexsort((weights, times))  # at one instant, ends before starts
+        times, demand, running = times[order], np.cumsum(weights[order]), np.cumsum(counts[order])
+        spans = np.diff(times)
+        together = spans[running[:-1] >= 2]
+        over = spans[(running[:-1] >= 2) & (demand[:-1] > sms)]
+        if together.sum() > 0:
+            peak = int(demand[:-1][running[:-1] >= 2].max())
+            parts.append(
+                f"GPU {device}: kernels ran concurrently for {together.sum() / 1000:.3f} µs; for "
+                f"{over.sum() / 1000:.3f} µs of it their grids asked for more CTAs than its "
+                f"{sms} SMs (peak {peak} CTAs), so they shared SMs there"
+            )
+    if not parts:
+        return None
+    return (
+        "SM demand (advice only: CTAs per SM depend on occupancy): "
+        + "; ".join(parts)
+        + ". A partition (green contexts, MPS) or smaller grids keep a side stream's SMs free"
+    )
+
+
+def _rank(trace: KinetoTrace) -> int | None:
+    info = trace.distributedInfo
+    rank = _int(info.rank) if info is not None else None
+    return rank if rank is not None and rank >= 0 else None
+
+
+def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
+    """The usable device rows (streams per device), the devices with work, and notes."""
+    rows = _device_rows(events)
+    notes: list[str] = []
+    usable = (
+        pl.col("start_ns").is_not_null()
+        & pl.col("stream_id").is_not_null()
+        & (pl.col("end_ns") >= pl.col("start_ns"))
+    ).fill_null(False)
+    bad = rows.height - rows.filter(usable).height
+    if bad:
+        notes.append(f"{bad} device events without a stream or a valid ts/dur skipped")
+    rows = rows.filter(usable)
+    devices = tuple(sorted(d for d in rows["device"].unique().to_list() if d is not None))
+    if len(devices) > 1:
+        rows = rows.with_columns(
+            (pl.col("device") * MULTI_DEVICE_STRIDE + pl.col("stream_id")).alias("stream_id")
+        )
+        notes.append(
+            f"device work on GPUs {list(devices)}: stream ids are device * "
+            f"{MULTI_DEVICE_STRIDE:,} + stream (streams are per device)"
+        )
+    return rows, devices, notes
+
+
+def read_kineto(path: Path) -> KinetoKernels:
+    """Device kernels, copies and NCCL kernels of one Kineto trace, with steps."""
+    trace = load_kineto(path)
+    events = trace.traceEvents
+    rows, devices, notes = _kernel_rows(events)
+    num_sms = {
+        d: s
+        for p in trace.deviceProperties or ()
+        if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
+    }
+    overlap = same_stream_overlaps(rows)
+    if overlap is not None:
+        notes.append(overlap)
+    demand = sm_demand(rows, num_sms)
+    if demand is not None:
+        notes.append(demand)
+    comparison = _hta_note(events, rows)
+    if comparison is not None:
+        notes.append(comparison)
+    launched = rows.join(launches(events), on="correlation", how="left", maintain_order="left")
+    rows = rows.with_columns(launching_ops(events, launched).alias("op_type"))
+    steps = host_steps(events)
+    if not steps.is_empty():
+        at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
+        step = with_steps(at, steps).get_column("step")
+        rows = rows.with_columns(step.alias("step"))
+    return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)
+
+
+MODULE_PREFIX = "nn.Module: "
+
+
+def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
+    """Host calls (X events): thread, start_ns, end_ns, name (its first ``strip`` characters
+    left out); calls without a time or of no length are left out."""
+    start = us_ns([raw_text(e.ts) for e in picked])
+    return (
+        pl.DataFrame(
+            {
+                "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
+                "start_ns": start,
+                "end_ns": start + us_ns([raw_text(e.dur) for e in picked]),
+                "name": pl.Series([str(e.name)[strip:] for e in picked], dtype=pl.String),
+            }
+        )
+        .drop_nulls()
+        .filter(pl.col("end_ns") > pl.col("start_ns"))
+    )
+
+
+def module_calls(events: list[Event]) -> pl.DataFrame:
+    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules),
+    their names without the prefix."""
+    picked = [
+        e
+        for e in events
+        if e.ph == "X" and isinstance(e.name, str) and e.name.startswith(MODULE_PREFIX)
+    ]
+    return host_calls(picked, len(MODULE_PREFIX))
+
+
+def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
+    """Each kernel's operator type: the innermost ``cpu_op`` (``Operator`` in PyTorch
+    1.8/1.9) that holds, on the same host thread, the runtime call that launched it
+    (``aten::addmm`` ...); null when none does. ``launched``: the kernel rows with the
+    ``thread`` and ``launch_ns`` of their launch (null: none found)."""
+    from overlap_check.readers.modules import _owners  # the innermost-call search
+
+    ops = [
+        e
+        for e in events
+        if e.ph == "X" and isinstance(e.cat, str) and e.cat.lower() in ("cpu_op", "operator")
+    ]
+    calls = host_calls(ops)
+    points = launched.select("thread", "launch_ns").with_row_index("row")
+    known = points.drop_nulls(["thread", "launch_ns"])
+    result = pl.Series("op_type", [None] * launched.height, dtype=pl.String)
+    if calls.is_empty() or known.is_empty():
+        return result
+    names = calls.get_column("name").gather(_owners(calls, known))
+    return result.scatter(known.get_column("row"), names)
+
+
+def kineto_launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The module calls of one trace, and each kernel's (stream_id, start_ns) with the
+    host thread and time of the runtime call that launched it (``args.correlation``)."""
+    events = load_kineto(path).traceEvents
+    rows, _, _ = _kernel_rows(events)
+    points = (
+        rows.select("stream_id", "start_ns", "correlation")
+        .join(launches(events), on="correlation")
+        .select("thread", "launch_ns", "stream_id", "start_ns")
+    )
+    return module_calls(events), points
