@@ -91,6 +91,8 @@ def judge(
     pairs: list[StreamPair] = []
     provisional_ranks: list[int | None] = []
     damaged_ranks: list[int | None] = []
+    run_reasons: set[str] = set()  # why the run count makes a rank provisional
+    unit = "steps" if options.per == "step" else "runs"
     for r in ranks:
         for index, i in enumerate(r.members, start=1):
             runs.append(_run_info(figures[i], index, r.warm(i)))
@@ -115,6 +117,13 @@ def judge(
         if note:
             notes.append(note)
             provisional_ranks.append(r.rank)
+            short = r.warmup.samples < options.min_runs
+            run_reasons.add(
+                f"judged on fewer than {options.min_runs} {unit} (--min-runs)"
+                if short
+                else f"cold {unit} judged: warm-up reduced from {options.warmup} to "
+                f"{r.warmup.warmup}"
+            )
         if _damaged(figures, r):
             notes.append(
                 f"rank {rank_text(r.rank)}: provisional: malformed rows were skipped or an "
@@ -183,11 +192,9 @@ def judge(
     ]
     unplaced_notes = _unplaced_notes(options.plans, ranks, figures)
     notes += unplaced_notes
-    unit = "steps" if options.per == "step" else "runs"
-    provisional_reasons = tuple(
+    provisional_reasons = (*sorted(run_reasons),) + tuple(
         reason
         for reason, present in (
-            (f"judged on fewer than {options.min_runs} {unit} (--min-runs)", provisional_ranks),
             ("malformed rows were skipped or an export is incomplete", damaged_ranks),
             ("kernel rows without a stream may belong to a plan", unplaced_notes),
         )
