@@ -200,10 +200,13 @@ def test_each_capture_is_reduced_once_though_its_cores_are_not_the_jobs(
     job: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[bool] = []
+    again: list[bool] = []
     reduce = figures.capture_figures
 
     def counted(*args: object, **kwargs: object) -> figures.CaptureFigures:
-        calls.append(True)
+        # the 5th argument: the plan main streams decided over all runs, given only to a
+        # run reduced again because its own main stream was not its rank's (plan figures)
+        (again if len(args) > 4 and args[4] is not None else calls).append(True)
         return reduce(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(figures, "capture_figures", counted)

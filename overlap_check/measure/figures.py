@@ -4,22 +4,23 @@ A worker process reads one capture and reduces it with :func:`capture_figures`;
 the kernel table never leaves the worker, so the parent holds the figures of
 every run (a few KB each) but at most one kernel table per worker.
 
-Three decisions need every run of a rank, so a worker cannot take them: the
-rank's main stream (most busy time over all its samples), each plan's main
-stream (most dominator time, else the rank's main stream) and the device cores
-(captures may disagree: the smallest info.json, else the largest Block Num over
-all captures). A worker therefore computes the figures for every stream, not a
-guess: the pair figures of every two streams, the plan figures with each stream
-where the main stream changes them as the main stream, plus the outcome "the
-main stream has nothing of this plan here", which is the same for every other
-stream. The parent decides from the pieces of all runs (busy time, dominator and
-side-op time per stream, info.json cores, Block Num maxima) and picks the
-figures. The contention sweep needs the device cores themselves: the parent
-hands every worker the info.json cores of all captures (read ahead, small), so
-the worker sweeps with the decision itself where it is known, else with the
-fewest cores it can take, keeping what more cores need
-(cores.device.sweep_cores); the parent's cores.contention_at gives the figures
-for the decided cores. No capture is read twice.
+Three decisions need every run of a rank, so a worker cannot take them alone: the
+rank's main stream (most busy time over all its samples), each plan's main stream
+(most dominator time, else the rank's main stream) and the device cores (captures may
+disagree: the smallest info.json, else the largest Block Num over all captures). The
+cheap figures are computed for every stream (the pair figures of every two streams,
+the pieces the decisions read: busy time, dominator and side-op time per stream,
+Block Num maxima). The plan figures (occurrences, hidden time, barriers, walls) are
+computed for one main stream only: the one this capture alone decides, which is the
+rank's decision for a rank of one run and, in practice, for runs of one workload. The
+parent decides from the pieces of all runs and has a capture whose plan figures were
+taken for another main stream reduced again with the decided one
+(judge.pipeline.settled), so no occurrence table is built to be thrown away. The
+contention sweep needs the device cores themselves: the parent hands every worker the
+info.json cores of all captures (read ahead, small), so the worker sweeps with the
+decision itself where it is known, else with the fewest cores it can take, keeping what
+more cores need (cores.device.sweep_cores); the parent's cores.contention_at gives the
+figures for the decided cores.
 Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 :mod:`overlap_check.judge.judgement`'s.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -77,6 +79,7 @@ from overlap_check.measure.shapes import shape_signature, wants_shapes
 from overlap_check.measure.streams import (
     PairFigure,
     StreamSets,
+    choose_main_stream,
     pair_figure,
     stream_sets,
     stream_stats,
@@ -210,15 +213,38 @@ def _swapped(figure: PairFigure) -> PairFigure:
     return overlap, pct, side_busy, main_busy
 
 
+def plan_main(plan: Plan, dominator_ns: pl.DataFrame, rank_main: int | None) -> int | None:
+    """The plan's main stream as judge.decide.plan_streams takes it, from these pieces:
+    the configured one, else the most dominator time, else the rank's main stream."""
+    if plan.main_stream is not None:
+        return plan.main_stream
+    if plan.dominator is None:
+        return rank_main
+    ranked = ranked_streams(dominator_ns)
+    return ranked[0] if ranked else None
+
+
+def figures_key(main: int | None, matters: frozenset[int]) -> int | None:
+    """The key of SampleFigures.plans that main stream ``main`` reads (None: a main stream
+    with nothing of the plan, the same figures for every such stream)."""
+    return main if main in matters else None
+
+
 def _plan_figures(
     plan: Plan,
     samples: Sequence[Sample],
     options: Options,
     comm: Sequence[tuple[I64, I64]],
+    rank_main: int | None,
+    main: int | Literal["local"] | None = "local",
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
-    """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other stream). ``comm``: per sample, the start and end of
-    its communication tasks (part of a compute plan's main path)."""
+    """The plan's pieces, and per sample its figures with one main stream: ``main``, or
+    with "local" the one this capture alone decides (``rank_main``: its own main stream).
+    The figures are keyed by figures_key (None: any stream without the plan's main work).
+    The parent decides over all runs of the rank and has a capture whose key differs
+    reduced again with the decided stream (judge.pipeline); a rank of one run never does.
+    ``comm``: per sample, the start and end of its communication tasks (part of a compute
+    plan's main path)."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -252,7 +278,8 @@ def _plan_figures(
         ),
         matters=matters,
     )
-    mains: list[int | None] = [*sorted(matters), None]
+    chosen = plan_main(plan, dominator_ns, rank_main) if main == "local" else main
+    mains = [figures_key(chosen, matters)]
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
     # compute of every other stream; a compute side op against the main path (its main
@@ -394,10 +421,13 @@ def capture_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    mains: Sequence[int | None] | None = None,
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``info_cores``: per capture of the
-    analysis, the cores its info.json files give (none given: this capture alone)."""
+    analysis, the cores its info.json files give (none given: this capture alone);
+    ``mains``: per plan, the main stream decided over all runs (None: the one this
+    capture alone decides, see _plan_figures)."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
@@ -436,9 +466,12 @@ def capture_figures(
     per_plan: list[list[dict[int | None, PlanSample]]] = []
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     comm = _communication(samples, capture)
-    for plan in options.plans:
+    rank_main = choose_main_stream(sets, options.main_stream)
+    for p, plan in enumerate(options.plans):
         plan_samples = samples if plan.side_kind == "compute" else wide
-        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options, comm)
+        plan_pieces, plan_figures = _plan_figures(
+            plan, plan_samples, options, comm, rank_main, "local" if mains is None else mains[p]
+        )
         plan_pieces = replace(
             plan_pieces,
             dominator_blocks=dominator_blocks(capture.kernels, plan),
@@ -466,10 +499,11 @@ def source_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    mains: Sequence[int | None] | None = None,
 ) -> CaptureFigures:
     """Read one capture (unless given one) and reduce it: what a worker process runs."""
     if isinstance(source, Capture):
-        return capture_figures(source, options, limits, info_cores)
+        return capture_figures(source, options, limits, info_cores, mains)
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column
@@ -479,4 +513,4 @@ def source_figures(
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
 
         capture = capture_with_modules(capture, source.traces, modules)
-    return capture_figures(capture, options, limits, info_cores)
+    return capture_figures(capture, options, limits, info_cores, mains)

@@ -108,12 +108,14 @@ def reduce_one(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    mains: Sequence[int | None] | None = None,
 ) -> CaptureFigures | OverlapCheckError:
-    """The figures of one capture, or the tool's error that reading it raised (as data)."""
+    """The figures of one capture, or the tool's error that reading it raised (as data).
+    ``mains``: per plan, its main stream decided over all runs (figures.capture_figures)."""
     from overlap_check.measure.figures import source_figures
 
     try:
-        return source_figures(job, options, limits, info_cores)
+        return source_figures(job, options, limits, info_cores, mains)
     except OverlapCheckError as err:
         return err
 
