@@ -21,13 +21,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from overlap_check.judge.decide import decide
 from overlap_check.judge.gain import apply_gates, apply_reference, with_summary
 from overlap_check.judge.judgement import judge
 from overlap_check.judge.sanity import check_report
 from overlap_check.measure.cores import Limits, configured_limits
-from overlap_check.measure.figures import CaptureFigures, figures_key
-from overlap_check.measure.workers import reduce_all, reduce_one, worker_count
+from overlap_check.measure.figures import CaptureFigures
+from overlap_check.measure.workers import reduce_all, worker_count
 from overlap_check.model import Capture, DeviceCores, Options, Report
 from overlap_check.model.errors import OverlapCheckError
 from overlap_check.readers import capture_order, time_order
@@ -84,13 +83,12 @@ def check_paths(
     sources = [s for found in per_path for s in found]
     count = worker_count(sources, workers)
     jobs: list[Source | Capture] = [*held, *sources]
-    info_cores = _info_cores(held, sources)
-    figures = reduce_all(jobs, options, limits, count, info_cores)
+    figures = reduce_all(jobs, options, limits, count, _info_cores(held, sources))
     if discover_error is not None:
         raise discover_error
     pairs = list(zip(figures, jobs, strict=True))
     loaded = _path_order(pairs[len(held) :], [len(f) for f in per_path], options)
-    pairs = settled(pairs[: len(held)] + loaded, options, limits, info_cores)
+    pairs = pairs[: len(held)] + loaded
     report = judge([f for f, _ in pairs], options, limits, limits_error)
     if options.reference is not None:
         # the same path, the same options, no gates or comparisons of its own; the side
@@ -109,44 +107,6 @@ def check_paths(
         report = apply_reference(report, reference, named, options.reference)
     report = with_summary(apply_gates(report, options))
     return Checked(check_report(report), tuple(f.capture for f, _ in pairs))
-
-
-Reduced = tuple[CaptureFigures, Source | Capture]
-
-
-def settled(
-    reduced: list[Reduced],
-    options: Options,
-    limits: Limits | None,
-    info_cores: Sequence[Sequence[DeviceCores]],
-) -> list[Reduced]:
-    """The evidence with every capture's plan figures taken for the main streams decided
-    over all runs of its rank. A capture's plan figures are computed for the main stream
-    it decides alone (measure.figures); where the rank decides another one that changes
-    them (runs that disagree: never for a rank of one run), the capture is reduced again
-    with the decided streams, so its figures are those of that stream exactly."""
-    if not options.plans:
-        return reduced
-    try:
-        decisions = decide([f for f, _ in reduced], options)
-    except OverlapCheckError:  # judge raises it, in its order
-        return reduced
-    out = list(reduced)
-    for rank in decisions.ranks:
-        mains = [streams.main for streams in rank.plans]
-        for i in rank.members:
-            figures, job = out[i]
-            if all(
-                figures_key(main, figures.plans[p].matters) in sample.plans[p]
-                for p, main in enumerate(mains)
-                for sample in figures.samples
-            ):
-                continue
-            again = reduce_one(job, options, limits, info_cores, mains)
-            if isinstance(again, OverlapCheckError):  # it read once: it reads again
-                raise again
-            out[i] = (again, job)
-    return out
 
 
 def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckError | None]:
@@ -179,10 +139,12 @@ def _limits(options: Options) -> tuple[Limits | None, OverlapCheckError | None]:
         return None, err
 
 
-def _path_order(pairs: list[Reduced], sizes: list[int], options: Options) -> list[Reduced]:
+def _path_order(
+    pairs: list[tuple[CaptureFigures, Source | Capture]], sizes: list[int], options: Options
+) -> list[tuple[CaptureFigures, Source | Capture]]:
     """readers.load_paths' order: each PATH's captures by (rank, capture time), PATHs as
     given, or everything by capture time with ``order="time"``."""
-    out: list[Reduced] = []
+    out: list[tuple[CaptureFigures, Source | Capture]] = []
     start = 0
     for size in sizes:
         out += sorted(pairs[start : start + size], key=lambda p: capture_order(p[0].capture))

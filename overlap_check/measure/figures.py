@@ -4,23 +4,25 @@ A worker process reads one capture and reduces it with :func:`capture_figures`;
 the kernel table never leaves the worker, so the parent holds the figures of
 every run (a few KB each) but at most one kernel table per worker.
 
-Three decisions need every run of a rank, so a worker cannot take them alone: the
-rank's main stream (most busy time over all its samples), each plan's main stream
-(most dominator time, else the rank's main stream) and the device cores (captures may
-disagree: the smallest info.json, else the largest Block Num over all captures). The
-cheap figures are computed for every stream (the pair figures of every two streams,
-the pieces the decisions read: busy time, dominator and side-op time per stream,
-Block Num maxima). The plan figures (occurrences, hidden time, barriers, walls) are
-computed for one main stream only: the one this capture alone decides, which is the
-rank's decision for a rank of one run and, in practice, for runs of one workload. The
-parent decides from the pieces of all runs and has a capture whose plan figures were
-taken for another main stream reduced again with the decided one
-(judge.pipeline.settled), so no occurrence table is built to be thrown away. The
-contention sweep needs the device cores themselves: the parent hands every worker the
-info.json cores of all captures (read ahead, small), so the worker sweeps with the
-decision itself where it is known, else with the fewest cores it can take, keeping what
-more cores need (cores.device.sweep_cores); the parent's cores.contention_at gives the
-figures for the decided cores.
+Three decisions need every run of a rank, so a worker cannot take them: the
+rank's main stream (most busy time over all its samples), each plan's main
+stream (most dominator time, else the rank's main stream) and the device cores
+(captures may disagree: the smallest info.json, else the largest Block Num over
+all captures). A worker therefore computes the figures for every stream, not a
+guess: the pair figures of every two streams, the plan figures with each stream
+where the main stream changes them as the main stream, plus the outcome "the
+main stream has nothing of this plan here", which is the same for every other
+stream. The parent decides from the pieces of all runs (busy time, dominator and
+side-op time per stream, info.json cores, Block Num maxima) and picks the
+figures. A capture alone in the analysis is its rank's only run: it takes those
+decisions itself, and its plan figures are built for the decided main streams
+only (no occurrence table is built to be thrown away). The contention sweep
+needs the device cores themselves: the parent hands every worker the info.json
+cores of all captures (read ahead, small), so the worker sweeps with the
+decision itself where it is known, else with the fewest cores it can take,
+keeping what more cores need (cores.device.sweep_cores); the parent's
+cores.contention_at gives the figures for the decided cores. No capture is read
+twice.
 Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 :mod:`overlap_check.judge.judgement`'s.
 """
@@ -30,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -235,16 +236,15 @@ def _plan_figures(
     samples: Sequence[Sample],
     options: Options,
     comm: Sequence[tuple[I64, I64]],
-    rank_main: int | None,
-    main: int | Literal["local"] | None = "local",
+    rank_main: int | None = None,
+    alone: bool = False,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
-    """The plan's pieces, and per sample its figures with one main stream: ``main``, or
-    with "local" the one this capture alone decides (``rank_main``: its own main stream).
-    The figures are keyed by figures_key (None: any stream without the plan's main work).
-    The parent decides over all runs of the rank and has a capture whose key differs
-    reduced again with the decided stream (judge.pipeline); a rank of one run never does.
-    ``comm``: per sample, the start and end of its communication tasks (part of a compute
-    plan's main path)."""
+    """The plan's pieces, and per sample its figures with each stream that matters as the
+    main stream (key None: any other stream). ``alone``: this capture is the only one of
+    the analysis, so it decides the plan's main stream by itself (``rank_main``: its main
+    stream): the figures are built for that stream only, under its figures_key. ``comm``:
+    per sample, the start and end of its communication tasks (part of a compute plan's
+    main path)."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -278,8 +278,11 @@ def _plan_figures(
         ),
         matters=matters,
     )
-    chosen = plan_main(plan, dominator_ns, rank_main) if main == "local" else main
-    mains = [figures_key(chosen, matters)]
+    mains: list[int | None] = (
+        [figures_key(plan_main(plan, dominator_ns, rank_main), matters)]
+        if alone
+        else [*sorted(matters), None]
+    )
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
     # compute of every other stream; a compute side op against the main path (its main
@@ -421,13 +424,13 @@ def capture_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    mains: Sequence[int | None] | None = None,
+    alone: bool = False,
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``info_cores``: per capture of the
     analysis, the cores its info.json files give (none given: this capture alone);
-    ``mains``: per plan, the main stream decided over all runs (None: the one this
-    capture alone decides, see _plan_figures)."""
+    ``alone``: the capture is the only one of the analysis (it decides its rank's main
+    streams: the plan figures are built for those alone)."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
@@ -467,10 +470,10 @@ def capture_figures(
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     comm = _communication(samples, capture)
     rank_main = choose_main_stream(sets, options.main_stream)
-    for p, plan in enumerate(options.plans):
+    for plan in options.plans:
         plan_samples = samples if plan.side_kind == "compute" else wide
         plan_pieces, plan_figures = _plan_figures(
-            plan, plan_samples, options, comm, rank_main, "local" if mains is None else mains[p]
+            plan, plan_samples, options, comm, rank_main, alone
         )
         plan_pieces = replace(
             plan_pieces,
@@ -499,11 +502,11 @@ def source_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    mains: Sequence[int | None] | None = None,
+    alone: bool = False,
 ) -> CaptureFigures:
     """Read one capture (unless given one) and reduce it: what a worker process runs."""
     if isinstance(source, Capture):
-        return capture_figures(source, options, limits, info_cores, mains)
+        return capture_figures(source, options, limits, info_cores, alone)
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column
@@ -513,4 +516,4 @@ def source_figures(
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
 
         capture = capture_with_modules(capture, source.traces, modules)
-    return capture_figures(capture, options, limits, info_cores, mains)
+    return capture_figures(capture, options, limits, info_cores, alone)

@@ -108,14 +108,14 @@ def reduce_one(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    mains: Sequence[int | None] | None = None,
+    alone: bool = False,
 ) -> CaptureFigures | OverlapCheckError:
     """The figures of one capture, or the tool's error that reading it raised (as data).
-    ``mains``: per plan, its main stream decided over all runs (figures.capture_figures)."""
+    ``alone``: the only capture of the analysis (figures.capture_figures)."""
     from overlap_check.measure.figures import source_figures
 
     try:
-        return source_figures(job, options, limits, info_cores, mains)
+        return source_figures(job, options, limits, info_cores, alone)
     except OverlapCheckError as err:
         return err
 
@@ -159,7 +159,12 @@ def reduce_all(
             pass  # no worker could take them (died, or a daemon may not start any): here
     out: list[CaptureFigures] = []
     for k, job in enumerate(jobs):
-        outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
+        outcome = (
+            outcomes[k]
+            if k in outcomes
+            # a capture alone takes its rank's decisions itself (figures.capture_figures)
+            else reduce_one(job, options, limits, info_cores, len(jobs) == 1)
+        )
         if isinstance(outcome, OverlapCheckError):
             raise outcome
         out.append(outcome)
