@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import get_args
 
 import click
@@ -75,3 +76,15 @@ def test_choices_come_from_the_literal_types() -> None:
         assert [check(value) for value in get_args(kind)] == list(get_args(kind))
         with pytest.raises(Invalid):
             check("sometimes")
+
+
+def test_a_spawned_worker_importing_an_unguarded_script_runs_nothing(tmp_path: Path) -> None:
+    # "spawn" imports the parent's main script as __mp_main__ in every worker; a console
+    # script without a __main__ guard must not analyse everything again there
+    import runpy
+
+    script = tmp_path / "overlap-check"
+    script.write_text("from overlap_check.cli import main\nmain(['--version'])\n")
+    runpy.run_path(str(script), run_name="__mp_main__")  # no SystemExit: nothing ran
+    with pytest.raises(SystemExit):
+        runpy.run_path(str(script), run_name="__main__")

@@ -353,3 +353,27 @@ def test_jobs_of_dead_workers_are_reduced_here(job: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(workers, "ProcessPoolExecutor", _DeadPool)
     options = Options(plans=(SIDE_DOM,))
     assert_same(pipeline.check([job], options, workers=2), exhaustive(load_paths([job]), options))
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_a_capture_alone_builds_its_plan_figures_for_its_own_main_streams_only(
+    runs: list[Path], name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One capture alone decides its rank's main streams itself: its plan figures are built
+    # for those only, and the Report is the one that figures for every stream give.
+    options = OPTIONS[name]
+    reduce = figures.capture_figures
+    built: list[int] = []
+
+    def every(*args: object, **kwargs: object) -> figures.CaptureFigures:
+        out = reduce(*args[:4], alone=False)  # type: ignore[arg-type]
+        built.append(max((len(p) for s in out.samples for p in s.plans), default=0))
+        return out
+
+    for capture in load_paths(runs[:2]):
+        alone = pipeline.analyze_captures([capture], options)
+        monkeypatch.setattr(figures, "capture_figures", every)
+        assert_same(alone, pipeline.analyze_captures([capture], options))
+        monkeypatch.setattr(figures, "capture_figures", reduce)
+    if options.plans and name != "forced main":  # dominators on both streams
+        assert max(built) > 1

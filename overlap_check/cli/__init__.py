@@ -9,6 +9,7 @@ here and nowhere else.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -124,4 +125,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
+    # A console script without an ``if __name__ == "__main__":`` guard is run again by
+    # every worker process that "spawn" starts (it imports the parent's main script as
+    # __mp_main__): the worker would analyse everything again and print a second report.
+    if sys._getframe(1).f_globals.get("__name__") == "__mp_main__":
+        return
     cli.main(args=argv, prog_name="overlap-check")

@@ -14,12 +14,15 @@ where the main stream changes them as the main stream, plus the outcome "the
 main stream has nothing of this plan here", which is the same for every other
 stream. The parent decides from the pieces of all runs (busy time, dominator and
 side-op time per stream, info.json cores, Block Num maxima) and picks the
-figures. The contention sweep needs the device cores themselves: the parent
-hands every worker the info.json cores of all captures (read ahead, small), so
-the worker sweeps with the decision itself where it is known, else with the
-fewest cores it can take, keeping what more cores need
-(cores.device.sweep_cores); the parent's cores.contention_at gives the figures
-for the decided cores. No capture is read twice.
+figures. A capture alone in the analysis is its rank's only run: it takes those
+decisions itself, and its plan figures are built for the decided main streams
+only (no occurrence table is built to be thrown away). The contention sweep
+needs the device cores themselves: the parent hands every worker the info.json
+cores of all captures (read ahead, small), so the worker sweeps with the
+decision itself where it is known, else with the fewest cores it can take,
+keeping what more cores need (cores.device.sweep_cores); the parent's
+cores.contention_at gives the figures for the decided cores. No capture is read
+twice.
 Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
 :mod:`overlap_check.judge.judgement`'s.
 """
@@ -78,6 +81,7 @@ from overlap_check.measure.shapes import shape_signature, wants_shapes
 from overlap_check.measure.streams import (
     PairFigure,
     StreamSets,
+    choose_main_stream,
     pair_figure,
     stream_sets,
     stream_stats,
@@ -215,15 +219,37 @@ def _swapped(figure: PairFigure) -> PairFigure:
     return overlap, pct, side_busy, main_busy
 
 
+def plan_main(plan: Plan, dominator_ns: pl.DataFrame, rank_main: int | None) -> int | None:
+    """The plan's main stream as judge.decide.plan_streams takes it, from these pieces:
+    the configured one, else the most dominator time, else the rank's main stream."""
+    if plan.main_stream is not None:
+        return plan.main_stream
+    if plan.dominator is None:
+        return rank_main
+    ranked = ranked_streams(dominator_ns)
+    return ranked[0] if ranked else None
+
+
+def figures_key(main: int | None, matters: frozenset[int]) -> int | None:
+    """The key of SampleFigures.plans that main stream ``main`` reads (None: a main stream
+    with nothing of the plan, the same figures for every such stream)."""
+    return main if main in matters else None
+
+
 def _plan_figures(
     plan: Plan,
     samples: Sequence[Sample],
     options: Options,
     comm: Sequence[tuple[I64, I64]],
+    rank_main: int | None = None,
+    alone: bool = False,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other stream). ``comm``: per sample, the start and end of
-    its communication tasks (part of a compute plan's main path)."""
+    main stream (key None: any other stream). ``alone``: this capture is the only one of
+    the analysis, so it decides the plan's main stream by itself (``rank_main``: its main
+    stream): the figures are built for that stream only, under its figures_key. ``comm``:
+    per sample, the start and end of its communication tasks (part of a compute plan's
+    main path)."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -257,7 +283,11 @@ def _plan_figures(
         ),
         matters=matters,
     )
-    mains: list[int | None] = [*sorted(matters), None]
+    mains: list[int | None] = (
+        [figures_key(plan_main(plan, dominator_ns, rank_main), matters)]
+        if alone
+        else [*sorted(matters), None]
+    )
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
     # compute of every other stream; a compute side op against the main path (its main
@@ -421,10 +451,13 @@ def capture_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    alone: bool = False,
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: the configured core limits (None: none, or
     they failed to load, which the parent reports); ``info_cores``: per capture of the
-    analysis, the cores its info.json files give (none given: this capture alone)."""
+    analysis, the cores its info.json files give (none given: this capture alone);
+    ``alone``: the capture is the only one of the analysis (it decides its rank's main
+    streams: the plan figures are built for those alone)."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
@@ -463,9 +496,12 @@ def capture_figures(
     per_plan: list[list[dict[int | None, PlanSample]]] = []
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     comm = _communication(samples, capture)
+    rank_main = choose_main_stream(sets, options.main_stream)
     for plan in options.plans:
         plan_samples = samples if plan.side_kind == "compute" else wide
-        plan_pieces, plan_figures = _plan_figures(plan, plan_samples, options, comm)
+        plan_pieces, plan_figures = _plan_figures(
+            plan, plan_samples, options, comm, rank_main, alone
+        )
         plan_pieces = replace(
             plan_pieces,
             dominator_blocks=dominator_blocks(capture.kernels, plan),
@@ -494,10 +530,11 @@ def source_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    alone: bool = False,
 ) -> CaptureFigures:
     """Read one capture (unless given one) and reduce it: what a worker process runs."""
     if isinstance(source, Capture):
-        return capture_figures(source, options, limits, info_cores)
+        return capture_figures(source, options, limits, info_cores, alone)
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column;
@@ -513,4 +550,4 @@ def source_figures(
         from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
 
         capture = capture_with_modules(capture, source.traces, modules)
-    return capture_figures(capture, options, limits, info_cores)
+    return capture_figures(capture, options, limits, info_cores, alone)

@@ -134,12 +134,14 @@ def reduce_one(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    alone: bool = False,
 ) -> CaptureFigures | OverlapCheckError:
-    """The figures of one capture, or the tool's error that reading it raised (as data)."""
+    """The figures of one capture, or the tool's error that reading it raised (as data).
+    ``alone``: the only capture of the analysis (figures.capture_figures)."""
     from overlap_check.measure.figures import source_figures
 
     try:
-        return source_figures(job, options, limits, info_cores)
+        return source_figures(job, options, limits, info_cores, alone)
     except OverlapCheckError as err:
         return err
 
@@ -166,7 +168,12 @@ def reduce_all(
             _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
         out: list[CaptureFigures] = []
         for k, job in enumerate(jobs):
-            outcome = outcomes[k] if k in outcomes else reduce_one(job, options, limits, info_cores)
+            outcome = (
+                outcomes[k]
+                if k in outcomes
+                # a capture alone takes its rank's decisions itself (figures.capture_figures)
+                else reduce_one(job, options, limits, info_cores, len(jobs) == 1)
+            )
             if isinstance(outcome, OverlapCheckError):
                 raise outcome
             out.append(outcome)
