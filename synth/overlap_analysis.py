@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from overlap_check.measure.intervals import merge
+from overlap_check.model.intervals import merge
 from synth import fmt
 from synth.rows import Frames
 from synth.trace_style import Style, json_object

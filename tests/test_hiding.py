@@ -11,8 +11,9 @@ import numpy as np
 import polars as pl
 
 from overlap_check.measure import barriers, hiding, layering
-from overlap_check.measure.selection import restricted_side_expr, stayed_off_side, stayed_phrases
+from overlap_check.measure.placement import stayed_off_side, stayed_phrases
 from overlap_check.model import Thresholds
+from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import conform
 
 T = Thresholds()

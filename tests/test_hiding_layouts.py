@@ -12,8 +12,9 @@ import pytest
 
 from overlap_check import load
 from overlap_check.measure import barriers, hiding, layering
-from overlap_check.measure.selection import restricted_side_expr, stayed_off_side, stayed_phrases
+from overlap_check.measure.placement import stayed_off_side, stayed_phrases
 from overlap_check.model import Thresholds
+from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import compute_kernels
 from synth.construction import BASE_NS
 from synth.hiding_layouts import LAYOUTS, Answer, layout

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from overlap_check.measure import intervals
+from overlap_check.model import intervals
 
 HORIZON = 40
 

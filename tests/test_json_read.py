@@ -213,7 +213,7 @@ def test_reference_core_limits_and_baseline_reports_are_restored_whole() -> None
 
 
 def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
-    from overlap_check.report.json import indented
+    from overlap_check.model.json_codec import indented
 
     data = {
         "empty": [],

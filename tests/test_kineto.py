@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from overlap_check.cli import cli
 from overlap_check.judge.pipeline import check
 from overlap_check.model import Options, Plan, Report
+from overlap_check.model.json_codec import to_dict
 from overlap_check.readers import load
 from overlap_check.readers.discover import discover
-from overlap_check.report.json import to_dict
 from synth.kineto import KinetoSpec, expected, write
 
 TRACES = {

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from overlap_check import check
 from overlap_check.cli import cli
-from overlap_check.judge.verdict import BARRIER_HINT, PRODUCER_HINT
 from overlap_check.model import Occurrence, Options, Plan, PlanResult
+from overlap_check.model.verdicts import BARRIER_HINT, PRODUCER_HINT
 from synth.construction import BASE_NS
 from synth.hiding_layouts import Answer, LayerAnswer, layout
 from synth.layers import MAIN, SIDE

@@ -31,8 +31,8 @@ from overlap_check.lint.render import render_junit
 from overlap_check.lint.sarif import render_sarif
 from overlap_check.model import CoreLimit, Options, Plan, Report
 from overlap_check.model.errors import OverlapCheckError
+from overlap_check.model.json_codec import to_dict
 from overlap_check.report import junit
-from overlap_check.report.json import to_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"

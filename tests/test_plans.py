@@ -10,10 +10,9 @@ import polars as pl
 import pytest
 
 from overlap_check.judge.pipeline import analyze_captures
-from overlap_check.measure import intervals
 from overlap_check.measure.plans import Occurrences, PlanStreams, occurrences, tag
 from overlap_check.measure.runs import make_samples
-from overlap_check.model import Capture, Options, Plan, PlanResult
+from overlap_check.model import Capture, Options, Plan, PlanResult, intervals
 from overlap_check.model.table import conform
 
 T0 = 1_736_408_883_704_643_212  # ns; kernel times below are offsets from it

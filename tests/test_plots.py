@@ -1020,7 +1020,7 @@ def test_per_step_samples_name_the_step(tmp_path: Path) -> None:
 
 
 def test_defensive_paths_raise_or_fall_back(tmp_path: Path, fake_report) -> None:  # type: ignore[no-untyped-def]
-    from overlap_check.report.plots.picking import measure_occurrence
+    from overlap_check.measure.occurrence import measure_occurrence
 
     report, captures = fake_report
     result = report.plans[0]
@@ -1150,7 +1150,7 @@ def test_copy_plan_draws_its_copies_on_the_copy_stream_lane() -> None:
 
 def test_an_occurrence_of_a_communication_plan_is_measured_with_its_tasks() -> None:
     import overlap_check
-    from overlap_check.report.plots.picking import measure_occurrence
+    from overlap_check.measure.occurrence import measure_occurrence
 
     captures = overlap_check.load(REPO / "fixtures" / "afd-hidden")
     plan = Plan("afd-send", side="hcom_send", side_kind="communication")

@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 from overlap_check.measure.hiding import helper_streams
-from overlap_check.measure.intervals import union_length
-from overlap_check.measure.selection import restricted_side_expr
 from overlap_check.model import Capture
+from overlap_check.model.intervals import union_length
+from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import compute_kernels
 from overlap_check.readers import load
 from overlap_check.readers.modules import SCHEMA, kernel_modules, module_scopes, with_modules

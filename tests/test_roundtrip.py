@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from overlap_check import load
-from overlap_check.measure.intervals import intersection_length, union_length
 from overlap_check.model.errors import NoStreamDataError
+from overlap_check.model.intervals import intersection_length, union_length
 from overlap_check.model.table import compute_kernels
 from synth import (
     CommOp,

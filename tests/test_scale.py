@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.judge.judgement import pipeline
+from overlap_check.judge import pipeline
 from overlap_check.measure import figures, workers
 from overlap_check.measure.streams import (
     choose_main_stream,

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from overlap_check.cli import cli
 from overlap_check.cli.config import load_config
-from overlap_check.measure.selection import side_expr
 from overlap_check.model import Plan
 from overlap_check.model.errors import ConfigError
+from overlap_check.model.selection import side_expr
 from overlap_check.model.table import compute_kernels
 from overlap_check.readers import load
 from synth.model import Variant

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from overlap_check.judge import verdict as judgement
-from overlap_check.judge.verdict import bands, diagnosis, figure_text, gate, label
+from overlap_check.judge.verdict import diagnosis, gate
 from overlap_check.model import (
     BarrierCandidate,
     ContentionInterval,
@@ -18,6 +18,7 @@ from overlap_check.model import (
     Thresholds,
     Verdict,
 )
+from overlap_check.model.verdicts import bands, figure_text, label
 
 T = Thresholds()
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import overlap_check
-from overlap_check.judge.verdict import figure_text, label
 from overlap_check.model import Capture, Options, Plan, Report, Thresholds
+from overlap_check.model.verdicts import figure_text, label
 from overlap_check.report import github, junit, markdown, text
 from overlap_check.report import json as json_report
 from overlap_check.report.plots.select import Selection, charts

@@ -18,11 +18,11 @@ from overlap_check.cli.options import DEFAULTS, color_option, stdout_color
 from overlap_check.judge.baseline import (
     compare_reports,
     comparison_to_dict,
-    describe,
     failing,
     load_baseline,
 )
 from overlap_check.model import BaselineDelta
+from overlap_check.model.verdicts import describe
 from overlap_check.report.color import paint, paint_verdict
 from overlap_check.report.escape import displayed, guarded, json_text
 from overlap_check.report.markdown import append_markdown, render_comparison, step_summary_target

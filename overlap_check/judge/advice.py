@@ -19,19 +19,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from overlap_check.model import Cause, Evidence, EvidenceKind, ExecutionPath
-
-# The evidence kinds that are measured 3c causes (what renderers list as "cause N").
-CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(
-    {
-        "contention",
-        "cube-saturated",
-        "side-tail",
-        "join-wait",
-        "dominator-stretched",
-        "shape-change",
-        "tail-ops",
-    }
-)
+from overlap_check.model.verdicts import PRODUCER_HINT
 
 GIVE_PATH = (
     'name the execution path (path = "ge" | "npugraph_ex" | "eager" in the plan, --path, '
@@ -123,10 +111,6 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
 }
 
 # barrier (b): the side work's input came from a main op placed after the dominator
-PRODUCER_HINT = (
-    "make that producer run before the dominator (compute it earlier, or move it into the "
-    "stream-switch block) so the side work can start under the dominator"
-)
 
 # The barrier's step at fake (or a partial capped by fake layers), by which way the wait
 # went (model.BarrierCandidate.waited) and path; None: no barrier found either way.

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from overlap_check.model import SCHEMA_VERSION, BaselineDelta, BaselineFigure, Report
 from overlap_check.model.errors import InputError, UsageError, regular_file
+from overlap_check.model.verdicts import describe
 
 # Reports round their figures; a drop of exactly the tolerance must not fail.
 _EPSILON = 1e-9
@@ -117,29 +118,6 @@ def _compare(
 def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
     """Per plan and rank (stream pairs when neither report has plans): base vs head."""
     return _compare(_figures(base), _figures(head), tolerance)
-
-
-def describe(delta: BaselineDelta, tolerance: float) -> str:
-    """One line a person reads: what changed and what that means for the gate."""
-    where = delta.plan if delta.rank is None else f"{delta.plan} rank {delta.rank}"
-    if delta.status == "missing-in-head":
-        return (
-            f"{where}: in the baseline ({delta.figure} {_pct(delta.base)}) but not in this report; "
-            "refresh the baseline if it was renamed or removed"
-        )
-    if delta.status == "missing-in-base":
-        return f"{where}: new ({delta.figure} {_pct(delta.head)}), not in the baseline"
-    change = f" ({delta.delta:+.3f})" if delta.delta is not None else ""
-    text = f"{where}: {delta.figure} {_pct(delta.base)} -> {_pct(delta.head)}{change}"
-    if delta.status == "regressed":
-        text += f", dropped by more than the tolerance {tolerance:.3f}"
-    elif delta.status == "improved":
-        text += ", improved"
-    return text
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:

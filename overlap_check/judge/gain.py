@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from overlap_check.judge.verdict import decided_text, with_cause
+from overlap_check.judge.verdict import with_cause
 from overlap_check.measure.shapes import shape_changes
 from overlap_check.model import (
     Evidence,
@@ -32,6 +32,7 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.model.errors import InputError
+from overlap_check.model.verdicts import decided_text
 
 
 def delta_pct(before: float | None, after: float | None) -> float | None:

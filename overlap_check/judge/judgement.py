@@ -192,13 +192,16 @@ def judge(
     ]
     unplaced_notes = _unplaced_notes(options.plans, ranks, figures)
     notes += unplaced_notes
-    provisional_reasons = (*sorted(run_reasons),) + tuple(
-        reason
-        for reason, present in (
-            ("malformed rows were skipped or an export is incomplete", damaged_ranks),
-            ("kernel rows without a stream may belong to a plan", unplaced_notes),
-        )
-        if present
+    provisional_reasons = (
+        *sorted(run_reasons),
+        *(
+            reason
+            for reason, present in (
+                ("malformed rows were skipped or an export is incomplete", damaged_ranks),
+                ("kernel rows without a stream may belong to a plan", unplaced_notes),
+            )
+            if present
+        ),
     )
     decision = gate(
         plans,

@@ -16,12 +16,11 @@ judged on its own; the gate fails when any rank fails.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from overlap_check.judge.advice import CAUSE_KINDS, PRODUCER_HINT, fix_steps
+from overlap_check.judge.advice import fix_steps
 from overlap_check.model import (
     FAKE_SHARE,
     BarrierCandidate,
@@ -41,10 +40,20 @@ from overlap_check.model import (
     Verdict,
     rank_text,
 )
+from overlap_check.model.verdicts import CAUSE_KINDS
 
 if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this module
-    import numpy as np
-    import numpy.typing as npt
+    pass
+
+from overlap_check.model.verdicts import (
+    _us,
+    barrier_hint,
+    barrier_phrase,
+    capped,
+    decided_text,
+    figure_text,
+    label,
+)
 
 FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verdict.py)
     "fake": frozenset({"fake", "not-split", "no-evidence"}),
@@ -126,48 +135,6 @@ def mark_gate(report: Report) -> Report:
     return replace(report, plans=tuple(plans), stream_pairs=tuple(pairs))
 
 
-def figure_text(value: float | None, thresholds: Thresholds, digits: int = 3) -> str:
-    """A banded figure with enough digits that the number printed falls in the band of the
-    value itself, and a word where it sits at a threshold's edge: 0.4996 is "0.4996 (just
-    under 0.5)", never "0.500" beside "partial"."""
-    if value is None:
-        return "n/a"
-    band = label(value, thresholds)
-    for places in range(digits, 10):
-        text = f"{value:.{places}f}"
-        if label(float(text), thresholds) == band:
-            break
-    else:  # closer than 1e-9 to a threshold: the digits cut toward the value's band
-        below = value < (thresholds.fake + thresholds.real) / 2
-        cut = math.ceil if band == "real" or (band == "partial" and below) else math.floor
-        text = f"{cut(value * 10**digits) / 10**digits:.{digits}f}"
-    if places == digits and label(float(text), thresholds) == band:
-        return text
-    if band == "partial":
-        upper = value > (thresholds.fake + thresholds.real) / 2
-        near = f"under {thresholds.real:g}" if upper else f"over {thresholds.fake:g}"
-    else:
-        near = f"over {thresholds.real:g}" if band == "real" else f"under {thresholds.fake:g}"
-    return f"{text} (just {near})"
-
-
-def decided_text(plan: PlanResult, thresholds: Thresholds) -> str:
-    """What decided a plan's verdict, in words: its figure, and the cap when it decided."""
-    found = plan.diagnosed
-    if plan.verdict == "no-evidence":
-        judged = found.evidence if found is not None else ()
-        reasons = [e.text for e in judged if e.kind == "nothing-judged"]
-        return reasons[0] if reasons else ""
-    if plan.verdict == "not-split":
-        return plan.placement[0] if plan.placement else "placement"
-    text = f"{plan.decided_by} {figure_text(plan.hidden_pct, thresholds)}"
-    if found is not None and found.capped:
-        counts = plan.verdict_counts
-        text += f", capped at partial: {counts[2]} of {sum(counts)} judged warm layers fake"
-        text += f"; fake in every layer: {', '.join(found.fake_runs)}" * bool(found.fake_runs)
-    return text
-
-
 def decide(
     figure: float | None,
     warm: Sequence[tuple[str, tuple[int, int, int]]],
@@ -190,71 +157,6 @@ def decide(
         return verdict, "band" if band != "no-evidence" else "no-evidence", band, ()
     fake_runs = tuple(name for name, c in warm if sum(c) and c[2] == sum(c))
     return verdict, "fake-run" if fake_runs else "fake-share", band, fake_runs
-
-
-def capped(
-    verdict: Verdict, counts: tuple[int, int, int], fake_share: float = FAKE_SHARE
-) -> Verdict:
-    """``verdict`` at best ``partial`` when more than ``fake_share`` of the judged
-    occurrences (``counts``: real, partial, fake) are fake."""
-    if verdict == "real" and counts[2] > fake_share * sum(counts):
-        return "partial"
-    return verdict
-
-
-BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
-
-
-def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
-    """The verdict band of each figure, the one banding rule of the package: ``>= real``
-    real, ``<= fake`` fake, partial between; nan (nothing judged) is no-evidence."""
-    import numpy as np
-
-    values = np.asarray(figures, dtype=np.float64)
-    return np.where(
-        np.isnan(values),
-        "no-evidence",
-        np.where(
-            values >= thresholds.real,
-            "real",
-            np.where(values <= thresholds.fake, "fake", "partial"),
-        ),
-    )
-
-
-def label(figure: float | None, thresholds: Thresholds) -> Verdict:
-    """The verdict band of one figure (:func:`bands`); None (nothing judged) is no-evidence."""
-    value = float("nan") if figure is None else figure
-    return cast(Verdict, str(bands([value], thresholds)[0]))
-
-
-def _us(ns: float) -> str:
-    return f"{ns / 1000:.3f} µs"
-
-
-def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int, hint: bool = True) -> str:
-    """The barrier and which way the wait went (docs/hidden-fraction.md), with the advice
-    that matches it (``hint``)."""
-    advice = f" - {barrier_hint(candidate)}" if hint else ""
-    seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
-    if candidate.waited == "side":
-        return (
-            f"the side stream waited for {candidate.name} ({candidate.chain}) on stream "
-            f"{candidate.stream_id}: the side window starts {_us(candidate.lag_ns)} after it "
-            f"ended, after the dominator started, with the side stream idle ({seen}){advice}"
-        )
-    chain = f" (chain {candidate.chain} up to the dominator)" if candidate.chain else ""
-    return (
-        f"{candidate.name}{chain} on stream {candidate.stream_id} starts "
-        f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
-        f"{_us(candidate.gap_ns)} idle gap on the main stream: the main stream waited for "
-        f"the side stream ({seen}){advice}"
-    )
-
-
-def barrier_hint(candidate: BarrierCandidate) -> str:
-    """The advice that matches which way the wait went."""
-    return PRODUCER_HINT if candidate.waited == "side" else BARRIER_HINT
 
 
 def diagnosis(

@@ -26,10 +26,9 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure import intervals
 from overlap_check.measure.hiding import i64_column
 from overlap_check.measure.plans import BARRIER_SCHEMA, OK, Occurrences, barrier_instances
-from overlap_check.model import Thresholds
+from overlap_check.model import Thresholds, intervals
 
 CHAIN = " -> "
 MAX_CHAIN = 8  # ops named in a chain; a longer one keeps its first ones and the last

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from overlap_check.measure.intervals import grouped_union_length
 from overlap_check.model import ProfilerStepTime
+from overlap_check.model.intervals import grouped_union_length
 from overlap_check.model.table import compute_kernels
 
 # a step whose figures differ from the profiler's by more than this share of its

@@ -56,8 +56,8 @@ from overlap_check.measure.hiding import (
     other_stream_busy,
     siblings,
 )
-from overlap_check.measure.intervals import I64
 from overlap_check.measure.joins import layer_figures, step_wall
+from overlap_check.measure.placement import counted_by_label, label_counts
 from overlap_check.measure.plans import (
     OK,
     PlanStreams,
@@ -68,15 +68,6 @@ from overlap_check.measure.plans import (
     tag,
 )
 from overlap_check.measure.runs import Sample, make_samples
-from overlap_check.measure.selection import (
-    counted_by_label,
-    dominator_expr,
-    label_counts,
-    module_scope,
-    plan_columns,
-    restricted_side_expr,
-    side_expr,
-)
 from overlap_check.measure.shapes import shape_signature, wants_shapes
 from overlap_check.measure.streams import (
     PairFigure,
@@ -98,6 +89,14 @@ from overlap_check.model import (
 )
 from overlap_check.model.core_kinds import AIC_DEMAND, core_code
 from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
+from overlap_check.model.intervals import I64
+from overlap_check.model.selection import (
+    dominator_expr,
+    module_scope,
+    plan_columns,
+    restricted_side_expr,
+    side_expr,
+)
 from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, is_unplaced, without_copies
 from overlap_check.readers.discover import Source
 

@@ -13,7 +13,7 @@ per verdict band, the rule that caps a plan at ``partial`` when too many of them
 fake, and which streams only ran helper work (not judged at all).
 
 Pure functions on numpy int64 arrays and polars kernel tables; interval maths
-from :mod:`overlap_check.measure.intervals`.
+from :mod:`overlap_check.model.intervals`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import bands, capped, label
-from overlap_check.measure import intervals
-from overlap_check.measure.intervals import I64
-from overlap_check.model import FAKE_SHARE, Thresholds, Verdict
+from overlap_check.model import FAKE_SHARE, Thresholds, Verdict, intervals
+from overlap_check.model.intervals import I64
 from overlap_check.model.table import compute_kernels
+from overlap_check.model.verdicts import bands, capped, label
 
 F64 = npt.NDArray[np.float64]
 BANDS: tuple[Verdict, ...] = ("real", "partial", "fake")

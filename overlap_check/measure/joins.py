@@ -33,10 +33,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import polars as pl
 
-from overlap_check.measure import intervals
-from overlap_check.measure.intervals import I64
 from overlap_check.measure.runs import spread
-from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp
+from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp, intervals
+from overlap_check.model.intervals import I64
 
 if TYPE_CHECKING:
     from overlap_check.measure.plans import Occurrences

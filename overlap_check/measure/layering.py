@@ -32,10 +32,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import bands
 from overlap_check.measure.hiding import hidden_fraction, i64_column
-from overlap_check.measure.intervals import I64
 from overlap_check.model import Thresholds
+from overlap_check.model.intervals import I64
+from overlap_check.model.verdicts import bands
 
 if TYPE_CHECKING:
     from overlap_check.measure.plans import Occurrences

@@ -68,8 +68,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.judge.verdict import bands, decide, diagnose, diagnosis, figure_text, label
-from overlap_check.measure import intervals
+from overlap_check.judge.verdict import decide, diagnose, diagnosis
 from overlap_check.measure.hiding import (
     Hidden,
     Siblings,
@@ -78,17 +77,9 @@ from overlap_check.measure.hiding import (
     sibling_finding,
     verdict_counts,
 )
-from overlap_check.measure.intervals import I64
 from overlap_check.measure.layering import assign_layers, join_not_waited, lag, task_layers
+from overlap_check.measure.placement import stayed, stayed_phrases
 from overlap_check.measure.runs import Sample, spread
-from overlap_check.measure.selection import (
-    SIDE_KIND_WORDS,
-    dominator_expr,
-    module_scope,
-    side_expr,
-    stayed,
-    stayed_phrases,
-)
 from overlap_check.model import (
     FAKE_SHARE,
     MAX_LISTED_LAYERS,
@@ -103,8 +94,12 @@ from overlap_check.model import (
     Thresholds,
     Verdict,
     deciding_occurrence,
+    intervals,
 )
+from overlap_check.model.intervals import I64
+from overlap_check.model.selection import SIDE_KIND_WORDS, dominator_expr, module_scope, side_expr
 from overlap_check.model.table import is_compute
+from overlap_check.model.verdicts import bands, figure_text, label
 
 F64 = npt.NDArray[np.float64]
 _EMPTY: I64 = np.zeros(0, dtype=np.int64)
@@ -283,7 +278,7 @@ def tag(kernels: pl.DataFrame, plan: Plan, main: int | None = None) -> pl.DataFr
 
     ``kernels`` holds compute kernels only (and, for a communication or copy plan, the
     capture's other rows too); which kernels the plan names is
-    :mod:`overlap_check.measure.selection`'s (the core checks use the same definition).
+    :mod:`overlap_check.model.selection`'s (the core checks use the same definition).
     ``main``: the main stream, when known: a plan without ``side_stream`` then leaves
     the matches on it out of the side ops (they are main work, named by placement).
     """

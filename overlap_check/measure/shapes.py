@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from overlap_check.measure.selection import dominator_expr, restricted_side_expr
 from overlap_check.model import Options, Plan, ShapeCount
+from overlap_check.model.selection import dominator_expr, restricted_side_expr
 
 SHAPES_COLUMN = "input_shapes"  # the normalised column (readers: OPTIONAL_KERNEL_COLUMNS)
 SHOWN = 2  # distinct shapes named per operator and side in a change

@@ -23,9 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from overlap_check.judge.verdict import label
-from overlap_check.measure import intervals
-from overlap_check.measure.intervals import I64
 from overlap_check.measure.runs import Sample, spread
 from overlap_check.model import (
     RankStreamSummary,
@@ -33,7 +30,10 @@ from overlap_check.model import (
     StreamPairRun,
     StreamStat,
     Thresholds,
+    intervals,
 )
+from overlap_check.model.intervals import I64
+from overlap_check.model.verdicts import label
 
 PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
 

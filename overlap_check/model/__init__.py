@@ -736,7 +736,7 @@ class Report:
     def from_json(cls, document: object, path: str | None = None) -> Report:
         """The Report back from a parsed JSON report (report/json.py's document): rendering
         it again gives the same JSON. InputError naming ``path`` and the key when it is not one."""
-        from overlap_check.report.json import from_dict
+        from overlap_check.model.json_codec import from_dict
 
         return from_dict(document, path)
 

@@ -278,7 +278,7 @@ def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
 def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
     """Our exact communication/compute overlap of the whole trace beside HTA's figure
     (readers.kineto_hta); None without communication."""
-    from overlap_check.measure.intervals import intersection_length, union_length
+    from overlap_check.model.intervals import intersection_length, union_length
     from overlap_check.readers.kineto_hta import hta_comm_overlap
 
     comm = rows.filter(pl.col("is_communication"))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from overlap_check.measure.intervals import intersection_length, union_length
+from overlap_check.model.intervals import intersection_length, union_length
 from overlap_check.readers.kineto import Event, raw_text
 
 

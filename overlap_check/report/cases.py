@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from overlap_check.judge.baseline import describe
-from overlap_check.judge.verdict import decided_text, figure_text
 from overlap_check.model import (
     BaselineDelta,
     Occurrence,
@@ -23,6 +21,7 @@ from overlap_check.model import (
     StreamPair,
     Thresholds,
 )
+from overlap_check.model.verdicts import decided_text, describe, figure_text
 from overlap_check.report.text_cores import device_text
 
 Status = Literal["passed", "failed", "provisional"]

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from overlap_check.judge.advice import CAUSE_KINDS
-from overlap_check.judge.baseline import describe
-from overlap_check.judge.verdict import figure_text
 from overlap_check.model import BaselineDelta, Report
 from overlap_check.model.errors import InputError
+from overlap_check.model.verdicts import CAUSE_KINDS, describe, figure_text
 from overlap_check.report.cases import (
     Case,
     baseline_of,

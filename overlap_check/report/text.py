@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from overlap_check.judge.advice import CAUSE_KINDS
 from overlap_check.model import (
     BarrierCandidate,
     Occurrence,
@@ -17,13 +16,14 @@ from overlap_check.model import (
     Thresholds,
     rank_text,
 )
+from overlap_check.model.verdicts import CAUSE_KINDS
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication
 from overlap_check.report.text_table import Painter, fitted, table
 
 if TYPE_CHECKING:
     from overlap_check.report.text_cores import Origins
-from overlap_check.judge.verdict import barrier_phrase, figure_text
+from overlap_check.model.verdicts import barrier_phrase, figure_text
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"

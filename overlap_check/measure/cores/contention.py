@@ -23,7 +23,6 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure.intervals import I64, Steps, covered_sums, sweeps, touching
 from overlap_check.model import ContentionInterval
 from overlap_check.model.core_kinds import (
     AI_CORE,
@@ -34,6 +33,7 @@ from overlap_check.model.core_kinds import (
     C,
     core_code,
 )
+from overlap_check.model.intervals import I64, Steps, covered_sums, sweeps, touching
 from overlap_check.model.table import is_compute
 
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)

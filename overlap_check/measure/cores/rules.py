@@ -51,7 +51,6 @@ from overlap_check.measure.cores.contention import (
     RunContention,
 )
 from overlap_check.measure.cores.device import device_notes
-from overlap_check.measure.selection import named, side_expr
 from overlap_check.model import (
     AppliedLimit,
     ContentionInterval,
@@ -75,6 +74,7 @@ from overlap_check.model.core_kinds import (
     core_code,
     core_label,
 )
+from overlap_check.model.selection import named, side_expr
 from overlap_check.model.table import is_compute
 from overlap_check.readers.graph_dump import (
     GraphDumpLimits,

@@ -13,11 +13,11 @@ analysis holds several ranks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from overlap_check.model import Capture, Report
+from overlap_check.model import Capture, Occurrence, PlanResult, PlanRun, Report
 from overlap_check.report.plots.files import output_paths, picture_format
 from overlap_check.report.plots.select import CHART_KINDS, Chart, ChartKind, Selection, charts
 
@@ -37,12 +37,14 @@ def write_plots(
     run: int | None = None,
     occurrence: int | None = None,
     kinds: Sequence[ChartKind] = CHART_KINDS,
+    measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None,
 ) -> list[Path]:
     """Draw the charts of ``report`` (its kernels from ``captures``); return the files written.
 
     ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default: the
     worst warm occurrence of each plan, or without plans the busiest overlap region
-    of a warm run); ``kinds`` chooses among timeline, runs and demand charts.
+    of a warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
+    measures an occurrence the report does not list (Selection.measure).
     Raises UsageError for a bad suffix or a choice the report does not hold.
     """
     from overlap_check.model.extras import require
@@ -57,7 +59,8 @@ def write_plots(
         from overlap_check.model.errors import UsageError
 
         raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
-    chosen = charts(report, captures, Selection(plan, rank, run, occurrence, tuple(kinds)))
+    selection = Selection(plan, rank, run, occurrence, tuple(kinds), measure)
+    chosen = charts(report, captures, selection)
     written: list[Path] = []
     for chart, file in zip(chosen, output_paths(target, [c.slug for c in chosen]), strict=True):
         figure = _draw(chart)

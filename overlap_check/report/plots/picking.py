@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from overlap_check.model import BarrierCandidate, Capture, Occurrence, Plan, PlanResult, PlanRun
+from overlap_check.model import BarrierCandidate, Occurrence, PlanResult, PlanRun
 from overlap_check.model.errors import UsageError
 from overlap_check.model.table import compute_kernels
 
@@ -56,41 +56,6 @@ def pick_occurrence(
         ordered = [r for r in runs if r.warm] + [r for r in runs if not r.warm]
         candidates = [(r, o) for r in ordered for o in r.unpaired]
     return candidates[0] if candidates else None
-
-
-def measure_occurrence(
-    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
-) -> Occurrence:
-    """Occurrence ``index`` of one run, measured by the engine as the report was."""
-    from overlap_check.measure.plans import PlanStreams, occurrences, tag
-
-    plan = result_plan(result)
-    # a communication or copy plan's side ops are tasks: tag keeps them with the compute
-    kernels = capture.kernels if plan.side_kind != "compute" else compute_kernels(capture.kernels)
-    if plan_run.step is not None:  # --per step: occurrences are numbered within the step
-        kernels = kernels.filter(pl.col("step") == plan_run.step)
-    found = occurrences(
-        tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
-    )
-    if not 0 < index <= found.status.size:
-        raise UsageError(
-            f"run {plan_run.run} of plan {result.name!r} has no occurrence {index}",
-            hint=f"it has {found.status.size}",
-        )
-    return found.occurrence(index - 1)
-
-
-def result_plan(result: PlanResult) -> Plan:
-    """The plan a result was measured with, as far as the selection of its ops goes."""
-    return Plan(
-        name=result.name,
-        side=result.side,
-        dominator=result.dominator,
-        side_stream=result.side_stream,
-        main_stream=result.main_stream,
-        side_kind=result.side_kind,
-        op_type=result.op_type,
-    )
 
 
 def barrier_marks(

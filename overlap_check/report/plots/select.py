@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from overlap_check.judge.verdict import decided_text, figure_text
 from overlap_check.model import (
     Capture,
     DeviceCores,
@@ -29,11 +28,8 @@ from overlap_check.model import (
     Verdict,
 )
 from overlap_check.model.errors import UsageError
-from overlap_check.report.plots.picking import (
-    barrier_marks,
-    measure_occurrence,
-    pick_occurrence,
-)
+from overlap_check.model.verdicts import decided_text, figure_text
+from overlap_check.report.plots.picking import barrier_marks, pick_occurrence
 from overlap_check.report.plots.views import (
     DemandView,
     RunPoint,
@@ -66,6 +62,9 @@ class Selection:
     run: int | None = None
     occurrence: int | None = None
     kinds: tuple[ChartKind, ...] = CHART_KINDS
+    # measures an occurrence the report's layer table does not list (cli/plot gives
+    # measure.occurrence.measure_occurrence; the plots never measure themselves)
+    measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None
 
 
 def charts(report: Report, captures: Sequence[Capture], selection: Selection) -> list[Chart]:
@@ -236,7 +235,13 @@ def plan_timeline(
     occ = recorded
     if occ is None:
         assert selection.occurrence is not None
-        occ = measure_occurrence(result, plan_run, capture, selection.occurrence)
+        if selection.measure is None:
+            raise UsageError(
+                f"occurrence {selection.occurrence} of run {plan_run.run} is not in the report's "
+                "layer table",
+                hint="`overlap-check plot` measures it from the capture",
+            )
+        occ = selection.measure(result, plan_run, capture, selection.occurrence)
     side = _window(occ.side_start_ns, occ.side_end_ns)
     dom = _window(occ.dom_start_ns, occ.dom_end_ns)
     barriers = barrier_marks(

@@ -17,9 +17,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from overlap_check.measure import intervals
-from overlap_check.measure.selection import side_expr
-from overlap_check.model import Plan
+from overlap_check.model import Plan, intervals
+from overlap_check.model.selection import side_expr
 from overlap_check.report.plots import canvas
 from overlap_check.report.plots.views import (
     COMMUNICATION_LANE,

@@ -14,8 +14,14 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure import intervals
-from overlap_check.model import BarrierCandidate, DeviceCores, SideKind, Thresholds, Verdict
+from overlap_check.model import (
+    BarrierCandidate,
+    DeviceCores,
+    SideKind,
+    Thresholds,
+    Verdict,
+    intervals,
+)
 from overlap_check.model.table import compute_kernels
 
 # Margin around an occurrence's windows, as a fraction of their hull, so that the
