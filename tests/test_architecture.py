@@ -150,9 +150,7 @@ def test_modules_fit_in_a_head() -> None:
 def test_the_check_sees_a_wrong_import(tmp_path: Path) -> None:
     # the rule is not vacuous: a renderer importing the judge is caught
     module = tmp_path / "text.py"
-    module.write_text(
-        "def f():\n    from overlap_check.judge import verdict\n", encoding="utf-8"
-    )
+    module.write_text("def f():\n    from overlap_check.judge import verdict\n", encoding="utf-8")
     targets = _imports(module)
     assert "overlap_check.judge.verdict" in targets
     assert _folder("overlap_check.judge.verdict") not in ALLOWED["report"]

@@ -12,7 +12,8 @@ from overlap_check.measure.joins import (
     step_wall,
     tail_ops_cause,
 )
-from overlap_check.measure.plans import PlanStreams, main_kernels, occurrences, tag
+from overlap_check.measure.occurrences import PlanStreams
+from overlap_check.measure.plans import main_kernels, occurrences, tag
 from overlap_check.model import LayerFigures, Plan, PlanWalls, TailOp
 from overlap_check.model.table import conform
 

@@ -379,9 +379,10 @@ def test_a_missing_key_without_a_default_names_the_json_key() -> None:
 def test_the_codec_tables_name_fields_of_the_model() -> None:
     from dataclasses import fields
 
-    from overlap_check.report import json as codec
+    from overlap_check.model import json_codec as codec
 
-    for cls, name in [*codec.RENAMED, *codec.AS_OBJECTS, *codec.OMITTED_AT_DEFAULT]:
+    tables = [*codec.RENAMED, *codec.AS_OBJECTS, *codec.OMITTED_AT_DEFAULT, *codec.ZERO_AS_NULL]
+    for cls, name in tables:
         assert name in {f.name for f in fields(cls)}, (cls, name)
     for cls, leading in codec.LEADING.items():
         assert set(leading) <= {f.name for f in fields(cls)}

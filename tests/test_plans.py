@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from overlap_check.judge.pipeline import analyze_captures
-from overlap_check.measure.plans import Occurrences, PlanStreams, occurrences, tag
+from overlap_check.measure.occurrences import Occurrences, PlanStreams
+from overlap_check.measure.plans import occurrences, tag
 from overlap_check.measure.runs import make_samples
 from overlap_check.model import Capture, Options, Plan, PlanResult, intervals
 from overlap_check.model.table import conform

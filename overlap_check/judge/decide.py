@@ -17,7 +17,7 @@ import polars as pl
 
 from overlap_check.measure.cores import resolve_device
 from overlap_check.measure.figures import CaptureFigures, ranked_streams, time_per_stream
-from overlap_check.measure.plans import PlanStreams
+from overlap_check.measure.occurrences import PlanStreams
 from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.measure.streams import choose_main_stream
 from overlap_check.model import DeviceCores, Options, Plan

@@ -16,12 +16,12 @@ from dataclasses import replace
 
 from overlap_check import __version__
 from overlap_check.judge.decide import RankDecisions, decide
+from overlap_check.judge.plan_results import plan_result
 from overlap_check.judge.verdict import gate, mark_gate, with_cause, worst_rank
 from overlap_check.measure.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
 from overlap_check.measure.cores import Limits, RunContention, combine_cores, contention_at
 from overlap_check.measure.figures import CaptureFigures, SampleFigures
 from overlap_check.measure.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
-from overlap_check.measure.plans import plan_result
 from overlap_check.measure.runs import WarmupPlan, spread
 from overlap_check.measure.shapes import warm_signature
 from overlap_check.measure.streams import pair_results, rank_summary

@@ -27,7 +27,8 @@ import numpy.typing as npt
 import polars as pl
 
 from overlap_check.measure.hiding import i64_column
-from overlap_check.measure.plans import BARRIER_SCHEMA, OK, Occurrences, barrier_instances
+from overlap_check.measure.occurrences import OK, Occurrences
+from overlap_check.measure.plans import BARRIER_SCHEMA, barrier_instances
 from overlap_check.model import Thresholds, intervals
 
 CHAIN = " -> "

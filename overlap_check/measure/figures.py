@@ -57,16 +57,9 @@ from overlap_check.measure.hiding import (
     siblings,
 )
 from overlap_check.measure.joins import layer_figures, step_wall
+from overlap_check.measure.occurrences import OK, PlanStreams
 from overlap_check.measure.placement import counted_by_label, label_counts
-from overlap_check.measure.plans import (
-    OK,
-    PlanStreams,
-    main_kernels,
-    occurrences,
-    on_main,
-    plan_run,
-    tag,
-)
+from overlap_check.measure.plans import main_kernels, occurrences, on_main, plan_run, tag
 from overlap_check.measure.runs import Sample, make_samples
 from overlap_check.measure.shapes import shape_signature, wants_shapes
 from overlap_check.measure.streams import (

@@ -38,7 +38,7 @@ from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, Tail
 from overlap_check.model.intervals import I64
 
 if TYPE_CHECKING:
-    from overlap_check.measure.plans import Occurrences
+    from overlap_check.measure.occurrences import Occurrences
 
 
 # Format, layout and fill operators (operator types) that add main-stream time after the

@@ -38,7 +38,7 @@ from overlap_check.model.intervals import I64
 from overlap_check.model.verdicts import bands
 
 if TYPE_CHECKING:
-    from overlap_check.measure.plans import Occurrences
+    from overlap_check.measure.occurrences import Occurrences
 
 LAYER_SCHEMA = {
     "layer": pl.Int64,
@@ -155,7 +155,7 @@ def layer_occurrences(
     ``side``: the plan's side ops (start_ns, end_ns); ``main``: the main stream's other
     compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
     """
-    from overlap_check.measure.plans import measure_occurrences
+    from overlap_check.measure.occurrences import measure_occurrences
 
     rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
     ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
@@ -182,7 +182,7 @@ def layer_table(
     ``other_busy``: merged busy time of every stream but the side stream
     (hiding.other_stream_busy).
     """
-    from overlap_check.measure.plans import OK
+    from overlap_check.measure.occurrences import OK
 
     occ, layer, rows = layer_occurrences(side, main, is_dominator)
     n = rows.size

@@ -17,7 +17,8 @@ def measure_occurrence(
     result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
 ) -> Occurrence:
     """Occurrence ``index`` of one run, measured by the engine as the report was."""
-    from overlap_check.measure.plans import PlanStreams, occurrences, tag
+    from overlap_check.measure.occurrences import PlanStreams
+    from overlap_check.measure.plans import occurrences, tag
 
     plan = result_plan(result)
     # a communication or copy plan's side ops are tasks: tag keeps them with the compute
