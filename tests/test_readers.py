@@ -752,7 +752,7 @@ def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
 
 
 def test_the_innermost_module_call_holding_each_launch() -> None:
-    from overlap_check.readers.modules import _owners
+    from overlap_check.readers.calls import _owners
 
     # thread "h": A [0,100) holds B [10,20), which holds C [12,15); D [20,30) starts where B
     # ends. Thread "g": E [0,1000). Calls are half-open: a call does not hold its end.

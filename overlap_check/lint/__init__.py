@@ -15,10 +15,11 @@ import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
+from overlap_check.lint.context import Context
 from overlap_check.lint.findings import Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
 from overlap_check.lint.project import Project
-from overlap_check.lint.rules import RULES, Context
+from overlap_check.lint.rules import RULES
 from overlap_check.lint.source import SourceModule, read_module
 from overlap_check.model import ExecutionPath
 from overlap_check.model.errors import InputError, UsageError

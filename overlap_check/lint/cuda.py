@@ -27,8 +27,8 @@ from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
 
 if TYPE_CHECKING:
+    from overlap_check.lint.context import Context
     from overlap_check.lint.findings import Finding
-    from overlap_check.lint.rules import Context
 
 
 def _waits(node: ast.AST) -> bool:

@@ -539,7 +539,7 @@ def source_figures(
     )
     modules = [m for plan in options.plans if (m := module_scope(plan.side)) is not None]
     if modules:
-        from overlap_check.readers.modules import capture_with_modules  # opt-in: a 2nd parse
+        from overlap_check.readers.modules import capture_with_modules
 
         capture = capture_with_modules(capture, source.traces, modules)
     return capture_figures(capture, options, limits, info_cores, alone)

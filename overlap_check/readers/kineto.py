@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from overlap_check.model.errors import InputError, SchemaError
+from overlap_check.readers.kineto_events import Event, raw_text
 from overlap_check.readers.numbers import us_text_to_ns
 from overlap_check.readers.steps import with_steps
 
@@ -41,24 +42,6 @@ NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl\w*Kernel")
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 MULTI_DEVICE_STRIDE = 1_000_000  # stream id = device * stride + stream with several devices
 _HEAD_MARKERS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
-
-
-class Args(msgspec.Struct, gc=False):
-    device: Any = None
-    stream: Any = None
-    correlation: Any = None
-    grid: Any = None
-
-
-class Event(msgspec.Struct, gc=False):
-    ph: Any = None
-    cat: Any = None
-    name: Any = None
-    pid: Any = None
-    tid: Any = None
-    ts: msgspec.Raw = msgspec.Raw()
-    dur: msgspec.Raw = msgspec.Raw()
-    args: Args | None = None
 
 
 class DeviceProperty(msgspec.Struct, gc=False):
@@ -115,13 +98,6 @@ def load_kineto(path: Path) -> KinetoTrace:
         raise SchemaError(f"not a Kineto trace: {err}", path=path) from err
     except msgspec.DecodeError as err:
         raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
-
-
-def raw_text(raw: msgspec.Raw) -> str | None:
-    """A ``ts`` / ``dur`` as its JSON text (quotes kept: the parse strips them); None
-    when absent."""
-    text = bytes(raw).decode("utf-8", "replace")
-    return text or None
 
 
 def us_ns(texts: list[str | None]) -> pl.Series:
@@ -430,7 +406,7 @@ def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
     1.8/1.9) that holds, on the same host thread, the runtime call that launched it
     (``aten::addmm`` ...); null when none does. ``launched``: the kernel rows with the
     ``thread`` and ``launch_ns`` of their launch (null: none found)."""
-    from overlap_check.readers.modules import _owners  # the innermost-call search
+    from overlap_check.readers.calls import innermost_calls
 
     ops = [
         e
@@ -443,7 +419,7 @@ def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
     result = pl.Series("op_type", [None] * launched.height, dtype=pl.String)
     if calls.is_empty() or known.is_empty():
         return result
-    names = calls.get_column("name").gather(_owners(calls, known))
+    names = calls.get_column("name").gather(innermost_calls(calls, known))
     return result.scatter(known.get_column("row"), names)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from overlap_check.model.intervals import intersection_length, union_length
-from overlap_check.readers.kineto import Event, raw_text
+from overlap_check.readers.kineto_events import Event, raw_text
 
 
 def _float(text: str | None) -> float | None:

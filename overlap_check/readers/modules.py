@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from overlap_check.model import MODULE_SCOPE, Capture
+from overlap_check.readers.calls import innermost_calls
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
 from overlap_check.readers.trace import (
     HARDWARE_PROCESS,
@@ -138,80 +139,6 @@ def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
     return starts.rename({"ts": "launch_ns"}).join(ends, on="id").drop_nulls(["launch_ns"])
 
 
-def _owners(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
-    """Per point (``thread``, ``launch_ns``), the index in ``calls`` of the innermost call
-    holding it (null: none); properly nested calls."""
-    indexed = calls.with_row_index("call").with_columns(pl.col("call").cast(pl.Int64))
-    bounds = pl.concat(
-        [
-            indexed.select(
-                "thread",
-                pl.col("start_ns").alias("t"),
-                "call",
-                pl.lit(1).alias("step"),
-                (-pl.col("end_ns")).alias("order"),
-                pl.col("call").alias("tie"),
-            ),
-            indexed.select(
-                "thread",
-                pl.col("end_ns").alias("t"),
-                "call",
-                pl.lit(-1).alias("step"),
-                pl.col("start_ns").alias("order").neg(),
-                (-pl.col("call")).alias("tie"),
-            ),
-        ]
-    )
-    # at one time: ends first (a call does not hold its end), outer starts before inner;
-    # calls with the same bounds nest in file order (the later one is inside)
-    bounds = (
-        bounds.sort(["thread", "t", "step", "order", "tie"])
-        .with_row_index("pos")
-        .with_columns(
-            pl.col("step").cum_sum().over("thread").alias("depth"),
-            pl.col("pos").cast(pl.Int64),
-        )
-    )
-    opened = bounds.filter(pl.col("step") == 1).select("thread", "depth", "pos", "call")
-    closed = (
-        bounds.filter(pl.col("step") == -1)
-        .drop("call")
-        .sort("pos")
-        .join_asof(
-            opened.sort("pos"),
-            on="pos",
-            by=["thread", "depth"],
-            strategy="backward",
-            check_sortedness=False,
-        )
-    )
-    cuts = (
-        pl.concat(
-            [
-                bounds.filter(pl.col("step") == 1).select("thread", "t", "pos", "call"),
-                closed.select("thread", "t", "pos", "call"),
-            ]
-        )
-        .sort("pos")
-        .unique(["thread", "t"], keep="last", maintain_order=True)  # the state after them all
-        .sort("t")
-    )
-    found = (
-        points.with_row_index("point")
-        .sort("launch_ns")
-        .join_asof(
-            cuts.select("thread", "t", "call"),
-            left_on="launch_ns",
-            right_on="t",
-            by="thread",
-            strategy="backward",
-            check_sortedness=False,  # sorted by time; the by-groups keep that order
-        )
-        .sort("point")
-    )
-    return found.get_column("call")
-
-
 def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The module calls (with ``module`` and ``instance`` split from the name) and the
     flows of one trace (a Kineto trace: its launches, found by correlation)."""
@@ -237,7 +164,7 @@ def kernel_modules(path: Path) -> pl.DataFrame:
     calls, flows = _launches(path)
     if calls.is_empty() or flows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    launched = flows.with_columns(_owners(calls, flows).alias("call")).drop_nulls("call")
+    launched = flows.with_columns(innermost_calls(calls, flows).alias("call")).drop_nulls("call")
     call = launched.get_column("call")
     return pl.DataFrame(
         {
@@ -268,7 +195,7 @@ def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> p
         if mine.is_empty() or flows.is_empty():
             out = out.with_columns(pl.lit(None, pl.Int64).alias(column))
             continue
-        owner = _owners(mine, flows)
+        owner = innermost_calls(mine, flows)
         out = out.with_columns(mine.get_column("instance").gather(owner).alias(column))
     return out.unique(["stream_id", "start_ns"], keep="first", maintain_order=True)
 
