@@ -16,7 +16,12 @@ from dataclasses import dataclass
 import polars as pl
 
 from overlap_check.measure.cores import resolve_device
-from overlap_check.measure.figures import CaptureFigures, ranked_streams, time_per_stream
+from overlap_check.measure.figures import (
+    CaptureFigures,
+    plan_main,
+    ranked_streams,
+    time_per_stream,
+)
 from overlap_check.measure.occurrences import PlanStreams
 from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.measure.streams import choose_main_stream
@@ -65,11 +70,7 @@ def plan_streams(
     dominator time, else the rank's main stream; its side stream: the configured one, else
     the one with the most side-op time other than the main stream."""
     pieces = [e.plans[p] for e in evidence]
-    main = plan.main_stream
-    if main is None:
-        main = (
-            most_time([x.dominator_ns for x in pieces]) if plan.dominator is not None else rank_main
-        )
+    main = plan_main(plan, [x.dominator_ns for x in pieces], rank_main)
     side = plan.side_stream
     if side is None:
         side = most_time([x.side_ns for x in pieces], exclude=main)

@@ -211,14 +211,18 @@ def _swapped(figure: PairFigure) -> PairFigure:
     return overlap, pct, side_busy, main_busy
 
 
-def plan_main(plan: Plan, dominator_ns: pl.DataFrame, rank_main: int | None) -> int | None:
-    """The plan's main stream as judge.decide.plan_streams takes it, from these pieces:
-    the configured one, else the most dominator time, else the rank's main stream."""
+def plan_main(
+    plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
+) -> int | None:
+    """The plan's main (dominator's) stream, the one rule judge.decide.plan_streams and a
+    capture analysed alone both take: the configured one, else the stream with the most
+    dominator time over ``dominator_ns`` (one frame per run; ties: the lowest ID), else the
+    rank's main stream."""
     if plan.main_stream is not None:
         return plan.main_stream
     if plan.dominator is None:
         return rank_main
-    ranked = ranked_streams(dominator_ns)
+    ranked = ranked_streams(time_per_stream(dominator_ns))
     return ranked[0] if ranked else None
 
 
@@ -276,7 +280,7 @@ def _plan_figures(
         matters=matters,
     )
     mains: list[int | None] = (
-        [figures_key(plan_main(plan, dominator_ns, rank_main), matters)]
+        [figures_key(plan_main(plan, [dominator_ns], rank_main), matters)]
         if alone
         else [*sorted(matters), None]
     )
