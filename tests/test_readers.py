@@ -752,7 +752,7 @@ def test_an_older_910a_trace_keeps_only_the_kernels(tmp_path: Path) -> None:
 
 
 def test_the_innermost_module_call_holding_each_launch() -> None:
-    from overlap_check.readers.calls import _owners
+    from overlap_check.readers.calls import innermost_calls
 
     # thread "h": A [0,100) holds B [10,20), which holds C [12,15); D [20,30) starts where B
     # ends. Thread "g": E [0,1000). Calls are half-open: a call does not hold its end.
@@ -771,4 +771,4 @@ def test_the_innermost_module_call_holding_each_launch() -> None:
     )
     # 5: A; 10: B (its start); 13: C; 15: B again (C closed); 20: D (B closed, D opened);
     # 30: A (D closed); 50: A; 150: none; thread g at 50: E; thread x has no call
-    assert _owners(calls, points).to_list() == [0, 1, 2, 1, 3, 0, 0, None, 4, None]
+    assert innermost_calls(calls, points).to_list() == [0, 1, 2, 1, 3, 0, 0, None, 4, None]

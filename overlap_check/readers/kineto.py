@@ -21,6 +21,7 @@ launched it (``args.correlation``; the kernel's own start when no launch is foun
 from __future__ import annotations
 
 import gzip
+import zlib
 import re
 from dataclasses import dataclass, field
 from itertools import compress
@@ -79,7 +80,7 @@ def is_kineto_file(path: Path) -> bool:
     try:
         with _open(path) as handle:
             head = handle.read(4096)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
         return False
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     return head.startswith(b"{") and any(marker in head for marker in _HEAD_MARKERS)
@@ -90,7 +91,7 @@ def load_kineto(path: Path) -> KinetoTrace:
     try:
         with _open(path) as handle:
             data = handle.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as err:
+    except (OSError, EOFError, zlib.error) as err:  # a damaged .gz: zlib.error
         raise InputError(f"cannot read Kineto trace: {err}", path=path) from err
     try:
         return _DECODER.decode(data)

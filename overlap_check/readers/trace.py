@@ -417,8 +417,10 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
         task_key(pl.col("name")).is_in(NOTIFY_TASKS)
     )
     notified = frame.filter(pl.col("name").is_in(names["name"].implode()))["stream_id"]
-    copy = flags["copy"] & ~pl.col("stream_id").is_in(notified.drop_nulls().unique().implode())
-    frame = frame.with_columns((own & copy).fill_null(False).alias("is_copy"))
+    # a copy on no stream is on no notified stream: it stays a copy (readers.capture counts it)
+    on_notified = pl.col("stream_id").is_in(notified.drop_nulls().unique().implode())
+    copy = flags["copy"] & ~on_notified.fill_null(False)
+    frame = frame.with_columns((own & copy).alias("is_copy"))
     kernel = pl.col("comm") | (own & flags["kernel"]) | pl.col("is_copy")
     # a task without a time stays (null start or end): readers.capture counts it as malformed;
     # one on no stream stays too (its thread is no "Stream N"): counted with those without one
