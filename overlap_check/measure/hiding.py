@@ -41,7 +41,7 @@ class Hidden:
     """Per-occurrence hidden time (index k = occurrence k + 1)."""
 
     side_busy_ns: I64  # |busy(side ops of the occurrence)|
-    hidden_ns: I64  # of which under compute on any other stream
+    hidden_ns: I64  # of which under the cover it is judged against (the main path, or compute)
     under_dominator_ns: I64  # of which under the occurrence's own dominator
     hidden_pct: F64  # hidden_ns / side_busy_ns; nan without side busy time
     dominator_pct: F64  # under_dominator_ns / side_busy_ns; nan likewise

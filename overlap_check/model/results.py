@@ -107,7 +107,8 @@ class Occurrence:
     # last dominator; zero-length: a window of length 0 (nothing to divide by)
     status: Literal["ok", "no-side", "no-dominator", "zero-length"] = "ok"
     layer: int | None = None  # the layer (dominator instance) it belongs to, 1-based
-    # docs/hidden-fraction.md: side busy time, the part under compute on any other stream,
+    # docs/hidden-fraction.md: side busy time, the part under the main path (a copy or
+    # communication plan: under compute on any other stream),
     # and the shares of it (None: no side busy time, or not computed)
     hidden_pct: float | None = None
     dominator_pct: float | None = None  # the share under its own dominator

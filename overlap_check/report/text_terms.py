@@ -10,7 +10,8 @@ TERMS = {
     "occurrence": "one layer's side operators with the dominator they run beside",
     "side window": "from the first side operator's start to the last one's end, per occurrence",
     "cold": "the first --warmup runs (or steps), discarded; the warm ones are judged",
-    "provisional": "judged on fewer runs than --min-runs: rerun with more before trusting it",
+    "provisional": "judged on fewer runs than --min-runs, or on captures that lost rows (the "
+    "PROVISIONAL line says which): not yet evidence",
     "barrier": "a main-stream operator that made one stream wait for the other",
     "join wait": "time the main stream waited for the side stream where they join",
     "side tail": "side work still running after the dominator ended",

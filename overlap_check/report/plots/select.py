@@ -406,9 +406,7 @@ def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection)
     if plans:
         for name in dict.fromkeys(p.name for p in plans):
             series = _series([p for p in plans if p.name == name], _hidden)
-            panels.append(
-                RunsPanel(f"plan {name} (side work under other streams' compute)", series)
-            )
+            panels.append(RunsPanel(f"plan {name} (side work hidden under the main path)", series))
         title = "hidden_pct per run, by plan and rank"
     else:
         ranks = set(_chosen_ranks(report, selection))
