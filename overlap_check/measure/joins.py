@@ -152,7 +152,7 @@ def layer_walls(dom_start: I64, main_end: int) -> I64:
     last layer has no next one: its wall is left out (-1), unless it is the only layer,
     whose wall then runs to ``main_end``, the sample's last main-stream end."""
     if dom_start.size == 0:
-        return dom_start.copy()
+        return np.zeros(0, dtype=np.int64)
     wall = np.full(dom_start.size, -1, dtype=np.int64)
     wall[:-1] = np.diff(dom_start)
     if dom_start.size == 1:

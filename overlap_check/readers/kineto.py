@@ -21,8 +21,8 @@ launched it (``args.correlation``; the kernel's own start when no launch is foun
 from __future__ import annotations
 
 import gzip
-import zlib
 import re
+import zlib
 from dataclasses import dataclass, field
 from itertools import compress
 from pathlib import Path
