@@ -450,3 +450,30 @@ def test_op_type_is_the_launching_cpu_op(real_profiles: Path) -> None:
         (capture.kernels["stream_id"] == 20) & (capture.kernels["op_type"] == "aten::mm")
     )
     assert plan.per_run[0].side_ops == on_20.height
+
+
+ASCEND_APIS = ("torch.npu", "torch_npu", "torchair", "npu_", "limit_core_num", "AI core", "ENABLE_")
+
+
+def test_a_cuda_capture_gets_advice_in_torch_cuda_apis(tmp_path: Path) -> None:
+    # the serialised layout: the side op starts 40 µs after the GEMM ends, so nothing hides
+    # (fake); its fix steps must name torch.cuda's streams, never torch_npu or torchair
+    bad, _ = synthetic(tmp_path, overlapped=False)
+    report = check([bad], Options(plans=(Plan(name="side", side="side_op", dominator="sgemm"),)))
+    (plan,) = report.plans
+    assert plan.verdict == "fake"
+    assert plan.diagnosed is not None and plan.diagnosed.path == "cuda"
+    steps = " ".join(plan.diagnosed.fix)
+    assert "torch.cuda.current_stream().wait_stream(side)" in steps
+    assert not any(word in steps for word in ASCEND_APIS)
+
+
+def test_every_cuda_step_names_no_ascend_api() -> None:
+    from overlap_check.judge.advice import fix_steps
+    from overlap_check.model import Evidence
+
+    evidence = [Evidence(kind, kind, 1000) for kind in ("join-wait", "tail-ops", "shape-change")]
+    for cause in ("not-split", "fake", "partial", "real"):
+        for waited in ("main", "side", None):
+            steps = " ".join(fix_steps(cause, "cuda", evidence, waited))
+            assert steps and not any(word in steps for word in ASCEND_APIS), (cause, waited)

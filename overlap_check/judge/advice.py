@@ -4,7 +4,8 @@ One table (docs/advice.md has it in words): what to change for each cause, in th
 APIs of the path the model runs under. GE graph mode (TorchAir backend) orders
 streams with ``torchair.scope`` / ``torchair.ops``; npugraph_ex and eager use
 torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
-``torch.npu.npugraph_ex.scope``. Without a path the steps stay generic and say
+``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams and
+events and SM partitions instead of core limits. Without a path the steps stay generic and say
 how to give one. A cause nobody wrote steps for gets none (other stages add causes
 to model.Cause and rows here). Measured causes add their own step, per path where the
 APIs differ (cube saturated: at partial multi-stream cannot help under that dominator,
@@ -30,6 +31,7 @@ _SWITCH = {
     "ge": 'with torchair.scope.npu_stream_switch("tag"):',
     "npugraph_ex": "with torch.npu.stream(side):",
     "eager": "with torch.npu.stream(side):",
+    "cuda": "with torch.cuda.stream(side):",
 }
 
 # (cause, path) -> steps; path None: the generic steps
@@ -46,6 +48,10 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
     ("not-split", "eager"): (
         f"put the side ops inside `{_SWITCH['eager']}`; an op outside the block runs on the "
         "main stream",
+    ),
+    ("not-split", "cuda"): (
+        f"put the side ops inside `{_SWITCH['cuda']}` (side = torch.cuda.Stream(), made once); "
+        "an op outside the block runs on the current stream",
     ),
     ("not-split", None): (
         "put the side ops inside the stream-switch block (torchair.scope.npu_stream_switch "
@@ -68,6 +74,13 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "launch the side block before the dominator in program order; eager runs ops in the "
         "order Python issues them",
     ),
+    ("fake", "cuda"): (
+        "join late: torch.cuda.current_stream().wait_stream(side) (or event.record(side) + "
+        "torch.cuda.current_stream().wait_event(event)) after the dominator is launched, not "
+        "before it",
+        "launch the side block before the dominator in program order: each stream runs its "
+        "kernels in the order Python issues them",
+    ),
     ("fake", None): (),
     ("partial", "ge"): (
         "give the side stream more to hide under, or hide it under a longer dominator; "
@@ -83,6 +96,11 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "give the side stream more to hide under, or a longer dominator; "
         "torch.npu.set_stream_limit(side, cube_num, vector_num) limits a stream (Ascend C "
         "operators only)",
+    ),
+    ("partial", "cuda"): (
+        "give the side stream more to hide under, or a longer dominator; side kernels whose "
+        "grids fill every SM delay the dominator: smaller grids, or an SM partition for the "
+        "side stream (green contexts, MPS)",
     ),
     ("partial", None): (
         "give the side stream more to hide under, or a longer dominator; a core limit on the "
@@ -102,6 +120,11 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "if the step did not get faster: share the cores per stream with "
         "torch.npu.set_stream_limit(side, cube_num, vector_num) (Ascend C operators only), "
         "and prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch",
+    ),
+    ("real", "cuda"): (
+        "if the step did not get faster: the streams share the SMs and the memory bandwidth; "
+        "an SM partition (green contexts, MPS) or smaller side grids leave the dominator its "
+        "SMs",
     ),
     ("real", None): (
         "if the step did not get faster: share the cores with a core limit (limit_core_num) "
@@ -124,6 +147,10 @@ _BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None]
         "the main stream waited for the side work: move the barrier (the main-stream op that "
         "waited for the side output ahead of the dominator) inside the side block, or after "
         "the dominator"
+    ),
+    ("main", "cuda"): (
+        "the main stream waited for the side work: move the wait (wait_stream / wait_event, "
+        "or the first op that reads the side output) after the dominator"
     ),
     ("main", None): (
         "the main stream waited for the side work: move the barrier (the main-stream op that "
@@ -166,6 +193,12 @@ _EVIDENCE_STEPS: dict[tuple[EvidenceKind, ExecutionPath | None], str] = {
         "split so the side work ends with the dominator, or wait later: call "
         "torch.npu.current_stream().wait_stream(side) in program order just before the first "
         "use of the side output, with independent main-stream work issued before it"
+    ),
+    ("join-wait", "cuda"): (
+        "the main stream waits for the side tail: move work off the tail, rebalance the "
+        "split so the side work ends with the dominator, or wait later: call "
+        "torch.cuda.current_stream().wait_stream(side) just before the first use of the side "
+        "output, with independent main-stream work issued before it"
     ),
     ("join-wait", None): (
         "the main stream waits for the side tail: move work off the tail, rebalance the "

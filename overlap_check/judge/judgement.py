@@ -29,6 +29,7 @@ from overlap_check.model import (
     CommunicationStep,
     CoresResult,
     Evidence,
+    ExecutionPath,
     Options,
     Plan,
     PlanResult,
@@ -390,6 +391,13 @@ def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
     return r.warmup.provisional or _damaged(figures, r)
 
 
+def _cuda_path(figures: Sequence[CaptureFigures], r: RankDecisions) -> ExecutionPath | None:
+    """A rank captured by the PyTorch profiler on CUDA runs torch.cuda streams: its advice
+    is in those APIs, never torch_npu's (no other path applies there)."""
+    kineto = all(figures[i].capture.source == "kineto" for i in r.members)
+    return "cuda" if r.members and kineto else None
+
+
 def _unplaced_notes(
     plans: Sequence[Plan], ranks: Sequence[RankDecisions], figures: Sequence[CaptureFigures]
 ) -> list[str]:
@@ -468,7 +476,7 @@ def _plan_result(
         provisional=_provisional(figures, r) or unplaced > 0,
         contention_ns=contention_ns,
         fake_share=options.fake_share,
-        path=plan.path or options.path,
+        path=plan.path or options.path or _cuda_path(figures, r),
         causes=causes,
         siblings=siblings,
     )

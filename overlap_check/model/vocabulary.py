@@ -17,7 +17,8 @@ PlanMode = Literal["ge", "npugraph_ex"]
 FailOn = Literal["fake", "partial", "never"]
 # The execution path a plan's model runs under: the fix advice names that path's APIs
 # (docs/advice.md). None where a plan gives none: the advice is generic and says so.
-ExecutionPath = Literal["ge", "npugraph_ex", "eager"]
+# ge / npugraph_ex / eager: Ascend (torchair, torch_npu); cuda: torch.cuda streams (Kineto)
+ExecutionPath = Literal["ge", "npugraph_ex", "eager", "cuda"]
 Per = Literal["run", "step"]
 Order = Literal["given", "time"]
 BaselineFigure = Literal["hidden_pct", "overlap_pct"]
