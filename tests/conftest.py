@@ -8,6 +8,7 @@ the folder is absent, so a plain clone still passes.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,17 @@ def _plain_output(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", str(UNWRAPPED))
     monkeypatch.setattr(text_table, "DEFAULT_WIDTH", UNWRAPPED)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    # `run` leaves its handlers installed (SIGINT and SIGTERM ignored once it ends) until the
+    # process exits: a test that runs it in this process must not leave them to the tests
+    # after it, whose subprocesses would inherit the ignored signals
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for number, handler in saved.items():
+        signal.signal(number, handler)
 
 
 @pytest.fixture(scope="session")

@@ -431,15 +431,6 @@ def test_cli_runner_end_to_end_with_default_out(
 # --------------------------------------------------------------------------- faults
 
 
-@pytest.fixture(autouse=True)
-def _signal_handlers() -> Any:
-    # `run` leaves its handlers installed until the process exits; not this process's.
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for number, handler in saved.items():
-        signal.signal(number, handler)
-
-
 def assert_closed(manifest: Manifest, status: str) -> None:
     """The session ended as ``status``: nothing left ``running``, completed runs listed."""
     assert manifest.status == status
