@@ -1,0 +1,50 @@
+"""Why a result is provisional is data (Report.provisional_reasons), and each format says it.
+
+Three causes, each named in its own words: fewer runs than --min-runs, cold runs judged
+because the warm-up had to shrink, and rows lost to damage. A damaged or cold-judged
+capture must never read "judged on fewer than 1 runs".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from overlap_check import check
+from overlap_check.model import Options, Plan
+from overlap_check.report import markdown, text
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PLAN = Plan(name="SharedExpert", side="SharedExpert", dominator="GroupedMatmul")
+
+
+def test_fewer_runs_than_min_runs_is_named() -> None:
+    # split-side-work holds 1 run; the method asks for 5 (the default --min-runs)
+    report = check([FIXTURES / "split-side-work"], Options(plans=(PLAN,)))
+    assert report.provisional_reasons == ("judged on fewer than 5 runs (--min-runs)",)
+
+
+def test_a_cold_run_judged_is_not_called_too_few_runs() -> None:
+    # 1 run with --min-runs 1 is enough runs, but the 2 warm-up runs shrink to 0 (at least
+    # one run must be judged), so the one run judged is a cold one
+    report = check([FIXTURES / "split-side-work"], Options(plans=(PLAN,), min_runs=1))
+    reason = "cold runs judged: warm-up reduced from 2 to 0"
+    assert report.provisional_reasons == (reason,)
+    assert text.render(report).splitlines()[0].startswith(f"PROVISIONAL: {reason};")
+    assert f"**Provisional**: {reason};" in markdown.render(report)
+    assert "fewer than 1 runs" not in text.render(report) + markdown.render(report)
+
+
+def test_rows_lost_to_damage_are_named() -> None:
+    # malformed: one run, a kernel_details.csv row with a field missing; warm-up 0 and
+    # --min-runs 1, so the run count makes nothing provisional: the damage alone does
+    report = check([FIXTURES / "malformed"], Options(min_runs=1, warmup=0))
+    assert report.provisional_reasons == ("malformed rows were skipped or an export is incomplete",)
+    assert report.provisional_text == report.provisional_reasons[0]
+
+
+def test_a_report_without_reasons_stood_on_its_run_count() -> None:
+    # a report written before the causes were recorded reads back without them
+    report = check([FIXTURES / "split-side-work"], Options(plans=(PLAN,)))
+    older = replace(report, provisional_reasons=())
+    assert older.provisional_text == "judged on fewer than 5 runs (--min-runs)"
