@@ -1,35 +1,25 @@
 """One capture in, only its figures out: what the report needs from each run.
 
-A worker process reads one capture and reduces it with :func:`capture_figures`;
-the kernel table never leaves the worker, so the parent holds the figures of
-every run (a few KB each) but at most one kernel table per worker.
+A worker process reduces one capture with :func:`capture_figures`; its kernel table
+never leaves the worker, so the parent holds a few KB per run.
 
-Three decisions need every run of a rank, so a worker cannot take them: the
-rank's main stream (most busy time over all its samples), each plan's main
-stream (most dominator time, else the rank's main stream) and the device cores
-(captures may disagree: the smallest info.json, else the largest Block Num over
-all captures). A worker therefore computes the figures for every stream, not a
-guess: the pair figures of every two streams, the plan figures with each stream
-where the main stream changes them as the main stream, plus the outcome "the
-main stream has nothing of this plan here", which is the same for every other
-stream. The parent decides from the pieces of all runs (busy time, dominator and
-side-op time per stream, info.json cores, Block Num maxima) and picks the
-figures. A capture alone in the analysis is its rank's only run: it takes those
-decisions itself, and its plan figures are built for the decided main streams
-only (no occurrence table is built to be thrown away). The contention sweep
-needs the device cores themselves: the parent hands every worker the info.json
-cores of all captures (read ahead, small), so the worker sweeps with the
-decision itself where it is known, else with the fewest cores it can take,
-keeping what more cores need (cores.device.sweep_cores); the parent's
-cores.contention_at gives the figures for the decided cores. No capture is read
-twice.
-Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
-:mod:`overlap_check.judge.judgement`'s.
+Three decisions need every run of a rank, so a worker cannot take them: the rank's
+main stream (most busy time over all samples), each plan's main stream (most
+dominator time, else the rank's) and the device cores (the smallest info.json, else
+the largest Block Num over all captures). A worker therefore computes the pair
+figures of every two streams and the plan figures with each stream that changes
+them as the main stream (plus "the main stream has nothing of this plan here"), and
+the parent picks them from the pieces of all runs. A capture alone in the analysis
+takes those decisions itself and builds the plan figures for its decided main
+streams only. The contention sweep runs with the decided cores where they are known,
+else with the fewest possible, keeping what more cores need (cores.device.sweep_cores,
+cores.contention_at). No capture is read twice. Everything else (warm-up, medians,
+verdicts, barrier ranking, the gate) is :mod:`overlap_check.judge.judgement`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
@@ -50,6 +40,7 @@ from overlap_check.measure.cores import (
 )
 from overlap_check.measure.hiding import (
     Siblings,
+    busy_without,
     helper_streams_of,
     siblings,
 )
@@ -76,7 +67,6 @@ from overlap_check.model import (
     ShapeCount,
     SideKind,
     StreamStat,
-    intervals,
 )
 from overlap_check.model.core_kinds import AIC_DEMAND, core_code
 from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
@@ -292,7 +282,7 @@ def _plan_figures(
     # (from the busy sets: no kernel table is filtered again)
     tasks = plan.side_kind != "compute"
     anywhere = [
-        cache(partial(_busy_without, st.busy, (_NONE if tasks else c)))
+        cache(partial(busy_without, st.busy, (_NONE if tasks else c)))
         for st, c in zip(sets, comm, strict=True)
     ]
     # the streams the side ops ran on: where barrier (b) looks for an idle side stream
@@ -311,7 +301,7 @@ def _plan_figures(
                 occ = occ.with_hidden(anywhere[j])
             else:
                 main_busy = {m: b for m, b in sets[j].busy.items() if m == main}
-                path = cache(partial(_busy_without, main_busy, comm[j]))
+                path = cache(partial(busy_without, main_busy, comm[j]))
                 occ = occ.with_hidden(path, anywhere[j])
             run = plan_run(samples[j], occ, options.thresholds)
             by_siblings = None
@@ -337,19 +327,6 @@ def _plan_figures(
 
 
 _NONE: tuple[I64, I64] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-
-
-def _busy_without(
-    busy: Mapping[int, tuple[I64, I64]], extra: tuple[I64, I64], own: int
-) -> tuple[I64, I64]:
-    """Merged busy time of ``busy``'s streams but ``own`` and of ``extra``: a compute plan's
-    main path (its main stream and the communication), what covers it anywhere (every
-    other stream and the communication), or for a task plan the compute of every other
-    stream (docs/hidden-fraction.md)."""
-    parts = [extra, *(b for sid, b in busy.items() if sid != own)]
-    return intervals.merge(
-        np.concatenate([s for s, _ in parts]), np.concatenate([e for _, e in parts])
-    )
 
 
 def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
