@@ -1,30 +1,20 @@
 """One capture in, only its figures out: what the report needs from each run.
 
-A worker process reads one capture and reduces it with :func:`capture_figures`;
-the kernel table never leaves the worker, so the parent holds the figures of
-every run (a few KB each) but at most one kernel table per worker.
+A worker process reduces one capture with :func:`capture_figures`; its kernel table
+never leaves the worker, so the parent holds a few KB per run.
 
-Three decisions need every run of a rank, so a worker cannot take them: the
-rank's main stream (most busy time over all its samples), each plan's main
-stream (most dominator time, else the rank's main stream) and the device cores
-(captures may disagree: the smallest info.json, else the largest Block Num over
-all captures). A worker therefore computes the figures for every stream, not a
-guess: the pair figures of every two streams, the plan figures with each stream
-where the main stream changes them as the main stream, plus the outcome "the
-main stream has nothing of this plan here", which is the same for every other
-stream. The parent decides from the pieces of all runs (busy time, dominator and
-side-op time per stream, info.json cores, Block Num maxima) and picks the
-figures. A capture alone in the analysis is its rank's only run: it takes those
-decisions itself, and its plan figures are built for the decided main streams
-only (no occurrence table is built to be thrown away). The contention sweep
-needs the device cores themselves: the parent hands every worker the info.json
-cores of all captures (read ahead, small), so the worker sweeps with the
-decision itself where it is known, else with the fewest cores it can take,
-keeping what more cores need (cores.device.sweep_cores); the parent's
-cores.contention_at gives the figures for the decided cores. No capture is read
-twice.
-Everything else (warm-up, medians, verdicts, barrier ranking, the gate) is
-:mod:`overlap_check.judge.judgement`'s.
+Three decisions need every run of a rank, so a worker cannot take them: the rank's
+main stream (most busy time over all samples), each plan's main stream (most
+dominator time, else the rank's) and the device cores (the smallest info.json, else
+the largest Block Num over all captures). A worker therefore computes the pair
+figures of every two streams and the plan figures with each stream that changes
+them as the main stream (plus "the main stream has nothing of this plan here"), and
+the parent picks them from the pieces of all runs. A capture alone in the analysis
+takes those decisions itself and builds the plan figures for its decided main
+streams only. The contention sweep runs with the decided cores where they are known,
+else with the fewest possible, keeping what more cores need (cores.device.sweep_cores,
+cores.contention_at). No capture is read twice. Everything else (warm-up, medians,
+verdicts, barrier ranking, the gate) is :mod:`overlap_check.judge.judgement`'s.
 """
 
 from __future__ import annotations
@@ -50,15 +40,13 @@ from overlap_check.measure.cores import (
 )
 from overlap_check.measure.hiding import (
     Siblings,
-    anywhere_busy,
+    busy_without,
     helper_streams_of,
-    main_path_busy,
-    other_stream_busy,
     siblings,
 )
 from overlap_check.measure.joins import layer_figures, step_wall
 from overlap_check.measure.occurrences import OK, PlanStreams
-from overlap_check.measure.placement import counted_by_label, label_counts
+from overlap_check.measure.placement import counted_by_label, layered_counts
 from overlap_check.measure.plans import main_kernels, occurrences, on_main, plan_run, tag
 from overlap_check.measure.runs import Sample, make_samples
 from overlap_check.measure.shapes import shape_signature, wants_shapes
@@ -234,9 +222,11 @@ def figures_key(main: int | None, matters: frozenset[int]) -> int | None:
 
 def _plan_figures(
     plan: Plan,
+    capture: Capture,
     samples: Sequence[Sample],
     options: Options,
     comm: Sequence[tuple[I64, I64]],
+    sets: Sequence[StreamSets],
     rank_main: int | None = None,
     alone: bool = False,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
@@ -245,7 +235,7 @@ def _plan_figures(
     the analysis, so it decides the plan's main stream by itself (``rank_main``: its main
     stream): the figures are built for that stream only, under its figures_key. ``comm``:
     per sample, the start and end of its communication tasks (part of a compute plan's
-    main path)."""
+    main path); ``sets``: per sample, its compute streams' busy sets."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -265,19 +255,20 @@ def _plan_figures(
         # placement: the ops the regexes name on every stream (a communication or copy
         # plan's tasks cannot stay on the main stream: they are its side ops)
         matched=pl.concat(
-            [
-                label_counts(
-                    s.kernels, plan.side, plan.side_stream, plan.op_type, plan.dominator
-                ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
-                for j, s in enumerate(samples)
-            ]
-            if plan.side_kind == "compute"
-            else [
-                counted_by_label(s).with_columns(pl.lit(j, pl.Int64).alias("sample"))
-                for j, s in enumerate(side)
-            ]
+            (
+                layered_counts(t) if plan.side_kind == "compute" else counted_by_label(s)
+            ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+            for j, (t, s) in enumerate(zip(tagged, side, strict=True))
         ),
         matters=matters,
+        # a compute plan's one sample of a run holds every compute row, in order
+        dominator_blocks=dominator_blocks(
+            capture.kernels,
+            plan,
+            tagged[0] if options.per == "run" and plan.side_kind == "compute" else None,
+        ),
+        shapes=shape_signature(capture.kernels, plan),
+        unplaced=unplaced_touching(capture.kernels, plan),
     )
     mains: list[int | None] = (
         [figures_key(plan_main(plan, [dominator_ns], rank_main), matters)]
@@ -288,12 +279,11 @@ def _plan_figures(
     # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
     # compute of every other stream; a compute side op against the main path (its main
     # stream's compute and the communication), with what siblings alone covered beside it
+    # (from the busy sets: no kernel table is filtered again)
     tasks = plan.side_kind != "compute"
     anywhere = [
-        cache(partial(other_stream_busy, sample.kernels))
-        if tasks
-        else cache(partial(anywhere_busy, sample.kernels, comm=c))
-        for sample, c in zip(samples, comm, strict=True)
+        cache(partial(busy_without, st.busy, (_NONE if tasks else c)))
+        for st, c in zip(sets, comm, strict=True)
     ]
     # the streams the side ops ran on: where barrier (b) looks for an idle side stream
     side_streams = [
@@ -310,7 +300,8 @@ def _plan_figures(
             if tasks:
                 occ = occ.with_hidden(anywhere[j])
             else:
-                path = cache(partial(main_path_busy, samples[j].kernels, main, comm=comm[j]))
+                main_busy = {m: b for m, b in sets[j].busy.items() if m == main}
+                path = cache(partial(busy_without, main_busy, comm[j]))
                 occ = occ.with_hidden(path, anywhere[j])
             run = plan_run(samples[j], occ, options.thresholds)
             by_siblings = None
@@ -335,6 +326,9 @@ def _plan_figures(
     return pieces, figures
 
 
+_NONE: tuple[I64, I64] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
 def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
     """Compute rows without a stream (Capture.unplaced_rows) the plan may own: named by its
     side (name / type / module, whatever the stream) or dominator regex; every such row
@@ -351,25 +345,23 @@ def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
     return rows.filter(side | dominator_expr(plan, rows)).height
 
 
-def dominator_blocks(kernels: pl.DataFrame, plan: Plan) -> dict[int, int]:
+def dominator_blocks(
+    kernels: pl.DataFrame, plan: Plan, tagged: pl.DataFrame | None = None
+) -> dict[int, int]:
     """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
     the plan's dominator kernels: equal to the device's AI cores, every instance filled
-    the cube. Empty without a dominator regex or without block counts."""
+    the cube. Empty without a dominator regex or without block counts. ``tagged``: the
+    plan's tag of all of ``kernels``' compute rows, when at hand (its ``_dom`` then picks
+    the dominators: no regex runs again)."""
     if plan.dominator is None:
         return {}
-    # what the side and dominator selections read (selection.py), and the block counts
-    selected = ("is_copy", "op_type", *plan_columns([plan], kernels))
-    compute = kernels.select(
-        "stream_id",
-        "name",
-        "is_communication",
-        "accelerator_core",
-        "block_num",
-        *(c for c in selected if c in kernels.columns),
-    )
-    dominators = compute.filter(dominator_expr(plan, compute) & ~side_expr(plan, compute))
+    columns = ("stream_id", "accelerator_core", "block_num")
+    if tagged is None:
+        dominators = kernels.filter(dominator_expr(plan, kernels) & ~side_expr(plan, kernels))
+    else:
+        dominators = compute_kernels(kernels, columns).filter(tagged.get_column("_dom"))
     blocks = (
-        dominators.with_columns(core_code(dominators))
+        dominators.select(*columns, core_code(dominators))
         .select("stream_id", AIC_DEMAND.alias("blocks"))
         .drop_nulls()
         .group_by("stream_id")
@@ -496,13 +488,7 @@ def capture_figures(
     for plan in options.plans:
         plan_samples = samples if plan.side_kind == "compute" else wide
         plan_pieces, plan_figures = _plan_figures(
-            plan, plan_samples, options, comm, rank_main, alone
-        )
-        plan_pieces = replace(
-            plan_pieces,
-            dominator_blocks=dominator_blocks(capture.kernels, plan),
-            shapes=shape_signature(capture.kernels, plan),
-            unplaced=unplaced_touching(capture.kernels, plan),
+            plan, capture, plan_samples, options, comm, sets, rank_main, alone
         )
         pieces.append(plan_pieces)
         per_plan.append(plan_figures)

@@ -5,7 +5,7 @@ Per occurrence (layer) of a plan, on ONE capture's kernel table:
 ``hidden_pct = |busy(side ops) ∩ busy(main path)| / |busy(side ops)|``
 
 exact in int64 ns, where the main path of a compute plan is the compute on its main
-stream and the communication tasks (:func:`main_path_busy`: side streams hiding only
+stream and the communication tasks (:func:`busy_without`: side streams hiding only
 each other hide nothing from the step), and of a communication or copy plan the
 compute on every other stream (:func:`other_stream_busy`); and beside it the part
 hidden under the occurrence's own dominator. Over the judged occurrences: the count
@@ -59,28 +59,18 @@ def other_stream_busy(kernels: pl.DataFrame, side_stream: int) -> tuple[I64, I64
     return intervals.merge(i64_column(other, "start_ns"), i64_column(other, "end_ns"))
 
 
-def main_path_busy(
-    kernels: pl.DataFrame, main: int | None, own: int, comm: tuple[I64, I64]
+def busy_without(
+    busy: Mapping[int, tuple[I64, I64]], extra: tuple[I64, I64], own: int
 ) -> tuple[I64, I64]:
-    """Merged busy time of a compute plan's main path, against which side ops on stream
-    ``own`` count as hidden: the compute kernels on stream ``main`` (none when it is
-    ``own`` or unknown) and the communication tasks ``comm`` (start, end) the main
-    stream waits on. Time when only sibling side streams ran is not hidden: the main
-    stream idled through it."""
-    starts, ends = [comm[0]], [comm[1]]
-    if main is not None and main != own:
-        on = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
-        on = on.filter(pl.col("stream_id") == main)
-        starts.append(i64_column(on, "start_ns"))
-        ends.append(i64_column(on, "end_ns"))
-    return intervals.merge(np.concatenate(starts), np.concatenate(ends))
-
-
-def anywhere_busy(kernels: pl.DataFrame, own: int, comm: tuple[I64, I64]) -> tuple[I64, I64]:
-    """Merged busy time of the compute on every stream but ``own`` and of ``comm``: with
-    :func:`main_path_busy`, what sibling side streams alone covered."""
-    s, e = other_stream_busy(kernels, own)
-    return intervals.merge(np.concatenate([s, comm[0]]), np.concatenate([e, comm[1]]))
+    """Merged busy time of the streams of ``busy`` (streams.StreamSets.busy, or a part) but
+    ``own`` and of ``extra``. Against side ops of stream ``own``: with the main stream
+    and the communication tasks, a compute plan's main path (time when only sibling
+    side streams ran is not hidden: the main stream idled through it); with every
+    stream and the communication, what covered them anywhere; with every stream, what
+    hides a communication or copy plan's tasks."""
+    parts = [extra, *(b for sid, b in busy.items() if sid != own)]
+    starts = np.concatenate([s for s, _ in parts])
+    return intervals.merge(starts, np.concatenate([e for _, e in parts]))
 
 
 def hidden_fraction(
@@ -215,7 +205,8 @@ def siblings(
 ) -> Siblings | None:
     """The sibling-only cover of a sample's judged occurrences (None: none). ``side_ops``:
     start, end, occurrence, stream of each side op (plans.Occurrences.side_ops);
-    ``main_path(s)``: hiding.main_path_busy for side ops of stream ``s``."""
+    ``main_path(s)``: the main path's busy time (:func:`busy_without`) against side
+    ops of stream ``s``."""
     busy = int(hidden.side_busy_ns[judged].sum())
     only = int(sibling_ns[judged].sum()) if sibling_ns.size else 0
     if busy <= 0 or only <= 0:

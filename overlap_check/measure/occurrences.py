@@ -79,8 +79,8 @@ class Occurrences:
     ) -> Occurrences:
         """These occurrences with their hidden side time (docs/hidden-fraction.md): each side
         op against ``busy_without(s)``, the merged busy time that hides work of stream ``s``
-        (hiding.main_path_busy, or hiding.other_stream_busy for a communication or copy
-        plan). ``anywhere(s)``: the busy time of every other stream (hiding.anywhere_busy);
+        (hiding.busy_without: the main path, or for a communication or copy plan every
+        other stream). ``anywhere(s)``: the busy time of every other stream;
         given, ``sibling_ns`` holds what only sibling side streams covered."""
         hidden = self._hidden(busy_without)
         if anywhere is None:

@@ -26,15 +26,24 @@ def label_counts(
     ``dominator`` regex names; -1 without one)."""
     by_regex = side is not None or op_type is not None
     chosen = restricted_side_expr(side, None if by_regex else side_stream, op_type, kernels)
-    ops = kernels.filter(chosen)
+    doms = pl.lit(False)
+    if dominator is not None:
+        doms = is_compute(kernels.columns) & named(kernels, dominator)
+    tagged = kernels.with_columns(chosen.alias("_named"), (doms & ~chosen).alias("_dom"))
+    return layered_counts(tagged)
+
+
+def layered_counts(tagged: pl.DataFrame) -> pl.DataFrame:
+    """:func:`label_counts` of a table with the selection in ``_named`` and the dominator
+    kernels that are not selected in ``_dom`` (plans.tag makes both)."""
+    ops = tagged.filter("_named")
     layer = np.full(ops.height, -1, dtype=np.int64)
-    if dominator is not None and ops.height:
-        doms = kernels.filter(is_compute(kernels.columns) & named(kernels, dominator) & ~chosen)
-        if doms.height:  # the stream where they spent the most time: one, disjoint, by start
-            time = (pl.col("end_ns") - pl.col("start_ns")).sum().alias("t")
-            spent = doms.group_by("stream_id").agg(time)
-            top = spent.sort(["t", "stream_id"], descending=[True, False]).item(0, "stream_id")
-            doms = doms.filter(pl.col("stream_id") == top).sort("start_ns")
+    doms = tagged.filter("_dom")
+    if doms.height and ops.height:  # the stream where they spent the most time, by start
+        time = (pl.col("end_ns") - pl.col("start_ns")).sum().alias("t")
+        spent = doms.group_by("stream_id").agg(time)
+        top = spent.sort(["t", "stream_id"], descending=[True, False]).item(0, "stream_id")
+        doms = doms.filter(pl.col("stream_id") == top).sort("start_ns")
         layer = assign_layers(
             ops.get_column("start_ns").to_numpy(),
             ops.get_column("end_ns").to_numpy(),

@@ -88,7 +88,12 @@ from overlap_check.model import (
     Thresholds,
 )
 from overlap_check.model.intervals import I64
-from overlap_check.model.selection import dominator_expr, module_scope, side_expr
+from overlap_check.model.selection import (
+    dominator_expr,
+    module_scope,
+    restricted_side_expr,
+    side_expr,
+)
 from overlap_check.model.table import is_compute
 
 
@@ -117,22 +122,28 @@ def on_main(tagged: pl.DataFrame, plan: Plan, main: int | None) -> pl.DataFrame:
 
 
 def _tagged(kernels: pl.DataFrame, plan: Plan) -> pl.DataFrame:
-    is_side = side_expr(plan, kernels)
-    is_dom = dominator_expr(plan, kernels)
+    # _named: what placement counts (placement.layered_counts): a compute plan's name /
+    # type matches on any stream, of which those on side_stream are its side ops
+    chosen = side_expr(plan, kernels)
+    is_side = pl.col("_named")
     if plan.side_kind != "compute":  # the sample holds every row: keep compute and side ones
-        kernels = kernels.filter(is_compute(kernels.columns) | is_side)
+        kernels = kernels.filter(is_compute(kernels.columns) | chosen)
+    elif plan.side_stream is not None and (plan.side is not None or plan.op_type is not None):
+        chosen = restricted_side_expr(plan.side, None, plan.op_type, kernels)
+        is_side = is_side & (pl.col("stream_id") == plan.side_stream).fill_null(False)
     types = ["op_type"] if "op_type" in kernels.columns else []  # barrier names (barriers.py)
     module = module_scope(plan.side)
     scope = f"{MODULE_SCOPE}{module}"
     layer = [pl.col(scope).alias("instance")] if module and scope in kernels.columns else []
-    return kernels.with_columns(is_side.alias("_side")).select(
+    return kernels.with_columns(chosen.alias("_named")).select(
         "stream_id",
         "start_ns",
         "end_ns",
         "name",
         *types,
-        "_side",
-        (is_dom & ~pl.col("_side")).alias("_dom"),
+        is_side.alias("_side"),
+        (dominator_expr(plan, kernels) & ~is_side).alias("_dom"),
+        "_named",
         *layer,
     )
 

@@ -1,9 +1,7 @@
 """Core limits: which cores a device has, which limits govern a kernel, and whether the
 kernels kept to them alone (rules) and together (contention).
 
-- ``kinds``: the Accelerator Core kinds, their codes and the blocks each counts;
 - ``device``: the device's cores (info.json, config, the SoC table, a ``.ini``);
-- ``limits``: GE's ``aicore_num`` and graph-dump operator limits;
 - ``rules``: the per-kernel rules of one run, the configured limits, the runs added up;
 - ``contention``: the contention sweep of one run.
 
@@ -17,7 +15,6 @@ from overlap_check.measure.cores.contention import (
     contention_at,
     contention_evidence,
     observed_maxima,
-    run_contention,
 )
 from overlap_check.measure.cores.device import resolve_device, sweep_cores
 from overlap_check.measure.cores.rules import (
@@ -40,7 +37,6 @@ __all__ = [
     "contention_evidence",
     "observed_maxima",
     "resolve_device",
-    "run_contention",
     "run_rules",
     "sweep_cores",
 ]

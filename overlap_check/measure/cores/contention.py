@@ -354,11 +354,6 @@ def contention_at(evidence: ContentionEvidence, cores: tuple[int, int]) -> RunCo
     return RunContention(tuple(intervals), count, over_ns, any_over)
 
 
-def run_contention(kernels: pl.DataFrame, cores: tuple[int, int]) -> RunContention:
-    """Over-limit time and intervals of one run, against (aicore, vectorcore) device cores."""
-    return contention_evidence(kernels, cores).contention
-
-
 def _recurring_max(values: pl.Expr) -> pl.Expr:
     """The largest value two rows or more have (the largest when none repeats): a count
     only one launch asks for, above every repeated one, is an oversubscribed kernel (256

@@ -33,7 +33,7 @@ Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
 (sum of (demand - cores) x time): how far and how long together (the sweep itself
 is :mod:`overlap_check.measure.cores.contention`).
 
-Each run is checked on its own (:func:`run_rules`, ``run_contention``: small pieces
+Each run is checked on its own (:func:`run_rules`, ``contention_evidence``: small pieces
 that a worker process returns instead of its kernel table) and
 :func:`combine_cores` adds the runs' pieces up (``pipeline.analyze_captures`` does both
 for captures in memory).
