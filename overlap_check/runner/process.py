@@ -108,9 +108,10 @@ class SignalForwarder:
 class _Sink:
     """Where the workload's output goes: ``output``, or the log once ``output`` fails.
 
-    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the
-    workload, so a failing write sends the rest to the log file (or drops it
-    when there is none, or the log fails too) and remembers why.
+    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the workload, so a
+    failing write sends the rest to the log file (or drops it when there is none, or the
+    log fails too) and remembers why; the failed stream's descriptor is pointed at
+    /dev/null, so that our own later writes and Python's final flush cannot fail either.
     """
 
     def __init__(self, output: IO[Any] | None, log_path: Path | None) -> None:
@@ -128,6 +129,7 @@ class _Sink:
                     self._to_output(chunk)
                     return
                 except (OSError, ValueError) as err:  # ValueError: a closed stream
+                    to_devnull(self.output)
                     self.output = None
                     self.problem = f"output stopped ({_reason(err)}); the rest went to the log"
             self._to_log(chunk)
@@ -159,6 +161,19 @@ class _Sink:
         if self.log is not None:
             with contextlib.suppress(OSError):
                 self.log.close()
+
+
+def to_devnull(stream: Any) -> None:
+    """Point a standard stream's descriptor at /dev/null (nothing can read it any more)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _reason(err: BaseException) -> str:
