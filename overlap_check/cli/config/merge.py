@@ -6,20 +6,15 @@ is named by where it came from (option, variable, or file and key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from overlap_check.cli.config import checks
 from overlap_check.cli.config.checks import Invalid
-from overlap_check.cli.config.schema import Config
-from overlap_check.cli.config.settings import MERGED, Setting
+from overlap_check.cli.config.settings import MERGED, Config, Setting
 from overlap_check.model import DeviceConfig, Options, Plan, Thresholds
 from overlap_check.model.errors import ConfigError, OverlapCheckError, UsageError
 
-# setting -> (environment variable, parser of its text)
-ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
-    s.name: (s.variable, s.parse_env) for s in MERGED if s.variable is not None
-}
 _CLI_ONLY = ("main_stream", "baseline", "plans", "plan_names", "path", "path_source")
 OVERRIDE_KEYS = frozenset(s.name for s in MERGED) | frozenset(_CLI_ONLY)
 
