@@ -271,17 +271,15 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
     colored = fmt == "text" and stdout_color(params.get("color"))
     text = render(report, fmt, color=colored)
     output = params.get("output")
-    written = None
     if output:  # files never get colour
         target_format = format_for_path(output)
-        same = target_format == fmt and not colored
-        written = text if same else render(report, target_format)
+        written = text if target_format == fmt and not colored else render(report, target_format)
     # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
     # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
-    if output and written is not None:
+    if output:
         from overlap_check.report.output_file import write_output
 
         write_output(output, written)
