@@ -299,7 +299,10 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
             message = f"run {index} of {plan.runs}: the command failed ({exit_text})"
             if not plan.keep_going:
                 session.finish("failed")
-                raise WorkloadError(message, path=run_dir, hint=_log_hint(out, record))
+                hint = (
+                    f"its output is in {out / record.log}" if record.log else "its output is above"
+                )
+                raise WorkloadError(message, path=run_dir, hint=hint)
             progress(f"{message}; --keep-going: continuing")
         elif status == "no-profile":
             if not plan.keep_going:
@@ -323,9 +326,3 @@ def mark_bad_data(out: Path, manifest: Manifest, path: str | None, why: str) -> 
             write_manifest(out, marked)
             return marked
     return None
-
-
-def _log_hint(out: Path, record: RunRecord) -> str:
-    if record.log:
-        return f"its output is in {out / record.log}"
-    return "its output is above"
