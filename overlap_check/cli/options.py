@@ -232,6 +232,8 @@ def stdout_color(mode: str | None) -> bool:
 def render(report: Report, fmt: str, *, color: bool = False) -> str:
     """The report in one of FORMATS, by the renderer module of that name (only text colours),
     safe for its reader (escape.py): JSON exact, every other format from the names shown."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt} is not available yet in this build")
     module = importlib.import_module(f"overlap_check.report.{fmt}")
     if fmt == "json":
         return json_text(module.render(report))
