@@ -510,7 +510,7 @@ def test_the_docs_tables_are_the_settings() -> None:
 
 
 def test_the_docs_tables_of_a_plan_are_its_keys() -> None:
-    from overlap_check.cli.config.schema import LIMIT_KEYS, PLAN_KEYS
+    from overlap_check.cli.config.parse import LIMIT_KEYS, PLAN_KEYS
 
     tables = _docs_tables()
     tables_of_their_own = ("limit_core", "main_limit_core")

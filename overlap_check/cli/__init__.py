@@ -1,9 +1,8 @@
 """The command line: a thin click layer over the library.
 
-Each command lives in its own module and is imported only when invoked, so
-``overlap-check --help`` does not import polars, numpy or matplotlib.
-Library errors carry their exit code; they are turned into one line on stderr
-here and nowhere else.
+Each command lives in its own module, imported only when invoked (``overlap-check --help``
+imports no polars, numpy or matplotlib). Library errors carry their exit code; they become
+one line on stderr here and nowhere else.
 """
 
 from __future__ import annotations
@@ -83,12 +82,7 @@ class LazyGroup(click.Group):
         except click.ClickException as err:  # a usage error may name a path: shown escaped
             vars(err)["message"] = shown(err.message)  # typed Final; click reads it to show
             raise
-        except (
-            click.exceptions.Exit,
-            click.Abort,
-            SystemExit,
-            GeneratorExit,
-        ):
+        except (click.exceptions.Exit, click.Abort, SystemExit, GeneratorExit):
             raise
         except BaseException as err:  # also a Rust panic in polars (not an Exception)
             # A crash is a bug, not a failed gate: exit 2 with one line, never a traceback.

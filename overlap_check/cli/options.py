@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal, TypeVar, get_origin
 
 import click
@@ -225,17 +224,6 @@ def _execution_path(params: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return source_path(params["source_dir"])
 
 
-def _module(package: str, name: str, what: str) -> ModuleType:
-    """Import ``package.name``; a missing module is a clean usage error, not a traceback."""
-    full = f"{package}.{name}"
-    try:
-        return importlib.import_module(full)
-    except ModuleNotFoundError as err:
-        if err.name != full:
-            raise
-        raise UsageError(f"{what} is not available yet in this build") from None
-
-
 def stdout_color(mode: str | None) -> bool:
     """Whether text printed to stdout is coloured: ``--color MODE``, the environment, a TTY."""
     return color_for(mode or "auto", sys.stdout, os.environ)
@@ -244,7 +232,9 @@ def stdout_color(mode: str | None) -> bool:
 def render(report: Report, fmt: str, *, color: bool = False) -> str:
     """The report in one of FORMATS, by the renderer module of that name (only text colours),
     safe for its reader (escape.py): JSON exact, every other format from the names shown."""
-    module = _module("overlap_check.report", fmt if fmt in FORMATS else "?", f"--format {fmt}")
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt} is not available yet in this build")
+    module = importlib.import_module(f"overlap_check.report.{fmt}")
     if fmt == "json":
         return json_text(module.render(report))
     shown_report = displayed(report)
@@ -275,17 +265,6 @@ def _stderr_details(report: Report, captures: Sequence[Capture], verbose: int, f
             warn(f"skipped rows in {capture.skipped_file or capture.path}: line(s) {lines}")
 
 
-def _step_summary(report: Report) -> None:
-    """On GitHub Actions ($GITHUB_STEP_SUMMARY set) append the Markdown summary, any format."""
-    try:
-        markdown = importlib.import_module("overlap_check.report.markdown")
-    except ModuleNotFoundError as err:
-        if err.name != "overlap_check.report.markdown":
-            raise
-        return
-    markdown.append_step_summary(report, os.environ)
-
-
 def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture]) -> int:
     """Print the chosen format to stdout, write --output and --plot; return the exit code."""
     from overlap_check.cli.config import format_for_path
@@ -294,25 +273,27 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
     colored = fmt == "text" and stdout_color(params.get("color"))
     text = render(report, fmt, color=colored)
     output = params.get("output")
-    written = None
     if output:  # files never get colour
         target_format = format_for_path(output)
-        same = target_format == fmt and not colored
-        written = text if same else render(report, target_format)
+        written = text if target_format == fmt and not colored else render(report, target_format)
     # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
     # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
     click.echo(text, nl=False, color=True if colored else None)
-    if output and written is not None:
+    if output:
         from overlap_check.report.output_file import write_output
 
         write_output(output, written)
-    _step_summary(report)
+    # on GitHub Actions ($GITHUB_STEP_SUMMARY set) the Markdown summary, whatever the format
+    from overlap_check.report.markdown import append_step_summary
+
+    append_step_summary(report, os.environ)
     plot = params.get("plot")
     if plot:
-        plots = _module("overlap_check.report", "plots", "--plot")
-        for path in plots.write_plots(report, captures, plot):
+        from overlap_check.report.plots import write_plots
+
+        for path in write_plots(report, captures, plot):
             if not params.get("quiet"):
                 warn(f"wrote {path}")
     if not params.get("quiet"):

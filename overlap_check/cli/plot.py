@@ -7,27 +7,13 @@ from typing import Any
 
 import click
 
+from overlap_check.cli.config.settings import SETTINGS
 from overlap_check.cli.options import analysis_options, options_from_params, warn
 
 # Options of `analyze` that choose the analysis; the ones about the report and the
 # gate (format, output, baseline, fail-on ...) mean nothing for a picture.
-_NOT_FOR_PLOTS = frozenset(
-    {
-        "format_",
-        "output",
-        "plot",
-        "fail_on",
-        "baseline",
-        "tolerance",
-        "strict",
-        "fail_on_contention",
-        "allow_missing_wait",
-        "reference",
-        "require_gain",
-        "max_join_wait_us",
-        "color",
-    }
-)
+_GATE = {setting.name for setting in SETTINGS if setting.section == "gate"}
+_NOT_FOR_PLOTS = _GATE | {"format_", "output", "plot", "baseline", "color"}
 DEFAULT_FILE = "overlap-check.png"
 
 

@@ -11,6 +11,7 @@ bad options, an --out that cannot be written, a full disk).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -24,6 +25,7 @@ from overlap_check.cli.config.settings import BY_NAME, LEVELS, PROFILERS
 from overlap_check.cli.options import analysis_options, emit, options_from_params
 from overlap_check.model.errors import InputError, Interrupted, UsageError
 from overlap_check.report.escape import shown
+from overlap_check.runner.process import SignalForwarder, to_devnull
 
 # Parameters of `run` that `analyze` does not have.
 RUN_ONLY = ("command", "runs", "out", "profiler", "level", "window", "keep_going")
@@ -89,8 +91,6 @@ def run(ctx: click.Context, /, **params: Any) -> None:
     Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input or no profile,
     3 the workload failed, 130 interrupted.
     """
-    from overlap_check.runner.process import SignalForwarder
-
     # Installed first and never removed: a signal at any moment of the command ends it
     # with exit 130 (Interrupted), never a traceback or a death by SIGTERM.
     forwarder = SignalForwarder()
@@ -107,76 +107,34 @@ def run(ctx: click.Context, /, **params: Any) -> None:
             raise Interrupted(state.interrupted_message(), hint=state.interrupted_hint()) from None
 
 
-class _Stderr:
-    """Our stderr for progress lines and the workload's output, until a write fails.
-
-    A closed pipe (``run ... 2>&1 | head``) must not end the session: once a
-    write fails the stream is ``closed`` (the session then logs the workload's
-    output, as with -q) and the descriptor is pointed at /dev/null so that
-    Python's final flush cannot fail either.
-    """
-
-    closed = False
-
-    def write(self, text: str) -> int:
-        if self.closed:
-            raise ValueError("stderr is closed")
-        try:
-            return sys.stderr.write(text)
-        except (OSError, ValueError):
-            self._close()
-            raise
-
-    def flush(self) -> None:
-        if self.closed:
-            return
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            self._close()
-            raise
-
-    def fileno(self) -> int:
-        return sys.stderr.fileno()
-
-    def say(self, message: str) -> None:
-        if self.closed:
-            return
-        try:
-            click.echo(message, err=True)
-        except (OSError, ValueError):
-            self._close()
-
-    def _close(self) -> None:
-        self.closed = True
-        _to_devnull(sys.stderr)
-
-
-def _to_devnull(stream: Any) -> None:
-    """Point a standard stream's descriptor at /dev/null (nothing can read it any more)."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
-
-
 class _Progress:
     """Progress lines on stderr, and what an interruption message needs to say."""
 
     def __init__(self, *, quiet: bool) -> None:
         self.quiet = quiet
-        self.stderr = _Stderr()
         self.out: Path | None = None
         self.manifest: Any = None  # the final Manifest, once the runs are done
 
     def __call__(self, message: str) -> None:
-        if not self.quiet:
-            self.stderr.say(f"overlap-check: {shown(message)}")
+        if self.quiet:
+            return
+        try:
+            click.echo(f"overlap-check: {shown(message)}", err=True)
+        except (OSError, ValueError):  # a closed pipe (`run ... 2>&1 | head`) ends no session:
+            self.quiet = True  # the workload's output is logged from then on, as with -q
+            to_devnull(sys.stderr)
+
+    # run_workload's ``output``: our stderr, until a write to it failed (process._Sink)
+    def write(self, text: str) -> int:
+        if self.quiet:
+            raise ValueError("stderr is closed")
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
 
     def forget_empty_out(self) -> None:
         """Interrupted before the session began: remove the --out folder made for it."""
@@ -250,7 +208,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
         window=params["window"],
         runs_requested=runs,
         created=now_iso(),
-        options=_jsonable(ctx.params),
+        options=json.loads(json.dumps(ctx.params, default=str)),
         # `analyze <out>` reads the manifest and judges only the runs that completed.
         analyze_args=("overlap-check", "analyze", str(out), *_analyze_args(ctx)),
     )
@@ -266,7 +224,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
         cwd=cwd,
         with_stack=any((p.side or "").startswith("module:") for p in options.plans),
     )
-    output = None if progress.quiet else cast("IO[Any]", progress.stderr)
+    output = None if progress.quiet else cast("IO[Any]", progress)
     manifest = execute(
         plan, manifest, base_env=env, output=output, progress=progress, forwarder=forwarder
     )
@@ -294,7 +252,7 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
     try:
         code = emit(report, params, captures)
     except BrokenPipeError:  # stdout's reader went away (`run ... | head -0`): say it all to no one
-        _to_devnull(sys.stdout)
+        to_devnull(sys.stdout)
         code = emit(report, params, captures)
     progress(f"runs kept in {out}; judge them again with: overlap-check analyze {out}")
     ctx.exit(code)
@@ -325,18 +283,6 @@ def _out_dir(given: Path | None, cwd: Path) -> Path:
         suffix += 1
         out = base.with_name(f"{base.name}-{suffix}")
     return out
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 def _analyze_args(ctx: click.Context) -> list[str]:

@@ -1,14 +1,10 @@
 """``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run.
 
-It records the command, where and when each run happened, how it ended and
-which result dirs it left, so that nothing is lost when a run fails or is
-interrupted, and ``overlap-check analyze <out>`` can judge the same data later.
-Paths inside are relative to the folder holding the manifest.
-
-The session never leaves it ``running`` when it ends, whatever ends it: a
-failing run, Ctrl-C, SIGTERM or a disk that fills up (a small reserve file
-is kept beside it and given up to write the closing manifest). Only a
-file system that turned read-only, or a SIGKILL, can leave it ``running``.
+It records the command and, per run, when, how it ended and which result dirs (relative to
+its folder) it left, so that nothing is lost when a run fails or is interrupted and
+``overlap-check analyze <out>`` can judge the same data later. The session never leaves it
+``running``, whatever ends it (a failing run, a signal, a full disk: a small reserve file
+beside it is given up for the closing write); only a read-only file system or SIGKILL can.
 """
 
 from __future__ import annotations
@@ -101,12 +97,9 @@ RESERVE_BYTES = 256 * 1024
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
-def reserve_space(out_dir: Path) -> bool:
-    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up.
-
-    Best effort: under a small file-size limit (``ulimit -f``) or on a disk that is
-    already full there is no reserve, and the session goes on without one.
-    """
+def reserve_space(out_dir: Path) -> None:
+    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up (best
+    effort: under ``ulimit -f`` or on a full disk the session goes on without one)."""
     reserve = out_dir / RESERVE_NAME
     try:
         with reserve.open("wb") as handle:
@@ -116,8 +109,6 @@ def reserve_space(out_dir: Path) -> bool:
     except OSError:
         with contextlib.suppress(OSError):
             reserve.unlink(missing_ok=True)
-        return False
-    return True
 
 
 def release_reserve(out_dir: Path) -> bool:
@@ -130,11 +121,8 @@ def release_reserve(out_dir: Path) -> bool:
 
 
 def write_manifest(out_dir: Path, manifest: Manifest, *, closing: bool = False) -> Path:
-    """Write ``out_dir/manifest.json`` atomically (temporary file, fsync, os.replace).
-
-    ``closing``: the write that ends a session; on a full disk the reserve file is
-    given up for it and the write tried once more.
-    """
+    """Write ``out_dir/manifest.json`` atomically; ``closing`` (the write that ends a session):
+    on a full disk the reserve file is given up for it and the write tried once more."""
     text = json.dumps(to_json(manifest), indent=2, ensure_ascii=False) + "\n"
     try:
         return _write_atomically(out_dir / MANIFEST_NAME, text)
@@ -234,11 +222,8 @@ def run_folder_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def judged_paths(folder: Path) -> tuple[list[Path], list[str]] | None:
-    """What ``analyze`` reads for a ``run`` folder (one holding ``manifest.json``), and notes.
-
-    Only runs with status ``ok`` are read: a failed, interrupted or incomplete run
-    may have left a partial profile. None when ``folder`` is not a run folder.
-    """
+    """What ``analyze`` reads for a ``run`` folder (one holding ``manifest.json``): its ``ok``
+    runs only (another may have left a partial profile), and notes; None: not a run folder."""
     if not (folder / MANIFEST_NAME).is_file():
         return None
     manifest = read_manifest(folder)

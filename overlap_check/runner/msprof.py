@@ -13,7 +13,9 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
+
+from overlap_check.runner.torch_npu_injection import entries
 
 PROF_DIR = re.compile(r"^PROF_\d+_\d+_[0-9a-zA-Z]+$")
 TASK_TIME = {"Level1": "l1", "Level2": "l2"}
@@ -22,6 +24,7 @@ TASK_TIME = {"Level1": "l1", "Level2": "l2"}
 PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?t?)?(\.exe)?$")
 
 Profiler = Literal["torch_npu", "torch", "msprof"]
+PROFILERS: tuple[Profiler, ...] = get_args(Profiler)
 
 
 def msprof_argv(msprof: str, run_dir: Path, command: Sequence[str], level: str) -> list[str]:
@@ -42,9 +45,7 @@ def find_msprof(env: Mapping[str, str]) -> str | None:
 
 def find_prof_dirs(run_dir: Path) -> tuple[Path, ...]:
     """msprof ``PROF_*`` dirs written into one run dir, sorted by name."""
-    if not run_dir.is_dir():
-        return ()
-    return tuple(sorted(p for p in run_dir.iterdir() if p.is_dir() and PROF_DIR.match(p.name)))
+    return entries(run_dir, lambda p: p.is_dir() and PROF_DIR.match(p.name) is not None)
 
 
 def is_exported(prof_dir: Path) -> bool:
@@ -98,29 +99,24 @@ def choose_profiler(
 ) -> tuple[Profiler, str]:
     """The profiler to use and why (one line for stderr).
 
-    ``auto``: torch (torch.profiler) for a Python command on a CUDA host; msprof when the
-    config prefers it (``[run] profiler = "msprof"``)
-    or when the command is not Python and msprof is on PATH; the torch_npu
+    ``auto`` (else the config's ``[run] profiler``): torch for a Python command on a CUDA
+    host; msprof when the command is not Python and msprof is on PATH; the torch_npu
     injection otherwise (it also reaches Python started by a shell script).
     """
-    if requested == "torch_npu":
-        return "torch_npu", "--profiler torch_npu"
-    if requested == "msprof":
-        return "msprof", "--profiler msprof"
-    if requested == "torch" or configured == "torch":
-        return "torch", "--profiler torch" if requested == "torch" else "[run] profiler"
-    if configured == "msprof":
-        return "msprof", "the config asks for msprof ([run] profiler)"
-    if configured == "torch_npu":
-        return "torch_npu", "the config asks for torch_npu ([run] profiler)"
+    if requested in PROFILERS:
+        return requested, f"--profiler {requested}"
+    if configured == "torch":
+        return "torch", "[run] profiler"
+    if configured in PROFILERS:
+        return configured, f"the config asks for {configured} ([run] profiler)"
+    name = os.path.basename(command[0])
     if is_python_command(command[0], env):
         if cuda_host():
-            return "torch", f"{os.path.basename(command[0])} is Python, on a CUDA host"
-        return "torch_npu", f"{os.path.basename(command[0])} is Python"
+            return "torch", f"{name} is Python, on a CUDA host"
+        return "torch_npu", f"{name} is Python"
     if find_msprof(env) is not None:
-        return "msprof", f"{os.path.basename(command[0])} is not Python"
+        return "msprof", f"{name} is not Python"
     return (
         "torch_npu",
-        f"{os.path.basename(command[0])} is not Python and msprof is not on PATH; "
-        "injecting into any Python it starts",
+        f"{name} is not Python and msprof is not on PATH; injecting into any Python it starts",
     )

@@ -1,11 +1,10 @@
 """Running the workload: its own process group, its output on our stderr, signals forwarded.
 
-The workload starts in a new session (its own process group) so that a
-Ctrl-C reaches overlap-check alone; overlap-check forwards it to the whole
-group (a launcher and its ranks), waits for the workload to stop (the
-profiler exports at exit), and only then reports the interruption. A second
-Ctrl-C sends SIGTERM, a third SIGKILL. The workload's output is copied to ours
-unless ours is a terminal, so that a closed pipe or a full disk on our side
+The workload starts in a new session (its own process group) so that a Ctrl-C reaches
+overlap-check alone; it forwards it to the whole group (a launcher and its ranks), waits
+for the workload to stop (the profiler exports at exit), and only then reports the
+interruption; a second Ctrl-C sends SIGTERM, a third SIGKILL. The workload's output is
+copied to ours unless ours is a terminal, so that a closed pipe or a full disk on our side
 does not kill it.
 """
 
@@ -39,16 +38,11 @@ class WorkloadResult:
 
 
 class SignalForwarder:
-    """Handles SIGINT/SIGTERM for the whole ``run`` command, from its start to the process exit.
+    """SIGINT/SIGTERM for the whole ``run`` command, so that one at any moment ends in exit 130.
 
-    Three behaviours, so that a signal at any moment ends in one clean exit 130:
-
-    - while a workload runs: forward the signal to its process group (the
-      second becomes SIGTERM, the third SIGKILL) and let it stop by itself;
-    - inside :meth:`deferred` (the run loop, manifest writes): only record it;
-      the loop stops at its next check;
-    - elsewhere (reading options, judging): raise KeyboardInterrupt, once; later
-      signals are recorded and ignored, since the command is already ending.
+    While a workload runs: forward it to its process group (the second becomes SIGTERM, the
+    third SIGKILL). Inside :meth:`deferred` (the run loop, manifest writes): only record it.
+    Elsewhere (options, judging): raise KeyboardInterrupt, once; later ones are ignored.
     """
 
     def __init__(self) -> None:
@@ -108,9 +102,10 @@ class SignalForwarder:
 class _Sink:
     """Where the workload's output goes: ``output``, or the log once ``output`` fails.
 
-    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the
-    workload, so a failing write sends the rest to the log file (or drops it
-    when there is none, or the log fails too) and remembers why.
+    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the workload, so a
+    failing write sends the rest to the log file (or drops it when there is none, or the
+    log fails too) and remembers why; the failed stream's descriptor is pointed at
+    /dev/null, so that our own later writes and Python's final flush cannot fail either.
     """
 
     def __init__(self, output: IO[Any] | None, log_path: Path | None) -> None:
@@ -128,6 +123,7 @@ class _Sink:
                     self._to_output(chunk)
                     return
                 except (OSError, ValueError) as err:  # ValueError: a closed stream
+                    to_devnull(self.output)
                     self.output = None
                     self.problem = f"output stopped ({_reason(err)}); the rest went to the log"
             self._to_log(chunk)
@@ -159,6 +155,19 @@ class _Sink:
         if self.log is not None:
             with contextlib.suppress(OSError):
                 self.log.close()
+
+
+def to_devnull(stream: Any) -> None:
+    """Point a standard stream's descriptor at /dev/null (nothing can read it any more)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _reason(err: BaseException) -> str:
@@ -196,14 +205,10 @@ def run_workload(
     output: IO[Any] | None,
     log_path: Path | None = None,
 ) -> WorkloadResult:
-    """Run ``argv`` to completion; its stdout and stderr go to ``output`` (our stderr).
-
-    ``output=None`` sends both to ``log_path`` instead (``-q``), as does a failing
-    ``output``. A terminal is handed to the workload as is; anything else (a pipe,
-    a file) is copied by us, so that a reader that goes away cannot kill it. Never
-    raises for the workload's own failure, a command that does not exist included:
-    that is the exit code (127 not found, 126 not executable) and ``problem``.
-    """
+    """Run ``argv`` to completion; its stdout and stderr go to ``output`` (our stderr), or to
+    ``log_path`` when ``output`` is None (``-q``) or fails. A terminal is handed to the
+    workload as is; anything else is copied by us (:class:`_Sink`). Never raises for the
+    workload's own failure (a missing command: exit code 127, not executable: 126)."""
     if output is not None:
         output.flush()
     terminal = _terminal_fd(output)
@@ -242,9 +247,8 @@ def run_workload(
 
 
 def _wait(child: subprocess.Popen[bytes]) -> int:
-    """``child.wait()`` in short slices: a signal taken by another thread (polars' own
-    threads cannot be told to leave them alone) does not interrupt a blocking waitpid(),
-    and the main thread must run the handler while the workload still runs."""
+    """``child.wait()`` in short slices: a signal taken by another thread (polars' threads)
+    does not interrupt a blocking waitpid(), and the handler must run meanwhile."""
     while True:
         try:
             return child.wait(timeout=0.1)

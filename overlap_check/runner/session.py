@@ -56,10 +56,6 @@ class RunPlan:
 Progress = Callable[[str], None]
 
 
-def run_dir_name(index: int) -> str:
-    return f"run-{index}"
-
-
 # The --out folder's lock file (also its write test), locked (flock) for the whole session so
 # that a second run into the same folder stops at once; the process's end releases it.
 LOCK_NAME = ".overlap-check.lock"
@@ -96,20 +92,14 @@ def _os_reason(err: OSError) -> str:
     return f"{err.strerror or type(err).__name__}{where}"
 
 
-def workload_argv(plan: RunPlan, run_dir: Path) -> list[str]:
-    if plan.profiler == "msprof":
-        return msprof.msprof_argv(plan.msprof_path, run_dir, plan.command, plan.level)
-    return list(plan.command)
-
-
-def workload_env(
+def _workload(
     plan: RunPlan, base: Mapping[str, str], run_dir: Path, index: int
-) -> dict[str, str]:
+) -> tuple[list[str], dict[str, str]]:
+    """One run's command line and environment."""
     if plan.profiler == "msprof":
-        env = dict(base)
-        env[torch_npu_injection.ENV_RUN_INDEX] = str(index)
-        return env
-    return torch_npu_injection.injection_env(
+        argv = msprof.msprof_argv(plan.msprof_path, run_dir, plan.command, plan.level)
+        return argv, {**base, torch_npu_injection.ENV_RUN_INDEX: str(index)}
+    env = torch_npu_injection.injection_env(
         base,
         run_dir,
         level=plan.level,
@@ -118,6 +108,7 @@ def workload_env(
         profiler=plan.profiler,
         with_stack=plan.with_stack,
     )
+    return list(plan.command), env
 
 
 def collect_results(plan: RunPlan, run_dir: Path) -> tuple[tuple[Path, ...], str | None]:
@@ -164,11 +155,13 @@ def run_status(result: WorkloadResult, problem: str | None, incomplete: str | No
 
 
 class _Session:
-    """The manifest as it stands, and the writes that keep it on disk."""
+    """The manifest as it stands, the writes that keep it on disk, and the run's callbacks."""
 
-    def __init__(self, out: Path, manifest: Manifest) -> None:
-        self.out = out
-        self.manifest = manifest
+    def __init__(
+        self, plan: RunPlan, manifest: Manifest, progress: Progress, forwarder: SignalForwarder
+    ) -> None:
+        self.plan, self.out, self.manifest = plan, plan.out_dir, manifest
+        self.progress, self.forwarder = progress, forwarder
 
     def save(self, manifest: Manifest, *, closing: bool = False) -> None:
         self.manifest = manifest
@@ -209,30 +202,22 @@ def execute(
     base_env: Mapping[str, str],
     output: IO[Any] | None,
     progress: Progress,
-    forwarder: SignalForwarder | None = None,
+    forwarder: SignalForwarder,
 ) -> Manifest:
     """Run the workload ``plan.runs`` times; returns the final manifest.
 
-    ``forwarder``: the command's signal handling (one is installed here when not
-    given). Signals only stop the loop at its next check, so the manifest is
-    always closed: ``complete``, ``failed`` or ``interrupted``, never ``running``.
+    ``forwarder``: the command's signal handling. Signals only stop the loop at its next
+    check, so the manifest is always closed: ``complete``, ``failed`` or ``interrupted``.
 
     Raises (after writing the manifest): :class:`Interrupted` on Ctrl-C or SIGTERM,
     :class:`WorkloadError` when a run fails, :class:`InputError` when a run
     leaves no profile (both only without ``keep_going``), when no run at all
     left a whole profile, or when the disk refuses a write.
     """
-    if forwarder is None:
-        forwarder = SignalForwarder()
-        with forwarder.installed():
-            return execute(
-                plan, manifest, base_env=base_env, output=output, progress=progress,
-                forwarder=forwarder,
-            )  # fmt: skip
-    session = _Session(plan.out_dir, manifest)
+    session = _Session(plan, manifest, progress, forwarder)
     with forwarder.deferred():
         try:
-            _loop(plan, session, base_env, output, progress, forwarder)
+            _loop(session, base_env, output)
             if forwarder.interrupted:
                 manifest = session.finish("interrupted")
                 done = len(manifest.usable_runs())
@@ -252,14 +237,8 @@ def execute(
     return manifest
 
 
-def _loop(
-    plan: RunPlan,
-    session: _Session,
-    base_env: Mapping[str, str],
-    output: IO[Any] | None,
-    progress: Progress,
-    forwarder: SignalForwarder,
-) -> None:
+def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None) -> None:
+    plan, progress, forwarder = session.plan, session.progress, session.forwarder
     out = plan.out_dir
     out.mkdir(parents=True, exist_ok=True)
     session.save(session.manifest)
@@ -268,13 +247,13 @@ def _loop(
     for index in range(1, plan.runs + 1):
         if forwarder.interrupted:
             return
-        run_dir = out / run_dir_name(index)
+        run_dir = out / f"run-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
         log_path = run_dir / ".overlap-check" / "workload.log"
-        argv = workload_argv(plan, run_dir)
+        argv, env = _workload(plan, base_env, run_dir, index)
         record = RunRecord(
             index=index,
-            dir=run_dir.relative_to(out).as_posix(),
+            dir=run_dir.name,
             started=now_iso(),
             log=log_path.relative_to(out).as_posix() if output is None else None,
         )
@@ -285,12 +264,7 @@ def _loop(
         elapsed = time.monotonic() - session_began
         progress(f"run {index}/{plan.runs} ({plan.profiler}, {elapsed:.0f} s elapsed)")
         result = run_workload(
-            argv,
-            env=workload_env(plan, base_env, run_dir, index),
-            cwd=plan.cwd,
-            forwarder=forwarder,
-            output=output,
-            log_path=log_path,
+            argv, env=env, cwd=plan.cwd, forwarder=forwarder, output=output, log_path=log_path
         )
         if result.output_problem is not None:
             output = None  # the rest of the runs log their output, as with -q
@@ -325,7 +299,10 @@ def _loop(
             message = f"run {index} of {plan.runs}: the command failed ({exit_text})"
             if not plan.keep_going:
                 session.finish("failed")
-                raise WorkloadError(message, path=run_dir, hint=_log_hint(out, record))
+                hint = (
+                    f"its output is in {out / record.log}" if record.log else "its output is above"
+                )
+                raise WorkloadError(message, path=run_dir, hint=hint)
             progress(f"{message}; --keep-going: continuing")
         elif status == "no-profile":
             if not plan.keep_going:
@@ -349,9 +326,3 @@ def mark_bad_data(out: Path, manifest: Manifest, path: str | None, why: str) -> 
             write_manifest(out, marked)
             return marked
     return None
-
-
-def _log_hint(out: Path, record: RunRecord) -> str:
-    if record.log:
-        return f"its output is in {out / record.log}"
-    return "its output is above"

@@ -1,11 +1,9 @@
 """Zero-code torch_npu profiling: the environment that loads our payload, and its traces.
 
-The payload (``inject/sitecustomize.py``) is loaded by Python's ``site`` module
-because its folder is put first on PYTHONPATH; it is configured by the
-``OVERLAP_CHECK_*`` variables below and reports what it did, per process, in
-``<run dir>/.overlap-check/payload-<pid>.jsonl``. This module never imports
-torch_npu: the overlap-check process only prepares the environment and reads
-what the workload left behind.
+The payload (``inject/sitecustomize.py``), loaded by ``site`` from the folder put first on
+PYTHONPATH and configured by the ``OVERLAP_CHECK_*`` variables below, reports what it did
+per process in ``<run dir>/.overlap-check/payload-<pid>.jsonl``. Nothing here imports
+torch_npu: we only prepare the environment and read what the workload left behind.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,10 +82,6 @@ class ProcessTrace:
     errors: tuple[str, ...]  # messages of "error" events
 
     @property
-    def imported_torch_npu(self) -> bool:
-        return "torch_npu-imported" in self.events
-
-    @property
     def started(self) -> bool:
         return "profiler-started" in self.events
 
@@ -122,20 +116,19 @@ def read_process_traces(run_dir: Path) -> tuple[ProcessTrace, ...]:
     return tuple(traces)
 
 
+def entries(run_dir: Path, keep: Callable[[Path], bool]) -> tuple[Path, ...]:
+    """The entries of one run dir that ``keep`` selects, sorted by name."""
+    return tuple(sorted(filter(keep, run_dir.iterdir()))) if run_dir.is_dir() else ()
+
+
 def find_result_dirs(run_dir: Path) -> tuple[Path, ...]:
-    """torch_npu result dirs (``*_ascend_pt``) written into one run dir, sorted by name."""
-    if not run_dir.is_dir():
-        return ()
-    return tuple(
-        sorted(p for p in run_dir.iterdir() if p.is_dir() and p.name.endswith(RESULT_SUFFIX))
-    )
+    """torch_npu result dirs (``*_ascend_pt``) written into one run dir."""
+    return entries(run_dir, lambda p: p.is_dir() and p.name.endswith(RESULT_SUFFIX))
 
 
 def find_kineto_traces(run_dir: Path) -> tuple[Path, ...]:
-    """torch.profiler traces (``*.pt.trace.json[.gz]``) written into one run dir, by name."""
-    if not run_dir.is_dir():
-        return ()
-    return tuple(sorted(p for p in run_dir.iterdir() if p.is_file() and KINETO_SUFFIX in p.name))
+    """torch.profiler traces (``*.pt.trace.json[.gz]``) written into one run dir."""
+    return entries(run_dir, lambda p: p.is_file() and KINETO_SUFFIX in p.name)
 
 
 def is_parsed(result_dir: Path) -> bool:
@@ -145,8 +138,7 @@ def is_parsed(result_dir: Path) -> bool:
 
 
 def explain_missing_profile(run_dir: Path, window: str, module: str = "torch_npu") -> str:
-    """Why a run left no usable torch_npu (``module``: or torch) profile: the likely cause,
-    from the payload's traces."""
+    """Why a run left no usable ``module`` (torch_npu or torch) profile, from the traces."""
     unparsed = [p for p in find_result_dirs(run_dir) if not is_parsed(p)]
     if unparsed:
         logs = unparsed[0] / "logs"

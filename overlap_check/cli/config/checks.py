@@ -121,6 +121,14 @@ def lint_suppressions(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def regex(value: Any) -> str:
+    """A regular expression that can select kernel names (:func:`regex_problem`)."""
+    problem = regex_problem(text(value))
+    if problem:
+        raise Invalid(problem)
+    return str(value)
+
+
 def regexes(value: Any) -> tuple[str, ...]:
     """A list of regular expressions (kernel-name patterns), each one compiling."""
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):

@@ -21,11 +21,8 @@ def plan_from_cli(
     op_type: str | None = None,
 ) -> Plan | None:
     """The one-off plan of ``--side/--dominator/--name/--side-stream/--main-stream/--side-kind/
-    --op-type``.
-
-    None when none of them is given. Its default name is the side regex (or
-    ``stream N``), stable between runs so that baselines line up.
-    """
+    --op-type``, None when none is given. Its default name (the side regex, or ``stream N``)
+    is stable between runs, so that baselines line up."""
     if side is None and dominator is None and side_stream is None and op_type is None:
         if name is not None or main_stream is not None or side_kind is not None:
             raise UsageError(
@@ -35,12 +32,9 @@ def plan_from_cli(
         return None
     if side is None and side_stream is None and op_type is None:
         raise UsageError("--dominator needs --side REGEX, --op-type REGEX or --side-stream N")
-    if side is not None:
-        validate_regex(side, key="--side")
-    if op_type is not None:
-        validate_regex(op_type, key="--op-type")
-    if dominator is not None:
-        validate_regex(dominator, key="--dominator")
+    for flag, pattern in (("--side", side), ("--op-type", op_type), ("--dominator", dominator)):
+        if pattern is not None:
+            validate_regex(pattern, key=flag)
     default_name = (
         side if side is not None else op_type if op_type is not None else f"stream {side_stream}"
     )

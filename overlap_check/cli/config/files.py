@@ -18,13 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from overlap_check.cli.config.parse import parse_config
-from overlap_check.cli.config.schema import CONFIG_NAME, PYPROJECT_TABLE, Config
+from overlap_check.cli.config.settings import Config
 from overlap_check.model.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+
+CONFIG_NAME = "overlap-check.toml"
+PYPROJECT_TABLE = "tool.overlap-check"
 
 
 def find_config(cwd: Path) -> Path | None:

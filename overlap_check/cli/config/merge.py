@@ -6,20 +6,14 @@ is named by where it came from (option, variable, or file and key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from overlap_check.cli.config import checks
 from overlap_check.cli.config.checks import Invalid
-from overlap_check.cli.config.schema import Config
-from overlap_check.cli.config.settings import MERGED, Setting
+from overlap_check.cli.config.settings import MERGED, Config, Setting
 from overlap_check.model import DeviceConfig, Options, Plan, Thresholds
 from overlap_check.model.errors import ConfigError, OverlapCheckError, UsageError
 
-# setting -> (environment variable, parser of its text)
-ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
-    s.name: (s.variable, s.parse_env) for s in MERGED if s.variable is not None
-}
 _CLI_ONLY = ("main_stream", "baseline", "plans", "plan_names", "path", "path_source")
 OVERRIDE_KEYS = frozenset(s.name for s in MERGED) | frozenset(_CLI_ONLY)
 
@@ -60,22 +54,12 @@ def merge_options(
         device=DeviceConfig(**chosen[DeviceConfig]),
         main_stream=overrides.get("main_stream"),
         baseline=overrides.get("baseline"),
-        path=_path(overrides.get("path")),
+        path=overrides.get("path"),
         ascend_c=config.ascend_c,
         path_source=overrides.get("path_source"),
         config_path=None if config.source is None else str(config.source),
         **chosen[Options],
     )
-
-
-def _path(value: Any) -> Any:
-    """``--path``: one of model.ExecutionPath (None: not given)."""
-    if value is None:
-        return None
-    try:
-        return checks.EXECUTION_PATH(value)
-    except Invalid as err:
-        raise UsageError(f"option --path: {err}") from None
 
 
 def _pick(

@@ -1,7 +1,8 @@
 """Validation of a config table, section by section, into a :class:`Config`.
 
-Errors name the file and the dotted key (``plan[2].side``, 1-based); the
-loader (:mod:`overlap_check.cli.config.files`) adds the line.
+Errors name the file and the dotted key (``plan[2].side``, 1-based); the loader
+(:mod:`overlap_check.cli.config.files`) adds the line. The settings' sections come from
+config/settings.py; the ``[[plan]]`` keys are here.
 """
 
 from __future__ import annotations
@@ -11,11 +12,31 @@ from pathlib import Path
 from typing import Any
 
 from overlap_check.cli.config import checks
-from overlap_check.cli.config.checks import Invalid, validate_regex
-from overlap_check.cli.config.schema import LIMIT_KEYS, PLAN_KEYS, Config
-from overlap_check.cli.config.settings import SECTIONS
+from overlap_check.cli.config.checks import Invalid
+from overlap_check.cli.config.settings import SECTIONS, Config
 from overlap_check.model import CoreLimit, DeviceConfig, Plan, Thresholds
 from overlap_check.model.errors import ConfigError
+
+# in docs/config.md's order (tests/test_config.py)
+PLAN_KEYS = (
+    "name",
+    "side",
+    "op_type",
+    "dominator",
+    "side_stream",
+    "main_stream",
+    "path",
+    "side_kind",
+    "limit_core",
+    "main_limit_core",
+)
+LIMIT_KEYS: dict[str, Callable[[Any], Any]] = {
+    "aicore": checks.integer(1),
+    "vectorcore": checks.integer(1),
+    "mode": checks.choice("ge", "npugraph_ex"),
+}
+# a message, and the key it is about (without the pyproject prefix) -> the error
+Fail = Callable[[Invalid | str, str], ConfigError]
 
 
 def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:
@@ -52,103 +73,77 @@ def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:
     if not fake < real:
         bad = "thresholds.fake" if "fake" in values else "thresholds.real"
         raise fail(f"thresholds need 0 <= fake < real <= 1, got real {real} and fake {fake}", bad)
-    plans = _parse_plans(table.get("plan", []), source, prefix)
+    raw = table.get("plan", [])
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise fail(f"expected an array of tables [[{prefix}plan]]", "plan")
+    plans: list[Plan] = []
+    for number, body in enumerate(raw, start=1):
+        plan = _parse_plan(body, f"plan[{number}]", prefix, fail)
+        if any(seen.name == plan.name for seen in plans):
+            raise fail(f"duplicate plan name {plan.name!r}", f"plan[{number}].name")
+        plans.append(plan)
     return Config(
-        source=source, prefix=prefix, device=DeviceConfig(**device), plans=plans, **values
+        source=source, prefix=prefix, device=DeviceConfig(**device), plans=tuple(plans), **values
     )
 
 
-def _parse_plans(raw: Any, source: Path, prefix: str) -> tuple[Plan, ...]:
-    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
-        raise ConfigError(
-            f"expected an array of tables [[{prefix}plan]]", path=source, key=prefix + "plan"
-        )
-    plans: list[Plan] = []
-    for number, body in enumerate(raw, start=1):
-        where = f"plan[{number}]"
-        plan = _parse_plan(body, where, source, prefix)
-        if any(seen.name == plan.name for seen in plans):
-            raise ConfigError(
-                f"duplicate plan name {plan.name!r}", path=source, key=f"{prefix}{where}.name"
-            )
-        plans.append(plan)
-    return tuple(plans)
-
-
-def _parse_plan(body: Mapping[str, Any], where: str, source: Path, prefix: str) -> Plan:
+def _parse_plan(body: Mapping[str, Any], where: str, prefix: str, fail: Fail) -> Plan:
     def check(key: str, checker: Callable[[Any], Any]) -> Any:
         if key not in body:
             return None
         try:
             return checker(body[key])
         except Invalid as err:
-            raise ConfigError(str(err), path=source, key=f"{prefix}{where}.{key}") from None
+            raise fail(err, f"{where}.{key}") from None
 
     for key in body:
         if key not in PLAN_KEYS:
-            err = checks.unknown(key, PLAN_KEYS, f"[[{prefix}plan]]")
-            raise ConfigError(str(err), path=source, key=f"{prefix}{where}.{key}")
+            raise fail(checks.unknown(key, PLAN_KEYS, f"[[{prefix}plan]]"), f"{where}.{key}")
     name = check("name", checks.text)
     if name is None:
-        raise ConfigError("a plan needs a name", path=source, key=f"{prefix}{where}.name")
+        raise fail("a plan needs a name", f"{where}.name")
     regexes = {
-        key: validate_regex(pattern, key=f"{prefix}{where}.{key}", path=str(source))
-        for key in ("side", "dominator", "op_type")
-        if (pattern := check(key, checks.text)) is not None
+        key: check(key, checks.regex) for key in ("side", "dominator", "op_type") if key in body
     }
     side_stream = check("side_stream", checks.integer(0))
     if "side" not in regexes and "op_type" not in regexes and side_stream is None:
-        raise ConfigError(
-            f"plan {name!r} needs `side` (a regex), `op_type` (a regex) or `side_stream`",
-            path=source,
-            key=f"{prefix}{where}.side",
-        )
+        message = f"plan {name!r} needs `side` (a regex), `op_type` (a regex) or `side_stream`"
+        raise fail(message, f"{where}.side")
+    main_stream = check("main_stream", checks.integer(0))
+    limit_core = _parse_limit(body.get("limit_core"), f"{where}.limit_core", prefix, fail)
+    main_limit = _parse_limit(body.get("main_limit_core"), f"{where}.main_limit_core", prefix, fail)
+    if main_limit is not None and "main_stream" not in body and "dominator" not in body:
+        message = "main_limit_core needs main_stream or dominator (the kernels it governs)"
+        raise fail(message, f"{where}.main_limit_core")
     return Plan(
         name=name,
         side=regexes.get("side"),
         dominator=regexes.get("dominator"),
         side_stream=side_stream,
-        main_stream=check("main_stream", checks.integer(0)),
+        main_stream=main_stream,
         op_type=regexes.get("op_type"),
-        limit_core=_parse_limit(body.get("limit_core"), f"{where}.limit_core", source, prefix),
-        main_limit_core=_main_limit(body, where, source, prefix),
+        limit_core=limit_core,
+        main_limit_core=main_limit,
         path=check("path", checks.EXECUTION_PATH),
         side_kind=check("side_kind", checks.SIDE_KIND) or "compute",
     )
 
 
-def _main_limit(body: Mapping[str, Any], where: str, source: Path, prefix: str) -> CoreLimit | None:
-    """``main_limit_core``: the main path's limit, on main_stream or the dominator kernels."""
-    limit = _parse_limit(body.get("main_limit_core"), f"{where}.main_limit_core", source, prefix)
-    if limit is not None and "main_stream" not in body and "dominator" not in body:
-        raise ConfigError(
-            "main_limit_core needs main_stream or dominator (the kernels it governs)",
-            path=source,
-            key=f"{prefix}{where}.main_limit_core",
-        )
-    return limit
-
-
-def _table(where: str) -> str:
-    """``plan.limit_core`` / ``plan.main_limit_core`` from ``plan[2].limit_core``."""
-    return "plan." + where.rsplit(".", 1)[-1]
-
-
-def _parse_limit(raw: Any, where: str, source: Path, prefix: str) -> CoreLimit | None:
+def _parse_limit(raw: Any, where: str, prefix: str, fail: Fail) -> CoreLimit | None:
+    """``limit_core`` / ``main_limit_core`` (``where``: ``plan[2].limit_core``)."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError("expected a table", path=source, key=prefix + where)
+        raise fail("expected a table", where)
     values: dict[str, Any] = {}
+    table = "plan." + where.rsplit(".", 1)[-1]
     for key, value in raw.items():
         try:
             if key not in LIMIT_KEYS:
-                raise checks.unknown(key, list(LIMIT_KEYS), f"[{prefix}{_table(where)}]")
+                raise checks.unknown(key, list(LIMIT_KEYS), f"[{prefix}{table}]")
             values[key] = LIMIT_KEYS[key](value)
         except Invalid as err:
-            raise ConfigError(str(err), path=source, key=f"{prefix}{where}.{key}") from None
+            raise fail(err, f"{where}.{key}") from None
     if "aicore" not in values and "vectorcore" not in values:
-        raise ConfigError(
-            "limit_core needs aicore and/or vectorcore", path=source, key=prefix + where
-        )
+        raise fail("limit_core needs aicore and/or vectorcore", where)
     return CoreLimit(**values)

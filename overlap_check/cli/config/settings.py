@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from overlap_check.cli.config import checks
-from overlap_check.model import DeviceConfig, Options, Thresholds
+from overlap_check.model import DeviceConfig, Options, Plan, Thresholds
 
 Scope = Literal["analysis", "run", "lint"]  # the commands whose options it is
 PROFILERS = ("auto", "torch_npu", "torch", "msprof")  # `run --profiler`, the first the default
@@ -168,3 +169,46 @@ SECTIONS: dict[str, dict[str, Setting]] = {
 }
 # the settings merged into Options: option > environment > file > default (config/merge.py)
 MERGED = tuple(s for s in SETTINGS if s.scope == "analysis" and s.section != "cores")
+
+
+@dataclass(frozen=True, init=False)
+class Config:
+    """What a config file set: its plans, the device, and each setting it gave (by the
+    setting's name: ``config.warmup``; None, or () for a list, when not set: a lower layer
+    decides)."""
+
+    source: Path | None  # the file read; None when no config was found
+    prefix: str  # "tool.overlap-check." when read from pyproject.toml
+    device: DeviceConfig
+    plans: tuple[Plan, ...]
+    values: dict[str, Any]
+
+    def __init__(
+        self,
+        source: Path | None = None,
+        prefix: str = "",
+        device: DeviceConfig | None = None,
+        plans: tuple[Plan, ...] = (),
+        values: dict[str, Any] | None = None,  # as dataclasses.replace passes them
+        **settings: Any,
+    ) -> None:
+        values = {**(values or {}), **settings}
+        unknown = set(values) - set(BY_NAME)
+        if unknown:
+            raise TypeError(f"Config: unknown settings {sorted(unknown)}")
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "prefix", prefix)
+        object.__setattr__(self, "device", device or DeviceConfig())
+        object.__setattr__(self, "plans", plans)
+        object.__setattr__(self, "values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        setting = BY_NAME.get(name)
+        if setting is None or name == "values":
+            raise AttributeError(name)
+        unset = () if isinstance(setting.value_default, tuple) else None
+        return self.values.get(name, unset)
+
+    def key_origin(self, section: str, key: str) -> str:
+        """How a message names a value that came from this file."""
+        return f"{self.source or 'config'} key {self.prefix}{section}.{key}"

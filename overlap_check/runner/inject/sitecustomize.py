@@ -1,41 +1,22 @@
-"""overlap-check's profiler payload, loaded by Python as ``sitecustomize``.
+"""overlap-check's profiler payload, loaded by Python as ``sitecustomize`` (docs/run.md).
 
-``overlap-check run --profiler torch_npu`` puts this file's folder first on
-PYTHONPATH. Python's ``site`` module then imports it at start-up in the
-workload and in every Python process the workload starts (they inherit the
-environment). It does nothing unless ``OVERLAP_CHECK_RUN_DIR`` is set.
+``overlap-check run --profiler torch_npu`` (or ``torch``) puts this file's folder first on
+PYTHONPATH, so ``site`` imports it in the workload and in every Python process it starts.
+Inert unless ``OVERLAP_CHECK_RUN_DIR`` is set. It:
 
-What it does:
+1. wraps the loader of ``torch_npu`` (``torch`` with ``OVERLAP_CHECK_PROFILER=torch``) and,
+   once that module has *finished* importing, starts the process-wide capture
+   (:meth:`Controller.start_profiler`), stopped and so exported at interpreter exit; it
+   never imports torch_npu on its own;
+2. serves ``overlap_check.profile()`` (``OVERLAP_CHECK_WINDOW``): ``auto``: the first block
+   discards the process-wide capture and captures only itself; ``explicit``: only blocks
+   are captured; ``process``: blocks are ignored;
+3. chains to the ``sitecustomize`` that would have run without it.
 
-1. Installs a meta path finder that wraps the loader of ``torch_npu``; when
-   ``torch_npu`` has *finished* importing, the process-wide capture starts:
-   ``torch_npu.profiler.profile(activities=[CPU, NPU], experimental_config=
-   _ExperimentalConfig(profiler_level=<OVERLAP_CHECK_LEVEL>, aic_metrics=
-   PipeUtilization), on_trace_ready=tensorboard_trace_handler(<run dir>))``
-   and ``start()``. It is stopped (so exported) at interpreter exit (atexit).
-   torch_npu is never imported by the payload on its own.
-2. Serves ``overlap_check.profile()`` (window mode, ``OVERLAP_CHECK_WINDOW``):
-   ``auto``: the first ``profile()`` block stops and deletes the process-wide
-   capture and captures only the block; ``explicit``: only ``profile()``
-   blocks are captured; ``process``: ``profile()`` blocks are ignored.
-3. Chains to the ``sitecustomize`` that would have run without us (the next
-   one on sys.path), so a user's or distribution's one still runs.
-
-With ``OVERLAP_CHECK_PROFILER=torch`` (CUDA GPUs) it waits for ``torch`` instead and
-starts ``torch.profiler.profile(activities=[CPU, CUDA], schedule=schedule(wait=0,
-warmup=0, active=CUDA_STEPS, repeat=1), on_trace_ready=tensorboard_trace_handler(<run
-dir>, use_gzip=True), with_stack=<OVERLAP_CHECK_WITH_STACK>)``; every optimizer step
-(``torch.optim.optimizer.register_optimizer_step_post_hook``) is a profiler step, so
-the trace holds ``ProfilerStep#N`` ranges, and a script without an optimizer is
-recorded whole (step 0 records until the stop at exit).
-
-Each process appends what happened (JSON lines) to
-``<run dir>/.overlap-check/payload-<pid>.jsonl`` so that a run without a
-profile can be explained. Nothing here may break the workload: every
-failure is logged and swallowed.
-
-Standard library only, Python 3.8+, because it runs inside the workload's
-interpreter, which need not have overlap-check installed.
+Each process appends what happened (JSON lines) to ``<run dir>/.overlap-check/payload-<pid>
+.jsonl`` so that a run without a profile can be explained. Nothing here may break the
+workload: every failure is logged and swallowed. Standard library only, Python 3.8+: it
+runs in the workload's interpreter, which need not have overlap-check installed.
 """
 
 from __future__ import annotations
@@ -100,8 +81,6 @@ class Controller:
         self.torch_npu_imported = False
         self.owner_pid = os.getpid()  # a fork()ed child must not stop our profilers
 
-    # ------------------------------------------------------------------ log
-
     def log(self, event: str, **fields: Any) -> None:
         """Append one event to this process's status file; never raises."""
         try:
@@ -122,23 +101,38 @@ class Controller:
         except Exception:
             pass
 
-    # ------------------------------------------------------------- profiler
-
-    def start_cuda_profiler(self) -> Any:
-        """Create and start a torch.profiler (CUDA) profiler with the documented arguments."""
-        profiler: Any = importlib.import_module("torch.profiler")
-        prof = profiler.profile(
-            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
-            schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
-            on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
-            with_stack=self.stack,
-        )
+    def start_profiler(self, module: ModuleType) -> Any:
+        """Create and start the profiler of ``module`` (torch_npu, or torch on CUDA) with the
+        documented arguments (docs/run.md); every optimizer step is a torch profiler step, so
+        the trace holds ``ProfilerStep#N`` (without an optimizer, step 0 records it all)."""
+        profiler: Any = importlib.import_module(module.__name__ + ".profiler")
+        if self.profiler == "torch":
+            prof = profiler.profile(
+                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
+                schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
+                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
+                with_stack=self.stack,
+            )
+        else:
+            experimental = profiler._ExperimentalConfig(
+                profiler_level=getattr(profiler.ProfilerLevel, self.level),
+                aic_metrics=profiler.AiCMetrics.PipeUtilization,
+            )
+            prof = profiler.profile(
+                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+                experimental_config=experimental,
+                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
+            )
         prof.start()
-        try:
-            optimizer: Any = importlib.import_module("torch.optim.optimizer")
-            optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
-        except Exception as err:  # no optimizer hooks (torch < 2.0): one step, recorded whole
-            self.log("error", stage="step-hook", message=repr(err))
+        if self.profiler == "torch":
+            try:
+                optimizer: Any = importlib.import_module("torch.optim.optimizer")
+                optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
+            except Exception as err:  # no optimizer hooks (torch < 2.0): one step, recorded whole
+                self.log("error", stage="step-hook", message=repr(err))
+        if not self.atexit_registered:
+            register_exit_hook(self.at_exit)
+            self.atexit_registered = True
         return prof
 
     def step(self, prof: Any) -> None:
@@ -147,30 +141,6 @@ class Controller:
                 prof.step()
             except Exception as err:
                 self.log("error", stage="step", message=repr(err))
-
-    def start_profiler(self, torch_npu: ModuleType) -> Any:
-        """Create and start a torch_npu profiler with the documented arguments."""
-        if self.profiler == "torch":
-            prof = self.start_cuda_profiler()
-            if not self.atexit_registered:
-                register_exit_hook(self.at_exit)
-                self.atexit_registered = True
-            return prof
-        profiler: Any = importlib.import_module(torch_npu.__name__ + ".profiler")
-        experimental = profiler._ExperimentalConfig(
-            profiler_level=getattr(profiler.ProfilerLevel, self.level),
-            aic_metrics=profiler.AiCMetrics.PipeUtilization,
-        )
-        prof = profiler.profile(
-            activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
-            experimental_config=experimental,
-            on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
-        )
-        prof.start()
-        if not self.atexit_registered:
-            register_exit_hook(self.at_exit)
-            self.atexit_registered = True
-        return prof
 
     def stop_profiler(self, prof: Any, mode: str) -> None:
         began = time.monotonic()
@@ -224,8 +194,6 @@ class Controller:
         except OSError as err:
             self.log("error", stage="discard", message=repr(err))
         self.log("discarded", mode="process", dirs=removed)
-
-    # ------------------------------------------------------ profile() blocks
 
     def window_enter(self) -> bool:
         """Enter an ``overlap_check.profile()`` block; True when it opened a capture."""
@@ -281,14 +249,11 @@ class Controller:
 def register_exit_hook(hook: Any) -> None:
     """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down.
 
-    torch_npu parses the capture inside ``stop()``, with thread and process
-    pools. A plain ``atexit`` hook runs after ``threading._shutdown()``, when
-    concurrent.futures refuses new work (and cannot even be imported). Hooks
-    registered with ``threading._register_atexit`` run at the start of that
-    shutdown, before the pools' own exit hooks if those are registered first,
-    so concurrent.futures is imported here beforehand. ``atexit`` stays as a
-    fallback (the hook is idempotent), and runs before torch_npu's own atexit
-    hooks, registered earlier.
+    torch_npu parses the capture inside ``stop()``, with thread and process pools; a plain
+    ``atexit`` hook runs after ``threading._shutdown()``, when concurrent.futures refuses new
+    work. ``threading._register_atexit`` hooks run first (concurrent.futures is imported
+    here so that its own hooks come after ours). ``atexit`` stays as a fallback (the hook is
+    idempotent).
     """
     try:
         import concurrent.futures.process
@@ -332,9 +297,6 @@ def _dash_m_module(orig_argv: list[str]) -> str | None:
             return None  # a script, stdin or -c: no -m module
         position += 1
     return None
-
-
-# ---------------------------------------------------------------- import hook
 
 
 class _NotifyingLoader(importlib.abc.Loader):
@@ -393,9 +355,6 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
             self.busy = False
 
 
-# ------------------------------------------------------------ sitecustomize chain
-
-
 def _same_dir(entry: str, folder: str) -> bool:
     try:
         return os.path.realpath(entry or os.getcwd()) == folder
@@ -426,9 +385,6 @@ def chain_next_sitecustomize(own_file: str) -> str | None:
             f"{type(err).__name__}: {err}\n"
         )
     return spec.origin
-
-
-# ---------------------------------------------------------------------- setup
 
 
 def install(environ: Any = None) -> Controller | None:
