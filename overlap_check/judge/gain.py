@@ -99,18 +99,13 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
         after, before = plan.walls, other.walls
         if after is None or before is None or not after.layers or not before.layers:
             raise _refuse(head_path, ref_path, f"{where}: no layer (dominator) on one side")
-        if after.layers != before.layers:
-            raise _refuse(
-                head_path,
-                ref_path,
-                f"{where}: {after.layers} layers per sample vs {before.layers} in the reference",
-            )
-        if after.steps != before.steps:
-            raise _refuse(
-                head_path,
-                ref_path,
-                f"{where}: {after.steps} steps per sample vs {before.steps} in the reference",
-            )
+        for what, ours, theirs in (
+            ("layers", after.layers, before.layers),
+            ("steps", after.steps, before.steps),
+        ):
+            if ours != theirs:
+                why = f"{where}: {ours} {what} per sample vs {theirs} in the reference"
+                raise _refuse(head_path, ref_path, why)
         # a reference whose layers had no side work to join (its selection found none,
         # a single stream) waited for none: all of the wait after is new
         new_wait = (
@@ -283,19 +278,16 @@ def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: 
     return "; ".join(effects)
 
 
-def _fraction(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def evidence_line(
     plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int, thresholds: Thresholds
 ) -> str:
     """verdict + what decided it (hidden_pct, a cap) + overlap_pct (+ wall Δ% with a
     reference) + side effect."""
     decided = decided_text(plan, thresholds)
+    overlap = "n/a" if plan.overlap_pct is None else f"{plan.overlap_pct:.3f}"
     text = (
         f"plan {plan.name}, rank {rank_text(plan.rank)}: {plan.verdict}"
-        f"{f' ({decided})' if decided else ''}, overlap_pct {_fraction(plan.overlap_pct)}"
+        f"{f' ({decided})' if decided else ''}, overlap_pct {overlap}"
     )
     if delta is not None:
         layer, step = delta.layer_wall_delta_pct, delta.step_wall_delta_pct
