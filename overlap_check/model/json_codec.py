@@ -33,7 +33,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
@@ -128,21 +128,13 @@ class _Field:
     time: str | None  # None, "us" (a duration) or a POINTS kind
     cls: type | None  # the dataclass of a nested object, or of a list's items
     is_list: bool  # a variable-length tuple: a JSON list
-    names: tuple[str, ...] = ()  # AS_OBJECTS: the keys of the tuple's items
-    omit: bool = False
-    default: Any = None
-    fraction: bool = False  # its JSON key is one of FRACTIONS
-    zero_null: bool = False  # ZERO_AS_NULL
-    plain: bool = field(init=False)  # written as it is, under its own name
-    direct: bool = field(init=False)  # its key is neither a template nor dotted
-
-    def __post_init__(self) -> None:
-        direct = "{" not in self.key and "." not in self.key
-        plain = self.key == self.name and not (
-            self.time or self.cls or self.names or self.omit or self.zero_null
-        )
-        object.__setattr__(self, "plain", plain)
-        object.__setattr__(self, "direct", direct)
+    names: tuple[str, ...]  # AS_OBJECTS: the keys of the tuple's items
+    omit: bool
+    default: Any
+    fraction: bool  # its JSON key is one of FRACTIONS
+    zero_null: bool  # ZERO_AS_NULL
+    plain: bool  # written as it is, under its own name
+    direct: bool  # its key is neither a template nor dotted
 
 
 def _time_kind(name: str) -> str | None:
@@ -164,19 +156,22 @@ def _spec(cls: type) -> tuple[_Field, ...]:
     for f in sorted(fields(cls), key=lambda f: order.get(f.name, len(leading))):
         kind = _time_kind(f.name)
         key = RENAMED.get((cls, f.name), f.name)
-        hint = hints[f.name]
+        nested, names = _dataclass_in(hints[f.name]), AS_OBJECTS.get((cls, f.name), ())
+        omit, zero_null = (cls, f.name) in OMITTED_AT_DEFAULT, (cls, f.name) in ZERO_AS_NULL
         specs.append(
             _Field(
                 name=f.name,
                 key=_us_key(key) if kind in ("us", "relative", "both") else key,
                 time=kind,
-                cls=_dataclass_in(hint),
-                is_list=_is_list(hint),
-                names=AS_OBJECTS.get((cls, f.name), ()),
-                omit=(cls, f.name) in OMITTED_AT_DEFAULT,
+                cls=nested,
+                is_list=_is_list(hints[f.name]),
+                names=names,
+                omit=omit,
                 default=None if f.default is MISSING else f.default,
                 fraction=key.rpartition(".")[2] in FRACTIONS,
-                zero_null=(cls, f.name) in ZERO_AS_NULL,
+                zero_null=zero_null,
+                plain=key == f.name and not (kind or nested or names or omit or zero_null),
+                direct="{" not in key and "." not in key,
             )
         )
     return tuple(specs)
@@ -251,7 +246,7 @@ def _write(obj: object, where: _Where) -> JSON:
             value = None
         target, key = (out, f.key) if f.direct else _place(out, f.key.format_map(out))
         if f.time == "us":
-            target[key] = None if value is None else round(value / 1000, 3)
+            target[key] = us(value)
         if f.time in ("relative", "both"):
             origin = where.origin
             target[key] = None if value is None or origin is None else us(value - origin)
