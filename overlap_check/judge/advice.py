@@ -1,17 +1,12 @@
 """The fix steps of a diagnosis, keyed by its cause and the plan's execution path.
 
-One table (docs/advice.md has it in words): what to change for each cause, in the
-APIs of the path the model runs under. GE graph mode (TorchAir backend) orders
-streams with ``torchair.scope`` / ``torchair.ops``; npugraph_ex and eager use
-torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
-``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams and
-events and SM partitions instead of core limits. Without a path the steps stay generic and say
-how to give one. A cause nobody wrote steps for gets none (other stages add causes
-to model.Cause and rows here). Measured causes add their own step, per path where the
-APIs differ (cube saturated: at partial multi-stream cannot help under that dominator,
-at real the side work can only share its cores; join wait: move work off the tail or
-wait later; tail operators; shapes changed against the reference). A fake plan's barrier
-step follows which way the wait went, so no step contradicts the evidence or another.
+One table (docs/advice.md has it in words): what to change for each cause, in the APIs
+of the path the model runs under: GE (TorchAir) orders streams with ``torchair.scope`` /
+``torchair.ops``; npugraph_ex and eager use torch_npu's ``torch.npu.Stream`` / ``Event``
+and ``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams
+and SM partitions. Without a path the steps are generic and say how to give one. Each
+measured cause adds its step, per path where the APIs differ; a fake plan's barrier step
+follows which way the wait went, so no step contradicts the evidence or another.
 """
 
 from __future__ import annotations
@@ -232,11 +227,9 @@ def fix_steps(
     evidence: Sequence[Evidence] = (),
     waited: Literal["main", "side"] | None = None,
 ) -> tuple[str, ...]:
-    """What to change, in the APIs of ``path`` (generic, with how to name it, when None).
-
-    At fake, the barrier's step follows which way the wait went (``waited``; None: no
-    barrier found). No step contradicts another or the verdict: "will not help" only at
-    partial with a saturated cube, in place of "give the side stream more to hide under"."""
+    """What to change, in the APIs of ``path`` (generic, with how to name it, when None); at
+    fake the barrier's step follows ``waited`` (None: no barrier found). "Will not help"
+    only at partial with a saturated cube, in place of "give the side stream more"."""
     saturated = any(e.kind == "cube-saturated" for e in evidence)
     if cause == "partial" and saturated:
         steps = [CUBE_BOUND]

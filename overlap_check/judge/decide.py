@@ -57,9 +57,8 @@ class Decisions:
 def plan_streams(
     plan: Plan, p: int, evidence: Sequence[CaptureFigures], rank_main: int | None
 ) -> PlanStreams:
-    """Plan ``p``'s main (dominator's) stream: the configured one, else the one with the most
-    dominator time, else the rank's main stream; its side stream: the configured one, else
-    the one with the most side-op time other than the main stream."""
+    """Plan ``p``'s main stream (measure.figures.plan_main) and side stream: the configured
+    one, else the one with the most side-op time other than the main stream."""
     pieces = [e.plans[p] for e in evidence]
     main = plan_main(plan, [x.dominator_ns for x in pieces], rank_main)
     if plan.side_stream is not None:
