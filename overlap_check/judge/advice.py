@@ -1,17 +1,12 @@
 """The fix steps of a diagnosis, keyed by its cause and the plan's execution path.
 
-One table (docs/advice.md has it in words): what to change for each cause, in the
-APIs of the path the model runs under. GE graph mode (TorchAir backend) orders
-streams with ``torchair.scope`` / ``torchair.ops``; npugraph_ex and eager use
-torch_npu's stream objects (``torch.npu.Stream`` / ``Event``) and
-``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams and
-events and SM partitions instead of core limits. Without a path the steps stay generic and say
-how to give one. A cause nobody wrote steps for gets none (other stages add causes
-to model.Cause and rows here). Measured causes add their own step, per path where the
-APIs differ (cube saturated: at partial multi-stream cannot help under that dominator,
-at real the side work can only share its cores; join wait: move work off the tail or
-wait later; tail operators; shapes changed against the reference). A fake plan's barrier
-step follows which way the wait went, so no step contradicts the evidence or another.
+One table (docs/advice.md has it in words): what to change for each cause, in the APIs
+of the path the model runs under: GE (TorchAir) orders streams with ``torchair.scope`` /
+``torchair.ops``; npugraph_ex and eager use torch_npu's ``torch.npu.Stream`` / ``Event``
+and ``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams
+and SM partitions. Without a path the steps are generic and say how to give one. Each
+measured cause adds its step, per path where the APIs differ; a fake plan's barrier step
+follows which way the wait went, so no step contradicts the evidence or another.
 """
 
 from __future__ import annotations
@@ -33,6 +28,23 @@ _SWITCH = {
     "eager": "with torch.npu.stream(side):",
     "cuda": "with torch.cuda.stream(side):",
 }
+# the words several paths' steps share
+_MORE = "give the side stream more to hide under, or a longer dominator; "
+_SLOWER = "if the step did not get faster: share the cores"
+_PREFETCH = "prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch"
+_LIMIT_NPU = "torch.npu.set_stream_limit(side, cube_num, vector_num)"
+_LIMIT_NGX = "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side)"
+_JOIN = "join late: torch.{0}.current_stream().wait_stream(side) (or event.record(side) + "
+_IN_ORDER = "launch the side block before the dominator in program order"
+_SM = "an SM partition (green contexts, MPS) or smaller side grids leave the dominator its SMs"
+_BARRIER = (
+    "the main stream waited for the side work: move the barrier (the main-stream op that "
+    "waited for the side output ahead of the dominator) {0}, or after the dominator"
+)
+_TAIL = "the main stream waits for the side tail: move work off the tail"
+_SPLIT = ", rebalance the split so the side work ends with the dominator, or "
+_FILL = "format/fill operators run on the main stream after the join: "
+_SHAPES = "the capture and the reference ran other input shapes: profile both with the same inputs"
 
 # (cause, path) -> steps; path None: the generic steps
 _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
@@ -69,17 +81,13 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "with torch.npu.current_stream().wait_stream(side) only after the dominator",
     ),
     ("fake", "eager"): (
-        "join late: torch.npu.current_stream().wait_stream(side) (or event.record(side) + "
-        "event.wait()) after the dominator is launched, not before it",
-        "launch the side block before the dominator in program order; eager runs ops in the "
-        "order Python issues them",
+        _JOIN.format("npu") + "event.wait()) after the dominator is launched, not before it",
+        f"{_IN_ORDER}; eager runs ops in the order Python issues them",
     ),
     ("fake", "cuda"): (
-        "join late: torch.cuda.current_stream().wait_stream(side) (or event.record(side) + "
-        "torch.cuda.current_stream().wait_event(event)) after the dominator is launched, not "
-        "before it",
-        "launch the side block before the dominator in program order: each stream runs its "
-        "kernels in the order Python issues them",
+        _JOIN.format("cuda") + "torch.cuda.current_stream().wait_event(event)) after the "
+        "dominator is launched, not before it",
+        f"{_IN_ORDER}: each stream runs its kernels in the order Python issues them",
     ),
     ("fake", None): (),
     ("partial", "ge"): (
@@ -88,75 +96,44 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
         "to the dominator",
     ),
     ("partial", "npugraph_ex"): (
-        "give the side stream more to hide under, or a longer dominator; "
-        "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side) limits a stream, "
-        "and only its Ascend C operators",
+        f"{_MORE}{_LIMIT_NGX} limits a stream, and only its Ascend C operators",
     ),
-    ("partial", "eager"): (
-        "give the side stream more to hide under, or a longer dominator; "
-        "torch.npu.set_stream_limit(side, cube_num, vector_num) limits a stream (Ascend C "
-        "operators only)",
-    ),
+    ("partial", "eager"): (f"{_MORE}{_LIMIT_NPU} limits a stream (Ascend C operators only)",),
     ("partial", "cuda"): (
-        "give the side stream more to hide under, or a longer dominator; side kernels whose "
-        "grids fill every SM delay the dominator: smaller grids, or an SM partition for the "
-        "side stream (green contexts, MPS)",
+        f"{_MORE}side kernels whose grids fill every SM delay the dominator: smaller grids, or "
+        "an SM partition for the side stream (green contexts, MPS)",
     ),
-    ("partial", None): (
-        "give the side stream more to hide under, or a longer dominator; a core limit on the "
-        "side ops leaves cores to the dominator",
-    ),
+    ("partial", None): (f"{_MORE}a core limit on the side ops leaves cores to the dominator",),
     ("real", "ge"): (
-        "if the step did not get faster: share the cores with torchair.scope.limit_core_num "
-        "(per operator), and prefetch weights for bandwidth-bound holes with "
-        "torch_npu.npu_prefetch",
+        f"{_SLOWER} with torchair.scope.limit_core_num (per operator), and {_PREFETCH}",
     ),
     ("real", "npugraph_ex"): (
-        "if the step did not get faster: share the cores per stream with "
-        "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side) (Ascend C operators "
-        "only), and prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch",
+        f"{_SLOWER} per stream with {_LIMIT_NGX} (Ascend C operators only), and {_PREFETCH}",
     ),
     ("real", "eager"): (
-        "if the step did not get faster: share the cores per stream with "
-        "torch.npu.set_stream_limit(side, cube_num, vector_num) (Ascend C operators only), "
-        "and prefetch weights for bandwidth-bound holes with torch_npu.npu_prefetch",
+        f"{_SLOWER} per stream with {_LIMIT_NPU} (Ascend C operators only), and {_PREFETCH}",
     ),
     ("real", "cuda"): (
         "if the step did not get faster: the streams share the SMs and the memory bandwidth; "
-        "an SM partition (green contexts, MPS) or smaller side grids leave the dominator its "
-        "SMs",
+        f"{_SM}",
     ),
     ("real", None): (
-        "if the step did not get faster: share the cores with a core limit (limit_core_num) "
-        "and prefetch weights for bandwidth-bound holes (npu_prefetch)",
+        f"{_SLOWER} with a core limit (limit_core_num) and prefetch weights for "
+        "bandwidth-bound holes (npu_prefetch)",
     ),
     ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
 }
 
-# barrier (b): the side work's input came from a main op placed after the dominator
-
 # The barrier's step at fake (or a partial capped by fake layers), by which way the wait
 # went (model.BarrierCandidate.waited) and path; None: no barrier found either way.
 _BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None], str] = {
-    ("main", "ge"): (
-        "the main stream waited for the side work: move the barrier (the main-stream op that "
-        "waited for the side output ahead of the dominator) inside the npu_stream_switch "
-        "block, or after the dominator"
-    ),
-    ("main", "npugraph_ex"): (
-        "the main stream waited for the side work: move the barrier (the main-stream op that "
-        "waited for the side output ahead of the dominator) inside the side block, or after "
-        "the dominator"
-    ),
+    ("main", "ge"): _BARRIER.format("inside the npu_stream_switch block"),
+    ("main", "npugraph_ex"): _BARRIER.format("inside the side block"),
     ("main", "cuda"): (
         "the main stream waited for the side work: move the wait (wait_stream / wait_event, "
         "or the first op that reads the side output) after the dominator"
     ),
-    ("main", None): (
-        "the main stream waited for the side work: move the barrier (the main-stream op that "
-        "waited for the side output ahead of the dominator) into the side block, or after "
-        "the dominator"
-    ),
+    ("main", None): _BARRIER.format("into the side block"),
     ("side", None): (
         "the side stream waited for a main-stream producer placed after the dominator's "
         f"start: {PRODUCER_HINT}"
@@ -176,76 +153,59 @@ _EVIDENCE_STEPS: dict[tuple[EvidenceKind, ExecutionPath | None], str] = {
         "communication op instead"
     ),
     ("join-wait", "ge"): (
-        "the main stream waits for the side tail: move work off the tail (the side block's "
-        "last ops before the fork, or onto the main stream ahead of the dominator), rebalance "
-        "the split so the side work ends with the dominator, or wait later: put "
-        "torchair.scope.npu_wait_tensor on the first op that reads the side output, not on "
-        "the op right after the dominator"
+        f"{_TAIL} (the side block's last ops before the fork, or onto the main stream ahead "
+        f"of the dominator){_SPLIT}wait later: put torchair.scope.npu_wait_tensor on the "
+        "first op that reads the side output, not on the op right after the dominator"
     ),
     ("join-wait", "npugraph_ex"): (
-        "the main stream waits for the side tail: move work off the tail (out of the side "
-        "block, or before the fork), rebalance the split so the side work ends with the "
-        "dominator, or wait later: torch.npu.current_stream().wait_stream(side) (or "
-        "event.wait()) right before the first op that reads the side output"
+        f"{_TAIL} (out of the side block, or before the fork){_SPLIT}wait later: "
+        "torch.npu.current_stream().wait_stream(side) (or event.wait()) right before the "
+        "first op that reads the side output"
     ),
     ("join-wait", "eager"): (
-        "the main stream waits for the side tail: move work off the tail, rebalance the "
-        "split so the side work ends with the dominator, or wait later: call "
-        "torch.npu.current_stream().wait_stream(side) in program order just before the first "
-        "use of the side output, with independent main-stream work issued before it"
+        f"{_TAIL}{_SPLIT}wait later: call torch.npu.current_stream().wait_stream(side) in "
+        "program order just before the first use of the side output, with independent "
+        "main-stream work issued before it"
     ),
     ("join-wait", "cuda"): (
-        "the main stream waits for the side tail: move work off the tail, rebalance the "
-        "split so the side work ends with the dominator, or wait later: call "
-        "torch.cuda.current_stream().wait_stream(side) just before the first use of the side "
-        "output, with independent main-stream work issued before it"
+        f"{_TAIL}{_SPLIT}wait later: call torch.cuda.current_stream().wait_stream(side) just "
+        "before the first use of the side output, with independent main-stream work issued "
+        "before it"
     ),
     ("join-wait", None): (
-        "the main stream waits for the side tail: move work off the tail, rebalance the "
-        "split so the side work ends with the dominator, or join later (the wait right "
-        "before the first op that reads the side output)"
+        f"{_TAIL}{_SPLIT}join later (the wait right before the first op that reads the side output)"
     ),
     ("tail-ops", "ge"): (
-        "format/fill operators run on the main stream after the join: give the side output "
-        "the format its consumer reads (no TransData between them), and do the broadcast or "
-        "zero-fill inside the npu_stream_switch block or ahead of the dominator, where it "
-        "hides"
+        f"{_FILL}give the side output the format its consumer reads (no TransData between "
+        "them), and do the broadcast or zero-fill inside the npu_stream_switch block or ahead "
+        "of the dominator, where it hides"
     ),
     ("tail-ops", "npugraph_ex"): (
-        "format/fill operators run on the main stream after the join: produce the side "
-        "output in the layout its consumer reads, and do the broadcast / zero-fill inside "
-        "`with torch.npu.stream(side):` (or reuse a buffer made outside the compiled region) "
-        "so they leave the main stream"
+        f"{_FILL}produce the side output in the layout its consumer reads, and do the "
+        "broadcast / zero-fill inside `with torch.npu.stream(side):` (or reuse a buffer made "
+        "outside the compiled region) so they leave the main stream"
     ),
     ("tail-ops", "eager"): (
-        "format/fill operators run on the main stream after the join: produce the side "
-        "output in the layout its consumer reads, and issue the broadcast / zero-fill inside "
-        "`with torch.npu.stream(side):` or before the dominator (a preallocated buffer "
-        "instead of torch.zeros after the join)"
+        f"{_FILL}produce the side output in the layout its consumer reads, and issue the "
+        "broadcast / zero-fill inside `with torch.npu.stream(side):` or before the dominator "
+        "(a preallocated buffer instead of torch.zeros after the join)"
     ),
     ("tail-ops", None): (
-        "format/fill operators run on the main stream after the join: keep the side "
-        "output's format, and move the broadcast / fill into the side block or before the "
-        "dominator"
+        f"{_FILL}keep the side output's format, and move the broadcast / fill into the side "
+        "block or before the dominator"
     ),
     ("shape-change", "ge"): (
-        "the capture and the reference ran other input shapes: profile both with the same "
-        "inputs before reading the gain; under GE a dynamic shape also needs "
+        f"{_SHAPES} before reading the gain; under GE a dynamic shape also needs "
         "ENABLE_DYNAMIC_SHAPE_MULTI_STREAM=1 for more than one stream"
     ),
     ("shape-change", "npugraph_ex"): (
-        "the capture and the reference ran other input shapes: profile both with the same "
-        "inputs (batch, sequence length, tokens per expert) and warm every shape before the "
-        "profiled steps, then read the gain"
+        f"{_SHAPES} (batch, sequence length, tokens per expert) and warm every shape before "
+        "the profiled steps, then read the gain"
     ),
     ("shape-change", "eager"): (
-        "the capture and the reference ran other input shapes: profile both with the same "
-        "inputs (batch, sequence length, tokens per expert), then read the gain"
+        f"{_SHAPES} (batch, sequence length, tokens per expert), then read the gain"
     ),
-    ("shape-change", None): (
-        "the capture and the reference ran other input shapes: profile both with the same "
-        "inputs, then read the gain"
-    ),
+    ("shape-change", None): f"{_SHAPES}, then read the gain",
 }
 
 
@@ -267,11 +227,9 @@ def fix_steps(
     evidence: Sequence[Evidence] = (),
     waited: Literal["main", "side"] | None = None,
 ) -> tuple[str, ...]:
-    """What to change, in the APIs of ``path`` (generic, with how to name it, when None).
-
-    At fake, the barrier's step follows which way the wait went (``waited``; None: no
-    barrier found). No step contradicts another or the verdict: "will not help" only at
-    partial with a saturated cube, in place of "give the side stream more to hide under"."""
+    """What to change, in the APIs of ``path`` (generic, with how to name it, when None); at
+    fake the barrier's step follows ``waited`` (None: no barrier found). "Will not help"
+    only at partial with a saturated cube, in place of "give the side stream more"."""
     saturated = any(e.kind == "cube-saturated" for e in evidence)
     if cause == "partial" and saturated:
         steps = [CUBE_BOUND]

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,10 +34,6 @@ FAILING_STATUSES = frozenset({"regressed", "missing-in-head"})
 Status = Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
 Key = tuple[str, int | None]  # (plan or "stream S vs M", rank)
 Figures = dict[Key, float | None]
-
-
-def stream_pair_name(side: int, main: int) -> str:
-    return f"stream {side} vs {main}"
 
 
 def load_baseline(path: str | Path) -> Report:
@@ -60,24 +57,20 @@ def load_baseline(path: str | Path) -> Report:
 def _figures(report: Report, path: str | Path | None = None) -> tuple[Figures, Figures]:
     """(plan figures, stream-pair figures) of a report; InputError when one appears twice."""
 
-    def add(figures: Figures, key: Key, value: float | None, where: str) -> None:
-        if key in figures:
-            raise InputError(f"{key[0]!r} rank {key[1]} appears twice", path=path, key=where)
-        figures[key] = value
+    def collect(items: Sequence[tuple[Key, float | None]], where: str) -> Figures:
+        figures: Figures = {}
+        for number, (key, value) in enumerate(items):
+            if key in figures:
+                at = f"{where}[{number}]"
+                raise InputError(f"{key[0]!r} rank {key[1]} appears twice", path=path, key=at)
+            figures[key] = value
+        return figures
 
-    plans: Figures = {}
-    for number, plan in enumerate(report.plans):
-        add(plans, (plan.name, plan.rank), plan.hidden_pct, f"plans[{number}]")
-    streams: Figures = {}
-    for number, pair in enumerate(report.stream_pairs):
-        key = (stream_pair_name(pair.side, pair.main), pair.rank)
-        add(streams, key, pair.overlap_pct, f"stream_pairs[{number}]")
-    return plans, streams
-
-
-def _check_tolerance(tolerance: float) -> None:
-    if not (math.isfinite(tolerance) and 0.0 <= tolerance <= 1.0):
-        raise UsageError(f"tolerance must be between 0 and 1, got {tolerance}")
+    pairs = [((f"stream {p.side} vs {p.main}", p.rank), p.overlap_pct) for p in report.stream_pairs]
+    return (
+        collect([((p.name, p.rank), p.hidden_pct) for p in report.plans], "plans"),
+        collect(pairs, "stream_pairs"),
+    )
 
 
 def _delta(
@@ -103,21 +96,17 @@ def _delta(
     return BaselineDelta(name, rank, before, after, change, status, figure)
 
 
-def _compare(
-    base: tuple[Figures, Figures], head: tuple[Figures, Figures], tolerance: float
-) -> tuple[BaselineDelta, ...]:
-    _check_tolerance(tolerance)
-    use_plans = bool(base[0] or head[0])
-    before, after = (base[0], head[0]) if use_plans else (base[1], head[1])
+def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
+    """Per plan and rank (stream pairs when neither report has plans): base vs head."""
+    if not (math.isfinite(tolerance) and 0.0 <= tolerance <= 1.0):
+        raise UsageError(f"tolerance must be between 0 and 1, got {tolerance}")
+    (base_plans, base_pairs), (head_plans, head_pairs) = _figures(base), _figures(head)
+    use_plans = bool(base_plans or head_plans)
+    before, after = (base_plans, head_plans) if use_plans else (base_pairs, head_pairs)
     figure: BaselineFigure = "hidden_pct" if use_plans else "overlap_pct"
     # head order first (what the report shows), then what only the baseline has
     keys = list(after) + [key for key in before if key not in after]
     return tuple(_delta(key, before, after, tolerance, figure) for key in keys)
-
-
-def compare_reports(base: Report, head: Report, tolerance: float) -> tuple[BaselineDelta, ...]:
-    """Per plan and rank (stream pairs when neither report has plans): base vs head."""
-    return _compare(_figures(base), _figures(head), tolerance)
 
 
 def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:
@@ -126,7 +115,7 @@ def failing(deltas: tuple[BaselineDelta, ...]) -> tuple[BaselineDelta, ...]:
 
 def apply_baseline(report: Report, base: Report, tolerance: float) -> Report:
     """The report with ``baseline`` set; the gate fails on regressions and missing figures."""
-    deltas = _compare(_figures(base), _figures(report), tolerance)
+    deltas = compare_reports(base, report, tolerance)
     judged = replace(report, baseline=deltas, baseline_tolerance=tolerance)
     reasons = [f"baseline: {describe(delta, tolerance)}" for delta in failing(deltas)]
     return judged.failing(*reasons)
@@ -145,16 +134,5 @@ def comparison_to_dict(
         "tolerance": tolerance,
         "verdict": "fail" if failed else "pass",
         "exit_code": 1 if failed else 0,
-        "deltas": [
-            {
-                "plan": delta.plan,
-                "rank": delta.rank,
-                "base": delta.base,
-                "head": delta.head,
-                "delta": delta.delta,
-                "status": delta.status,
-                "figure": delta.figure,
-            }
-            for delta in deltas
-        ],
+        "deltas": [asdict(delta) for delta in deltas],
     }

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import polars as pl
-
 from overlap_check.measure.cores import resolve_device
 from overlap_check.measure.figures import (
     CaptureFigures,
@@ -26,7 +24,6 @@ from overlap_check.measure.occurrences import PlanStreams
 from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.measure.streams import choose_main_stream
 from overlap_check.model import DeviceCores, Options, Plan
-from overlap_check.model.errors import UsageError
 from overlap_check.model.table import empty_kernel_table
 
 
@@ -57,24 +54,17 @@ class Decisions:
         return [i for r in self.ranks for i in r.members]
 
 
-def most_time(frames: Sequence[pl.DataFrame], exclude: int | None = None) -> int | None:
-    """The stream with the most time (ties: lowest ID; None: no kernel)."""
-    ranked = ranked_streams(time_per_stream(frames), exclude)
-    return ranked[0] if ranked else None
-
-
 def plan_streams(
     plan: Plan, p: int, evidence: Sequence[CaptureFigures], rank_main: int | None
 ) -> PlanStreams:
-    """Plan ``p``'s main (dominator's) stream: the configured one, else the one with the most
-    dominator time, else the rank's main stream; its side stream: the configured one, else
-    the one with the most side-op time other than the main stream."""
+    """Plan ``p``'s main stream (measure.figures.plan_main) and side stream: the configured
+    one, else the one with the most side-op time other than the main stream."""
     pieces = [e.plans[p] for e in evidence]
     main = plan_main(plan, [x.dominator_ns for x in pieces], rank_main)
-    side = plan.side_stream
-    if side is None:
-        side = most_time([x.side_ns for x in pieces], exclude=main)
-    return PlanStreams(main=main, side=side)
+    if plan.side_stream is not None:
+        return PlanStreams(main=main, side=plan.side_stream)
+    ranked = ranked_streams(time_per_stream([x.side_ns for x in pieces]), main)  # ties: lowest
+    return PlanStreams(main=main, side=ranked[0] if ranked else None)
 
 
 def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
@@ -83,10 +73,9 @@ def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
     ranks = []
     groups = group_by_rank(range(len(evidence)), lambda i: evidence[i].capture.rank)
     for rank, members in groups.items():
-        for i in members:  # as make_samples raises for the first run without steps
-            error: UsageError | None = evidence[i].step_error
-            if error is not None:
-                raise error
+        errors = [evidence[i].step_error for i in members]
+        for error in filter(None, errors):  # as make_samples raises for the first run
+            raise error
         raw = [
             (run, i, k, s)
             for run, i in enumerate(members, start=1)
@@ -97,20 +86,9 @@ def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
         )
         main = choose_main_stream([s.sets for *_, s in raw], options.main_stream)
         runs = [evidence[i] for i in members]
-        ranks.append(
-            RankDecisions(
-                rank=rank,
-                members=tuple(members),
-                samples=tuple(
-                    (sample, i, k) for sample, (_, i, k, _) in zip(numbered, raw, strict=True)
-                ),
-                warmup=warmup,
-                main=main,
-                plans=tuple(
-                    plan_streams(plan, p, runs, main) for p, plan in enumerate(options.plans)
-                ),
-            )
-        )
+        samples = tuple((sample, i, k) for sample, (_, i, k, _) in zip(numbered, raw, strict=True))
+        streams = tuple(plan_streams(plan, p, runs, main) for p, plan in enumerate(options.plans))
+        ranks.append(RankDecisions(rank, tuple(members), samples, warmup, main, streams))
     order = [i for r in ranks for i in r.members]
     device = resolve_device(
         [evidence[i].capture.device_cores for i in order],

@@ -99,18 +99,13 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
         after, before = plan.walls, other.walls
         if after is None or before is None or not after.layers or not before.layers:
             raise _refuse(head_path, ref_path, f"{where}: no layer (dominator) on one side")
-        if after.layers != before.layers:
-            raise _refuse(
-                head_path,
-                ref_path,
-                f"{where}: {after.layers} layers per sample vs {before.layers} in the reference",
-            )
-        if after.steps != before.steps:
-            raise _refuse(
-                head_path,
-                ref_path,
-                f"{where}: {after.steps} steps per sample vs {before.steps} in the reference",
-            )
+        for what, ours, theirs in (
+            ("layers", after.layers, before.layers),
+            ("steps", after.steps, before.steps),
+        ):
+            if ours != theirs:
+                why = f"{where}: {ours} {what} per sample vs {theirs} in the reference"
+                raise _refuse(head_path, ref_path, why)
         # a reference whose layers had no side work to join (its selection found none,
         # a single stream) waited for none: all of the wait after is new
         new_wait = (
@@ -175,34 +170,20 @@ def _deltas(report: Report) -> dict[tuple[str, int | None], ReferenceDelta]:
     return {(d.plan, d.rank): d for d in report.reference.plans}
 
 
-def _fail(report: Report, reasons: dict[tuple[str, int | None], list[str]]) -> Report:
-    if not reasons:
-        return report
-    plans = tuple(
-        replace(p, gate_failures=p.gate_failures + tuple(reasons.get((p.name, p.rank), ())))
-        for p in report.plans
-    )
-    flat = [
-        f"plan {name}, rank {rank_text(rank)}: {why}"
-        for (name, rank), whys in reasons.items()
-        for why in whys
-    ]
-    return replace(report, plans=plans).failing(*flat)
-
-
 def apply_gates(report: Report, options: Options) -> Report:
     """``require_gain`` (with a reference) and ``max_join_wait_us`` (new holes against the
     reference when there is one, else the join wait itself)."""
-    reasons: dict[tuple[str, int | None], list[str]] = {}
     deltas = _deltas(report)
+    plans: list[PlanResult] = []
+    reasons: list[str] = []
     for plan in report.plans:
-        key = (plan.name, plan.rank)
-        delta = deltas.get(key)
+        delta = deltas.get((plan.name, plan.rank))
+        whys = []
         if options.require_gain is not None and delta is not None:
             step = delta.step_wall_delta_pct
             if step is None or -step < options.require_gain:
                 shown = "n/a" if step is None else f"{step:+.2f}%"
-                reasons.setdefault(key, []).append(
+                whys.append(
                     f"step wall {shown} against the reference, not at least "
                     f"{options.require_gain:g}% faster (--require-gain)"
                 )
@@ -212,10 +193,12 @@ def apply_gates(report: Report, options: Options) -> Report:
             wait = delta.new_join_wait_ns
         if limit is not None and wait is not None and wait > limit * 1000:
             what = "new join wait against the reference" if delta is not None else "join wait"
-            reasons.setdefault(key, []).append(
+            whys.append(
                 f"{what} {_us(wait)} µs per layer (median) above {limit:g} µs (--max-join-wait-us)"
             )
-    return _fail(report, reasons)
+        plans.append(replace(plan, gate_failures=plan.gate_failures + tuple(whys)))
+        reasons += [f"plan {plan.name}, rank {rank_text(plan.rank)}: {why}" for why in whys]
+    return replace(report, plans=tuple(plans)).failing(*reasons) if reasons else report
 
 
 def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
@@ -233,8 +216,7 @@ def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
 
 
 def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
-    """The plan with the causes its reference comparison measured: the stretched
-    dominator, the shapes that changed."""
+    """The plan with the causes its reference comparison measured."""
     if delta is None or plan.diagnosed is None:
         return plan
     found = plan.diagnosed
@@ -246,7 +228,7 @@ def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
 
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
     """The head report with its reference comparison, a note saying what was matched, and
-    each plan's stretched dominator as a cause of its diagnosis (partial and real)."""
+    the causes the comparison measured in each plan's diagnosis."""
     result = compare(head, ref, head_path, ref_path)
     note = f"reference {ref_path}: {result.matched}" if result.matched else ""
     deltas = {(d.plan, d.rank): d for d in result.plans}
@@ -283,19 +265,15 @@ def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: 
     return "; ".join(effects)
 
 
-def _fraction(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def evidence_line(
     plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int, thresholds: Thresholds
 ) -> str:
-    """verdict + what decided it (hidden_pct, a cap) + overlap_pct (+ wall Δ% with a
-    reference) + side effect."""
+    """verdict, what decided it, overlap_pct (wall Δ% with a reference), side effect."""
     decided = decided_text(plan, thresholds)
+    overlap = "n/a" if plan.overlap_pct is None else f"{plan.overlap_pct:.3f}"
     text = (
         f"plan {plan.name}, rank {rank_text(plan.rank)}: {plan.verdict}"
-        f"{f' ({decided})' if decided else ''}, overlap_pct {_fraction(plan.overlap_pct)}"
+        f"{f' ({decided})' if decided else ''}, overlap_pct {overlap}"
     )
     if delta is not None:
         layer, step = delta.layer_wall_delta_pct, delta.step_wall_delta_pct

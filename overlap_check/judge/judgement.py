@@ -12,7 +12,8 @@ contention comes from its evidence for the decided device cores (cores.contentio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from functools import cache
 
 from overlap_check import __version__
 from overlap_check.judge.decide import RankDecisions, decide
@@ -20,12 +21,13 @@ from overlap_check.judge.plan_results import plan_result
 from overlap_check.judge.verdict import gate, mark_gate, with_cause, worst_rank
 from overlap_check.measure.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
 from overlap_check.measure.cores import Limits, RunContention, combine_cores, contention_at
-from overlap_check.measure.figures import CaptureFigures, SampleFigures
+from overlap_check.measure.figures import CaptureFigures
 from overlap_check.measure.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
-from overlap_check.measure.runs import WarmupPlan, spread
+from overlap_check.measure.runs import spread
 from overlap_check.measure.shapes import warm_signature
 from overlap_check.measure.streams import pair_results, rank_summary
 from overlap_check.model import (
+    Capture,
     CommunicationStep,
     CoresResult,
     Evidence,
@@ -41,7 +43,7 @@ from overlap_check.model import (
     StreamPair,
     rank_text,
 )
-from overlap_check.model.errors import InputError, OverlapCheckError, UsageError
+from overlap_check.model.errors import InputError, OverlapCheckError
 
 
 def _helper_streams(
@@ -56,18 +58,23 @@ def _helper_streams(
     )
 
 
-def _single_stream_note(rank: int | None, main: int, helpers: frozenset[int], strict: bool) -> str:
-    """Say that a rank without a plan had one compute stream, so nothing was judged."""
-    beside = f" (beside it helper stream(s) {', '.join(map(str, sorted(helpers)))})"
-    return (
-        f"rank {rank_text(rank)}: a single compute stream, {main}"
-        f"{beside if helpers else ''}, and no plan: no stream pair to judge; "
-        + ("fails with --strict" if strict else "passes (fails with --strict)")
-    )
-
-
-def _sample(figures: Sequence[CaptureFigures], i: int, k: int) -> SampleFigures:
-    return figures[i].samples[k]
+def _capture_notes(where: str, capture: Capture) -> list[str]:
+    """What a run lost: malformed rows, an incomplete export, rows without a stream."""
+    notes = []
+    if capture.skipped_rows:
+        notes.append(
+            f"{where}: {capture.skipped_rows} malformed row(s) skipped in "
+            f"{capture.skipped_file or capture.path}"
+        )
+    if capture.incomplete:
+        notes.append(f"{where}: incomplete: {capture.incomplete} ({capture.path})")
+    if capture.unplaced_rows:
+        notes.append(
+            f"{where}: {capture.unplaced_rows} kernel row(s) of {capture.path} "
+            f"({capture.source}) could not be placed on a stream: left out of every stream's "
+            "figures"
+        )
+    return notes
 
 
 def judge(
@@ -95,50 +102,37 @@ def judge(
     run_reasons: set[str] = set()  # why the run count makes a rank provisional
     unit = "steps" if options.per == "step" else "runs"
     for r in ranks:
+        rank = f"rank {rank_text(r.rank)}"
         for index, i in enumerate(r.members, start=1):
             runs.append(_run_info(figures[i], index, r.warm(i)))
-            capture = figures[i].capture
-            if capture.skipped_rows:
-                notes.append(
-                    f"rank {rank_text(r.rank)} run {index}: {capture.skipped_rows} "
-                    f"malformed row(s) skipped in {capture.skipped_file or capture.path}"
-                )
-            if capture.incomplete:
-                notes.append(
-                    f"rank {rank_text(r.rank)} run {index}: incomplete: {capture.incomplete} "
-                    f"({capture.path})"
-                )
-            if capture.unplaced_rows:
-                notes.append(
-                    f"rank {rank_text(r.rank)} run {index}: {capture.unplaced_rows} kernel "
-                    f"row(s) of {capture.path} ({capture.source}) could not be placed on a "
-                    "stream: left out of every stream's figures"
-                )
-        note = _warmup_note(r.rank, r.warmup, options)
-        if note:
-            notes.append(note)
+            notes += _capture_notes(f"{rank} run {index}", figures[i].capture)
+        warmup = r.warmup
+        if warmup.provisional:
+            reduced = f" (reduced from {options.warmup})" * (warmup.warmup < options.warmup)
+            notes.append(
+                f"{rank}: provisional: {warmup.samples} {unit} (the method asks for at least "
+                f"{options.min_runs}); {warmup.warmup} discarded as warm-up{reduced}, "
+                f"{warmup.samples - warmup.warmup} judged"
+            )
             provisional_ranks.append(r.rank)
-            short = r.warmup.samples < options.min_runs
             run_reasons.add(
                 f"judged on fewer than {options.min_runs} {unit} (--min-runs)"
-                if short
-                else f"cold {unit} judged: warm-up reduced from {options.warmup} to "
-                f"{r.warmup.warmup}"
+                if warmup.samples < options.min_runs
+                else f"cold {unit} judged: warm-up reduced from {options.warmup} to {warmup.warmup}"
             )
         if _damaged(figures, r):
             notes.append(
-                f"rank {rank_text(r.rank)}: provisional: malformed rows were skipped or an "
-                "export is incomplete (above); the figures stand on the rows left"
+                f"{rank}: provisional: malformed rows were skipped or an export is incomplete "
+                "(above); the figures stand on the rows left"
             )
             damaged_ranks.append(r.rank)
         samples = [s for s, _, _ in r.samples]
-        per_sample = [_sample(figures, i, k) for _, i, k in r.samples]
+        per_sample = [figures[i].samples[k] for _, i, k in r.samples]
         sets = [f.sets for f in per_sample]
+        summary = rank_summary(r.rank, samples, sets, r.main)
         if r.main is not None:
             if all(r.main not in s.busy for s in sets):
-                notes.append(
-                    f"rank {rank_text(r.rank)}: main stream {r.main} has no compute kernel"
-                )
+                notes.append(f"{rank}: main stream {r.main} has no compute kernel")
             helpers = _helper_streams(figures, r.members, r.main)
             pair_figures = [
                 {s: f for s, f in f.pair_figures(r.main).items() if s not in helpers}
@@ -147,18 +141,17 @@ def judge(
             pairs += pair_results(
                 r.rank, r.main, samples, pair_figures, options.thresholds, _provisional(figures, r)
             )
-        summary = rank_summary(r.rank, samples, sets, r.main)
-        if r.main is not None:
             summary = replace(summary, helper_streams=tuple(sorted(helpers)))
             if not options.plans and not any(p.rank == r.rank for p in pairs):
-                notes.append(_single_stream_note(r.rank, r.main, helpers, options.strict))
+                beside = f" (beside it helper stream(s) {', '.join(map(str, sorted(helpers)))})"
+                notes.append(
+                    f"{rank}: a single compute stream, {r.main}{beside if helpers else ''}, and "
+                    "no plan: no stream pair to judge; "
+                    + ("fails with --strict" if options.strict else "passes (fails with --strict)")
+                )
         summaries.append(summary)
-    communication = []
-    for r in ranks:
-        found, comm_notes = _communication(r, figures, options)
-        notes += comm_notes
-        if found is not None:
-            communication.append(found)
+    found = [_communication(r, figures, options) for r in ranks]
+    notes += [note for _, comm_notes in found for note in comm_notes]
     # a Kineto run's findings (capture validity, SM demand, HTA's figure) in every renderer
     notes += [
         f"rank {r.rank} run {r.index}: {n}" for r in runs if r.source == "kineto" for n in r.notes
@@ -178,16 +171,7 @@ def judge(
         options,
     )
     plans = [
-        _plan_result(
-            plan,
-            p,
-            r,
-            figures,
-            options,
-            _contention_ns(cores_result, r.rank),
-            _contention_evidence(cores_result, r.rank),
-            device.aicore,
-        )
+        _plan_result(plan, p, r, figures, options, cores_result, device.aicore)
         for p, plan in enumerate(options.plans)
         for r in ranks
     ]
@@ -195,14 +179,8 @@ def judge(
     notes += unplaced_notes
     provisional_reasons = (
         *sorted(run_reasons),
-        *(
-            reason
-            for reason, present in (
-                ("malformed rows were skipped or an export is incomplete", damaged_ranks),
-                ("kernel rows without a stream may belong to a plan", unplaced_notes),
-            )
-            if present
-        ),
+        *["malformed rows were skipped or an export is incomplete"] * bool(damaged_ranks),
+        *["kernel rows without a stream may belong to a plan"] * bool(unplaced_notes),
     )
     decision = gate(
         plans,
@@ -214,6 +192,7 @@ def judge(
         damaged_ranks=damaged_ranks,
         use_plans=bool(options.plans),
     )
+    worst = decision.worst_rank if decision.worst_rank is not None else worst_rank(plans, pairs)
     report = Report(
         provisional_reasons=provisional_reasons,
         tool_version=__version__,
@@ -234,13 +213,18 @@ def judge(
         warmup=options.warmup,
         min_runs=options.min_runs,
         per=options.per,
-        worst_rank=_worst_rank(decision.worst_rank, plans, pairs, len(ranks)),
+        worst_rank=worst if len(ranks) > 1 else None,  # the worst failing rank, else lowest
         fail_on=options.fail_on,
         strict=options.strict,
         config_path=options.config_path,
-        communication=tuple(communication),
+        communication=tuple(comm for comm, _ in found if comm is not None),
     )
-    return _with_baseline(mark_gate(report), options)
+    report = mark_gate(report)
+    if options.baseline is None:
+        return report
+    from overlap_check.judge.baseline import apply_baseline, load_baseline
+
+    return apply_baseline(report, load_baseline(options.baseline), options.tolerance)
 
 
 def _profiler_row(fig: CaptureFigures, step: int | None) -> ProfilerStepTime | None:
@@ -255,29 +239,6 @@ def _us_text(*values: int | None) -> str:
     return "/".join("n/a" if v is None else f"{v / 1000:.3f}" for v in values)
 
 
-def _unseen_communication(r: RankDecisions, figures: Sequence[CaptureFigures]) -> list[str]:
-    """Notes for profiler steps with communication where the kernel table has no
-    communication row (a kernel source without them): no cross-check is possible there."""
-    notes = []
-    for run, i in enumerate(r.members, start=1):
-        fig = figures[i]
-        ours = {f.step for f in fig.comm.steps} if fig.comm is not None else set()
-        for row in fig.capture.profiler_steps:
-            if (
-                row.communication_ns
-                and row.step not in ours
-                and row is _profiler_row(fig, row.step)
-            ):
-                where = "" if row.step is None else f" step {row.step}"
-                notes.append(
-                    f"rank {rank_text(r.rank)} run {run}{where}: the profiler counts "
-                    f"{_us_text(row.communication_ns)} µs of communication "
-                    f"({fig.capture.profiler_steps_file}) but {fig.capture.source} has no "
-                    "communication row there: not compared"
-                )
-    return notes
-
-
 def _communication(
     r: RankDecisions, figures: Sequence[CaptureFigures], options: Options
 ) -> tuple[RankCommunication | None, list[str]]:
@@ -285,15 +246,14 @@ def _communication(
     the profiler's own figures, and warm medians over the samples; notes for a step whose
     figures differ from the profiler's by more than PROFILER_TOLERANCE, or that the
     profiler counts communication in and we read none."""
-    unseen = _unseen_communication(r, figures)
-    if all(figures[i].comm is None for i in r.members):
-        return None, unseen
     warm_steps = {(i, s.step): s.warm for s, i, _ in r.samples}
     steps: list[CommunicationStep] = []
     notes: list[str] = []
+    unseen: list[str] = []  # steps with communication where the kernel table has none
     for run, i in enumerate(r.members, start=1):
-        fig = figures[i]
-        for figure in fig.comm.steps if fig.comm is not None else ():
+        fig, where = figures[i], f"rank {rank_text(r.rank)} run {run}"
+        ours = fig.comm.steps if fig.comm is not None else ()
+        for figure in ours:
             profiler = _profiler_row(fig, figure.step)
             difference = None if profiler is None else profiler_difference(figure, profiler)
             steps.append(
@@ -310,29 +270,38 @@ def _communication(
                 )
             )
             if profiler is not None and difference is not None and difference > PROFILER_TOLERANCE:
-                where = "" if figure.step is None else f" step {figure.step}"
+                at = "" if figure.step is None else f" step {figure.step}"
                 theirs = _us_text(
                     profiler.communication_ns, profiler.overlapped_ns, profiler.not_overlapped_ns
                 )
                 notes.append(
-                    f"rank {rank_text(r.rank)} run {run}{where}: communication busy/hidden/exposed "
+                    f"{where}{at}: communication busy/hidden/exposed "
                     f"{_us_text(figure.busy_ns, figure.hidden_ns, figure.exposed_ns)} µs differ "
-                    f"from the profiler's Communication/Overlapped/Not Overlapped "
-                    f"{theirs} µs by "
+                    f"from the profiler's Communication/Overlapped/Not Overlapped {theirs} µs by "
                     f"{difference:.1%} of its Communication "
                     f"({fig.capture.profiler_steps_file}; docs/method.md)"
                 )
+        steps_seen = {f.step for f in ours}
+        for row in fig.capture.profiler_steps:
+            seen = row.step in steps_seen or row is not _profiler_row(fig, row.step)
+            if row.communication_ns and not seen:
+                at = "" if row.step is None else f" step {row.step}"
+                unseen.append(
+                    f"{where}{at}: the profiler counts {_us_text(row.communication_ns)} µs "
+                    f"of communication ({fig.capture.profiler_steps_file}) but "
+                    f"{fig.capture.source} has no communication row there: not compared"
+                )
     notes += unseen
+    if all(figures[i].comm is None for i in r.members):
+        return None, notes
     samples: list[CommFigure] = []
     for sample, i, _ in r.samples:
         comm = figures[i].comm
-        if comm is None:
-            samples.append(CommFigure(sample.step, 0, 0, 0))
-        elif options.per == "step":
-            match = [f for f in comm.steps if f.step == sample.step]
-            samples.append(match[0] if match else CommFigure(sample.step, 0, 0, 0))
-        else:
+        if comm is not None and options.per != "step":
             samples.append(comm.whole)
+        else:
+            match = [f for f in comm.steps if f.step == sample.step] if comm is not None else []
+            samples.append(match[0] if match else CommFigure(sample.step, 0, 0, 0))
     warm = [s.warm for s, _, _ in r.samples]
 
     def median(values: Sequence[float | None]) -> float | None:
@@ -359,25 +328,19 @@ def _contention(fig: CaptureFigures, cores: tuple[int, int], warm: bool) -> RunC
     return contention_at(fig.contention, cores)
 
 
+@cache
+def _shared_fields(*classes: type) -> frozenset[str]:
+    return frozenset.intersection(*(frozenset(f.name for f in fields(c)) for c in classes))
+
+
 def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
-    capture = fig.capture
     return RunInfo(
         index=index,
-        path=capture.path,
-        rank=capture.rank,
         warm=warm,
-        source=capture.source,
         streams=fig.streams,
-        skipped_rows=capture.skipped_rows,
-        skipped_lines=capture.skipped_lines,
-        capture_time_ns=capture.capture_time_ns,
-        device=capture.device,
-        level=capture.level,
         communication=fig.communication,
-        stream_source=capture.stream_source,
-        unplaced_rows=capture.unplaced_rows,
-        notes=capture.notes,
         origin_ns=fig.origin_ns,
+        **{name: getattr(fig.capture, name) for name in _shared_fields(Capture, RunInfo)},
     )
 
 
@@ -402,29 +365,18 @@ def _unplaced_notes(
     plans: Sequence[Plan], ranks: Sequence[RankDecisions], figures: Sequence[CaptureFigures]
 ) -> list[str]:
     """A note per plan and rank that kernel rows without a stream may belong to (provisional)."""
-    notes = []
-    for p, plan in enumerate(plans):
-        for r in ranks:
-            count = sum(figures[i].plans[p].unplaced for i in r.members)
-            if count:
-                notes.append(
-                    f"plan {plan.name!r} rank {rank_text(r.rank)}: provisional: {count} kernel "
-                    "row(s) without a stream may be its own (see the runs' unplaced column): its "
-                    "figures leave them out"
-                )
-    return notes
-
-
-def _warmup_note(rank: int | None, plan: WarmupPlan, options: Options) -> str | None:
-    if not plan.provisional:
-        return None
-    unit = "steps" if options.per == "step" else "runs"
-    reduced = f" (reduced from {options.warmup})" if plan.warmup < options.warmup else ""
-    return (
-        f"rank {rank_text(rank)}: provisional: {plan.samples} {unit} (the method asks for at least "
-        f"{options.min_runs}); {plan.warmup} discarded as warm-up{reduced}, "
-        f"{plan.samples - plan.warmup} judged"
-    )
+    counts = [
+        (plan, r, sum(figures[i].plans[p].unplaced for i in r.members))
+        for p, plan in enumerate(plans)
+        for r in ranks
+    ]
+    return [
+        f"plan {plan.name!r} rank {rank_text(r.rank)}: provisional: {count} kernel row(s) "
+        "without a stream may be its own (see the runs' unplaced column): its figures leave "
+        "them out"
+        for plan, r, count in counts
+        if count
+    ]
 
 
 def _plan_result(
@@ -433,14 +385,12 @@ def _plan_result(
     r: RankDecisions,
     figures: Sequence[CaptureFigures],
     options: Options,
-    contention_ns: int,
-    contention: Sequence[Evidence],
+    cores: CoresResult | None,
     aicore: int,
 ) -> PlanResult:
     """plans.plan_result on the figures of plan ``p`` for the plan's decided streams, with
     the measured 3c causes (contention, a saturated cube) and the plan's execution path."""
     pieces = [figures[i].plans[p] for i in r.members]
-    unplaced = sum(x.unplaced for x in pieces)
     streams = r.plans[p]
     warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
     blocks = [
@@ -448,7 +398,7 @@ def _plan_result(
         for i in warm_members
         if streams.main in figures[i].plans[p].dominator_blocks
     ]
-    causes = list(contention)
+    causes = list(_contention_evidence(cores, r.rank))
     if blocks and min(blocks) >= aicore > 0:
         causes.append(
             Evidence(
@@ -460,7 +410,7 @@ def _plan_result(
     samples = []
     siblings = []
     for sample, i, k in r.samples:
-        figure = _sample(figures, i, k).plan(p, streams.main)
+        figure = figures[i].samples[k].plan(p, streams.main)
         run = replace(
             figure.run, run=sample.run, warm=sample.warm, sample=sample.label, step=sample.step
         )
@@ -473,8 +423,8 @@ def _plan_result(
         [x.matched for x in pieces],
         samples,
         options.thresholds,
-        provisional=_provisional(figures, r) or unplaced > 0,
-        contention_ns=contention_ns,
+        provisional=_provisional(figures, r) or any(x.unplaced for x in pieces),
+        contention_ns=_contention_ns(cores, r.rank),
         fake_share=options.fake_share,
         path=plan.path or options.path or _cuda_path(figures, r),
         causes=causes,
@@ -488,28 +438,6 @@ def _plan_result(
             found = with_cause(found, measured)
     shapes = warm_signature([figures[i].plans[p].shapes for i in warm_members])
     return replace(result, walls=walls, diagnosed=found, shapes=shapes)
-
-
-def _with_baseline(report: Report, options: Options) -> Report:
-    """Compare with ``options.baseline`` (a previous JSON report) when one is given."""
-    if options.baseline is None:
-        return report
-    try:
-        from overlap_check.judge.baseline import apply_baseline, load_baseline
-    except ModuleNotFoundError as err:
-        if err.name != "overlap_check.judge.baseline":
-            raise
-        raise UsageError("--baseline is not available yet in this build") from None
-    return apply_baseline(report, load_baseline(options.baseline), options.tolerance)
-
-
-def _worst_rank(
-    failing: int | None, plans: Sequence[PlanResult], pairs: Sequence[StreamPair], n_ranks: int
-) -> int | None:
-    """The rank to name: the worst failing one, else the lowest figure; None with one rank."""
-    if n_ranks < 2:
-        return None
-    return failing if failing is not None else worst_rank(plans, pairs)
 
 
 def _contention_evidence(cores: CoresResult | None, rank: int | None) -> tuple[Evidence, ...]:

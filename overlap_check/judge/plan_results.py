@@ -9,11 +9,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from overlap_check.judge.verdict import decide, diagnose, diagnosis
-from overlap_check.measure.hiding import (
-    Siblings,
-    sibling_finding,
-)
+from overlap_check.judge.verdict import band_counts, decide, diagnose, diagnosis
+from overlap_check.measure.hiding import Siblings, sibling_finding
 from overlap_check.measure.occurrences import PlanStreams
 from overlap_check.measure.placement import stayed, stayed_phrases
 from overlap_check.measure.runs import spread
@@ -73,12 +70,9 @@ def placement(
     plan: Plan, streams: PlanStreams, matched: Sequence[pl.DataFrame]
 ) -> tuple[int, tuple[str, ...], bool]:
     """Side ops judged, the ops that stayed (``SwiGlu x20 on stream 2``), and whether the
-    logical split failed: some op the plan names never left the main stream.
-
-    ``matched``: selection.label_counts per sample. Stayed: with ``side_stream`` the
-    matches off it (all of them when it is the main stream), else the matches on the main
-    stream. The rest moved and is judged.
-    """
+    logical split failed: some op the plan names never left the main stream. ``matched``:
+    selection.label_counts per sample. Stayed: with ``side_stream`` the matches off it (all
+    of them when it is the main stream), else those on the main stream; the rest moved."""
     counts = pl.concat(
         [m.with_columns(pl.lit(i, pl.Int64).alias("capture")) for i, m in enumerate(matched)]
     )
@@ -143,17 +137,13 @@ def plan_result(
     causes: Sequence[Evidence] = (),
     siblings: Sequence[Siblings | None] = (),
 ) -> PlanResult:
-    """The plan's result for one rank: warm median, verdict, placement, barriers, diagnosis.
+    """The plan's result for one rank: warm median, verdict (:func:`decide`; not-split when
+    an op the plan names never moved), placement, barriers, diagnosis.
 
-    ``samples``: per sample (run or step), in order, its plan_run (with ``run``, ``warm``
-    and ``sample`` set) and its barrier_instances (their ``run`` column is set here);
-    ``matched``: as for placement. The verdict follows the warm median of hidden_pct
-    (of the side ops that moved), at best partial when more than ``fake_share`` of the
-    judged warm occurrences are fake; not-split when an op the plan names never moved.
-    ``path``: the execution path the fix steps are written for; ``causes``: the measured
-    3c causes (contention, cube saturated) the diagnosis lists at partial and real.
-    ``siblings``: per sample, the side time only sibling side streams covered
-    (hiding.siblings), named in a finding when it matters.
+    ``samples``: per sample (run or step), in order, its plan_run (``run``, ``warm`` and
+    ``sample`` set) and its barrier_instances; ``matched``: as for placement. ``path``: the
+    path the fix steps are written for; ``causes``: the measured 3c causes (contention, cube
+    saturated); ``siblings``: per sample, the side time only sibling side streams covered.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -167,11 +157,7 @@ def plan_result(
     verdict, decided_by, figure_band, fake_runs = decide(
         hidden.median, warm_counts, thresholds, fake_share
     )
-    verdict_counts = (
-        sum(c[0] for _, c in warm_counts),
-        sum(c[1] for _, c in warm_counts),
-        sum(c[2] for _, c in warm_counts),
-    )
+    verdict_counts = band_counts(warm_counts)
     if evidence:
         verdict, decided_by = "not-split", "not-split"
     if streams.main is None or (side_total == 0 and not split_failed):

@@ -14,43 +14,12 @@ from functools import cache
 
 from overlap_check.model import Report, RunInfo
 from overlap_check.model.errors import InputError
+from overlap_check.model.json_codec import POINTS
 
-# Durations and lengths (ns): never negative. Absolute times (start_ns, origin_ns,
-# capture_time_ns) are on the capture's own clock and are not checked here.
-_DURATIONS = frozenset(
-    {
-        "busy_ns",
-        "overlap_ns",
-        "main_busy_ns",
-        "side_busy_ns",
-        "concurrent_ns",
-        "wall_ns",
-        "gap_ns",
-        "duration_ns",
-        "excess_block_ns",
-        "over_limit_ns",
-        "aicore_over_limit_ns",
-        "vectorcore_over_limit_ns",
-        # communication (RankCommunication, CommunicationStep, ProfilerStepTime)
-        "hidden_ns",
-        "exposed_ns",
-        "compute_ns",
-        "computing_ns",
-        "not_overlapped_ns",
-        "overlapped_ns",
-        "communication_ns",
-        "free_ns",
-        # docs/gain.md (new_join_wait_ns, a difference, may be negative)
-        "layer_wall_ns",
-        "dominator_ns",
-        "side_total_ns",
-        "join_wait_ns",
-        "side_tail_ns",
-        "step_wall_ns",
-        "join_wait_max_ns",
-        "join_wait_worst_ns",
-    }
-)
+# Durations and lengths (every *_ns figure): never negative. Absolute times (the codec's
+# POINTS, on the capture's own clock) are not checked, nor the signed ones: a difference
+# (new_join_wait_ns), a barrier's delay or lag and a cause's size.
+_SIGNED = frozenset(POINTS) | {"new_join_wait_ns", "after_side_end_ns", "lag_ns", "size_ns"}
 # Fractions: in [0, 1].
 _FRACTIONS = frozenset(
     {"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max", "hidden_pct"}
@@ -58,7 +27,10 @@ _FRACTIONS = frozenset(
 _NON_NEGATIVE = frozenset(
     {"parallelism", "kernels", "skipped_rows", "demand", "maximum", "profiler_difference"}
 )
-_SIGNED_CHECKED = _DURATIONS | _NON_NEGATIVE | _FRACTIONS  # names whose sign is checked
+
+
+def _never_negative(name: str) -> bool:
+    return name in _NON_NEGATIVE or (name.endswith("_ns") and name not in _SIGNED)
 
 
 def _impossible(name: str, value: object) -> str | None:
@@ -69,7 +41,7 @@ def _impossible(name: str, value: object) -> str | None:
         return "is NaN"
     if name in _FRACTIONS and not 0.0 <= value <= 1.0:
         return "is outside [0, 1]"
-    if (name in _DURATIONS or name in _NON_NEGATIVE) and value < 0:
+    if _never_negative(name) and value < 0:
         return "is negative"
     if isinstance(value, float) and math.isinf(value):
         return "is infinite"
@@ -80,7 +52,8 @@ def _impossible(name: str, value: object) -> str | None:
 def _fields(cls: type) -> tuple[tuple[str, bool, bool], ...]:
     """Per field of a dataclass: its name, whether it is a fraction, whether its sign counts."""
     return tuple(
-        (f.name, f.name in _FRACTIONS, f.name in _SIGNED_CHECKED) for f in dataclasses.fields(cls)
+        (f.name, f.name in _FRACTIONS, f.name in _FRACTIONS or _never_negative(f.name))
+        for f in dataclasses.fields(cls)
     )
 
 

@@ -1,8 +1,8 @@
 """Every judgement, each in one place: the band of a figure (:func:`bands`), a plan's
 verdict and what decided it (:func:`decide`: the band of hidden_pct, or the fake-share
 cap), the diagnosis (:func:`diagnose`, and its one line :func:`diagnosis`: 3a not split
--> 3b fake or partial, barriers named -> 3c real) and the gate (:func:`item_failures`
-builds every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`).
+-> 3b fake or partial, barriers named -> 3c real) and the gate (:func:`failures` builds
+every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`).
 
 Gate rules (``--fail-on``, :data:`FAILING`): ``partial`` (default) fails partial,
 fake, not-split; ``fake`` fake and not-split; ``never`` none. ``no-evidence`` always
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from overlap_check.judge.advice import fix_steps
 from overlap_check.model import (
@@ -40,12 +39,8 @@ from overlap_check.model import (
     Verdict,
     rank_text,
 )
-from overlap_check.model.verdicts import CAUSE_KINDS
-
-if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this module
-    pass
-
 from overlap_check.model.verdicts import (
+    CAUSE_KINDS,
     _us,
     barrier_hint,
     barrier_phrase,
@@ -62,65 +57,37 @@ FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verd
 }
 
 
-def fails(verdict: str, fail_on: FailOn) -> bool:
-    """Whether a plan or stream-pair verdict fails the gate under ``--fail-on``."""
-    return verdict in FAILING[fail_on]
+# (thresholds, fail_on, strict, min_runs, allow_missing_wait): a Report's or Options'
+Settings = tuple[Thresholds, FailOn, bool, int, bool]
 
 
-def item_failures(
-    verdict: str,
-    provisional: bool,
-    fail_on: FailOn,
-    strict: bool,
-    min_runs: int,
-    *,
-    figure: str = "",
-    findings: Sequence[str] = (),
-    allow_missing_wait: bool = True,
-) -> tuple[str, ...]:
-    """Why one plan or stream pair fails the gate, in words; empty when it passes. The one
-    place gate reasons are built: the marks (:func:`mark_gate`) and :func:`gate` read it.
-
-    ``figure``: what decided the verdict, in words (":func:`decided_text`"); ``findings``:
-    the plan's signs of a missing wait, each a failure unless ``allow_missing_wait``."""
+def failures(item: PlanResult | StreamPair, settings: Settings) -> tuple[str, ...]:
+    """Why one plan or stream pair fails the gate, in words (empty: it passes), naming what
+    decided its verdict (a plan's :func:`decided_text`, a pair's busy-time figure): the one
+    place gate reasons are built. A plan's signs of a missing wait fail unless allowed."""
+    thresholds, fail_on, strict, min_runs, allow_missing_wait = settings
+    if isinstance(item, StreamPair):
+        figure = f"busy-time overlap_pct {figure_text(item.overlap_pct, thresholds)}"
+        findings: Sequence[str] = ()
+    else:
+        figure, findings = decided_text(item, thresholds), item.findings
     reasons = []
-    if verdict == "no-evidence":
+    if item.verdict == "no-evidence":
         why = f": {figure}" if figure else ""
         reasons.append(f"no evidence{why}: nothing could be judged, which never passes")
-    elif fails(verdict, fail_on):
+    elif item.verdict in FAILING[fail_on]:
         why = f" ({figure})" if figure else ""
-        reasons.append(f"verdict {verdict}{why} fails the gate (--fail-on {fail_on})")
+        reasons.append(f"verdict {item.verdict}{why} fails the gate (--fail-on {fail_on})")
     if not allow_missing_wait:
         reasons += [
             f"missing wait, a data race (--allow-missing-wait accepts it): {finding}"
             for finding in findings
         ]
-    if provisional and strict:
+    if item.provisional and strict:
         reasons.append(
             f"provisional (fewer than {min_runs} runs, or malformed rows skipped) with --strict"
         )
     return tuple(reasons)
-
-
-# (thresholds, fail_on, strict, min_runs, allow_missing_wait): a Report's or Options'
-Settings = tuple[Thresholds, FailOn, bool, int, bool]
-
-
-def plan_failures(plan: PlanResult, settings: Settings) -> tuple[str, ...]:
-    """:func:`item_failures` of one plan, its deciding figure and cause named."""
-    thresholds, fail_on, strict, min_runs, allow_missing_wait = settings
-    figure = decided_text(plan, thresholds)
-    return item_failures(
-        plan.verdict, plan.provisional, fail_on, strict, min_runs, figure=figure,
-        findings=plan.findings, allow_missing_wait=allow_missing_wait,
-    )  # fmt: skip
-
-
-def pair_failures(pair: StreamPair, settings: Settings) -> tuple[str, ...]:
-    """:func:`item_failures` of one stream pair, its busy-time figure named."""
-    thresholds, fail_on, strict, min_runs, _ = settings
-    figure = f"busy-time overlap_pct {figure_text(pair.overlap_pct, thresholds)}"
-    return item_failures(pair.verdict, pair.provisional, fail_on, strict, min_runs, figure=figure)
 
 
 def mark_gate(report: Report) -> Report:
@@ -130,8 +97,8 @@ def mark_gate(report: Report) -> Report:
         report.thresholds, report.fail_on, report.strict, report.min_runs,
         report.allow_missing_wait,
     )  # fmt: skip
-    plans = [replace(p, gate_failures=plan_failures(p, settings)) for p in report.plans]
-    pairs = [replace(p, gate_failures=pair_failures(p, settings)) for p in report.stream_pairs]
+    plans = [replace(p, gate_failures=failures(p, settings)) for p in report.plans]
+    pairs = [replace(p, gate_failures=failures(p, settings)) for p in report.stream_pairs]
     return replace(report, plans=tuple(plans), stream_pairs=tuple(pairs))
 
 
@@ -141,22 +108,22 @@ def decide(
     thresholds: Thresholds,
     fake_share: float = FAKE_SHARE,
 ) -> tuple[Verdict, DecidedBy, Verdict, tuple[str, ...]]:
-    """A judged plan's verdict and what decided it: the band of its warm median ``figure``
-    (hidden_pct), at best partial when more than ``fake_share`` of the judged warm layers
-    are fake (a median hides fake layers: 3 of 6 fake is 0.5). ``warm``: per warm sample,
-    its name and its judged layers per band (real, partial, fake). Returns the verdict,
-    the cause, the band before the cap and the warm samples fake in every layer."""
+    """A judged plan's verdict, what decided it, the band before the cap and the warm samples
+    fake in every layer: the band of its warm median ``figure`` (hidden_pct), at best partial
+    when more than ``fake_share`` of the judged warm layers are fake (a median hides fake
+    layers: 3 of 6 fake is 0.5). ``warm``: per warm sample, its name and band_counts."""
     band = label(figure, thresholds)
-    counts = (
-        sum(c[0] for _, c in warm),
-        sum(c[1] for _, c in warm),
-        sum(c[2] for _, c in warm),
-    )
-    verdict = capped(band, counts, fake_share)
+    verdict = capped(band, band_counts(warm), fake_share)
     if verdict == band:
         return verdict, "band" if band != "no-evidence" else "no-evidence", band, ()
     fake_runs = tuple(name for name, c in warm if sum(c) and c[2] == sum(c))
     return verdict, "fake-run" if fake_runs else "fake-share", band, fake_runs
+
+
+def band_counts(warm: Sequence[tuple[str, tuple[int, int, int]]]) -> tuple[int, int, int]:
+    """The judged layers per band (real, partial, fake) over the warm samples."""
+    real, partial, fake = (sum(c[band] for _, c in warm) for band in range(3))
+    return real, partial, fake
 
 
 def diagnosis(
@@ -175,12 +142,8 @@ def diagnosis(
     fake_runs: Sequence[str] = (),
     fake_share: float = FAKE_SHARE,
 ) -> str:
-    """One line saying which failure mode (3a / 3b / 3c) applies, what decided it and what
-    to do next.
-
-    ``overlap_pct``: the figure the verdict follows, named ``figure`` in the text;
-    ``decided_by``, ``counts`` (judged warm layers real, partial, fake), ``fake_runs``:
-    the cause :func:`decide` found."""
+    """One line: the failure mode (3a / 3b / 3c), what decided it (``overlap_pct``: the
+    figure named ``figure``; the rest as :func:`decide` found) and what to do next."""
     if verdict == "no-evidence":
         reason = no_evidence or "nothing to judge"
         return f"no evidence: {reason}; check the plan's regexes and streams"
@@ -256,11 +219,10 @@ def diagnose(
     band: Verdict | None = None,
     fake_runs: Sequence[str] = (),
 ) -> Diagnosis:
-    """The diagnosis as data: the stage and cause of ``verdict``, what decided it, the
-    measured evidence (a barrier at 3b; the causes ``evidence`` gives at partial and real,
-    largest first; a band mismatch at any verdict) and the fix steps for ``path``
-    (advice.fix_steps). A partial capped by its fake layers is fixed like a fake plan:
-    its causes are those layers', not a short side window."""
+    """The diagnosis as data: stage, cause, what decided it, the evidence (a barrier at 3b;
+    the ``evidence`` causes at partial and real, largest first; a band mismatch at any
+    verdict) and the fix steps for ``path``. A partial capped by its fake layers is fixed
+    like a fake plan: its causes are those layers', not a short side window."""
     found: list[Evidence] = []
     if verdict == "no-evidence":
         found.append(Evidence("nothing-judged", no_evidence or "nothing to judge"))
@@ -275,18 +237,13 @@ def diagnose(
         causes = [e for e in evidence if e.kind != "band-mismatch"]
         found += sorted(causes, key=lambda e: -(e.size_ns or 0))
     found += [e for e in evidence if e.kind == "band-mismatch"]
-    cause = verdict  # the causes of model.Cause that a verdict alone names
+    waited = barriers[0].waited if barriers else None
     return Diagnosis(
         stage=STAGES[verdict],
-        cause=cause,
+        cause=verdict,  # the causes of model.Cause that a verdict alone names
         path=path,
         evidence=tuple(found),
-        fix=fix_steps(
-            "fake" if capped_by_fakes else cause,
-            path,
-            found,
-            waited=barriers[0].waited if barriers else None,
-        ),
+        fix=fix_steps("fake" if capped_by_fakes else verdict, path, found, waited=waited),
         decided_by=decided_by,
         band=band,
         fake_runs=tuple(fake_runs),
@@ -294,10 +251,8 @@ def diagnose(
 
 
 def with_cause(found: Diagnosis, cause: Evidence) -> Diagnosis:
-    """``found`` with one more measured cause (a stage after the judgement measured it,
-    e.g. against a reference): placed as :func:`diagnose` places causes, largest first
-    and before a band mismatch, with the fix steps redone. Only at partial and real,
-    the verdicts whose causes are measured; otherwise ``found`` unchanged."""
+    """``found`` with one more cause measured after the judgement, placed as :func:`diagnose`
+    places causes, fix steps redone; only at partial and real decided by the band."""
     if found.cause not in ("partial", "real") or found.decided_by != "band":
         return found
     size = cause.size_ns or 0
@@ -335,7 +290,7 @@ def gate(
     use_plans: bool,
 ) -> GateDecision:
     """Decide pass/fail and say why in words, one reason per failing item (each plan's and
-    pair's from :func:`item_failures`; --strict's provisional mark once per rank)."""
+    pair's from :func:`failures`; --strict's provisional mark once per rank)."""
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []
@@ -343,7 +298,7 @@ def gate(
     settings = (options.thresholds, options.fail_on, False, options.min_runs, False)
     if use_plans:
         for plan in plans:
-            found = plan_failures(plan, (*settings[:4], options.allow_missing_wait))
+            found = failures(plan, (*settings[:4], options.allow_missing_wait))
             where = f"plan {plan.name}, rank {rank_text(plan.rank)}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:
@@ -367,13 +322,13 @@ def gate(
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
-            found = pair_failures(pair, settings)
+            found = failures(pair, settings)
             where = f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:
                 failed.append((pair.overlap_pct, pair.rank))
     violations = 0 if cores is None else max(cores.violation_count, len(cores.violations))
-    if cores is not None and violations:
+    if violations:
         reasons.append(f"core limits: {violations} kernel(s) over their configured core limit")
     intervals = 0 if cores is None else max(cores.contention_count, len(cores.contention))
     if cores is not None and intervals and options.fail_on_contention:
@@ -382,16 +337,15 @@ def gate(
             f"exceeds the device cores ({cores.over_limit_ns / 1000:.3f} µs in all)"
         )
     if options.strict:
-        for rank in provisional_ranks:
-            reasons.append(
-                f"rank {rank_text(rank)}: provisional result (fewer than {options.min_runs} runs) "
-                "and --strict"
-            )
-        for rank in damaged_ranks:
-            reasons.append(
-                f"rank {rank_text(rank)}: provisional result (malformed rows skipped or an "
-                "incomplete export) and --strict"
-            )
+        reasons += [
+            f"rank {rank_text(rank)}: provisional result (fewer than {options.min_runs} runs) "
+            "and --strict"
+            for rank in provisional_ranks
+        ] + [
+            f"rank {rank_text(rank)}: provisional result (malformed rows skipped or an "
+            "incomplete export) and --strict"
+            for rank in damaged_ranks
+        ]
     worst_rank = min(failed, key=lambda item: item[0])[1] if failed else None
     return GateDecision(passed=not reasons, reasons=tuple(reasons), worst_rank=worst_rank)
 

@@ -3,133 +3,66 @@
 Inputs (Capture, Options, Plan ...) and the one portable result object
 (Report) that every renderer consumes. Internally times are integer
 nanoseconds (``*_ns``); renderers turn them into microseconds. Nothing here
-imports polars at run time, so the CLI can import this module cheaply.
+imports polars at run time, so the CLI can import this module cheaply. Each name is
+re-exported explicitly (``X as X``).
 """
 
 from __future__ import annotations
 
-from overlap_check.model.inputs import (
-    Capture,
-    CoreLimit,
-    DeviceConfig,
-    DeviceCores,
-    Options,
-    Plan,
-    ProfilerStepTime,
-    Thresholds,
-)
-from overlap_check.model.report import (
-    AppliedLimit,
-    BaselineDelta,
-    CommunicationStep,
-    ContentionInterval,
-    CoresResult,
-    CoreViolation,
-    RankCommunication,
-    ReferenceDelta,
-    ReferenceResult,
-    Report,
-    StepWallDelta,
-)
-from overlap_check.model.results import (
-    BarrierCandidate,
-    Diagnosis,
-    Evidence,
-    LayerFigures,
-    Occurrence,
-    PlanResult,
-    PlanRun,
-    PlanWalls,
-    RankStreamSummary,
-    RunInfo,
-    ShapeCount,
-    StepWall,
-    StreamPair,
-    StreamPairRun,
-    StreamStat,
-    TailOp,
-    deciding_occurrence,
-)
-from overlap_check.model.vocabulary import (
-    DEFAULT_FAIL_ON,
-    FAKE_SHARE,
-    MAX_INPUT_SIZE,
-    MAX_LISTED_LAYERS,
-    MODULE_SCOPE,
-    SCHEMA_VERSION,
-    BaselineFigure,
-    Cause,
-    CoresSource,
-    DecidedBy,
-    EvidenceKind,
-    ExecutionPath,
-    FailOn,
-    Order,
-    Per,
-    PlanMode,
-    SideKind,
-    Stage,
-    Verdict,
-    choices_of,
-    rank_text,
-)
-
-__all__ = [
-    "DEFAULT_FAIL_ON",
-    "FAKE_SHARE",
-    "MAX_INPUT_SIZE",
-    "MAX_LISTED_LAYERS",
-    "MODULE_SCOPE",
-    "SCHEMA_VERSION",
-    "AppliedLimit",
-    "BarrierCandidate",
-    "BaselineDelta",
-    "BaselineFigure",
-    "Capture",
-    "Cause",
-    "CommunicationStep",
-    "ContentionInterval",
-    "CoreLimit",
-    "CoreViolation",
-    "CoresResult",
-    "CoresSource",
-    "DecidedBy",
-    "DeviceConfig",
-    "DeviceCores",
-    "Diagnosis",
-    "Evidence",
-    "EvidenceKind",
-    "ExecutionPath",
-    "FailOn",
-    "LayerFigures",
-    "Occurrence",
-    "Options",
-    "Order",
-    "Per",
-    "Plan",
-    "PlanMode",
-    "PlanResult",
-    "PlanRun",
-    "PlanWalls",
-    "ProfilerStepTime",
-    "RankCommunication",
-    "RankStreamSummary",
-    "ReferenceDelta",
-    "ReferenceResult",
-    "Report",
-    "RunInfo",
-    "ShapeCount",
-    "SideKind",
-    "Stage",
-    "StepWall",
-    "StepWallDelta",
-    "StreamPair",
-    "StreamPairRun",
-    "StreamStat",
-    "TailOp",
-    "Thresholds",
-    "Verdict",
-    "choices_of",
-    "deciding_occurrence",
-    "rank_text",
-]
+from overlap_check.model.inputs import Capture as Capture
+from overlap_check.model.inputs import CoreLimit as CoreLimit
+from overlap_check.model.inputs import DeviceConfig as DeviceConfig
+from overlap_check.model.inputs import DeviceCores as DeviceCores
+from overlap_check.model.inputs import Options as Options
+from overlap_check.model.inputs import Plan as Plan
+from overlap_check.model.inputs import ProfilerStepTime as ProfilerStepTime
+from overlap_check.model.inputs import Thresholds as Thresholds
+from overlap_check.model.report import AppliedLimit as AppliedLimit
+from overlap_check.model.report import BaselineDelta as BaselineDelta
+from overlap_check.model.report import CommunicationStep as CommunicationStep
+from overlap_check.model.report import ContentionInterval as ContentionInterval
+from overlap_check.model.report import CoresResult as CoresResult
+from overlap_check.model.report import CoreViolation as CoreViolation
+from overlap_check.model.report import RankCommunication as RankCommunication
+from overlap_check.model.report import ReferenceDelta as ReferenceDelta
+from overlap_check.model.report import ReferenceResult as ReferenceResult
+from overlap_check.model.report import Report as Report
+from overlap_check.model.report import StepWallDelta as StepWallDelta
+from overlap_check.model.results import BarrierCandidate as BarrierCandidate
+from overlap_check.model.results import Diagnosis as Diagnosis
+from overlap_check.model.results import Evidence as Evidence
+from overlap_check.model.results import LayerFigures as LayerFigures
+from overlap_check.model.results import Occurrence as Occurrence
+from overlap_check.model.results import PlanResult as PlanResult
+from overlap_check.model.results import PlanRun as PlanRun
+from overlap_check.model.results import PlanWalls as PlanWalls
+from overlap_check.model.results import RankStreamSummary as RankStreamSummary
+from overlap_check.model.results import RunInfo as RunInfo
+from overlap_check.model.results import ShapeCount as ShapeCount
+from overlap_check.model.results import StepWall as StepWall
+from overlap_check.model.results import StreamPair as StreamPair
+from overlap_check.model.results import StreamPairRun as StreamPairRun
+from overlap_check.model.results import StreamStat as StreamStat
+from overlap_check.model.results import TailOp as TailOp
+from overlap_check.model.results import deciding_occurrence as deciding_occurrence
+from overlap_check.model.vocabulary import DEFAULT_FAIL_ON as DEFAULT_FAIL_ON
+from overlap_check.model.vocabulary import FAKE_SHARE as FAKE_SHARE
+from overlap_check.model.vocabulary import MAX_INPUT_SIZE as MAX_INPUT_SIZE
+from overlap_check.model.vocabulary import MAX_LISTED_LAYERS as MAX_LISTED_LAYERS
+from overlap_check.model.vocabulary import MODULE_SCOPE as MODULE_SCOPE
+from overlap_check.model.vocabulary import SCHEMA_VERSION as SCHEMA_VERSION
+from overlap_check.model.vocabulary import BaselineFigure as BaselineFigure
+from overlap_check.model.vocabulary import Cause as Cause
+from overlap_check.model.vocabulary import CoresSource as CoresSource
+from overlap_check.model.vocabulary import DecidedBy as DecidedBy
+from overlap_check.model.vocabulary import EvidenceKind as EvidenceKind
+from overlap_check.model.vocabulary import ExecutionPath as ExecutionPath
+from overlap_check.model.vocabulary import FailOn as FailOn
+from overlap_check.model.vocabulary import Order as Order
+from overlap_check.model.vocabulary import Per as Per
+from overlap_check.model.vocabulary import PlanMode as PlanMode
+from overlap_check.model.vocabulary import SideKind as SideKind
+from overlap_check.model.vocabulary import Stage as Stage
+from overlap_check.model.vocabulary import Verdict as Verdict
+from overlap_check.model.vocabulary import choices_of as choices_of
+from overlap_check.model.vocabulary import rank_text as rank_text

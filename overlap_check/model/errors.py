@@ -33,18 +33,10 @@ class OverlapCheckError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        where = ""
-        if self.path is not None:
-            where = self.path
-            if self.line is not None:
-                where += f":{self.line}"
-            where += ": "
-        what = self.message
-        if self.key is not None:
-            what += f" (key {self.key!r})"
-        if self.hint:
-            what += f"; {self.hint}"
-        return where + what
+        line = f":{self.line}" if self.line is not None else ""
+        where = f"{self.path}{line}: " if self.path is not None else ""
+        key = f" (key {self.key!r})" if self.key is not None else ""
+        return where + self.message + key + (f"; {self.hint}" if self.hint else "")
 
 
 class InputError(OverlapCheckError):
@@ -84,22 +76,15 @@ class Interrupted(OverlapCheckError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM while worker processes read captures (``workers.reduce_all``).
-
-    A KeyboardInterrupt, so that whatever ends work on Ctrl-C ends it on SIGTERM too;
-    the CLI answers it with one line and exit 143 (128 + SIGTERM), as a shell reports
-    a process that SIGTERM ended.
-    """
+    """SIGTERM while worker processes read captures: a KeyboardInterrupt, so that whatever
+    ends work on Ctrl-C ends it too; the CLI answers with one line and exit 143."""
 
     exit_code = 143
 
 
 def regular_file(path: str | Path, what: str = "file") -> Path:
-    """``path``, or InputError (exit 2) naming it when it exists but is not a regular file.
-
-    Reading a FIFO blocks forever and a directory or a broken link cannot be read;
-    each is bad input to say so, never something to wait on or skip silently.
-    """
+    """``path``, or InputError (exit 2) naming it when it exists but is not a regular file:
+    a FIFO would block forever, a directory or a broken link cannot be read."""
     path = Path(path)
     if path.is_file() or not os.path.lexists(path):  # absent: the reader says so itself
         return path

@@ -183,6 +183,3 @@ class Options:
     allow_missing_wait: bool = False
     # the largest kernel file read, in bytes (0: no limit); --max-input-size lifts it
     max_input_size: int = MAX_INPUT_SIZE
-
-
-# --------------------------------------------------------------------------- results

@@ -2,29 +2,24 @@
 from the model's dataclasses, both ways.
 
 Every field of a Report dataclass is written under its own name, in field order: a nested
-dataclass as an object, a tuple as a list. msgspec builds the Report back from the same
-shape (types, Literals, defaults for keys that older reports lack). The conventions:
+dataclass as an object, a tuple as a list; msgspec builds the Report back from the same
+shape (types, Literals, defaults for keys that older reports lack). A field added to a
+dataclass is in the JSON and read back with no change here (add it to
+docs/report.schema.json). The conventions:
 
-- a time ``x_ns`` (or ``ns``) is a duration written as ``x_us``: microseconds rounded to
-  3 decimals, read back as the integer nanoseconds it was rounded from;
-- POINTS are absolute times on the device clock. An epoch in µs with 3 decimals does not
-  fit a JSON (float64) number, so a point is written relative to its run's first compute
-  kernel (``runs[].origin_ns``, the run and rank being the nearest ``run`` and ``rank``
-  fields around it) as ``x_us``, and/or exactly as ``x_ns`` with ``x_ns_str``, the same
-  integer as a decimal string (above 2**53 a float64 reader such as JavaScript or jq
-  rounds the number but keeps the string). On read, ``x_ns`` wins; a report without it
-  gives the point from ``x_us`` and the origin;
-- the tables below name the few fields whose key differs (RENAMED: a ``{field}`` in the
-  key is that field's value, a dotted key sits in a sibling object), the tuples written
-  as objects (AS_OBJECTS), the fields left out at their default (OMITTED_AT_DEFAULT),
-  the shares of time that must lie in [0, 1] (FRACTIONS, JSON keys) and the keys the
-  document starts with (LEADING).
+- a duration ``x_ns`` (or ``ns``) is written as ``x_us``, microseconds rounded to 3
+  decimals, read back as the integer nanoseconds it was rounded from;
+- POINTS are absolute device times, which do not fit a float64 in µs with 3 decimals: a
+  point is written relative to its run's first compute kernel (``runs[].origin_ns``, the
+  run and rank being the nearest ``run`` and ``rank`` fields around it) as ``x_us``,
+  and/or exactly as ``x_ns`` with ``x_ns_str``, the same integer as a string (which a
+  float64 reader such as jq cannot round). On read ``x_ns`` wins, else ``x_us`` + origin;
+- the tables below name the keys that differ (RENAMED: ``{field}`` in a key is that
+  field's value, a dotted key sits in a sibling object), tuples written as objects
+  (AS_OBJECTS), fields left out at their default (OMITTED_AT_DEFAULT), shares that must
+  lie in [0, 1] (FRACTIONS, JSON keys) and the keys the document starts with (LEADING).
 
-A field added to a Report dataclass is in the JSON and read back with no change here (add
-it to docs/report.schema.json); a key an older report lacks takes the field's default.
-
-docs/report.schema.json is the JSON Schema of the document; a document that is not one is
-an InputError naming the file and the key.
+A document that is not a report is an InputError naming the file and the key.
 """
 
 from __future__ import annotations
@@ -33,7 +28,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
@@ -113,7 +108,7 @@ def us(ns: float | None) -> float | None:
 
 
 def _ns(value: Any) -> Any:
-    """JSON microseconds -> the integer nanoseconds; anything else as is (msgspec says why)."""
+    """JSON microseconds -> integer nanoseconds; anything else as is (msgspec says why)."""
     return round(value * 1000) if _is_number(value) and math.isfinite(value) else value
 
 
@@ -128,21 +123,13 @@ class _Field:
     time: str | None  # None, "us" (a duration) or a POINTS kind
     cls: type | None  # the dataclass of a nested object, or of a list's items
     is_list: bool  # a variable-length tuple: a JSON list
-    names: tuple[str, ...] = ()  # AS_OBJECTS: the keys of the tuple's items
-    omit: bool = False
-    default: Any = None
-    fraction: bool = False  # its JSON key is one of FRACTIONS
-    zero_null: bool = False  # ZERO_AS_NULL
-    plain: bool = field(init=False)  # written as it is, under its own name
-    direct: bool = field(init=False)  # its key is neither a template nor dotted
-
-    def __post_init__(self) -> None:
-        direct = "{" not in self.key and "." not in self.key
-        plain = self.key == self.name and not (
-            self.time or self.cls or self.names or self.omit or self.zero_null
-        )
-        object.__setattr__(self, "plain", plain)
-        object.__setattr__(self, "direct", direct)
+    names: tuple[str, ...]  # AS_OBJECTS: the keys of the tuple's items
+    omit: bool
+    default: Any
+    fraction: bool  # its JSON key is one of FRACTIONS
+    zero_null: bool  # ZERO_AS_NULL
+    plain: bool  # written as it is, under its own name
+    direct: bool  # its key is neither a template nor dotted
 
 
 def _time_kind(name: str) -> str | None:
@@ -164,19 +151,22 @@ def _spec(cls: type) -> tuple[_Field, ...]:
     for f in sorted(fields(cls), key=lambda f: order.get(f.name, len(leading))):
         kind = _time_kind(f.name)
         key = RENAMED.get((cls, f.name), f.name)
-        hint = hints[f.name]
+        nested, names = _dataclass_in(hints[f.name]), AS_OBJECTS.get((cls, f.name), ())
+        omit, zero_null = (cls, f.name) in OMITTED_AT_DEFAULT, (cls, f.name) in ZERO_AS_NULL
         specs.append(
             _Field(
                 name=f.name,
                 key=_us_key(key) if kind in ("us", "relative", "both") else key,
                 time=kind,
-                cls=_dataclass_in(hint),
-                is_list=_is_list(hint),
-                names=AS_OBJECTS.get((cls, f.name), ()),
-                omit=(cls, f.name) in OMITTED_AT_DEFAULT,
+                cls=nested,
+                is_list=_is_list(hints[f.name]),
+                names=names,
+                omit=omit,
                 default=None if f.default is MISSING else f.default,
                 fraction=key.rpartition(".")[2] in FRACTIONS,
-                zero_null=(cls, f.name) in ZERO_AS_NULL,
+                zero_null=zero_null,
+                plain=key == f.name and not (kind or nested or names or omit or zero_null),
+                direct="{" not in key and "." not in key,
             )
         )
     return tuple(specs)
@@ -251,7 +241,7 @@ def _write(obj: object, where: _Where) -> JSON:
             value = None
         target, key = (out, f.key) if f.direct else _place(out, f.key.format_map(out))
         if f.time == "us":
-            target[key] = None if value is None else round(value / 1000, 3)
+            target[key] = us(value)
         if f.time in ("relative", "both"):
             origin = where.origin
             target[key] = None if value is None or origin is None else us(value - origin)
@@ -289,10 +279,8 @@ def to_dict(report: Report) -> JSON:
 
 
 def indented(data: JSON) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False)``, byte for byte, 3-4x faster: an
-    indent makes json.dumps take its pure-Python encoder (seconds for a report listing
-    100k layers), so the C encoder writes compact text and msgspec re-indents it,
-    copying every number and string as written."""
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` byte for byte, 3-4x faster (an
+    indent takes json.dumps' pure-Python encoder): compact C output, re-indented by msgspec."""
     compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         return msgspec.json.format(compact.encode(), indent=2).decode()
@@ -313,8 +301,7 @@ class _Keys(dict[str, Any]):
 
 def _read(doc: Any, cls: type, where: _Where, at: str, path: str | Path | None) -> Any:
     """The JSON object ``doc`` in the dataclass's shape (field names, integer ns), checked
-    for shares outside [0, 1] and numbers that are none; what msgspec then checks is left
-    as it is."""
+    for shares outside [0, 1] and non-numbers; the rest msgspec checks."""
     if not isinstance(doc, dict):
         return doc
     where = where.within(lambda name: doc.get(name, MISSING))

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    pass
+from typing import Literal
 
 from overlap_check.model.inputs import DeviceCores, ProfilerStepTime, Thresholds
 from overlap_check.model.results import (

@@ -9,7 +9,7 @@ the renderers print them, so a word never contradicts its figure.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, cast, get_args
 
 from overlap_check.model import (
     FAKE_SHARE,
@@ -26,18 +26,10 @@ if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this 
     import numpy.typing as npt
 
 
-# The evidence kinds that are measured 3c causes (what renderers list as "cause N").
-CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(
-    {
-        "contention",
-        "cube-saturated",
-        "side-tail",
-        "join-wait",
-        "dominator-stretched",
-        "shape-change",
-        "tail-ops",
-    }
-)
+# The evidence kinds that are measured 3c causes (what renderers list as "cause N"): all
+# but what a verdict alone names (nothing judged, placement, a barrier) and a band mismatch.
+_NOT_CAUSES = {"nothing-judged", "placement", "barrier", "band-mismatch"}
+CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(get_args(EvidenceKind)) - _NOT_CAUSES
 
 PRODUCER_HINT = (
     "make that producer run before the dominator (compute it earlier, or move it into the "

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Literal, get_args
 
 SCHEMA_VERSION = 1
 
@@ -34,9 +30,6 @@ def choices_of(kind: object) -> tuple[str, ...]:
 
 
 CoresSource = Literal["info.json", "config", "soc", "soc-ini", "observed"]
-
-
-# --------------------------------------------------------------------------- inputs
 
 
 def rank_text(rank: int | None) -> str:
