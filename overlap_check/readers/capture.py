@@ -36,11 +36,6 @@ from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.task_time import looks_like_task_time, read_task_time
 from overlap_check.readers.trace import read_trace
 
-LEVEL1_HINT = (
-    "re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
-    "msprof: --task-time=l1), or keep trace_view.json / the .db next to kernel_details.csv"
-)
-
 
 @dataclass
 class _Kernels:
@@ -120,21 +115,16 @@ def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
     return paths
 
 
-def _from_kineto(path: Path) -> _Kernels:
-    from overlap_check.readers.kineto import read_kineto
-
-    trace = read_kineto(path)
-    return _Kernels(
-        frame=trace.kernels,
-        source="kineto",
-        rank=trace.rank,
-        devices=trace.devices,
-        notes=list(trace.notes),
-    )
-
-
-def _primary(path: Path, shapes: bool) -> _Kernels:
+def _primary(src: Source, path: Path, shapes: bool) -> _Kernels:
+    """The bare file given as the PATH, read as what it is."""
     kind = file_kind(path)
+    if src.kind == "kineto":
+        from overlap_check.readers.kineto import read_kineto
+
+        trace = read_kineto(path)
+        return _Kernels(
+            trace.kernels, "kineto", rank=trace.rank, devices=trace.devices, notes=[*trace.notes]
+        )
     if kind == "db":
         return _from_db(path, shapes)
     if kind == "trace":
@@ -146,27 +136,21 @@ def _primary(path: Path, shapes: bool) -> _Kernels:
 
 
 def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
-    if src.kind == "kineto" and src.primary is not None:
-        return _from_kineto(_within_limit((src.primary,), limit)[0])
-    first = (src.primary,) if src.primary else None
-    for files in (first, (src.kernel_details,) if src.kernel_details else None, src.op_summary):
+    """The first kernel source present (module docstring), its size checked first."""
+    kernel_sources: tuple[tuple[tuple[Path, ...], Callable[[tuple[Path, ...]], _Kernels]], ...] = (
+        ((src.primary,) if src.primary else (), lambda files: _primary(src, files[0], shapes)),
+        (
+            (src.kernel_details,) if src.kernel_details else (),
+            lambda files: _from_csvs(files, "kernel_details.csv", shapes),
+        ),
+        (src.op_summary, lambda files: _from_csvs(files, "op_summary", shapes)),
+        (src.dbs[:1], lambda files: _from_db(files[0], shapes)),
+        (src.traces, _from_traces),
+        (src.task_time, _from_task_time),
+    )
+    for files, read in kernel_sources:
         if files:
-            _within_limit(files, limit)
-            break
-    else:
-        _within_limit(src.dbs[:1] or src.traces or src.task_time, limit)
-    if src.primary is not None:
-        return _primary(src.primary, shapes)
-    if src.kernel_details is not None:
-        return _from_csvs((src.kernel_details,), "kernel_details.csv", shapes)
-    if src.op_summary:
-        return _from_csvs(src.op_summary, "op_summary", shapes)
-    if src.dbs:
-        return _from_db(src.dbs[0], shapes)
-    if src.traces:
-        return _from_traces(src.traces)
-    if src.task_time:
-        return _from_task_time(src.task_time)
+            return read(_within_limit(files, limit))
     raise InputError(
         "no kernel data: no kernel_details.csv, op_summary, trace or profiler .db",
         path=src.path,
@@ -176,30 +160,28 @@ def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
 
 
 def _stream_candidates(src: Source, used: str) -> list[tuple[str, Callable[[], pl.DataFrame]]]:
-    candidates: list[tuple[str, Callable[[], pl.DataFrame]]] = []
-    if src.dbs and used != "db":
-        candidates.append(("db", lambda: read_db(src.dbs[0]).kernels))
-    if src.task_time and used != "task_time":
-        candidates.append(("task_time", lambda: _from_task_time(src.task_time).frame))
-    if src.traces and used != "trace_view.json":
-        candidates.append(("trace_view.json", lambda: _from_traces(src.traces).frame))
-    return candidates
+    """The capture's other files that give tasks with streams, cheapest exact source first."""
+    candidates: dict[str, tuple[tuple[Path, ...], Callable[[], pl.DataFrame]]] = {
+        "db": (src.dbs, lambda: read_db(src.dbs[0]).kernels),
+        "task_time": (src.task_time, lambda: _from_task_time(src.task_time).frame),
+        "trace_view.json": (src.traces, lambda: _from_traces(src.traces).frame),
+    }
+    return [(name, read) for name, (files, read) in candidates.items() if files and name != used]
 
 
 def _needs_streams(kernels: _Kernels) -> bool:
     """No Stream ID column, or one with no value on any compute row (N/A everywhere)."""
     if not kernels.has_streams:
         return True
-    compute = ~pl.col("is_communication")
-    counts = kernels.frame.select(
-        compute.sum().alias("compute"),
-        (compute & pl.col("stream_id").is_not_null()).sum().alias("with_stream"),
+    is_compute = ~pl.col("is_communication")
+    compute, with_stream = kernels.frame.select(
+        is_compute.sum(), (is_compute & pl.col("stream_id").is_not_null()).sum().alias("s")
     ).row(0)
-    if counts[0] and counts[1] == 0:
+    if compute and with_stream == 0:
         return True
-    if counts[1] < counts[0]:
+    if with_stream < compute:
         kernels.notes.append(
-            f"{counts[0] - counts[1]} of {counts[0]} kernel rows have no Stream ID (N/A): "
+            f"{compute - with_stream} of {compute} kernel rows have no Stream ID (N/A): "
             "left out of every stream"
         )
     return False
@@ -230,7 +212,8 @@ def _add_streams(src: Source, kernels: _Kernels) -> str:
         f"no Stream IDs: {kernels.source} has none (profiler_level=Level0) and no trace_view.json,"
         f" task_time.csv or .db of this capture gives them{detail}",
         path=src.primary or src.kernel_details or src.path,
-        hint=LEVEL1_HINT,
+        hint="re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
+        "msprof: --task-time=l1), or keep trace_view.json / the .db next to kernel_details.csv",
     )
 
 
@@ -271,13 +254,10 @@ def _add_tasks(src: Source, kernels: _Kernels, kinds: frozenset[SideKind]) -> st
 
 
 def _device(src: Source, kernels: _Kernels) -> int | None:
-    devices = (
-        kernels.frame["device"].drop_nulls().unique() if "device" in kernels.frame.columns else None
-    )
-    if devices is not None and devices.len() == 1:
-        return int(devices[0])
-    if devices is not None and devices.len() > 1:
-        return None
+    if "device" in kernels.frame.columns:
+        devices = kernels.frame["device"].drop_nulls().unique()
+        if devices.len():
+            return int(devices[0]) if devices.len() == 1 else None
     numbers = {device_info_number(p) for p in src.device_info} - {None}
     if len(numbers) == 1:
         return numbers.pop()
@@ -302,17 +282,13 @@ def _capture_time(
     """collectionTimeEnd, else the dir-name stamp, the db session end, the PROF stamp,
     else the last kernel end: the first that exists."""
     candidates = (
-        lambda: info.end_ns if info else None,
-        lambda: dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
-        lambda: kernels.time_ns,
-        lambda: dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
-        lambda: frame.select(pl.col("end_ns").max()).item() if frame.height else None,
+        info.end_ns if info else None,
+        dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
+        kernels.time_ns,
+        dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
+        frame.select(pl.col("end_ns").max()).item() if frame.height else None,
     )
-    for candidate in candidates:
-        value = candidate()
-        if value is not None:
-            return int(value)
-    return None
+    return next((int(value) for value in candidates if value is not None), None)
 
 
 # Times are ns on a Unix-epoch clock: anything at or past 2**62 (year 2116) is not a
@@ -340,8 +316,8 @@ def _sane_fields(src: Source, kernels: _Kernels) -> None:
             )
 
 
-def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
-    """The kernel rows whose times can be, and how many were not (counted as malformed:
+def _possible_times(src: Source, kernels: _Kernels) -> int:
+    """Keeps the kernel rows whose times can be; returns how many were not (malformed:
     no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
     past Int32; no name, which no plan can select: a NULL in the .db, a blank CSV field).
 
@@ -350,7 +326,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
     """
     frame = kernels.frame
     if not frame.height:
-        return frame, 0
+        return 0
     start, end = pl.col("start_ns"), pl.col("end_ns")
     good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS) & pl.col("name").is_not_null()
     if "device" in frame.columns:  # Int32 in the kernel table
@@ -366,8 +342,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
         )
     if frame.height:
         span, total = frame.select(
-            (end.max() - start.min()).alias("span"),
-            (end - start).cast(pl.Float64).sum().alias("total"),
+            (end.max() - start.min()).alias("span"), (end - start).cast(pl.Float64).sum()
         ).row(0)
         if span >= MAX_SPAN_NS or total >= MAX_TIME_NS:
             raise InputError(
@@ -375,15 +350,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
                 f"(sum {total / 86_400e9:.0f} days): not the times of one capture",
                 path=src.path,
             )
-    return frame, dropped
-
-
-def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
-    if src.step_trace is None:
-        return ()
-    if src.step_trace.suffix.lower() == ".db":
-        return read_step_trace_db(src.step_trace)
-    return read_step_trace_csv(src.step_trace)
+    return dropped
 
 
 def _incomplete(
@@ -424,7 +391,7 @@ def read_capture(
     kernels = _read_kernels(src, shapes, limit)
     _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
-    frame, impossible = _possible_times(src, kernels)
+    impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
     task_source = _add_tasks(src, kernels, tasks) if tasks else None
     frame = kernels.frame
@@ -447,7 +414,10 @@ def read_capture(
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
         kernels.notes.append(f"Stream IDs from {stream_source} ({kernels.source} has none)")
-    steps = _profiler_steps(src)
+    steps: tuple[ProfilerStepTime, ...] = ()
+    if src.step_trace is not None:
+        db = src.step_trace.suffix.lower() == ".db"
+        steps = (read_step_trace_db if db else read_step_trace_csv)(src.step_trace)
     incomplete = _incomplete(frame, kernels.source, steps, src.step_trace)
     return Capture(
         path=str(src.path),
