@@ -15,20 +15,15 @@ def innermost_calls(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
     bounds = pl.concat(
         [
             indexed.select(
-                "thread",
-                pl.col("start_ns").alias("t"),
-                "call",
-                pl.lit(1).alias("step"),
-                (-pl.col("end_ns")).alias("order"),
-                pl.col("call").alias("tie"),
+                "thread", "call", t="start_ns", step=pl.lit(1), order=-pl.col("end_ns"), tie="call"
             ),
             indexed.select(
                 "thread",
-                pl.col("end_ns").alias("t"),
                 "call",
-                pl.lit(-1).alias("step"),
-                pl.col("start_ns").alias("order").neg(),
-                (-pl.col("call")).alias("tie"),
+                t="end_ns",
+                step=pl.lit(-1),
+                order=-pl.col("start_ns"),
+                tie=-pl.col("call"),
             ),
         ]
     )

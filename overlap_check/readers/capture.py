@@ -221,10 +221,9 @@ _TASK_ROWS: dict[str, str] = {"copy": "is_copy", "communication": "is_communicat
 
 
 def _add_tasks(src: Source, kernels: _Kernels, kinds: frozenset[SideKind]) -> str | None:
-    """Copy (and communication) rows from the capture's .db, task_time or trace, for the
-    plans whose side ops they are, when the kernel file lists none of that kind (Level1
-    kernel_details.csv has no copy task); its compute rows are left as they are. Returns
-    the source the rows came from (None: not needed, or no file gives them)."""
+    """Copy (and communication) rows from the capture's .db, task_time or trace when the
+    kernel file lists none of that kind (Level1 kernel_details.csv has no copy task), for
+    the plans whose side ops they are. Returns their source (None: not needed, or none)."""
     frame = kernels.frame
     missing = [
         column
@@ -317,13 +316,10 @@ def _sane_fields(src: Source, kernels: _Kernels) -> None:
 
 
 def _possible_times(src: Source, kernels: _Kernels) -> int:
-    """Keeps the kernel rows whose times can be; returns how many were not (malformed:
-    no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
-    past Int32; no name, which no plan can select: a NULL in the .db, a blank CSV field).
-
-    InputError naming the capture when the rest spans more than MAX_SPAN_NS or adds up
-    to more kernel time than int64 holds: every figure from it would be wrong.
-    """
+    """Keeps the kernel rows whose times can be; returns how many were not (malformed: no
+    start or end, a negative time, end before start, past MAX_TIME_NS; a device id past
+    Int32; no name). InputError when the rest spans MAX_SPAN_NS or more, or sums past
+    int64: every figure from it would be wrong."""
     frame = kernels.frame
     if not frame.height:
         return 0
@@ -356,10 +352,8 @@ def _possible_times(src: Source, kernels: _Kernels) -> int:
 def _incomplete(
     frame: pl.DataFrame, source: str, steps: tuple[ProfilerStepTime, ...], steps_file: Path | None
 ) -> str | None:
-    """Why the kernel table looks cut short: steps the profiler's step_trace_time.csv (or
-    analysis.db) lists that hold no kernel at all, when the kernels carry steps. An export
-    cut at a line boundary reads as a good file; the profiler's own step list says what
-    was written."""
+    """Why the kernel table looks cut short (an export cut at a line boundary reads as a good
+    file): steps the profiler's step_trace_time.csv (or analysis.db) lists with no kernel."""
     listed = {s.step for s in steps if s.step is not None}
     if not listed or steps_file is None or "step" not in frame.columns:
         return None
@@ -383,11 +377,10 @@ def read_capture(
 ) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
-    ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
-    (with a reference only: shapes.wants_shapes). ``tasks``: the side kinds of the plans
-    whose side ops are tasks: their rows come from the .db, task_time or trace of the
-    capture when the kernel file lists none (``Capture.task_source``). ``limit``: the largest
-    kernel file read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    ``shapes``: also ``input_shapes`` where the kernel CSVs or the .db have it (with a
+    reference only). ``tasks``: the side kinds whose rows come from the .db, task_time or
+    trace when the kernel file lists none (_add_tasks). ``limit``: the largest kernel file
+    read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
     kernels = _read_kernels(src, shapes, limit)
     _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless

@@ -432,8 +432,11 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
         comm = comm.with_columns(pl.lit(devices[0], pl.Int64).alias("device"))
     frame = (
         pl.concat(
-            [compute.with_columns(is_copy=False), comm.with_columns(is_copy=False)]
-            + [copies.with_columns(is_copy=True)],
+            [
+                compute.with_columns(is_copy=False),
+                comm.with_columns(is_copy=False),
+                copies.with_columns(is_copy=True),
+            ],
             how="diagonal",  # input_shapes on the kernels only
         )
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))

@@ -155,17 +155,7 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
 
 
 def _scalar(message: Message, field: str) -> str | None:
-    for name, value in message:
-        if name == field and isinstance(value, str):
-            return value
-    return None
-
-
-def _message(message: Message, field: str) -> Message | None:
-    for name, value in message:
-        if name == field and not isinstance(value, str):
-            return value
-    return None
+    return next((v for name, v in message if name == field and isinstance(v, str)), None)
 
 
 def _ops(tree: Message) -> list[Message]:
@@ -244,7 +234,7 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
     for name, attr in op:
         if name != "attr" or isinstance(attr, str) or _scalar(attr, "key") != key:
             continue
-        value = _message(attr, "value")
+        value = next((v for n, v in attr if n == "value" and not isinstance(v, str)), None)
         raw = None if value is None else (_scalar(value, "s") or _scalar(value, "i"))
         if raw is None or raw.strip() in ("", "0"):
             return None  # attribute present but no limit recorded
@@ -263,7 +253,8 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
     return None
 
 
-def _read_one(file: Path) -> list[dict[str, object]]:
+def _read_one(file: Path) -> list[tuple[object, ...]]:
+    """(op_name, op_type, rank, aicore, vectorcore) of the operators with a limit."""
     try:
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError as err:
@@ -272,31 +263,21 @@ def _read_one(file: Path) -> list[dict[str, object]]:
     rank = int(ranked.group(1)) if ranked else None
     if rank is not None and rank > MAX_CORES:
         raise InputError(f"rank {rank} in the file name is past 32 bits: not a rank", path=file)
-    rows: list[dict[str, object]] = []
+    rows: list[tuple[object, ...]] = []
     for op in _ops(parse_text_proto(text, path=file)):  # operators, not kernels: small
         aicore = _attr_count(op, AICORE_ATTR, path=file)
         vectorcore = _attr_count(op, VECTORCORE_ATTR, path=file)
         op_name = _scalar(op, "name")
         if op_name and (aicore is not None or vectorcore is not None):
-            rows.append(
-                {
-                    "op_name": op_name,
-                    "op_type": _scalar(op, "type"),
-                    "rank": rank,
-                    "aicore": aicore,
-                    "vectorcore": vectorcore,
-                }
-            )
+            rows.append((op_name, _scalar(op, "type"), rank, aicore, vectorcore))
     return rows
 
 
 def read_graph_dump(path: str | Path) -> GraphDumpLimits:
     """Operators carrying ``_op_aicore_num`` / ``_op_vectorcore_num`` in a dump file or folder."""
     files = _dump_files(Path(path))
-    rows: list[dict[str, object]] = []
-    for order, file in enumerate(files):
-        rows.extend({**row, "order": order} for row in _read_one(file))
-    table = pl.DataFrame(rows, schema={**LIMIT_SCHEMA, "order": pl.Int64()})
+    rows = [(*row, order) for order, file in enumerate(files) for row in _read_one(file)]
+    table = pl.DataFrame(rows, schema={**LIMIT_SCHEMA, "order": pl.Int64()}, orient="row")
     notes: list[str] = []
     conflicts = (
         table.group_by("rank", "op_name")
