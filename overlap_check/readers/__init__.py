@@ -5,15 +5,10 @@
 - :func:`load_paths` — several PATHs = several runs, by capture time (or in the
   given order); :func:`order_note` says when the two differ.
 
-Runs are ordered by capture time (``end_info.collectionTimeEnd``, else the
-timestamp in the dir name, else the db's session end, else the last kernel
-end), never by listing order or name: result dir names start with host and pid.
-Ranks of one job are not runs: each Capture keeps its rank.
-
-One module per source kind: ``kernel_csv`` (kernel_details / op_summary),
-``task_time``, ``trace`` (trace_view.json / msprof_*.json), ``db`` (sqlite
-exports), ``metadata`` (profiler_info, info.json); ``streams`` gives Level0 rows
-their streams; ``capture`` assembles one Capture.
+Runs are ordered by capture time (readers.capture._capture_time), never by listing
+order or name: result dir names start with host and pid. Ranks of one job are not runs:
+each Capture keeps its rank. One module per source kind (docs/architecture.md);
+``capture`` assembles one Capture.
 """
 
 from __future__ import annotations

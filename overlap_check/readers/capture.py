@@ -52,28 +52,22 @@ class _Kernels:
     files: tuple[Path, ...] = ()  # the files the rows came from (named in the notes)
 
 
-def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
-
-
 def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _Kernels:
     files = [read_kernel_csv(p, shapes=shapes) for p in paths]
-    result = _Kernels(
-        frame=_concat([f.kernels for f in files]),
-        source=source,
-        has_streams=all(f.has_streams for f in files),
-        skipped=[(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+    return _Kernels(
+        pl.concat([f.kernels for f in files], how="diagonal_relaxed"),
+        source,
+        all(f.has_streams for f in files),
+        [(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+        notes=[f"{len(paths)} {source} files concatenated"] if len(paths) > 1 else [],
         files=paths,
     )
-    if len(paths) > 1:
-        result.notes.append(f"{len(paths)} {source} files concatenated")
-    return result
 
 
 def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
     read = [(p, *read_task_time(p)) for p in paths]
     return _Kernels(
-        frame=_concat([frame for _, frame, _ in read]),
+        frame=pl.concat([frame for _, frame, _ in read], how="diagonal_relaxed"),
         source="task_time",
         skipped=[(p, lines) for p, _, lines in read if lines],
         files=paths,
@@ -82,15 +76,13 @@ def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
 
 def _from_db(path: Path, shapes: bool = False) -> _Kernels:
     db = read_db(path, shapes=shapes)
-    return _Kernels(
-        frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns, files=(path,)
-    )
+    return _Kernels(db.kernels, "db", rank=db.rank, time_ns=db.session_end_ns, files=(path,))
 
 
 def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
     traces = [read_trace(p) for p in paths]
     return _Kernels(
-        frame=_concat([t.kernels for t in traces]),
+        frame=pl.concat([t.kernels for t in traces], how="diagonal_relaxed"),
         source="trace_view.json",
         devices=tuple(sorted({d for t in traces for d in t.devices})),
         files=paths,
@@ -298,13 +290,17 @@ MAX_TIME_NS = 2**62
 MAX_SPAN_NS = 2**53
 
 
-def _sane_fields(src: Source, kernels: _Kernels) -> None:
-    """InputError naming the file and column when a text value is over MAX_FIELD_BYTES (the
-    CSV reader names the line itself; a trace or .db value gets here)."""
-    texts = [c for c in ("name", "op_type", "input_shapes") if c in kernels.frame.columns]
-    if not texts or not kernels.frame.height:
-        return
-    longest = kernels.frame.select(pl.col(texts).str.len_bytes().max()).row(0)
+def _possible_times(src: Source, kernels: _Kernels) -> int:
+    """Keeps the kernel rows whose times can be; returns how many were not (malformed: no
+    start or end, a negative time, end before start, past MAX_TIME_NS; a device id past
+    Int32; no name). InputError when the rest spans MAX_SPAN_NS or more, or sums past
+    int64: every figure from it would be wrong; or for a text value over MAX_FIELD_BYTES
+    (the CSV reader names the line itself; a trace or .db value gets here)."""
+    frame = kernels.frame
+    if not frame.height:
+        return 0
+    texts = [c for c in ("name", "op_type", "input_shapes") if c in frame.columns]
+    longest = frame.select(pl.col(texts).str.len_bytes().max()).row(0) if texts else ()
     for column, length in zip(texts, longest, strict=True):
         if length is not None and length > MAX_FIELD_BYTES:
             raise InputError(
@@ -313,16 +309,6 @@ def _sane_fields(src: Source, kernels: _Kernels) -> None:
                 path=kernels.files[0] if len(kernels.files) == 1 else src.path,
                 key=column,
             )
-
-
-def _possible_times(src: Source, kernels: _Kernels) -> int:
-    """Keeps the kernel rows whose times can be; returns how many were not (malformed: no
-    start or end, a negative time, end before start, past MAX_TIME_NS; a device id past
-    Int32; no name). InputError when the rest spans MAX_SPAN_NS or more, or sums past
-    int64: every figure from it would be wrong."""
-    frame = kernels.frame
-    if not frame.height:
-        return 0
     start, end = pl.col("start_ns"), pl.col("end_ns")
     good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS) & pl.col("name").is_not_null()
     if "device" in frame.columns:  # Int32 in the kernel table
@@ -382,7 +368,6 @@ def read_capture(
     trace when the kernel file lists none (_add_tasks). ``limit``: the largest kernel file
     read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
     kernels = _read_kernels(src, shapes, limit)
-    _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
     impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
@@ -393,9 +378,7 @@ def read_capture(
     rank = info.rank if info and info.rank is not None else kernels.rank
     if rank is None and src.kind == "prof":
         rank = prof_rank(src.host_info + src.device_info)
-    level = info.level if info and info.level else None
-    if level is None and not kernels.has_streams:
-        level = "Level0"
+    level = info.level if info and info.level else (None if kernels.has_streams else "Level0")
     device = _device(src, kernels)
     if "device" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))

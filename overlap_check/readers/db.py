@@ -1,17 +1,13 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-SQLite (docs/formats.md). Kernels are ``TASK`` rows joined to
-``COMPUTE_TASK_INFO`` on ``globalTaskId``: the join itself leaves out the
-non-kernel tasks (event record/wait, memcpy, notify ...), and it works at
-Level0, where ``TASK.streamId`` is filled too. Text fields are ids into
-``STRING_IDS``. Times are integer ns already. Block columns are ``blockNum`` /
-``blockDim`` / ``block_dim`` (and the mix ones alike) depending on the version.
-Communication ops (``COMMUNICATION_OP``) become communication rows; TASK rows
-typed as a copy (MEMCPY_ASYNC, SDMA ...) become copy rows (``is_copy``, never
-compute: a copy plan's side ops); steps come from ``STEP_TIME``. With ``shapes``
-(a reference comparison), the kernels' ``COMPUTE_TASK_INFO.inputShapes`` becomes the
-optional ``input_shapes`` column, normalised as the CSV reader does (``N/A`` at
-Level0 → null). Unknown extra tables and columns are ignored.
+SQLite (docs/formats.md). Kernels: ``TASK`` ⋈ ``COMPUTE_TASK_INFO`` on ``globalTaskId``
+(the join leaves out event, memcpy, notify ... tasks; ``TASK.streamId`` is filled at
+Level0 too); text fields are ``STRING_IDS`` ids, times integer ns, block columns
+``blockNum`` / ``blockDim`` / ``block_dim`` (mix ones alike) by version. ``COMMUNICATION_OP``
+rows are communication rows, TASK rows typed as a copy (MEMCPY_ASYNC, SDMA ...) copy rows
+(``is_copy``, never compute), ``STEP_TIME`` the steps. With ``shapes`` (a reference),
+``COMPUTE_TASK_INFO.inputShapes`` becomes ``input_shapes`` (``N/A`` → null, as in the CSV).
+Unknown extra tables and columns are ignored.
 """
 
 from __future__ import annotations
@@ -171,9 +167,7 @@ class _ComputeColumns:
     @property
     def row_schema(self) -> dict[str, pl.DataType]:
         """The compute rows' columns, in the query's order."""
-        if _SHAPES_FIELD not in self.info:
-            return _ROW_SCHEMA
-        return _ROW_SCHEMA | {_SHAPES_FIELD: pl.String()}
+        return _ROW_SCHEMA | ({_SHAPES_FIELD: pl.String()} if _SHAPES_FIELD in self.info else {})
 
 
 def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _ComputeColumns:
@@ -297,14 +291,10 @@ def _bulk_integers(
 ) -> dict[str, pl.Series]:
     """Every field of the compute rows as Int64 (text fields as their STRING_IDS ids).
 
-    Fetching a million rows through Python tuples costs seconds, so SQLite
-    joins each column into one comma-separated text (``group_concat``, NULL as
-    an empty piece) and polars splits and parses them. All columns are
-    aggregated in one pass over the join, so they share its row order. Raises
-    _NotPlain unless every value is an integer or NULL: the piece count must be
-    the row count (no comma inside a value), the empty pieces the NULLs
-    (``count`` tells them from empty text), and every other piece an integer
-    (strict cast; integer text parses as the row path's conversion does).
+    A million rows through Python tuples cost seconds, so SQLite joins each column into
+    one text (``group_concat``, NULL as an empty piece, all in one pass: one row order)
+    and polars splits and parses it. _NotPlain unless every value is an integer or NULL:
+    as many pieces as rows (no comma in a value), the empty pieces exactly the NULLs.
     """
     fields = {f"t.{_q(c)}": f for f, c in columns.task.items() if c is not None}
     fields |= {f"c.{_q(c)}": f for f, c in columns.info.items() if c is not None}
@@ -365,13 +355,9 @@ def _bulk_compute(
     connection: sqlite3.Connection, schema: _Schema, columns: _ComputeColumns
 ) -> pl.DataFrame | None:
     """The compute rows without a Python object per value; None where only the row query
-    gives the exact result (then :func:`_compute_sql` is used).
-
-    Text fields are looked up in polars instead of by a subquery per row. That
-    is the same lookup when ids are integers on both sides and unique: the
-    text columns and ``STRING_IDS.id`` must have integer affinity (so no
-    integer-looking text is left in them) and ``id`` must be the whole primary key.
-    """
+    (:func:`_compute_sql`) is exact. Its text lookup, in polars, is the subquery's when the
+    ids are integers on both sides and unique: integer affinity of the text columns and
+    ``STRING_IDS.id`` (no integer-looking text left), ``id`` the whole primary key."""
     text_columns = [columns.info[f] for f in columns.texts]
     if not (
         schema.has_strings()

@@ -41,16 +41,10 @@ _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 def parse_aicore_num(
     text: str, *, key: str = "device.ge_aicore_num", path: str | None = None
 ) -> tuple[int, int | None]:
-    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None).
-
-    Also accepts a line pasted from Python, e.g.
-    ``config.ge_config.aicore_num = "24|48"``. Anything else raises ConfigError
-    naming ``key``.
-    """
+    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None); also a line pasted
+    from Python (``config.ge_config.aicore_num = "24|48"``); else ConfigError naming ``key``."""
     value = text.strip()
-    assigned = _ASSIGNMENT.match(value)
-    if assigned is not None:
-        value = assigned.group("value")
+    value = assigned.group("value") if (assigned := _ASSIGNMENT.match(value)) else value
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         value = value[1:-1]
     parsed = _AIC_AIV.match(value)
@@ -61,8 +55,7 @@ def parse_aicore_num(
             key=key,
             hint='write the AI Core and AI Vector core counts separated by "|", e.g. "24|48"',
         )
-    aic = int(parsed.group("aic"))
-    aiv_text = parsed.group("aiv")
+    aic, aiv_text = int(parsed.group("aic")), parsed.group("aiv")
     aiv = int(aiv_text) if aiv_text else None
     if not 0 < aic <= MAX_CORES or (aiv is not None and not 0 < aiv <= MAX_CORES):
         raise ConfigError(
@@ -100,10 +93,8 @@ def _unquote(token: str) -> str:
 
 
 def parse_text_proto(text: str, *, path: str | Path) -> Message:
-    """Parse protobuf text format into nested ``[(field, value | Message), ...]`` lists.
-
-    Schema-less: enough for GE graph dumps (names, types, string / int attrs).
-    """
+    """Protobuf text format as nested ``[(field, value | Message), ...]`` lists; schema-less:
+    enough for GE graph dumps (names, types, string / int attrs)."""
     root: Message = []
     stack: list[Message] = [root]
     opened_at: list[int] = []
@@ -221,8 +212,7 @@ def _dump_files(path: Path) -> list[Path]:
         )
 
     def order(f: Path) -> tuple[int, int, str]:
-        named = _DUMP_NAME.match(f.name)
-        if named is None:
+        if (named := _DUMP_NAME.match(f.name)) is None:
             return (0, 0, str(f))
         return (int(named.group("kind") == "optimized"), int(named.group("ts")), str(f))
 
@@ -243,9 +233,8 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
         except ValueError:
             count = -1
         if not 0 < count <= MAX_CORES:
-            op_name = _scalar(op, "name")
             raise InputError(
-                f"operator {op_name!r}: {key} is {raw!r}, not a core count "
+                f"operator {_scalar(op, 'name')!r}: {key} is {raw!r}, not a core count "
                 f"(a whole number from 1 to {MAX_CORES})",
                 path=path,
             )
@@ -305,11 +294,8 @@ _DELIMITER = re.compile(r"[^A-Za-z0-9]")
 
 
 def _contained_op(name: str, op_names: set[str]) -> str | None:
-    """The leftmost, then longest, operator name inside ``name`` at word boundaries.
-
-    Candidates start at the beginning or after a non-alphanumeric character and end
-    at the end or before one, so "Add_1" is found in "x_Add_1" but not in "Add_12".
-    """
+    """The leftmost, then longest, operator name inside ``name`` at word boundaries (after /
+    before a non-alphanumeric character or the end): "Add_1" in "x_Add_1", not in "Add_12"."""
     cuts = [m.start() for m in _DELIMITER.finditer(name)]
     starts = [0, *(c + 1 for c in cuts)]
     ends = [len(name), *reversed(cuts)]  # longest first
@@ -354,9 +340,7 @@ def operator_limits_for(kernels: pl.DataFrame, dump: GraphDumpLimits) -> pl.Data
         .join(ranked, on=["op_name", "rank"], how="left")
         .join(anyrank, on="op_name", how="left")
     )
-    matched = pl.any_horizontal(
-        pl.col(c).is_not_null() for c in ("_r_aic", "_r_aiv", "_u_aic", "_u_aiv")
-    )
+    matched = pl.coalesce("_r_aic", "_r_aiv", "_u_aic", "_u_aiv").is_not_null()
     return joined.with_columns(
         pl.coalesce("_r_aic", "_u_aic").alias("op_aicore"),
         pl.coalesce("_r_aiv", "_u_aiv").alias("op_vectorcore"),

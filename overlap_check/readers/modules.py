@@ -1,20 +1,12 @@
 """Module scope of each kernel, from trace_view.json (eager / npugraph_ex with_modules=True).
 
-The Python process records each ``nn.Module`` call as a ``python_function``
-X event named ``nn.Module: <Name>_<N>`` (N: the instance, i.e. the layer for a
-repeated block), and each launch as a ``torch_to_npu`` flow: its start (``s``)
-lies inside the launching op on the host thread, its end (``f``) on the
-hardware task, at the kernel's start on its ``Stream N`` thread. A kernel's
-module is the innermost module call that contains its flow start, on the same
-host thread.
-
-Opt-in (only a ``module:`` selection needs it): the file is decoded again with
-the flows (readers.trace_decode, ``flows=True``). Vectorised: module calls nest
-properly, so sorting each host thread's call bounds (an end before a start at
-the same time) and a running depth cut time into stretches owned by one
-innermost call: after a start, that call; after an end at depth d, the last call
-that started at depth d (an as-of join by depth). Each flow start then finds its
-stretch by an as-of join on time.
+Each ``nn.Module`` call is a ``python_function`` X event ``nn.Module: <Name>_<N>`` (N:
+the instance, i.e. the layer of a repeated block); each launch a ``torch_to_npu`` flow
+from inside the launching op on the host thread (``s``) to the kernel's start on its
+``Stream N`` thread (``f``). A kernel's module is the innermost module call holding its
+flow start on the same host thread (readers.calls: vectorised, calls nest properly).
+Opt-in (only a ``module:`` selection needs it): the file is decoded again with the
+flows (readers.trace_decode, ``flows=True``).
 """
 
 from __future__ import annotations
@@ -90,10 +82,7 @@ def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
     def frame(flows: list[Any]) -> pl.DataFrame:
         flows = list(compress(flows, _names(flows) == FLOW))
         ids = pl.Series(list(map(repr, map(attrgetter("id"), flows))), dtype=pl.String)
-        return pl.DataFrame(
-            {"id": ids, "thread": _thread(flows), "ts": _ts(flows)},
-            schema={"id": pl.String, "thread": pl.String, "ts": pl.Int64},
-        )
+        return pl.DataFrame({"id": ids, "thread": _thread(flows), "ts": _ts(flows)})
 
     known = pl.DataFrame(
         {"thread": list(streams), "stream_id": list(streams.values())},
@@ -128,9 +117,8 @@ def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFr
 
 
 def kernel_modules(path: Path) -> pl.DataFrame:
-    """``stream_id, start_ns, module, instance`` for each kernel launched inside an
-    ``nn.Module`` call, its innermost one (joins the kernel table on stream and start).
-    Empty when the capture recorded no module scope."""
+    """``stream_id, start_ns, module, instance`` of the innermost ``nn.Module`` call each
+    kernel was launched in (joins the kernel table on stream and start); empty: none."""
     calls, flows = _launches(path)
     if calls.is_empty() or flows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
@@ -168,9 +156,8 @@ def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> p
 
 
 def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
-    """The kernel table with ``module`` and ``instance`` beside it (null: launched outside
-    any module call), matched on (stream_id, start_ns). Not part of the canonical
-    schema: only a ``module:`` selection adds it."""
+    """The kernel table with the columns of ``modules`` beside it, matched on (stream_id,
+    start_ns); not in the canonical schema: only a ``module:`` selection adds them."""
     return kernels.join(modules, on=["stream_id", "start_ns"], how="left", nulls_equal=False)
 
 
