@@ -66,12 +66,9 @@ def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _K
 
 def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
     read = [(p, *read_task_time(p)) for p in paths]
-    return _Kernels(
-        frame=pl.concat([frame for _, frame, _ in read], how="diagonal_relaxed"),
-        source="task_time",
-        skipped=[(p, lines) for p, _, lines in read if lines],
-        files=paths,
-    )
+    frame = pl.concat([frame for _, frame, _ in read], how="diagonal_relaxed")
+    skipped = [(p, lines) for p, _, lines in read if lines]
+    return _Kernels(frame, "task_time", skipped=skipped, files=paths)
 
 
 def _from_db(path: Path, shapes: bool = False) -> _Kernels:
@@ -81,12 +78,9 @@ def _from_db(path: Path, shapes: bool = False) -> _Kernels:
 
 def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
     traces = [read_trace(p) for p in paths]
-    return _Kernels(
-        frame=pl.concat([t.kernels for t in traces], how="diagonal_relaxed"),
-        source="trace_view.json",
-        devices=tuple(sorted({d for t in traces for d in t.devices})),
-        files=paths,
-    )
+    frame = pl.concat([t.kernels for t in traces], how="diagonal_relaxed")
+    devices = tuple(sorted({d for t in traces for d in t.devices}))
+    return _Kernels(frame, "trace_view.json", devices=devices, files=paths)
 
 
 def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:

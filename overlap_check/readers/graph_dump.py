@@ -32,8 +32,6 @@ AICORE_ATTR = "_op_aicore_num"
 MAX_CORES = 2**31 - 1  # a core count (or rank) past Int32 is none a device has
 VECTORCORE_ATTR = "_op_vectorcore_num"
 
-# --------------------------------------------------------------------------- aicore_num
-
 _ASSIGNMENT = re.compile(r"^\s*[\w.\[\]\"']*aicore_num[\"']?\]?\s*[=:]\s*(?P<value>.*?)\s*;?\s*$")
 _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 
@@ -63,8 +61,6 @@ def parse_aicore_num(
         )
     return aic, aiv
 
-
-# --------------------------------------------------------------------------- text protobuf
 
 _TOKEN = re.compile(
     r"""(?P<skip>\s+|\#[^\n]*)
@@ -96,8 +92,7 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
     """Protobuf text format as nested ``[(field, value | Message), ...]`` lists; schema-less:
     enough for GE graph dumps (names, types, string / int attrs)."""
     root: Message = []
-    stack: list[Message] = [root]
-    opened_at: list[int] = []
+    stack: list[tuple[Message, int]] = [(root, 0)]  # open messages and where they opened
     name: str | None = None
     in_list = False
     pos = 0
@@ -117,22 +112,20 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
                     )
                 name = token
             else:
-                stack[-1].append((name, _unquote(token) if kind == "str" else token))
+                stack[-1][0].append((name, _unquote(token) if kind == "str" else token))
                 if not in_list:
                     name = None
         elif kind == "open":
             if name is None:
                 raise InputError("'{' without a field name", path=path, line=_line_at(text, pos))
             child: Message = []
-            stack[-1].append((name, child))
-            stack.append(child)
-            opened_at.append(match.start())
+            stack[-1][0].append((name, child))
+            stack.append((child, match.start()))
             name = None
         elif kind == "close":
             if len(stack) == 1 or name is not None:
                 raise InputError(f"unexpected {token!r}", path=path, line=_line_at(text, pos))
             stack.pop()
-            opened_at.pop()
         elif token == "[":
             in_list = True
         elif token == "]":
@@ -141,7 +134,7 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
     if pos != len(text):
         raise InputError(f"unexpected character {text[pos]!r}", path=path, line=_line_at(text, pos))
     if len(stack) != 1:
-        raise InputError("unclosed '{'", path=path, line=_line_at(text, opened_at[-1]))
+        raise InputError("unclosed '{'", path=path, line=_line_at(text, stack[-1][1]))
     return root
 
 
@@ -163,8 +156,6 @@ def _ops(tree: Message) -> list[Message]:
             pending.append(value)
     return found
 
-
-# --------------------------------------------------------------------------- graph dumps
 
 _DUMP_NAME = re.compile(
     r"^dynamo_(?P<kind>original|optimized)_graph_(?P<graph>\d+)_rank_(?P<rank>\d+)"
@@ -285,9 +276,6 @@ def read_graph_dump(path: str | Path) -> GraphDumpLimits:
         .drop("order")
     )
     return GraphDumpLimits(table=table, files=tuple(str(f) for f in files), notes=tuple(notes))
-
-
-# --------------------------------------------------------------------------- matching
 
 
 _DELIMITER = re.compile(r"[^A-Za-z0-9]")

@@ -1,11 +1,9 @@
 """Exact decimal text → integer nanoseconds, vectorised with polars.
 
-Profiler times are microsecond decimals written as text: start times are a
-16-digit Unix-epoch µs with 3 decimals (``"1736408883704643.212\\t"``), which
-needs 19 significant digits, more than float64 holds (``float("1736408883704643.213")``
-is ``1736408883704643.25``). So text is parsed as a decimal (polars' exact
-string → Decimal128 cast), scaled to ns and cast to Int64; floats are never
-involved.
+Profiler times are µs decimals as text: a start time is a 16-digit Unix-epoch µs with 3
+decimals (``"1736408883704643.212\\t"``): 19 significant digits, more than float64 holds
+(``float("1736408883704643.213")`` is ``1736408883704643.25``). So text is parsed as a
+decimal (polars' exact string → Decimal128 cast), scaled to ns, cast to Int64; no float.
 
 Rounding, for text with more than 3 decimals (2023 files: ``496.8508`` µs =
 496850.8 ns): **round half to even at the nanosecond** (``496.8505`` → 496850,
