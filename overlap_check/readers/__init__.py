@@ -5,15 +5,10 @@
 - :func:`load_paths` — several PATHs = several runs, by capture time (or in the
   given order); :func:`order_note` says when the two differ.
 
-Runs are ordered by capture time (``end_info.collectionTimeEnd``, else the
-timestamp in the dir name, else the db's session end, else the last kernel
-end), never by listing order or name: result dir names start with host and pid.
-Ranks of one job are not runs: each Capture keeps its rank.
-
-One module per source kind: ``kernel_csv`` (kernel_details / op_summary),
-``task_time``, ``trace`` (trace_view.json / msprof_*.json), ``db`` (sqlite
-exports), ``metadata`` (profiler_info, info.json); ``streams`` gives Level0 rows
-their streams; ``capture`` assembles one Capture.
+Runs are ordered by capture time (readers.capture._capture_time), never by listing
+order or name: result dir names start with host and pid. Ranks of one job are not runs:
+each Capture keeps its rank. One module per source kind (docs/architecture.md);
+``capture`` assembles one Capture.
 """
 
 from __future__ import annotations
@@ -41,13 +36,9 @@ def capture_order(capture: Capture) -> tuple[bool, int, bool, int, str]:
 
 
 def load(path: str | Path, *, tasks: frozenset[SideKind] = frozenset()) -> list[Capture]:
-    """Every capture under one PATH, ordered by (rank, capture time).
-
-    Raises InputError / SchemaError / NoStreamDataError (exit code 2) naming the
-    file for missing, unreadable or unknown input; malformed rows inside a good
-    file are skipped and counted on the Capture instead. ``tasks``: as for read_capture
-    (copy / communication rows from another file of the capture for such plans).
-    """
+    """Every capture under one PATH, ordered by (rank, capture time); ``tasks``: as for
+    read_capture. InputError / SchemaError / NoStreamDataError (exit 2) name the file of
+    missing, unreadable or unknown input; malformed rows are skipped and counted."""
     captures = [read_capture(source, tasks=tasks) for source in discover(path)]
     return sorted(captures, key=capture_order)
 
@@ -58,9 +49,7 @@ def load_paths(
     """Several PATHs as runs: everything by capture time, or, with ``order="given"``, in
     the order given (each PATH in capture-time order). Ranks are kept."""
     captures = [capture for path in paths for capture in load(path, tasks=tasks)]
-    if order == "time":
-        return sorted(captures, key=time_order)
-    return captures
+    return sorted(captures, key=time_order) if order == "time" else captures
 
 
 def order_note(given: Sequence[Capture], order: Order) -> str | None:

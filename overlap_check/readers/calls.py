@@ -1,6 +1,9 @@
 """The innermost host call that holds each point in time: a kernel's launching runtime call
 within its operator, an operator within its nn.Module (Ascend trace_view flows and
-Kineto traces alike).
+Kineto traces alike). Calls nest properly, so each thread's sorted call bounds and a
+running depth cut time into stretches owned by one innermost call: after a start, that
+call; after an end at depth d, the last call that started at depth d (an as-of join by
+depth). Each point then finds its stretch by an as-of join on time.
 """
 
 from __future__ import annotations
@@ -15,20 +18,15 @@ def innermost_calls(calls: pl.DataFrame, points: pl.DataFrame) -> pl.Series:
     bounds = pl.concat(
         [
             indexed.select(
-                "thread",
-                pl.col("start_ns").alias("t"),
-                "call",
-                pl.lit(1).alias("step"),
-                (-pl.col("end_ns")).alias("order"),
-                pl.col("call").alias("tie"),
+                "thread", "call", t="start_ns", step=pl.lit(1), order=-pl.col("end_ns"), tie="call"
             ),
             indexed.select(
                 "thread",
-                pl.col("end_ns").alias("t"),
                 "call",
-                pl.lit(-1).alias("step"),
-                pl.col("start_ns").alias("order").neg(),
-                (-pl.col("call")).alias("tie"),
+                t="end_ns",
+                step=pl.lit(-1),
+                order=-pl.col("start_ns"),
+                tie=-pl.col("call"),
             ),
         ]
     )

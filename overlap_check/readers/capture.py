@@ -36,11 +36,6 @@ from overlap_check.readers.streams import attach_streams
 from overlap_check.readers.task_time import looks_like_task_time, read_task_time
 from overlap_check.readers.trace import read_trace
 
-LEVEL1_HINT = (
-    "re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
-    "msprof: --task-time=l1), or keep trace_view.json / the .db next to kernel_details.csv"
-)
-
 
 @dataclass
 class _Kernels:
@@ -57,49 +52,35 @@ class _Kernels:
     files: tuple[Path, ...] = ()  # the files the rows came from (named in the notes)
 
 
-def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
-
-
 def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _Kernels:
     files = [read_kernel_csv(p, shapes=shapes) for p in paths]
-    result = _Kernels(
-        frame=_concat([f.kernels for f in files]),
-        source=source,
-        has_streams=all(f.has_streams for f in files),
-        skipped=[(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+    return _Kernels(
+        pl.concat([f.kernels for f in files], how="diagonal_relaxed"),
+        source,
+        all(f.has_streams for f in files),
+        [(f.path, f.skipped_lines) for f in files if f.skipped_lines],
+        notes=[f"{len(paths)} {source} files concatenated"] if len(paths) > 1 else [],
         files=paths,
     )
-    if len(paths) > 1:
-        result.notes.append(f"{len(paths)} {source} files concatenated")
-    return result
 
 
 def _from_task_time(paths: tuple[Path, ...]) -> _Kernels:
     read = [(p, *read_task_time(p)) for p in paths]
-    return _Kernels(
-        frame=_concat([frame for _, frame, _ in read]),
-        source="task_time",
-        skipped=[(p, lines) for p, _, lines in read if lines],
-        files=paths,
-    )
+    frame = pl.concat([frame for _, frame, _ in read], how="diagonal_relaxed")
+    skipped = [(p, lines) for p, _, lines in read if lines]
+    return _Kernels(frame, "task_time", skipped=skipped, files=paths)
 
 
 def _from_db(path: Path, shapes: bool = False) -> _Kernels:
     db = read_db(path, shapes=shapes)
-    return _Kernels(
-        frame=db.kernels, source="db", rank=db.rank, time_ns=db.session_end_ns, files=(path,)
-    )
+    return _Kernels(db.kernels, "db", rank=db.rank, time_ns=db.session_end_ns, files=(path,))
 
 
 def _from_traces(paths: tuple[Path, ...]) -> _Kernels:
     traces = [read_trace(p) for p in paths]
-    return _Kernels(
-        frame=_concat([t.kernels for t in traces]),
-        source="trace_view.json",
-        devices=tuple(sorted({d for t in traces for d in t.devices})),
-        files=paths,
-    )
+    frame = pl.concat([t.kernels for t in traces], how="diagonal_relaxed")
+    devices = tuple(sorted({d for t in traces for d in t.devices}))
+    return _Kernels(frame, "trace_view.json", devices=devices, files=paths)
 
 
 def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
@@ -120,21 +101,16 @@ def _within_limit(paths: tuple[Path, ...], limit: int) -> tuple[Path, ...]:
     return paths
 
 
-def _from_kineto(path: Path) -> _Kernels:
-    from overlap_check.readers.kineto import read_kineto
-
-    trace = read_kineto(path)
-    return _Kernels(
-        frame=trace.kernels,
-        source="kineto",
-        rank=trace.rank,
-        devices=trace.devices,
-        notes=list(trace.notes),
-    )
-
-
-def _primary(path: Path, shapes: bool) -> _Kernels:
+def _primary(src: Source, path: Path, shapes: bool) -> _Kernels:
+    """The bare file given as the PATH, read as what it is."""
     kind = file_kind(path)
+    if src.kind == "kineto":
+        from overlap_check.readers.kineto import read_kineto
+
+        trace = read_kineto(path)
+        return _Kernels(
+            trace.kernels, "kineto", rank=trace.rank, devices=trace.devices, notes=[*trace.notes]
+        )
     if kind == "db":
         return _from_db(path, shapes)
     if kind == "trace":
@@ -146,27 +122,21 @@ def _primary(path: Path, shapes: bool) -> _Kernels:
 
 
 def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
-    if src.kind == "kineto" and src.primary is not None:
-        return _from_kineto(_within_limit((src.primary,), limit)[0])
-    first = (src.primary,) if src.primary else None
-    for files in (first, (src.kernel_details,) if src.kernel_details else None, src.op_summary):
+    """The first kernel source present (module docstring), its size checked first."""
+    kernel_sources: tuple[tuple[tuple[Path, ...], Callable[[tuple[Path, ...]], _Kernels]], ...] = (
+        ((src.primary,) if src.primary else (), lambda files: _primary(src, files[0], shapes)),
+        (
+            (src.kernel_details,) if src.kernel_details else (),
+            lambda files: _from_csvs(files, "kernel_details.csv", shapes),
+        ),
+        (src.op_summary, lambda files: _from_csvs(files, "op_summary", shapes)),
+        (src.dbs[:1], lambda files: _from_db(files[0], shapes)),
+        (src.traces, _from_traces),
+        (src.task_time, _from_task_time),
+    )
+    for files, read in kernel_sources:
         if files:
-            _within_limit(files, limit)
-            break
-    else:
-        _within_limit(src.dbs[:1] or src.traces or src.task_time, limit)
-    if src.primary is not None:
-        return _primary(src.primary, shapes)
-    if src.kernel_details is not None:
-        return _from_csvs((src.kernel_details,), "kernel_details.csv", shapes)
-    if src.op_summary:
-        return _from_csvs(src.op_summary, "op_summary", shapes)
-    if src.dbs:
-        return _from_db(src.dbs[0], shapes)
-    if src.traces:
-        return _from_traces(src.traces)
-    if src.task_time:
-        return _from_task_time(src.task_time)
+            return read(_within_limit(files, limit))
     raise InputError(
         "no kernel data: no kernel_details.csv, op_summary, trace or profiler .db",
         path=src.path,
@@ -176,30 +146,28 @@ def _read_kernels(src: Source, shapes: bool, limit: int) -> _Kernels:
 
 
 def _stream_candidates(src: Source, used: str) -> list[tuple[str, Callable[[], pl.DataFrame]]]:
-    candidates: list[tuple[str, Callable[[], pl.DataFrame]]] = []
-    if src.dbs and used != "db":
-        candidates.append(("db", lambda: read_db(src.dbs[0]).kernels))
-    if src.task_time and used != "task_time":
-        candidates.append(("task_time", lambda: _from_task_time(src.task_time).frame))
-    if src.traces and used != "trace_view.json":
-        candidates.append(("trace_view.json", lambda: _from_traces(src.traces).frame))
-    return candidates
+    """The capture's other files that give tasks with streams, cheapest exact source first."""
+    candidates: dict[str, tuple[tuple[Path, ...], Callable[[], pl.DataFrame]]] = {
+        "db": (src.dbs, lambda: read_db(src.dbs[0]).kernels),
+        "task_time": (src.task_time, lambda: _from_task_time(src.task_time).frame),
+        "trace_view.json": (src.traces, lambda: _from_traces(src.traces).frame),
+    }
+    return [(name, read) for name, (files, read) in candidates.items() if files and name != used]
 
 
 def _needs_streams(kernels: _Kernels) -> bool:
     """No Stream ID column, or one with no value on any compute row (N/A everywhere)."""
     if not kernels.has_streams:
         return True
-    compute = ~pl.col("is_communication")
-    counts = kernels.frame.select(
-        compute.sum().alias("compute"),
-        (compute & pl.col("stream_id").is_not_null()).sum().alias("with_stream"),
+    is_compute = ~pl.col("is_communication")
+    compute, with_stream = kernels.frame.select(
+        is_compute.sum(), (is_compute & pl.col("stream_id").is_not_null()).sum().alias("s")
     ).row(0)
-    if counts[0] and counts[1] == 0:
+    if compute and with_stream == 0:
         return True
-    if counts[1] < counts[0]:
+    if with_stream < compute:
         kernels.notes.append(
-            f"{counts[0] - counts[1]} of {counts[0]} kernel rows have no Stream ID (N/A): "
+            f"{compute - with_stream} of {compute} kernel rows have no Stream ID (N/A): "
             "left out of every stream"
         )
     return False
@@ -230,7 +198,8 @@ def _add_streams(src: Source, kernels: _Kernels) -> str:
         f"no Stream IDs: {kernels.source} has none (profiler_level=Level0) and no trace_view.json,"
         f" task_time.csv or .db of this capture gives them{detail}",
         path=src.primary or src.kernel_details or src.path,
-        hint=LEVEL1_HINT,
+        hint="re-profile at Level1 (torch_npu: experimental_config profiler_level=Level1; "
+        "msprof: --task-time=l1), or keep trace_view.json / the .db next to kernel_details.csv",
     )
 
 
@@ -238,10 +207,9 @@ _TASK_ROWS: dict[str, str] = {"copy": "is_copy", "communication": "is_communicat
 
 
 def _add_tasks(src: Source, kernels: _Kernels, kinds: frozenset[SideKind]) -> str | None:
-    """Copy (and communication) rows from the capture's .db, task_time or trace, for the
-    plans whose side ops they are, when the kernel file lists none of that kind (Level1
-    kernel_details.csv has no copy task); its compute rows are left as they are. Returns
-    the source the rows came from (None: not needed, or no file gives them)."""
+    """Copy (and communication) rows from the capture's .db, task_time or trace when the
+    kernel file lists none of that kind (Level1 kernel_details.csv has no copy task), for
+    the plans whose side ops they are. Returns their source (None: not needed, or none)."""
     frame = kernels.frame
     missing = [
         column
@@ -271,13 +239,10 @@ def _add_tasks(src: Source, kernels: _Kernels, kinds: frozenset[SideKind]) -> st
 
 
 def _device(src: Source, kernels: _Kernels) -> int | None:
-    devices = (
-        kernels.frame["device"].drop_nulls().unique() if "device" in kernels.frame.columns else None
-    )
-    if devices is not None and devices.len() == 1:
-        return int(devices[0])
-    if devices is not None and devices.len() > 1:
-        return None
+    if "device" in kernels.frame.columns:
+        devices = kernels.frame["device"].drop_nulls().unique()
+        if devices.len():
+            return int(devices[0]) if devices.len() == 1 else None
     numbers = {device_info_number(p) for p in src.device_info} - {None}
     if len(numbers) == 1:
         return numbers.pop()
@@ -302,17 +267,13 @@ def _capture_time(
     """collectionTimeEnd, else the dir-name stamp, the db session end, the PROF stamp,
     else the last kernel end: the first that exists."""
     candidates = (
-        lambda: info.end_ns if info else None,
-        lambda: dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
-        lambda: kernels.time_ns,
-        lambda: dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
-        lambda: frame.select(pl.col("end_ns").max()).item() if frame.height else None,
+        info.end_ns if info else None,
+        dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
+        kernels.time_ns,
+        dir_timestamp_ns(src.prof_dirs[0].name) if src.prof_dirs else None,
+        frame.select(pl.col("end_ns").max()).item() if frame.height else None,
     )
-    for candidate in candidates:
-        value = candidate()
-        if value is not None:
-            return int(value)
-    return None
+    return next((int(value) for value in candidates if value is not None), None)
 
 
 # Times are ns on a Unix-epoch clock: anything at or past 2**62 (year 2116) is not a
@@ -323,13 +284,17 @@ MAX_TIME_NS = 2**62
 MAX_SPAN_NS = 2**53
 
 
-def _sane_fields(src: Source, kernels: _Kernels) -> None:
-    """InputError naming the file and column when a text value is over MAX_FIELD_BYTES (the
-    CSV reader names the line itself; a trace or .db value gets here)."""
-    texts = [c for c in ("name", "op_type", "input_shapes") if c in kernels.frame.columns]
-    if not texts or not kernels.frame.height:
-        return
-    longest = kernels.frame.select(pl.col(texts).str.len_bytes().max()).row(0)
+def _possible_times(src: Source, kernels: _Kernels) -> int:
+    """Keeps the kernel rows whose times can be; returns how many were not (malformed: no
+    start or end, a negative time, end before start, past MAX_TIME_NS; a device id past
+    Int32; no name). InputError when the rest spans MAX_SPAN_NS or more, or sums past
+    int64: every figure from it would be wrong; or for a text value over MAX_FIELD_BYTES
+    (the CSV reader names the line itself; a trace or .db value gets here)."""
+    frame = kernels.frame
+    if not frame.height:
+        return 0
+    texts = [c for c in ("name", "op_type", "input_shapes") if c in frame.columns]
+    longest = frame.select(pl.col(texts).str.len_bytes().max()).row(0) if texts else ()
     for column, length in zip(texts, longest, strict=True):
         if length is not None and length > MAX_FIELD_BYTES:
             raise InputError(
@@ -338,19 +303,6 @@ def _sane_fields(src: Source, kernels: _Kernels) -> None:
                 path=kernels.files[0] if len(kernels.files) == 1 else src.path,
                 key=column,
             )
-
-
-def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
-    """The kernel rows whose times can be, and how many were not (counted as malformed:
-    no start or end, a negative time, end before start, past MAX_TIME_NS; a device id
-    past Int32; no name, which no plan can select: a NULL in the .db, a blank CSV field).
-
-    InputError naming the capture when the rest spans more than MAX_SPAN_NS or adds up
-    to more kernel time than int64 holds: every figure from it would be wrong.
-    """
-    frame = kernels.frame
-    if not frame.height:
-        return frame, 0
     start, end = pl.col("start_ns"), pl.col("end_ns")
     good = (start >= 0) & (end >= start) & (end < MAX_TIME_NS) & pl.col("name").is_not_null()
     if "device" in frame.columns:  # Int32 in the kernel table
@@ -366,8 +318,7 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
         )
     if frame.height:
         span, total = frame.select(
-            (end.max() - start.min()).alias("span"),
-            (end - start).cast(pl.Float64).sum().alias("total"),
+            (end.max() - start.min()).alias("span"), (end - start).cast(pl.Float64).sum()
         ).row(0)
         if span >= MAX_SPAN_NS or total >= MAX_TIME_NS:
             raise InputError(
@@ -375,24 +326,14 @@ def _possible_times(src: Source, kernels: _Kernels) -> tuple[pl.DataFrame, int]:
                 f"(sum {total / 86_400e9:.0f} days): not the times of one capture",
                 path=src.path,
             )
-    return frame, dropped
-
-
-def _profiler_steps(src: Source) -> tuple[ProfilerStepTime, ...]:
-    if src.step_trace is None:
-        return ()
-    if src.step_trace.suffix.lower() == ".db":
-        return read_step_trace_db(src.step_trace)
-    return read_step_trace_csv(src.step_trace)
+    return dropped
 
 
 def _incomplete(
     frame: pl.DataFrame, source: str, steps: tuple[ProfilerStepTime, ...], steps_file: Path | None
 ) -> str | None:
-    """Why the kernel table looks cut short: steps the profiler's step_trace_time.csv (or
-    analysis.db) lists that hold no kernel at all, when the kernels carry steps. An export
-    cut at a line boundary reads as a good file; the profiler's own step list says what
-    was written."""
+    """Why the kernel table looks cut short (an export cut at a line boundary reads as a good
+    file): steps the profiler's step_trace_time.csv (or analysis.db) lists with no kernel."""
     listed = {s.step for s in steps if s.step is not None}
     if not listed or steps_file is None or "step" not in frame.columns:
         return None
@@ -416,15 +357,13 @@ def read_capture(
 ) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
 
-    ``shapes``: also the optional ``input_shapes`` column, where the kernel CSVs or the .db have it
-    (with a reference only: shapes.wants_shapes). ``tasks``: the side kinds of the plans
-    whose side ops are tasks: their rows come from the .db, task_time or trace of the
-    capture when the kernel file lists none (``Capture.task_source``). ``limit``: the largest
-    kernel file read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    ``shapes``: also ``input_shapes`` where the kernel CSVs or the .db have it (with a
+    reference only). ``tasks``: the side kinds whose rows come from the .db, task_time or
+    trace when the kernel file lists none (_add_tasks). ``limit``: the largest kernel file
+    read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
     kernels = _read_kernels(src, shapes, limit)
-    _sane_fields(src, kernels)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
-    frame, impossible = _possible_times(src, kernels)
+    impossible = _possible_times(src, kernels)
     stream_source = _add_streams(src, kernels) if _needs_streams(kernels) else None
     task_source = _add_tasks(src, kernels, tasks) if tasks else None
     frame = kernels.frame
@@ -433,9 +372,7 @@ def read_capture(
     rank = info.rank if info and info.rank is not None else kernels.rank
     if rank is None and src.kind == "prof":
         rank = prof_rank(src.host_info + src.device_info)
-    level = info.level if info and info.level else None
-    if level is None and not kernels.has_streams:
-        level = "Level0"
+    level = info.level if info and info.level else (None if kernels.has_streams else "Level0")
     device = _device(src, kernels)
     if "device" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Int32).alias("device"))
@@ -447,7 +384,10 @@ def read_capture(
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
         kernels.notes.append(f"Stream IDs from {stream_source} ({kernels.source} has none)")
-    steps = _profiler_steps(src)
+    steps: tuple[ProfilerStepTime, ...] = ()
+    if src.step_trace is not None:
+        db = src.step_trace.suffix.lower() == ".db"
+        steps = (read_step_trace_db if db else read_step_trace_csv)(src.step_trace)
     incomplete = _incomplete(frame, kernels.source, steps, src.step_trace)
     return Capture(
         path=str(src.path),

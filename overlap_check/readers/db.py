@@ -1,17 +1,13 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-SQLite (docs/formats.md). Kernels are ``TASK`` rows joined to
-``COMPUTE_TASK_INFO`` on ``globalTaskId``: the join itself leaves out the
-non-kernel tasks (event record/wait, memcpy, notify ...), and it works at
-Level0, where ``TASK.streamId`` is filled too. Text fields are ids into
-``STRING_IDS``. Times are integer ns already. Block columns are ``blockNum`` /
-``blockDim`` / ``block_dim`` (and the mix ones alike) depending on the version.
-Communication ops (``COMMUNICATION_OP``) become communication rows; TASK rows
-typed as a copy (MEMCPY_ASYNC, SDMA ...) become copy rows (``is_copy``, never
-compute: a copy plan's side ops); steps come from ``STEP_TIME``. With ``shapes``
-(a reference comparison), the kernels' ``COMPUTE_TASK_INFO.inputShapes`` becomes the
-optional ``input_shapes`` column, normalised as the CSV reader does (``N/A`` at
-Level0 → null). Unknown extra tables and columns are ignored.
+SQLite (docs/formats.md). Kernels: ``TASK`` ⋈ ``COMPUTE_TASK_INFO`` on ``globalTaskId``
+(the join leaves out event, memcpy, notify ... tasks; ``TASK.streamId`` is filled at
+Level0 too); text fields are ``STRING_IDS`` ids, times integer ns, block columns
+``blockNum`` / ``blockDim`` / ``block_dim`` (mix ones alike) by version. ``COMMUNICATION_OP``
+rows are communication rows, TASK rows typed as a copy (MEMCPY_ASYNC, SDMA ...) copy rows
+(``is_copy``, never compute), ``STEP_TIME`` the steps. With ``shapes`` (a reference),
+``COMPUTE_TASK_INFO.inputShapes`` becomes ``input_shapes`` (``N/A`` → null, as in the CSV).
+Unknown extra tables and columns are ignored.
 """
 
 from __future__ import annotations
@@ -50,7 +46,14 @@ _ROW_SCHEMA: dict[str, pl.DataType] = {
     "block_num": pl.Int64(),
     "mix_block_num": pl.Int64(),
 }
+_STEP_SCHEMA: dict[str, pl.DataType] = {
+    "step_start": pl.Int64(),
+    "step_end": pl.Int64(),
+    "step": pl.String(),
+}
 _SHAPES_FIELD = "input_shapes"  # table.OPTIONAL_KERNEL_SCHEMA, only when asked for
+_TEXT_FIELDS = ("name", "op_type", "accelerator_core")
+_COPY_TASK_FIELDS = ("startNs", "endNs", "deviceId", "streamId", "taskId")
 
 
 def _q(identifier: str) -> str:
@@ -59,45 +62,41 @@ def _q(identifier: str) -> str:
 
 
 class _Schema:
-    """Lower-case column names of the tables we read, from the file itself. Only real tables:
-    a view is a query the file's author wrote, maybe an endless one (``views`` names them)."""
+    """The columns of the tables we read, from the file itself. Only real tables: a view is
+    a query the file's author wrote, maybe an endless one (``views`` names them)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
-        self._cache: dict[str, dict[str, str]] = {}
+        # table → real column name → (declared type, position in the primary key or 0)
         self._declared: dict[str, dict[str, tuple[str, int]]] = {}
         kinds = connection.execute("SELECT type, name FROM sqlite_master").fetchall()
         self._tables = {str(name).lower() for kind, name in kinds if kind == "table"}
         self.views = {str(name).lower() for kind, name in kinds if kind == "view"}
 
-    def columns(self, table: str) -> dict[str, str]:
-        if table not in self._cache:
+    def declared(self, table: str) -> dict[str, tuple[str, int]]:
+        if table not in self._declared:
             query = f"PRAGMA table_info({_q(table)})"
             rows = (
                 self._connection.execute(query).fetchall() if table.lower() in self._tables else []
             )
-            self._cache[table] = {str(r[1]).lower(): str(r[1]) for r in rows}
-            # real name → (declared type, position in the primary key or 0)
             self._declared[table] = {str(r[1]): (str(r[2] or ""), int(r[5] or 0)) for r in rows}
-        return self._cache[table]
+        return self._declared[table]
+
+    def columns(self, table: str) -> dict[str, str]:
+        """Lower-case column name → real name."""
+        return {name.lower(): name for name in self.declared(table)}
 
     def integer_affinity(self, table: str, column: str) -> bool:
         """Declared so that SQLite stores integer-looking text as integers (affinity rule 1)."""
-        self.columns(table)
-        return "INT" in self._declared[table].get(column, ("", 0))[0].upper()
+        return "INT" in self.declared(table).get(column, ("", 0))[0].upper()
 
     def sole_key(self, table: str, column: str) -> bool:
         """The column is the table's whole primary key (so its values are unique)."""
-        self.columns(table)
-        keys = [name for name, (_, pk) in self._declared[table].items() if pk]
-        return keys == [column]
+        return [name for name, (_, pk) in self.declared(table).items() if pk] == [column]
 
     def pick(self, table: str, *candidates: str) -> str | None:
         columns = self.columns(table)
-        for candidate in candidates:
-            if candidate.lower() in columns:
-                return columns[candidate.lower()]
-        return None
+        return next((columns[c.lower()] for c in candidates if c.lower() in columns), None)
 
     def has_strings(self) -> bool:
         return {"id", "value"} <= set(self.columns("STRING_IDS"))
@@ -105,10 +104,6 @@ class _Schema:
     @property
     def string_id(self) -> str:
         return self.columns("STRING_IDS")["id"]
-
-    @property
-    def string_value(self) -> str:
-        return self.columns("STRING_IDS")["value"]
 
 
 # The longest the queries of one file may take, all together: a 1M-kernel export reads
@@ -172,12 +167,7 @@ class _ComputeColumns:
     @property
     def row_schema(self) -> dict[str, pl.DataType]:
         """The compute rows' columns, in the query's order."""
-        if _SHAPES_FIELD not in self.info:
-            return _ROW_SCHEMA
-        return _ROW_SCHEMA | {_SHAPES_FIELD: pl.String()}
-
-
-_TEXT_FIELDS = ("name", "op_type", "accelerator_core")
+        return _ROW_SCHEMA | ({_SHAPES_FIELD: pl.String()} if _SHAPES_FIELD in self.info else {})
 
 
 def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _ComputeColumns:
@@ -186,33 +176,29 @@ def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _Comp
             raise SchemaError(f"{table} is a view, not a table (not read)", path=path, key=table)
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
-    task: dict[str, str] = {}
-    for label in ("startNs", "endNs", "streamId", "globalTaskId"):
-        column = schema.pick("TASK", label)
-        if column is None:
-            raise SchemaError(f"TASK has no {label} column", path=path, key=f"TASK.{label}")
-        task[label] = column
-    info_key = schema.pick("COMPUTE_TASK_INFO", "globalTaskId")
-    if info_key is None:
-        raise SchemaError(
-            "COMPUTE_TASK_INFO has no globalTaskId column",
-            path=path,
-            key="COMPUTE_TASK_INFO.globalTaskId",
-        )
     info = "COMPUTE_TASK_INFO"
+    required = (
+        *(("TASK", c) for c in ("startNs", "endNs", "streamId", "globalTaskId")),
+        (info, "globalTaskId"),
+    )
+    found: dict[str, str] = {}
+    for table, label in required:
+        column = schema.pick(table, label)
+        if column is None:
+            raise SchemaError(f"{table} has no {label} column", path=path, key=f"{table}.{label}")
+        found[f"{table}.{label}"] = column
     # a file without the column has no shapes: the field is left out, as a CSV's would be
     shape_column = schema.pick(info, "inputShapes", "input_shapes") if shapes else None
-    optional = {_SHAPES_FIELD: shape_column} if shape_column else {}
     return _ComputeColumns(
         source=(
-            f"FROM TASK t JOIN COMPUTE_TASK_INFO c "
-            f"ON c.{_q(info_key)} = t.{_q(task['globalTaskId'])}"
+            f"FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.{_q(found[f'{info}.globalTaskId'])}"
+            f" = t.{_q(found['TASK.globalTaskId'])}"
         ),
         task={
-            "start_ns": task["startNs"],
-            "end_ns": task["endNs"],
+            "start_ns": found["TASK.startNs"],
+            "end_ns": found["TASK.endNs"],
             "device": schema.pick("TASK", "deviceId"),
-            "stream_id": task["streamId"],
+            "stream_id": found["TASK.streamId"],
             "task_id": schema.pick("TASK", "taskId"),
         },
         info={
@@ -223,7 +209,7 @@ def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _Comp
             "mix_block_num": schema.pick(
                 info, "mixBlockNum", "mixBlockDim", "mix_block_num", "mix_block_dim"
             ),
-            **optional,
+            **({_SHAPES_FIELD: shape_column} if shape_column else {}),
         },
     )
 
@@ -244,43 +230,28 @@ def _communication_sql(schema: _Schema) -> str | None:
     name = schema.pick(table, "opName")
     if not (start and end and name):
         return None
-    fields = [
-        _column("o", start),
-        _column("o", end),
-        "NULL",
-        "NULL",
-        "NULL",
-        _text(schema, "o", name),
-        _text(schema, "o", schema.pick(table, "opType")),
-        "'COMMUNICATION'",
-        "0",
-        "NULL",
-    ]
-    return f"SELECT {', '.join(fields)} FROM COMMUNICATION_OP o"
+    op_type = _text(schema, "o", schema.pick(table, "opType"))
+    return (
+        f"SELECT o.{_q(start)}, o.{_q(end)}, NULL, NULL, NULL, {_text(schema, 'o', name)}, "
+        f"{op_type}, 'COMMUNICATION', 0, NULL FROM COMMUNICATION_OP o"
+    )
 
 
 def _copy_sql(schema: _Schema) -> str | None:
     """Copy tasks: TASK rows (no COMPUTE_TASK_INFO) whose task type is a copy's, the type
     also as the name; None when TASK has no taskType or the file no STRING_IDS."""
     kind = schema.pick("TASK", "taskType")
-    if kind is None or not schema.has_strings():
-        return None
-    task = {label: schema.pick("TASK", label) for label in _COPY_TASK_FIELDS}
-    if None in task.values():
+    task = [schema.pick("TASK", label) for label in _COPY_TASK_FIELDS]
+    if kind is None or not schema.has_strings() or None in task:
         return None
     copies = ", ".join(f"'{name}'" for name in sorted(COPY_TASKS))
     value, sid = _q(schema.columns("STRING_IDS")["value"]), _q(schema.string_id)
-    key = f"UPPER(REPLACE(TRIM(s.{value}), ' ', '_'))"
     type_text = _text(schema, "t", kind)
-    fields = [_column("t", task[label]) for label in _COPY_TASK_FIELDS]
-    fields += [type_text, "NULL", type_text, "NULL", "NULL"]
+    fields = [_column("t", c) for c in task] + [type_text, "NULL", type_text, "NULL", "NULL"]
     return (
-        f"SELECT {', '.join(fields)} FROM TASK t WHERE t.{_q(kind)} IN "
-        f"(SELECT s.{sid} FROM STRING_IDS s WHERE {key} IN ({copies}))"
+        f"SELECT {', '.join(fields)} FROM TASK t WHERE t.{_q(kind)} IN (SELECT s.{sid} "
+        f"FROM STRING_IDS s WHERE UPPER(REPLACE(TRIM(s.{value}), ' ', '_')) IN ({copies}))"
     )
-
-
-_COPY_TASK_FIELDS = ("startNs", "endNs", "deviceId", "streamId", "taskId")
 
 
 def _steps_sql(schema: _Schema) -> str | None:
@@ -304,9 +275,11 @@ def _single_int(
 
 
 def _query(
-    connection: sqlite3.Connection, sql: str, schema: dict[str, pl.DataType]
+    connection: sqlite3.Connection, sql: str | None, schema: dict[str, pl.DataType]
 ) -> pl.DataFrame:
-    return pl.DataFrame(connection.execute(sql).fetchall(), schema=schema, orient="row")
+    """The rows of ``sql`` (None: no such table in the file, no rows)."""
+    rows = connection.execute(sql).fetchall() if sql else []
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 class _NotPlain(Exception):
@@ -318,14 +291,10 @@ def _bulk_integers(
 ) -> dict[str, pl.Series]:
     """Every field of the compute rows as Int64 (text fields as their STRING_IDS ids).
 
-    Fetching a million rows through Python tuples costs seconds, so SQLite
-    joins each column into one comma-separated text (``group_concat``, NULL as
-    an empty piece) and polars splits and parses them. All columns are
-    aggregated in one pass over the join, so they share its row order. Raises
-    _NotPlain unless every value is an integer or NULL: the piece count must be
-    the row count (no comma inside a value), the empty pieces the NULLs
-    (``count`` tells them from empty text), and every other piece an integer
-    (strict cast; integer text parses as the row path's conversion does).
+    A million rows through Python tuples cost seconds, so SQLite joins each column into
+    one text (``group_concat``, NULL as an empty piece, all in one pass: one row order)
+    and polars splits and parses it. _NotPlain unless every value is an integer or NULL:
+    as many pieces as rows (no comma in a value), the empty pieces exactly the NULLs.
     """
     fields = {f"t.{_q(c)}": f for f, c in columns.task.items() if c is not None}
     fields |= {f"c.{_q(c)}": f for f, c in columns.info.items() if c is not None}
@@ -365,14 +334,13 @@ def _string_values(
 ) -> tuple[pl.Series, pl.Series]:
     """STRING_IDS (id, value) for these ids; _NotPlain for an id or value of another type."""
     wanted = ids.drop_nulls().unique().to_list()
+    key, value = _q(schema.string_id), _q(schema.columns("STRING_IDS")["value"])
     rows: list[tuple[object, ...]] = []
     for start in range(0, len(wanted), 500):  # well under SQLite's bound-parameter limit
         batch = wanted[start : start + 500]
         marks = ", ".join("?" * len(batch))
         rows += connection.execute(
-            f"SELECT {_q(schema.string_id)}, {_q(schema.string_value)} FROM STRING_IDS "
-            f"WHERE {_q(schema.string_id)} IN ({marks})",
-            batch,
+            f"SELECT {key}, {value} FROM STRING_IDS WHERE {key} IN ({marks})", batch
         ).fetchall()
     try:
         return (
@@ -387,13 +355,9 @@ def _bulk_compute(
     connection: sqlite3.Connection, schema: _Schema, columns: _ComputeColumns
 ) -> pl.DataFrame | None:
     """The compute rows without a Python object per value; None where only the row query
-    gives the exact result (then :func:`_compute_sql` is used).
-
-    Text fields are looked up in polars instead of by a subquery per row. That
-    is the same lookup when ids are integers on both sides and unique: the
-    text columns and ``STRING_IDS.id`` must have integer affinity (so no
-    integer-looking text is left in them) and ``id`` must be the whole primary key.
-    """
+    (:func:`_compute_sql`) is exact. Its text lookup, in polars, is the subquery's when the
+    ids are integers on both sides and unique: integer affinity of the text columns and
+    ``STRING_IDS.id`` (no integer-looking text left), ``id`` the whole primary key."""
     text_columns = [columns.info[f] for f in columns.texts]
     if not (
         schema.has_strings()
@@ -428,25 +392,9 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
         compute = _bulk_compute(connection, schema, columns)
         if compute is None:
             compute = _query(connection, _compute_sql(schema, columns), columns.row_schema)
-        comm_sql = _communication_sql(schema)
-        comm = (
-            _query(connection, comm_sql, _ROW_SCHEMA)
-            if comm_sql
-            else pl.DataFrame(schema=_ROW_SCHEMA)
-        )
-        copy_sql = _copy_sql(schema)
-        copies = (
-            _query(connection, copy_sql, _ROW_SCHEMA)
-            if copy_sql
-            else pl.DataFrame(schema=_ROW_SCHEMA)
-        )
-        steps_sql = _steps_sql(schema)
-        step_schema = {"step_start": pl.Int64(), "step_end": pl.Int64(), "step": pl.String()}
-        steps = (
-            _query(connection, steps_sql, step_schema)
-            if steps_sql
-            else pl.DataFrame(schema=step_schema)
-        )
+        comm = _query(connection, _communication_sql(schema), _ROW_SCHEMA)
+        copies = _query(connection, _copy_sql(schema), _ROW_SCHEMA)
+        steps = _query(connection, _steps_sql(schema), _STEP_SCHEMA)
         rank = _single_int(connection, schema, "RANK_DEVICE_MAP", "rankId")
         session_end = _single_int(connection, schema, "SESSION_TIME_INFO", "endTimeNs")
     except sqlite3.Error as err:
@@ -471,21 +419,15 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
     frame = (
         pl.concat(
             [
-                compute.with_columns(pl.lit(False).alias("is_copy")),
-                comm.with_columns(pl.lit(False).alias("is_copy")),
-                copies.with_columns(pl.lit(True).alias("is_copy")),
+                compute.with_columns(is_copy=False),
+                comm.with_columns(is_copy=False),
+                copies.with_columns(is_copy=True),
             ],
-            # input_shapes on the kernels only; the default path concatenates as before
-            how="diagonal" if _SHAPES_FIELD in compute.columns else "vertical",
+            how="diagonal",  # input_shapes on the kernels only
         )
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))
         .drop("end_ns")
     )
     steps = steps.with_columns(pl.col("step").str.strip_chars().cast(pl.Int64, strict=False))
     frame = with_steps(frame, steps.drop_nulls())
-    return DbKernels(
-        path=path,
-        kernels=finish_frame(frame),
-        rank=rank_value(rank),
-        session_end_ns=session_end,
-    )
+    return DbKernels(path, finish_frame(frame), rank_value(rank), session_end)

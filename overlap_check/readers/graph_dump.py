@@ -32,8 +32,6 @@ AICORE_ATTR = "_op_aicore_num"
 MAX_CORES = 2**31 - 1  # a core count (or rank) past Int32 is none a device has
 VECTORCORE_ATTR = "_op_vectorcore_num"
 
-# --------------------------------------------------------------------------- aicore_num
-
 _ASSIGNMENT = re.compile(r"^\s*[\w.\[\]\"']*aicore_num[\"']?\]?\s*[=:]\s*(?P<value>.*?)\s*;?\s*$")
 _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 
@@ -41,16 +39,10 @@ _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 def parse_aicore_num(
     text: str, *, key: str = "device.ge_aicore_num", path: str | None = None
 ) -> tuple[int, int | None]:
-    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None).
-
-    Also accepts a line pasted from Python, e.g.
-    ``config.ge_config.aicore_num = "24|48"``. Anything else raises ConfigError
-    naming ``key``.
-    """
+    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None); also a line pasted
+    from Python (``config.ge_config.aicore_num = "24|48"``); else ConfigError naming ``key``."""
     value = text.strip()
-    assigned = _ASSIGNMENT.match(value)
-    if assigned is not None:
-        value = assigned.group("value")
+    value = assigned.group("value") if (assigned := _ASSIGNMENT.match(value)) else value
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         value = value[1:-1]
     parsed = _AIC_AIV.match(value)
@@ -61,8 +53,7 @@ def parse_aicore_num(
             key=key,
             hint='write the AI Core and AI Vector core counts separated by "|", e.g. "24|48"',
         )
-    aic = int(parsed.group("aic"))
-    aiv_text = parsed.group("aiv")
+    aic, aiv_text = int(parsed.group("aic")), parsed.group("aiv")
     aiv = int(aiv_text) if aiv_text else None
     if not 0 < aic <= MAX_CORES or (aiv is not None and not 0 < aiv <= MAX_CORES):
         raise ConfigError(
@@ -70,8 +61,6 @@ def parse_aicore_num(
         )
     return aic, aiv
 
-
-# --------------------------------------------------------------------------- text protobuf
 
 _TOKEN = re.compile(
     r"""(?P<skip>\s+|\#[^\n]*)
@@ -100,13 +89,10 @@ def _unquote(token: str) -> str:
 
 
 def parse_text_proto(text: str, *, path: str | Path) -> Message:
-    """Parse protobuf text format into nested ``[(field, value | Message), ...]`` lists.
-
-    Schema-less: enough for GE graph dumps (names, types, string / int attrs).
-    """
+    """Protobuf text format as nested ``[(field, value | Message), ...]`` lists; schema-less:
+    enough for GE graph dumps (names, types, string / int attrs)."""
     root: Message = []
-    stack: list[Message] = [root]
-    opened_at: list[int] = []
+    stack: list[tuple[Message, int]] = [(root, 0)]  # open messages and where they opened
     name: str | None = None
     in_list = False
     pos = 0
@@ -126,22 +112,20 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
                     )
                 name = token
             else:
-                stack[-1].append((name, _unquote(token) if kind == "str" else token))
+                stack[-1][0].append((name, _unquote(token) if kind == "str" else token))
                 if not in_list:
                     name = None
         elif kind == "open":
             if name is None:
                 raise InputError("'{' without a field name", path=path, line=_line_at(text, pos))
             child: Message = []
-            stack[-1].append((name, child))
-            stack.append(child)
-            opened_at.append(match.start())
+            stack[-1][0].append((name, child))
+            stack.append((child, match.start()))
             name = None
         elif kind == "close":
             if len(stack) == 1 or name is not None:
                 raise InputError(f"unexpected {token!r}", path=path, line=_line_at(text, pos))
             stack.pop()
-            opened_at.pop()
         elif token == "[":
             in_list = True
         elif token == "]":
@@ -150,22 +134,12 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
     if pos != len(text):
         raise InputError(f"unexpected character {text[pos]!r}", path=path, line=_line_at(text, pos))
     if len(stack) != 1:
-        raise InputError("unclosed '{'", path=path, line=_line_at(text, opened_at[-1]))
+        raise InputError("unclosed '{'", path=path, line=_line_at(text, stack[-1][1]))
     return root
 
 
 def _scalar(message: Message, field: str) -> str | None:
-    for name, value in message:
-        if name == field and isinstance(value, str):
-            return value
-    return None
-
-
-def _message(message: Message, field: str) -> Message | None:
-    for name, value in message:
-        if name == field and not isinstance(value, str):
-            return value
-    return None
+    return next((v for name, v in message if name == field and isinstance(v, str)), None)
 
 
 def _ops(tree: Message) -> list[Message]:
@@ -182,8 +156,6 @@ def _ops(tree: Message) -> list[Message]:
             pending.append(value)
     return found
 
-
-# --------------------------------------------------------------------------- graph dumps
 
 _DUMP_NAME = re.compile(
     r"^dynamo_(?P<kind>original|optimized)_graph_(?P<graph>\d+)_rank_(?P<rank>\d+)"
@@ -231,8 +203,7 @@ def _dump_files(path: Path) -> list[Path]:
         )
 
     def order(f: Path) -> tuple[int, int, str]:
-        named = _DUMP_NAME.match(f.name)
-        if named is None:
+        if (named := _DUMP_NAME.match(f.name)) is None:
             return (0, 0, str(f))
         return (int(named.group("kind") == "optimized"), int(named.group("ts")), str(f))
 
@@ -244,7 +215,7 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
     for name, attr in op:
         if name != "attr" or isinstance(attr, str) or _scalar(attr, "key") != key:
             continue
-        value = _message(attr, "value")
+        value = next((v for n, v in attr if n == "value" and not isinstance(v, str)), None)
         raw = None if value is None else (_scalar(value, "s") or _scalar(value, "i"))
         if raw is None or raw.strip() in ("", "0"):
             return None  # attribute present but no limit recorded
@@ -253,9 +224,8 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
         except ValueError:
             count = -1
         if not 0 < count <= MAX_CORES:
-            op_name = _scalar(op, "name")
             raise InputError(
-                f"operator {op_name!r}: {key} is {raw!r}, not a core count "
+                f"operator {_scalar(op, 'name')!r}: {key} is {raw!r}, not a core count "
                 f"(a whole number from 1 to {MAX_CORES})",
                 path=path,
             )
@@ -263,7 +233,8 @@ def _attr_count(op: Message, key: str, *, path: Path) -> int | None:
     return None
 
 
-def _read_one(file: Path) -> list[dict[str, object]]:
+def _read_one(file: Path) -> list[tuple[object, ...]]:
+    """(op_name, op_type, rank, aicore, vectorcore) of the operators with a limit."""
     try:
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError as err:
@@ -272,31 +243,21 @@ def _read_one(file: Path) -> list[dict[str, object]]:
     rank = int(ranked.group(1)) if ranked else None
     if rank is not None and rank > MAX_CORES:
         raise InputError(f"rank {rank} in the file name is past 32 bits: not a rank", path=file)
-    rows: list[dict[str, object]] = []
+    rows: list[tuple[object, ...]] = []
     for op in _ops(parse_text_proto(text, path=file)):  # operators, not kernels: small
         aicore = _attr_count(op, AICORE_ATTR, path=file)
         vectorcore = _attr_count(op, VECTORCORE_ATTR, path=file)
         op_name = _scalar(op, "name")
         if op_name and (aicore is not None or vectorcore is not None):
-            rows.append(
-                {
-                    "op_name": op_name,
-                    "op_type": _scalar(op, "type"),
-                    "rank": rank,
-                    "aicore": aicore,
-                    "vectorcore": vectorcore,
-                }
-            )
+            rows.append((op_name, _scalar(op, "type"), rank, aicore, vectorcore))
     return rows
 
 
 def read_graph_dump(path: str | Path) -> GraphDumpLimits:
     """Operators carrying ``_op_aicore_num`` / ``_op_vectorcore_num`` in a dump file or folder."""
     files = _dump_files(Path(path))
-    rows: list[dict[str, object]] = []
-    for order, file in enumerate(files):
-        rows.extend({**row, "order": order} for row in _read_one(file))
-    table = pl.DataFrame(rows, schema={**LIMIT_SCHEMA, "order": pl.Int64()})
+    rows = [(*row, order) for order, file in enumerate(files) for row in _read_one(file)]
+    table = pl.DataFrame(rows, schema={**LIMIT_SCHEMA, "order": pl.Int64()}, orient="row")
     notes: list[str] = []
     conflicts = (
         table.group_by("rank", "op_name")
@@ -317,18 +278,12 @@ def read_graph_dump(path: str | Path) -> GraphDumpLimits:
     return GraphDumpLimits(table=table, files=tuple(str(f) for f in files), notes=tuple(notes))
 
 
-# --------------------------------------------------------------------------- matching
-
-
 _DELIMITER = re.compile(r"[^A-Za-z0-9]")
 
 
 def _contained_op(name: str, op_names: set[str]) -> str | None:
-    """The leftmost, then longest, operator name inside ``name`` at word boundaries.
-
-    Candidates start at the beginning or after a non-alphanumeric character and end
-    at the end or before one, so "Add_1" is found in "x_Add_1" but not in "Add_12".
-    """
+    """The leftmost, then longest, operator name inside ``name`` at word boundaries (after /
+    before a non-alphanumeric character or the end): "Add_1" in "x_Add_1", not in "Add_12"."""
     cuts = [m.start() for m in _DELIMITER.finditer(name)]
     starts = [0, *(c + 1 for c in cuts)]
     ends = [len(name), *reversed(cuts)]  # longest first
@@ -373,9 +328,7 @@ def operator_limits_for(kernels: pl.DataFrame, dump: GraphDumpLimits) -> pl.Data
         .join(ranked, on=["op_name", "rank"], how="left")
         .join(anyrank, on="op_name", how="left")
     )
-    matched = pl.any_horizontal(
-        pl.col(c).is_not_null() for c in ("_r_aic", "_r_aiv", "_u_aic", "_u_aiv")
-    )
+    matched = pl.coalesce("_r_aic", "_r_aiv", "_u_aic", "_u_aiv").is_not_null()
     return joined.with_columns(
         pl.coalesce("_r_aic", "_u_aic").alias("op_aicore"),
         pl.coalesce("_r_aiv", "_u_aiv").alias("op_vectorcore"),

@@ -37,16 +37,12 @@ MAX_ID = 2**31 - 1  # ranks and device ids are Int32 in the kernel table
 
 def _as_int(value: object) -> int | None:
     """An int from an int or integer text; None otherwise (bools are not ints here)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
+    try:
+        return int(value.strip()) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def rank_value(value: object) -> int | None:
@@ -78,21 +74,17 @@ def read_profiler_info(path: Path) -> ProfilerInfo:
         notes = (f"{path}: rank_id {data['rank_id']!r} is not a rank; ignored",)
     config = data.get("config")
     experimental = config.get("experimental_config") if isinstance(config, dict) else None
-    level = None
-    if isinstance(experimental, dict):
-        raw = experimental.get("_profiler_level", experimental.get("profiler_level"))
-        level = str(raw) if isinstance(raw, str) and raw else None
+    experimental = experimental if isinstance(experimental, dict) else {}
+    level = experimental.get("_profiler_level", experimental.get("profiler_level"))
     end_info = data.get("end_info")
     end_ns = _as_int(end_info.get("collectionTimeEnd")) if isinstance(end_info, dict) else None
-    return ProfilerInfo(rank=rank, level=level, end_ns=end_ns, notes=notes)
+    return ProfilerInfo(rank, level if isinstance(level, str) and level else None, end_ns, notes)
 
 
 def dir_timestamp_ns(name: str) -> int | None:
-    """The ``YYYYmmddHHMMSSfff`` stamp in a result / PROF dir name, as ns.
-
-    Read as UTC: torch_npu ≤ 7.x wrote UTC, master local time, and the name
-    carries no zone. It only orders runs that lack ``collectionTimeEnd``.
-    """
+    """The ``YYYYmmddHHMMSSfff`` stamp in a result / PROF dir name, as ns, read as UTC
+    (torch_npu ≤ 7.x wrote UTC, master local time; the name carries no zone): it only
+    orders runs that lack ``collectionTimeEnd``."""
     stamps = _DIR_TIMESTAMP.findall(name)
     if len(stamps) != 1:
         return None
@@ -100,8 +92,7 @@ def dir_timestamp_ns(name: str) -> int | None:
         moment = datetime.strptime(stamps[0], "%Y%m%d%H%M%S%f").replace(tzinfo=timezone.utc)
     except ValueError:
         return None
-    whole_seconds = int(moment.replace(microsecond=0).timestamp())
-    return whole_seconds * 1_000_000_000 + moment.microsecond * 1_000
+    return int(moment.replace(microsecond=0).timestamp()) * 10**9 + moment.microsecond * 1_000
 
 
 def device_info_number(path: Path) -> int | None:
@@ -113,10 +104,8 @@ def device_info_number(path: Path) -> int | None:
 def read_device_cores(
     paths: tuple[Path, ...], device: int | None
 ) -> tuple[DeviceCores | None, tuple[str, ...]]:
-    """AI Core / AI Vector core counts from ``device_N/info.json.N`` (``DeviceInfo[]``).
-
-    Uses the file of ``device`` when known, else the first file that has counts.
-    """
+    """AI Core / AI Vector core counts from ``device_N/info.json.N`` (``DeviceInfo[]``): the
+    file of ``device`` when known, else the first file that has counts."""
     ordered = sorted(paths, key=lambda p: (device_info_number(p) != device, str(p)))
     notes: list[str] = []
     for path in ordered:
@@ -125,21 +114,11 @@ def read_device_cores(
             notes.append(problem)
             continue
         infos = data.get("DeviceInfo") if isinstance(data, dict) else None
-        if not isinstance(infos, list):
-            continue
-        for info in infos:
-            if not isinstance(info, dict):
-                continue
-            aicore = _as_int(info.get("ai_core_num"))
-            vector = _as_int(info.get("aiv_num"))
+        for info in infos if isinstance(infos, list) else ():
+            aicore = _as_int(info.get("ai_core_num")) if isinstance(info, dict) else None
             if aicore is not None and aicore > 0:
-                cores = DeviceCores(
-                    aicore=aicore,
-                    vectorcore=vector if vector is not None and vector > 0 else 0,
-                    source="info.json",
-                    detail=str(path),
-                )
-                return cores, tuple(notes)
+                vector = _as_int(info.get("aiv_num")) or 0
+                return DeviceCores(aicore, max(vector, 0), "info.json", str(path)), tuple(notes)
     return None, tuple(notes)
 
 
@@ -153,8 +132,7 @@ def prof_rank(paths: tuple[Path, ...]) -> int | None:
     """``rank_id`` of an msprof PROF dir's info.json files (host/info.json, device info)."""
     for path in paths:
         data, _ = _load_json(path)
-        if isinstance(data, dict) and "rank_id" in data:
-            rank = rank_value(data["rank_id"])
-            if rank is not None:
-                return rank
+        rank = rank_value(data.get("rank_id")) if isinstance(data, dict) else None
+        if rank is not None:
+            return rank
     return None

@@ -1,20 +1,12 @@
 """Module scope of each kernel, from trace_view.json (eager / npugraph_ex with_modules=True).
 
-The Python process records each ``nn.Module`` call as a ``python_function``
-X event named ``nn.Module: <Name>_<N>`` (N: the instance, i.e. the layer for a
-repeated block), and each launch as a ``torch_to_npu`` flow: its start (``s``)
-lies inside the launching op on the host thread, its end (``f``) on the
-hardware task, at the kernel's start on its ``Stream N`` thread. A kernel's
-module is the innermost module call that contains its flow start, on the same
-host thread.
-
-Opt-in (only a ``module:`` selection needs it): the file is decoded again with
-the flows (readers.trace_decode, ``flows=True``). Vectorised: module calls nest
-properly, so sorting each host thread's call bounds (an end before a start at
-the same time) and a running depth cut time into stretches owned by one
-innermost call: after a start, that call; after an end at depth d, the last call
-that started at depth d (an as-of join by depth). Each flow start then finds its
-stretch by an as-of join on time.
+Each ``nn.Module`` call is a ``python_function`` X event ``nn.Module: <Name>_<N>`` (N:
+the instance, i.e. the layer of a repeated block); each launch a ``torch_to_npu`` flow
+from inside the launching op on the host thread (``s``) to the kernel's start on its
+``Stream N`` thread (``f``). A kernel's module is the innermost module call holding its
+flow start on the same host thread (readers.calls: vectorised, calls nest properly).
+Opt-in (only a ``module:`` selection needs it): the file is decoded again with the
+flows (readers.trace_decode, ``flows=True``).
 """
 
 from __future__ import annotations
@@ -32,8 +24,8 @@ import polars as pl
 from overlap_check.model import MODULE_SCOPE, Capture
 from overlap_check.readers.calls import innermost_calls
 from overlap_check.readers.numbers import ts_text, us_float_to_ns, us_text_to_ns
-from overlap_check.readers.trace import (
-    HARDWARE_PROCESS,
+from overlap_check.readers.trace import (  # as the trace reader: one reading of the layout
+    _layout,
     _text,  # UNSET (absent key) -> "", as the reader
 )
 from overlap_check.readers.trace_decode import TraceEvents, read_trace_events
@@ -41,65 +33,40 @@ from overlap_check.readers.trace_decode import TraceEvents, read_trace_events
 MODULE_PREFIX = "nn.Module: "
 FLOW = "torch_to_npu"
 _INSTANCE = re.compile(r"^(.*)_(\d+)$")
-_STREAM_THREAD = re.compile(r"^\s*Stream\s+(\d+)\s*$")
 SCHEMA = {"stream_id": pl.Int64, "start_ns": pl.Int64, "module": pl.String, "instance": pl.Int64}
 
 
-def _ns(texts: pl.Series) -> pl.Series:
+def _ts(events: list[Any]) -> pl.Series:
+    """The events' ``ts`` as exact ns."""
+    texts = pl.Series(list(map(ts_text, map(attrgetter("ts"), events))), dtype=pl.String)
     return pl.DataFrame({"ts": texts}).select(us_text_to_ns(pl.col("ts"))).to_series()
 
 
-def _ts(values: list[Any]) -> pl.Series:
-    return _ns(pl.Series(list(map(ts_text, values)), dtype=pl.String))
-
-
-def _thread(pid: list[Any], tid: list[Any]) -> pl.Series:
+def _thread(events: list[Any]) -> pl.Series:
     """(pid, tid) as one comparable text key (ids are ints or strings in traces)."""
-    return pl.Series(list(map(repr, zip(pid, tid, strict=True))), dtype=pl.String)
+    ids = zip(map(attrgetter("pid"), events), map(attrgetter("tid"), events), strict=True)
+    return pl.Series(list(map(repr, ids)), dtype=pl.String)
 
 
-def _stream_threads(events: TraceEvents) -> dict[str, int]:
-    """Thread key -> Stream ID of the ``Stream N`` threads of the Ascend Hardware process
-    (metadata events: a few per thread)."""
-    hardware = {
-        e.pid
-        for e in events.metadata
-        if e.name == "process_name"
-        and e.args is not None
-        and str(e.args.name).strip() == HARDWARE_PROCESS
-    }
-    streams: dict[str, int] = {}
-    for e in events.metadata:
-        if e.name == "thread_name" and e.pid in hardware and e.args is not None:
-            match = _STREAM_THREAD.match(str(e.args.name))
-            if match:
-                streams[repr((e.pid, e.tid))] = int(match.group(1))
-    return streams
+def _names(events: list[Any]) -> pl.Series:
+    return pl.Series(list(map(_text, map(attrgetter("name"), events))), dtype=pl.String)
 
 
 def _calls(events: TraceEvents) -> pl.DataFrame:
     """The nn.Module calls: thread, start_ns, end_ns, name (without the prefix)."""
-    complete = events.complete
-    names = pl.Series(list(map(_text, map(attrgetter("name"), complete))), dtype=pl.String)
-    keep = names.str.starts_with(MODULE_PREFIX).to_numpy()
-    picked = list(compress(complete, keep))
-    durations = list(map(attrgetter("dur"), picked))
-    numeric = [isinstance(d, (int, float)) and not isinstance(d, bool) for d in durations]
+    keep = _names(events.complete).str.starts_with(MODULE_PREFIX).to_numpy()
+    picked = list(compress(events.complete, keep))
+    numeric = [isinstance(e.dur, (int, float)) and not isinstance(e.dur, bool) for e in picked]
     picked = list(compress(picked, numeric))
     if not picked:
         return pl.DataFrame(schema=_CALLS)
-    start = _ts(list(map(attrgetter("ts"), picked)))
-    dur = us_float_to_ns(list(compress(durations, numeric)))
+    start = _ts(picked)
     return pl.DataFrame(
         {
-            "thread": _thread(
-                list(map(attrgetter("pid"), picked)), list(map(attrgetter("tid"), picked))
-            ),
+            "thread": _thread(picked),
             "start_ns": start,
-            "end_ns": start + pl.Series(dur),
-            "name": names.filter(pl.Series(keep))
-            .filter(pl.Series(numeric))
-            .str.slice(len(MODULE_PREFIX)),
+            "end_ns": start + pl.Series(us_float_to_ns(list(map(attrgetter("dur"), picked)))),
+            "name": _names(picked).str.slice(len(MODULE_PREFIX)),
         },
         schema=_CALLS,
     ).filter(pl.col("end_ns") > pl.col("start_ns"))  # an empty call holds no launch
@@ -113,18 +80,9 @@ def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
     start_ns (the kernel's start)."""
 
     def frame(flows: list[Any]) -> pl.DataFrame:
-        named = [_text(f.name) == FLOW for f in flows]
-        flows = list(compress(flows, named))
-        return pl.DataFrame(
-            {
-                "id": pl.Series(list(map(repr, map(attrgetter("id"), flows))), dtype=pl.String),
-                "thread": _thread(
-                    list(map(attrgetter("pid"), flows)), list(map(attrgetter("tid"), flows))
-                ),
-                "ts": _ts(list(map(attrgetter("ts"), flows))),
-            },
-            schema={"id": pl.String, "thread": pl.String, "ts": pl.Int64},
-        )
+        flows = list(compress(flows, _names(flows) == FLOW))
+        ids = pl.Series(list(map(repr, map(attrgetter("id"), flows))), dtype=pl.String)
+        return pl.DataFrame({"id": ids, "thread": _thread(flows), "ts": _ts(flows)})
 
     known = pl.DataFrame(
         {"thread": list(streams), "stream_id": list(streams.values())},
@@ -148,7 +106,8 @@ def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFr
         calls, flows = kineto_launches(path)
     else:
         events = read_trace_events(path, flows=True)
-        calls, flows = _calls(events), _flows(events, _stream_threads(events))
+        streams = {repr(key): stream for key, stream in _layout(events.metadata).streams.items()}
+        calls, flows = _calls(events), _flows(events, streams)
     parts = calls.get_column("name").str.extract_groups(_INSTANCE.pattern)
     calls = calls.with_columns(
         parts.struct.field("1").fill_null(calls.get_column("name")).alias("module"),
@@ -158,22 +117,18 @@ def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFr
 
 
 def kernel_modules(path: Path) -> pl.DataFrame:
-    """``stream_id, start_ns, module, instance`` for each kernel launched inside an
-    ``nn.Module`` call, its innermost one (joins the kernel table on stream and start).
-    Empty when the capture recorded no module scope."""
+    """``stream_id, start_ns, module, instance`` of the innermost ``nn.Module`` call each
+    kernel was launched in (joins the kernel table on stream and start); empty: none."""
     calls, flows = _launches(path)
     if calls.is_empty() or flows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    launched = flows.with_columns(innermost_calls(calls, flows).alias("call")).drop_nulls("call")
-    call = launched.get_column("call")
-    return pl.DataFrame(
-        {
-            "stream_id": launched.get_column("stream_id"),
-            "start_ns": launched.get_column("start_ns"),
-            "module": calls.get_column("module").gather(call),
-            "instance": calls.get_column("instance").gather(call),
-        },
-        schema=SCHEMA,
+    call = innermost_calls(calls, flows)
+    return (
+        flows.select("stream_id", "start_ns")
+        .with_columns(
+            calls.get_column("module").gather(call), calls.get_column("instance").gather(call)
+        )
+        .filter(call.is_not_null())
     )
 
 
@@ -201,9 +156,8 @@ def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> p
 
 
 def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
-    """The kernel table with ``module`` and ``instance`` beside it (null: launched outside
-    any module call), matched on (stream_id, start_ns). Not part of the canonical
-    schema: only a ``module:`` selection adds it."""
+    """The kernel table with the columns of ``modules`` beside it, matched on (stream_id,
+    start_ns); not in the canonical schema: only a ``module:`` selection adds them."""
     return kernels.join(modules, on=["stream_id", "start_ns"], how="left", nulls_equal=False)
 
 
@@ -215,8 +169,8 @@ def capture_with_modules(
     when it has none (a ``module:`` selection then selects nothing, and the plan says so)."""
     if capture.source == "kineto":
         scopes = module_scopes(Path(capture.path), modules, kineto=True)
-        return replace(capture, kernels=with_modules(capture.kernels, scopes))
-    trace = next((t for t in traces if t.name == "trace_view.json"), None)
-    if trace is None:
+    elif (trace := next((t for t in traces if t.name == "trace_view.json"), None)) is not None:
+        scopes = module_scopes(trace, modules)
+    else:
         return capture
-    return replace(capture, kernels=with_modules(capture.kernels, module_scopes(trace, modules)))
+    return replace(capture, kernels=with_modules(capture.kernels, scopes))

@@ -1,11 +1,9 @@
 """Exact decimal text → integer nanoseconds, vectorised with polars.
 
-Profiler times are microsecond decimals written as text: start times are a
-16-digit Unix-epoch µs with 3 decimals (``"1736408883704643.212\\t"``), which
-needs 19 significant digits, more than float64 holds (``float("1736408883704643.213")``
-is ``1736408883704643.25``). So text is parsed as a decimal (polars' exact
-string → Decimal128 cast), scaled to ns and cast to Int64; floats are never
-involved.
+Profiler times are µs decimals as text: a start time is a 16-digit Unix-epoch µs with 3
+decimals (``"1736408883704643.212\\t"``): 19 significant digits, more than float64 holds
+(``float("1736408883704643.213")`` is ``1736408883704643.25``). So text is parsed as a
+decimal (polars' exact string → Decimal128 cast), scaled to ns, cast to Int64; no float.
 
 Rounding, for text with more than 3 decimals (2023 files: ``496.8508`` µs =
 496850.8 ns): **round half to even at the nanosecond** (``496.8505`` → 496850,
@@ -35,24 +33,13 @@ def us_text_to_ns(expr: pl.Expr) -> pl.Expr:
 
 
 def us_clean_text_to_ns(expr: pl.Expr) -> pl.Expr:
-    """Decimal µs text with nothing around the number → Int64 ns; null otherwise.
-
-    The cheap form for the CSV fast path; anything it rejects is retried there
-    with :func:`us_text_to_ns`.
-    """
+    """Decimal µs text with nothing around the number → Int64 ns; null otherwise (the CSV
+    fast path's cheap form; what it rejects is retried with :func:`us_text_to_ns`)."""
     return (expr.cast(_US_DECIMAL, strict=False) * 1000).cast(pl.Int64, strict=False)
 
 
-def us_decimal_to_ns(expr: pl.Expr) -> pl.Expr:
-    """A column already parsed as Decimal(·, 3) µs → Int64 ns (exact)."""
-    return (expr.cast(_US_DECIMAL) * 1000).cast(pl.Int64, strict=False)
-
-
 def int_text(expr: pl.Expr) -> pl.Expr:
-    """Integer text → Int64; ``N/A``, blank → null; anything else → null too.
-
-    A null result whose text is not :func:`is_na_text` marks a malformed value.
-    """
+    """Integer text → Int64, else null (malformed unless :func:`is_na_text`)."""
     return expr.str.strip_chars(_STRIP).cast(pl.Int64, strict=False)
 
 
@@ -73,17 +60,10 @@ def us_float_to_ns(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
 
 
 def ts_text(value: object) -> str | None:
-    """A trace ``ts`` as decimal text: strings as they are, ints exactly.
-
-    A float ``ts`` (not seen in Ascend files) goes through its shortest repr,
-    i.e. the decimal the JSON writer meant; ``None`` for anything else.
-    """
+    """A trace ``ts`` as decimal text: strings as they are, ints exactly, a float (not seen
+    in Ascend files) as its shortest repr (the decimal the JSON writer meant); else None."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return repr(value)
     return None

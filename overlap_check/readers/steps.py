@@ -4,27 +4,20 @@ from __future__ import annotations
 
 import polars as pl
 
-STEP_RANGE_SCHEMA: dict[str, pl.DataType] = {
-    "step_start": pl.Int64(),
-    "step_end": pl.Int64(),
-    "step": pl.Int64(),
-}
+STEP_RANGE_SCHEMA = pl.Schema(
+    {"step_start": pl.Int64(), "step_end": pl.Int64(), "step": pl.Int64()}
+)
 
 
 def with_steps(kernels: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
     """Add ``step``: the step whose [step_start, step_end] holds the kernel's start, else null.
-
-    ``steps`` has the columns of :data:`STEP_RANGE_SCHEMA`; ranges do not overlap
-    (one profiler step at a time), so the last range starting at or before the
-    kernel is the only candidate. Row order of ``kernels`` is kept.
-    """
+    Ranges (:data:`STEP_RANGE_SCHEMA`) do not overlap (one profiler step at a time), so the
+    last one starting at or before the kernel is the only candidate. Row order is kept."""
     kernels = kernels.drop("step", strict=False)
     if steps.is_empty() or kernels.is_empty():
         return kernels.with_columns(pl.lit(None, pl.Int64).alias("step"))
     ordered = kernels.with_row_index("__row").sort("start_ns")
-    ranges = steps.select(
-        pl.col(name).cast(dtype) for name, dtype in STEP_RANGE_SCHEMA.items()
-    ).sort("step_start")
+    ranges = steps.select(list(STEP_RANGE_SCHEMA)).cast(STEP_RANGE_SCHEMA).sort("step_start")
     joined = ordered.join_asof(
         ranges, left_on="start_ns", right_on="step_start", strategy="backward"
     )

@@ -39,18 +39,15 @@ def read_task_time(path: Path) -> tuple[pl.DataFrame, tuple[int, ...]]:
     """Kernel and copy tasks of a task_time file (other tasks removed) and skipped lines."""
     table = read_csv_table(path, TASK_TIME_COLUMNS, what="task_time")
     frame = table.frame
-    if "name" not in frame.columns:
-        frame = frame.with_columns(pl.lit(None, pl.String).alias("name"))
-    if "accelerator_core" not in frame.columns:
-        frame = frame.with_columns(pl.lit(None, pl.String).alias("accelerator_core"))
+    absent = [c for c in ("name", "accelerator_core") if c not in frame.columns]
+    frame = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
     # Duration: task_time(us) when present, else stop - start.
     duration = pl.col("duration_ns") if "duration_ns" in frame.columns else pl.lit(None, pl.Int64)
-    stop = pl.col("stop_ns") - pl.col("start_ns") if "stop_ns" in frame.columns else None
-    if stop is not None:
-        duration = duration.fill_null(stop)
+    if "stop_ns" in frame.columns:
+        duration = duration.fill_null(pl.col("stop_ns") - pl.col("start_ns"))
     frame = frame.with_columns(duration.fill_null(0).alias("duration_ns"))
     task, name = pl.col("accelerator_core"), pl.col("name")
     frame = frame.with_columns(is_copy_task(task, name).alias("is_copy"))
     frame = frame.filter(is_kernel_task(task, name) | pl.col("is_copy"))
-    frame = frame.drop([c for c in ("stop_ns",) if c in frame.columns])
+    frame = frame.drop("stop_ns", strict=False)
     return finish_frame(frame), table.skipped_lines
