@@ -22,8 +22,11 @@ other): those fields default to ``UNSET``.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import is_
@@ -220,6 +223,19 @@ def _map(handle: BinaryIO) -> mmap.mmap | None:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # an empty file, a pipe, no mmap support: read it instead
         return None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: its passes would walk the lists of millions of
+    events again and again (the events hold no cycles)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_trace_events(path: Path, flows: bool = False) -> TraceEvents:
