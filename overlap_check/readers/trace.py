@@ -78,8 +78,7 @@ def load_events(path: Path) -> TraceEvents:
     return read_trace_events(path)
 
 
-def _text(value: Any) -> str:
-    """``str(mapping.get(key, ""))`` for a struct field that is UNSET when the key is absent."""
+def _text(value: Any) -> str:  # str(mapping.get(key, "")) of a field UNSET when absent
     return "" if value is UNSET else str(value)
 
 
@@ -134,39 +133,27 @@ def _arg_stream(args: EventArgs | None) -> int | None:
 
 
 def _steps(events: list[CompleteEvent]) -> pl.DataFrame:
-    """Host ``ProfilerStep#N`` ranges: columns step_start, step_end, step (sorted by start).
-
-    ``events``: those of the processes other than Ascend Hardware (a device task
-    is never a step range).
-    """
-    texts: list[str | None] = []
-    durs: list[float] = []
-    numbers: list[int] = []
-    for event in events:
-        name = event.name
-        # only text names can match (str() of any other JSON value cannot); the
-        # prefix test spares the regex for the other events
-        if not (isinstance(name, str) and name.startswith("ProfilerStep#")):
-            continue
-        match = _STEP_NAME.match(name)
-        dur = event.dur
-        if match and isinstance(dur, (int, float)):
-            texts.append(ts_text(event.ts))
-            durs.append(float(dur))
-            numbers.append(int(match.group(1)))
+    """Host ``ProfilerStep#N`` ranges among ``events`` (those of the processes other than
+    Ascend Hardware): columns step_start, step_end, step, sorted by start."""
+    # only text names can match; the prefix test spares the regex for the other events
+    found = [
+        (ts_text(e.ts), float(e.dur), int(m.group(1)))
+        for e in events
+        if isinstance(e.name, str)
+        and e.name.startswith("ProfilerStep#")
+        and (m := _STEP_NAME.match(e.name))
+        and isinstance(e.dur, (int, float))
+    ]
+    start = us_text_to_ns(pl.col("ts"))
     return (
         pl.DataFrame(
             {
-                "ts": pl.Series(texts, dtype=pl.String),
-                "dur": pl.Series(us_float_to_ns(durs), dtype=pl.Int64),
-                "step": pl.Series(numbers, dtype=pl.Int64),
+                "ts": pl.Series([f[0] for f in found], dtype=pl.String),
+                "dur": pl.Series(us_float_to_ns([f[1] for f in found]), dtype=pl.Int64),
+                "step": pl.Series([f[2] for f in found], dtype=pl.Int64),
             }
         )
-        .select(
-            us_text_to_ns(pl.col("ts")).alias("step_start"),
-            (us_text_to_ns(pl.col("ts")) + pl.col("dur")).alias("step_end"),
-            "step",
-        )
+        .select(start.alias("step_start"), (start + pl.col("dur")).alias("step_end"), "step")
         .drop_nulls()
         .sort("step_start")
     )
