@@ -23,8 +23,10 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from overlap_check.model.errors import InputError, SchemaError
-from overlap_check.readers.kineto_events import Event, raw_text
+from overlap_check.readers.kineto_events import Event
 from overlap_check.readers.numbers import us_text_to_ns
 from overlap_check.readers.steps import with_steps
 
@@ -42,6 +44,7 @@ DEVICE_CATEGORIES |= {"gpu_memset": "copy", "memset": "copy"}
 NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl\w*Kernel")
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 MULTI_DEVICE_STRIDE = 1_000_000  # stream id = device * stride + stream with several devices
+_ts, _dur = attrgetter("ts"), attrgetter("dur")
 _HEAD_MARKERS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
 
 
@@ -101,10 +104,11 @@ def load_kineto(path: Path) -> KinetoTrace:
         raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
 
 
-def us_ns(texts: list[str | None]) -> pl.Series:
-    """µs texts → exact Int64 ns (null where not a number)."""
-    frame = pl.DataFrame({"t": pl.Series(texts, dtype=pl.String)})
-    return frame.select(us_text_to_ns(pl.col("t"))).to_series()
+def us_ns(raws: Iterable[msgspec.Raw]) -> pl.Series:
+    """Raw µs JSON values → exact Int64 ns (null where absent or not a number); their text
+    through polars, no Python call per value."""
+    texts = pl.Series(list(map(bytes, raws)), dtype=pl.Binary).cast(pl.String, strict=False)
+    return pl.DataFrame({"t": texts}).select(us_text_to_ns(pl.col("t"))).to_series()
 
 
 def _int(value: Any) -> int | None:
@@ -161,8 +165,8 @@ def host_steps(events: list[Event]) -> pl.DataFrame:
     ]
     numbers = [m.group(1) if (m := STEP_NAME.match(e.name)) else None for e in picked]
     picked = list(compress(picked, [n is not None for n in numbers]))
-    start = us_ns([raw_text(e.ts) for e in picked])
-    dur = us_ns([raw_text(e.dur) for e in picked])
+    start = us_ns(map(_ts, picked))
+    dur = us_ns(map(_dur, picked))
     return (
         pl.DataFrame(
             {
@@ -190,7 +194,7 @@ def launches(events: list[Event]) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "correlation": pl.Series([e.args.correlation for e in picked], dtype=pl.Int64),  # type: ignore[union-attr]
-            "launch_ns": us_ns([raw_text(e.ts) for e in picked]),
+            "launch_ns": us_ns(map(_ts, picked)),
             "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
         }
     ).unique("correlation", keep="first", maintain_order=True)
@@ -200,8 +204,8 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
     picked = [(e, kind) for e in events if (kind := device_kind(e)) is not None]
     places = [_place(e) for e, _ in picked]
     names = [e.name if isinstance(e.name, str) else "" for e, _ in picked]
-    start = us_ns([raw_text(e.ts) for e, _ in picked])
-    dur = us_ns([raw_text(e.dur) for e, _ in picked])
+    start = us_ns(e.ts for e, _ in picked)
+    dur = us_ns(e.dur for e, _ in picked)
     args = [e.args for e, _ in picked]
     return pl.DataFrame(
         {
@@ -376,13 +380,13 @@ MODULE_PREFIX = "nn.Module: "
 def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
     """Host calls (X events): thread, start_ns, end_ns, name (its first ``strip`` characters
     left out); calls without a time or of no length are left out."""
-    start = us_ns([raw_text(e.ts) for e in picked])
+    start = us_ns(map(_ts, picked))
     return (
         pl.DataFrame(
             {
                 "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
                 "start_ns": start,
-                "end_ns": start + us_ns([raw_text(e.dur) for e in picked]),
+                "end_ns": start + us_ns(map(_dur, picked)),
                 "name": pl.Series([str(e.name)[strip:] for e in picked], dtype=pl.String),
             }
         )

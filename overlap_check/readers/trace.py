@@ -17,13 +17,13 @@ keeps a null start or end: ``readers.capture`` counts it as a malformed row.
 
 Cost: the file is decoded with msgspec into structs holding only the fields
 used here (``readers.trace_decode``; ``json.loads`` only for files msgspec
-rejects): most of the time. The hardware tasks' columns are then built one by
-one with C-level ``map``/``compress`` and handed to polars as whole lists; a
-value of an unusual JSON type (a number ``name``, a missing ``args`` ...) is
-noticed by polars' strict conversion or one C-level type test, and only then
-does a comprehension convert that column value by value. Steps are searched
-among the other processes' events only, and :func:`is_kernel_task` runs once
-per distinct (task type, name).
+rejects): most of the time. The tasks' columns are then built with C-level
+``map``/``compress`` and handed to polars as whole lists, with the garbage
+collector paused (it would walk the event lists again and again); a value of an
+unusual JSON type (a number ``name``, a missing ``args`` ...) is noticed by
+polars' strict conversion or one C-level type test, and only then is that
+column converted value by value. :func:`is_kernel_task` runs once per distinct
+(task type, name).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter, not_
+from operator import attrgetter, not_, or_
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from overlap_check.readers.trace_decode import (
     EventArgs,
     MetadataEvent,
     TraceEvents,
+    gc_paused,
     read_trace_events,
 )
 
@@ -77,8 +78,7 @@ def load_events(path: Path) -> TraceEvents:
     return read_trace_events(path)
 
 
-def _text(value: Any) -> str:
-    """``str(mapping.get(key, ""))`` for a struct field that is UNSET when the key is absent."""
+def _text(value: Any) -> str:  # str(mapping.get(key, "")) of a field UNSET when absent
     return "" if value is UNSET else str(value)
 
 
@@ -133,39 +133,27 @@ def _arg_stream(args: EventArgs | None) -> int | None:
 
 
 def _steps(events: list[CompleteEvent]) -> pl.DataFrame:
-    """Host ``ProfilerStep#N`` ranges: columns step_start, step_end, step (sorted by start).
-
-    ``events``: those of the processes other than Ascend Hardware (a device task
-    is never a step range).
-    """
-    texts: list[str | None] = []
-    durs: list[float] = []
-    numbers: list[int] = []
-    for event in events:
-        name = event.name
-        # only text names can match (str() of any other JSON value cannot); the
-        # prefix test spares the regex for the other events
-        if not (isinstance(name, str) and name.startswith("ProfilerStep#")):
-            continue
-        match = _STEP_NAME.match(name)
-        dur = event.dur
-        if match and isinstance(dur, (int, float)):
-            texts.append(ts_text(event.ts))
-            durs.append(float(dur))
-            numbers.append(int(match.group(1)))
+    """Host ``ProfilerStep#N`` ranges among ``events`` (those of the processes other than
+    Ascend Hardware): columns step_start, step_end, step, sorted by start."""
+    # only text names can match; the prefix test spares the regex for the other events
+    found = [
+        (ts_text(e.ts), float(e.dur), int(m.group(1)))
+        for e in events
+        if isinstance(e.name, str)
+        and e.name.startswith("ProfilerStep#")
+        and (m := _STEP_NAME.match(e.name))
+        and isinstance(e.dur, (int, float))
+    ]
+    start = us_text_to_ns(pl.col("ts"))
     return (
         pl.DataFrame(
             {
-                "ts": pl.Series(texts, dtype=pl.String),
-                "dur": pl.Series(us_float_to_ns(durs), dtype=pl.Int64),
-                "step": pl.Series(numbers, dtype=pl.Int64),
+                "ts": pl.Series([f[0] for f in found], dtype=pl.String),
+                "dur": pl.Series(us_float_to_ns([f[1] for f in found]), dtype=pl.Int64),
+                "step": pl.Series([f[2] for f in found], dtype=pl.Int64),
             }
         )
-        .select(
-            us_text_to_ns(pl.col("ts")).alias("step_start"),
-            (us_text_to_ns(pl.col("ts")) + pl.col("dur")).alias("step_end"),
-            "step",
-        )
+        .select(start.alias("step_start"), (start + pl.col("dur")).alias("step_end"), "step")
         .drop_nulls()
         .sort("step_start")
     )
@@ -178,8 +166,7 @@ _NO_ARGS = EventArgs()  # what an absent / null ``args`` reads as
 _INT64 = (-(2**63), 2**63 - 1)
 _PID, _TID, _TS, _DUR = (attrgetter(f) for f in ("pid", "tid", "ts", "dur"))
 _NAME, _ARGS = attrgetter("name"), attrgetter("args")
-_TASK_TYPE, _TASK_ID = attrgetter("args.task_type"), attrgetter("args.task_id")
-_ARG_TASK_TYPE, _ARG_TASK_ID = attrgetter("task_type"), attrgetter("task_id")
+_TASK_TYPE, _TASK_ID = attrgetter("task_type"), attrgetter("task_id")
 
 
 def _task_type_text(value: Any) -> str | None:
@@ -223,130 +210,82 @@ def _start_ns(texts: pl.Series) -> pl.Series:
     return start.alias("start_ns")
 
 
-def _frame(
-    events: list[CompleteEvent], columns: dict[str, pl.Series], order: list[int] | None
-) -> pl.DataFrame:
-    """The task rows: the given per-kind columns plus name, start and duration from the events.
-
-    A ``dur`` that is not a number (null, missing, text) gives a null duration,
-    tested only when some value is not a number, so that the usual all-numbers
-    case costs no Python-level test per event. ``order`` (file positions) becomes
-    column ``__order`` when given.
-    """
-    durations = list(map(_DUR, events))
-    frame = pl.DataFrame(
-        {
-            "stream_id": columns["stream_id"],
-            "device": columns["device"],
-            "name": _texts(list(map(_NAME, events)), _text),
-            "accelerator_core": columns["accelerator_core"],
-            "task_id": columns["task_id"],
-            "start_ns": _start_ns(_texts(list(map(_TS, events)), ts_text)),
-            "comm": columns["comm"],
-        }
-    )
-    if order is not None:
-        frame = frame.with_columns(pl.Series("__order", order, dtype=pl.Int64))
+def _durations_ns(durations: list[Any]) -> pl.Series:
+    """``round(dur * 1000)``; null for a dur that is null, missing or text (a malformed row
+    if it is a kernel: readers.capture counts it), tested value by value only when some
+    value is not a number."""
     if _NUMBER_TYPES.issuperset(map(type, durations)):
-        return frame.with_columns(
-            pl.Series("duration_ns", us_float_to_ns(durations), dtype=pl.Int64)
-        )
-    # a dur that is null, missing or text: the row stays, without a duration (a malformed
-    # row if it is a kernel: readers.capture counts it)
+        return pl.Series(us_float_to_ns(durations), dtype=pl.Int64)
     timed = pl.Series([type(d) in _NUMBER_TYPES for d in durations], dtype=pl.Boolean)
-    ns = us_float_to_ns(list(compress(durations, timed)))
-    column = pl.repeat(None, len(durations), dtype=pl.Int64, eager=True)
-    column = column.scatter(timed.arg_true(), pl.Series(ns, dtype=pl.Int64))
-    return frame.with_columns(column.alias("duration_ns"))
-
-
-def _thread_streams(pids: list[Any] | None, tids: list[Any], layout: _Layout) -> pl.Series:
-    """``layout.streams[(pid, tid)]`` per task, null where the thread is no ``Stream N``.
-
-    ``pids`` is None when there is one hardware process: every task is on it.
-    """
-    by_pid: dict[Any, dict[Any, int]] = {}
-    for (pid, tid), stream in layout.streams.items():
-        by_pid.setdefault(pid, {})[tid] = stream
-    if pids is None:
-        streams = list(map(by_pid.get(next(iter(layout.hardware)), {}).get, tids))
-    else:
-        streams = [by_pid.get(p, {}).get(t) for p, t in zip(pids, tids, strict=True)]
-    return pl.Series(streams, dtype=pl.Int64)
-
-
-def _hardware_rows(
-    events: list[CompleteEvent], pids: list[Any] | None, layout: _Layout, order: list[int] | None
-) -> pl.DataFrame:
-    """Rows of the hardware tasks; ``pids`` as for :func:`_thread_streams`."""
-    n = len(events)
-    streams = _thread_streams(pids, list(map(_TID, events)), layout)
-    if streams.null_count():  # threads not named "Stream N": the args name the stream
-        unnamed = streams.is_null()
-        from_args = [_int64(_arg_stream(e.args)) for e in compress(events, unnamed)]
-        streams = streams.scatter(unnamed.arg_true(), pl.Series(from_args, dtype=pl.Int64))
-    try:  # the args fields straight from the events, when every event has args
-        types, task_ids = list(map(_TASK_TYPE, events)), list(map(_TASK_ID, events))
-    except AttributeError:  # some have none (absent or null): they read as empty args
-        args = [_NO_ARGS if a is None else a for a in map(_ARGS, events)]
-        types = list(map(_ARG_TASK_TYPE, args))
-        task_ids = list(map(_ARG_TASK_ID, args))
-    if pids is None:
-        devices = pl.repeat(next(iter(layout.hardware.values())), n, dtype=pl.Int32, eager=True)
-    else:
-        devices = pl.Series(list(map(layout.hardware.__getitem__, pids)), dtype=pl.Int32)
-    columns = {
-        "stream_id": streams,
-        "device": devices,
-        "accelerator_core": _texts(types, _task_type_text),
-        "task_id": _ints(task_ids),
-        "comm": pl.repeat(False, n, dtype=pl.Boolean, eager=True),
-    }
-    return _frame(events, columns, order)
-
-
-def _communication_rows(events: list[CompleteEvent], order: list[int]) -> pl.DataFrame:
-    n = len(events)
-    columns = {
-        "stream_id": pl.repeat(None, n, dtype=pl.Int64, eager=True),
-        "device": pl.repeat(None, n, dtype=pl.Int32, eager=True),
-        "accelerator_core": pl.repeat("COMMUNICATION", n, dtype=pl.String, eager=True),
-        "task_id": pl.repeat(None, n, dtype=pl.Int64, eager=True),
-        "comm": pl.repeat(True, n, dtype=pl.Boolean, eager=True),
-    }
-    return _frame(events, columns, order)
+    ns = pl.Series(us_float_to_ns(list(compress(durations, timed))), dtype=pl.Int64)
+    return pl.repeat(None, len(durations), dtype=pl.Int64, eager=True).scatter(timed.arg_true(), ns)
 
 
 def _task_rows(
     events: list[CompleteEvent], layout: _Layout
 ) -> tuple[pl.DataFrame, list[CompleteEvent]]:
-    """A row per hardware task and communication op with a numeric ``dur``, in file order;
-    and the events of the other processes (host, communication ...).
+    """A row per hardware task and communication op, in file order; and the events of the
+    other processes (host, communication ...).
 
-    Built column by column from the structs (C-level ``map``/``compress``, polars
-    taking whole lists): hundreds of thousands of tasks.
+    Built column by column from the structs (C-level ``map``/``compress``, polars taking
+    whole lists): hundreds of thousands of tasks.
     """
     pids = list(map(_PID, events))
     on_hardware = list(map(layout.hardware.__contains__, pids))
-    hardware = list(compress(events, on_hardware))
-    hardware_pids = list(compress(pids, on_hardware)) if len(layout.hardware) > 1 else None
     others = list(compress(events, map(not_, on_hardware)))
     threads = layout.comm_threads
     comm_pids = {pid for pid, _ in threads}
-    in_comm = [e.pid in comm_pids and (e.pid, e.tid) in threads for e in others] if threads else []
-    if not any(in_comm):
-        return _hardware_rows(hardware, hardware_pids, layout, None), others
-    positions = range(len(events))  # to interleave both kinds in file order
-    other_positions = compress(positions, map(not_, on_hardware))
-    rows = pl.concat(
-        [
-            _hardware_rows(hardware, hardware_pids, layout, list(compress(positions, on_hardware))),
-            _communication_rows(
-                list(compress(others, in_comm)), list(compress(other_positions, in_comm))
-            ),
-        ]
+    in_comm = zip(pids, map(_TID, events), strict=True)
+    comm = [p in comm_pids and (p, t) in threads for p, t in in_comm] if threads else []
+    is_task = list(map(or_, on_hardware, comm)) if any(comm) else on_hardware
+    tasks = list(compress(events, is_task))
+    n = len(tasks)
+    by_pid: dict[Any, dict[Any, int]] = {}
+    for (pid, tid), stream in layout.streams.items():
+        by_pid.setdefault(pid, {})[tid] = stream
+    tids = list(map(_TID, tasks))
+    if len(layout.hardware) == 1 and is_task is on_hardware:  # every task on one process
+        ((pid, device),) = layout.hardware.items()
+        streams = pl.Series(list(map(by_pid.get(pid, {}).get, tids)), dtype=pl.Int64)
+        devices = pl.repeat(device, n, dtype=pl.Int32, eager=True)
+    else:
+        pids = list(compress(pids, is_task))
+        found = [by_pid.get(p, {}).get(t) for p, t in zip(pids, tids, strict=True)]
+        streams = pl.Series(found, dtype=pl.Int64)
+        devices = pl.Series(list(map(layout.hardware.get, pids)), dtype=pl.Int32)
+    if streams.null_count():  # threads not named "Stream N": the args name the stream
+        unnamed = streams.is_null()
+        from_args = [_int64(_arg_stream(e.args)) for e in compress(tasks, unnamed)]
+        streams = streams.scatter(unnamed.arg_true(), pl.Series(from_args, dtype=pl.Int64))
+    args = list(map(_ARGS, tasks))
+    try:  # the args fields straight from the structs, when every event has args
+        types, task_ids = list(map(_TASK_TYPE, args)), list(map(_TASK_ID, args))
+    except AttributeError:  # some have none (absent or null): they read as empty args
+        args = [_NO_ARGS if a is None else a for a in args]
+        types, task_ids = list(map(_TASK_TYPE, args)), list(map(_TASK_ID, args))
+    frame = pl.DataFrame(
+        {
+            "stream_id": streams,
+            "device": devices,
+            "name": _texts(list(map(_NAME, tasks)), _text),
+            "accelerator_core": _texts(types, _task_type_text),
+            "task_id": _ints(task_ids),
+            "start_ns": _start_ns(_texts(list(map(_TS, tasks)), ts_text)),
+            "comm": pl.Series(list(compress(comm, is_task)) or [False] * n, dtype=pl.Boolean),
+            "duration_ns": _durations_ns(list(map(_DUR, tasks))),
+        }
     )
-    return rows.sort("__order").drop("__order"), others
+    if is_task is on_hardware:
+        return frame, others
+    # communication ops: no stream, device or task id of their own
+    hardware = ~pl.col("comm")
+    return frame.with_columns(
+        *(pl.when(hardware).then(pl.col(c)).alias(c) for c in ("stream_id", "device", "task_id")),
+        pl.when(hardware)
+        .then(pl.col("accelerator_core"))
+        .otherwise(pl.lit("COMMUNICATION"))
+        .alias("accelerator_core"),
+    ), others
 
 
 def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
@@ -388,12 +327,15 @@ def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
 
 def read_trace(path: Path) -> TraceKernels:
     """Kernels (and communication ops) of one trace file."""
-    events = load_events(path)
-    try:
-        return _kernels(path, events)
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as err:
-        # JSON allows any value anywhere: a pid that is a list, a stream number past int64
-        raise SchemaError(f"unexpected value in the trace events ({err})", path=path) from err
+    with gc_paused():
+        events = load_events(path)
+        try:
+            kernels = _kernels(path, events)
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as err:
+            # JSON allows any value anywhere: a pid that is a list, a stream number past int64
+            raise SchemaError(f"unexpected value in the trace events ({err})", path=path) from err
+        del events  # freed before the collector runs again
+    return kernels
 
 
 def _kernels(path: Path, events: TraceEvents) -> TraceKernels:

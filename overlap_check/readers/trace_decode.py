@@ -22,8 +22,11 @@ other): those fields default to ``UNSET``.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import is_
@@ -106,11 +109,13 @@ def _others(skip: str) -> tuple[type[msgspec.Struct], ...]:
 # as 3.11's unparenthesised form
 _EVENTS = (CompleteEvent, MetadataEvent, *_others(""))
 _ANY_EVENT: Any = Union[_EVENTS]  # noqa: UP007 (a tuple built at run time)
-_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_ANY_EVENT])
+_EVENT_LIST: Any = list[_ANY_EVENT]
+_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(_EVENT_LIST)
 # with the flows decoded too (readers.modules, opt-in: only a module: selection needs them)
 _FLOW_EVENTS = (CompleteEvent, MetadataEvent, FlowStart, FlowEnd, *_others("sf"))
 _WITH_FLOWS: Any = Union[_FLOW_EVENTS]  # noqa: UP007
-_FLOW_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list[_WITH_FLOWS])
+_FLOW_LIST: Any = list[_WITH_FLOWS]
+_FLOW_DECODER: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(_FLOW_LIST)
 
 
 @dataclass(frozen=True)
@@ -121,14 +126,8 @@ class TraceEvents:
     flow_ends: list[FlowEnd] = field(default_factory=list)  # ph "f" (with flows=True)
 
 
-def fast_decode(data: Buffer, flows: bool = False) -> TraceEvents | None:
-    """The events, or None when msgspec rejects the text (the caller then uses json)."""
-    try:
-        events = (_FLOW_DECODER if flows else _DECODER).decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    # C-level filters: there are millions of events
-    types = list(map(type, events))
+def _split(events: list[Any], flows: bool) -> TraceEvents:
+    types = list(map(type, events))  # C-level filters: there are millions of events
 
     def of(kind: type[Any]) -> list[Any]:
         return list(compress(events, map(is_, types, repeat(kind))))
@@ -138,61 +137,24 @@ def fast_decode(data: Buffer, flows: bool = False) -> TraceEvents | None:
     return TraceEvents(of(CompleteEvent), of(MetadataEvent), of(FlowStart), of(FlowEnd))
 
 
-def _args_from_dict(args: object) -> EventArgs | None:
-    if not isinstance(args, dict):
+def fast_decode(data: Buffer, flows: bool = False) -> TraceEvents | None:
+    """The events, or None when msgspec rejects the text (the caller then uses json)."""
+    try:
+        return _split((_FLOW_DECODER if flows else _DECODER).decode(data), flows)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return EventArgs(
-        task_type=args.get("Task Type", UNSET),
-        task_id=args.get("Task Id"),
-        physic_stream_id=args.get("Physic Stream Id"),
-        stream_id=args.get("Stream Id"),
-        lower_stream_id=args.get("stream id"),
-        name=args.get("name", UNSET),
-        labels=args.get("labels", UNSET),
-    )
 
 
 def events_from_dicts(events: list[Any], flows: bool = False) -> TraceEvents:
-    """The structs :func:`fast_decode` gives, from ``json.loads``' objects (non-objects skipped)."""
-    complete: list[CompleteEvent] = []
-    metadata: list[MetadataEvent] = []
-    starts: list[FlowStart] = []
-    ends: list[FlowEnd] = []
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        phase = event.get("ph")
-        if phase == "X":
-            complete.append(
-                CompleteEvent(
-                    pid=event.get("pid"),
-                    tid=event.get("tid"),
-                    ts=event.get("ts"),
-                    dur=event.get("dur"),
-                    name=event.get("name", UNSET),
-                    args=_args_from_dict(event.get("args")),
-                )
-            )
-        elif phase == "M":
-            metadata.append(
-                MetadataEvent(
-                    pid=event.get("pid"),
-                    tid=event.get("tid"),
-                    name=event.get("name"),
-                    args=_args_from_dict(event.get("args")),
-                )
-            )
-        elif flows and phase in ("s", "f"):
-            kind = FlowStart if phase == "s" else FlowEnd
-            flow = kind(
-                pid=event.get("pid"),
-                tid=event.get("tid"),
-                ts=event.get("ts"),
-                id=event.get("id"),
-                name=event.get("name", UNSET),
-            )
-            (starts if phase == "s" else ends).append(flow)  # type: ignore[arg-type]
-    return TraceEvents(complete, metadata, starts, ends)
+    """The structs :func:`fast_decode` gives, from ``json.loads``' objects (non-objects and
+    other phases skipped, ``args`` that is not an object read as None)."""
+    phases = ("X", "M", "s", "f") if flows else ("X", "M")
+    kept = [
+        {**e, "args": a if isinstance(a := e.get("args"), dict) else None}
+        for e in events
+        if isinstance(e, dict) and e.get("ph") in phases
+    ]
+    return _split(msgspec.convert(kept, _FLOW_LIST if flows else _EVENT_LIST), flows)
 
 
 def json_decode(data: bytes, path: Path, flows: bool = False) -> TraceEvents:
@@ -220,6 +182,19 @@ def _map(handle: BinaryIO) -> mmap.mmap | None:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # an empty file, a pipe, no mmap support: read it instead
         return None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: its passes would walk the lists of millions of
+    events again and again (the events hold no cycles)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_trace_events(path: Path, flows: bool = False) -> TraceEvents:
