@@ -10,6 +10,7 @@ stream, --strict). Whether a plan or pair fails is the gate's mark on it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -22,7 +23,7 @@ from overlap_check.model import (
     Thresholds,
 )
 from overlap_check.model.verdicts import decided_text, describe, figure_text
-from overlap_check.report.text_cores import device_text
+from overlap_check.report.text_cores import blocks_of, device_text
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -44,10 +45,6 @@ class Case:
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def us(ns: float) -> str:
-    return f"{ns / 1000:.3f} µs"
 
 
 def with_rank(name: str, rank: int | None) -> str:
@@ -87,7 +84,7 @@ def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
 
 
 def _runs_line(
-    samples: list[tuple[int, bool, float | None]], figure: str, thresholds: Thresholds
+    samples: Sequence[tuple[int, bool, float | None]], figure: str, thresholds: Thresholds
 ) -> str:
     shown = [
         f"{run}{'' if warm else ' (cold)'}: {figure_text(value, thresholds)}"
@@ -97,17 +94,13 @@ def _runs_line(
 
 
 def _judged(
-    group: Literal["plan", "streams"],
-    name: str,
-    verdict: str,
-    provisional: bool,
-    message: str,
-    details: list[str],
-    failures: tuple[str, ...],
+    group: Literal["plan", "streams"], judged: PlanResult | StreamPair, name: str, message: str
 ) -> Case:
+    """The case of a plan or stream pair: failed where the gate marked it."""
+    failures, provisional = judged.gate_failures, judged.provisional
     status: Status = "failed" if failures else ("provisional" if provisional else "passed")
-    warning = not failures and (provisional or verdict == "partial")
-    return Case(group, name, status, message, tuple(failures), tuple(details), warning)
+    warning = not failures and (provisional or judged.verdict == "partial")
+    return Case(group, with_rank(name, judged.rank), status, message, failures, (), warning)
 
 
 def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> Case:
@@ -143,17 +136,10 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
     if plan.per_run:
         samples = [(r.run, r.warm, r.hidden_pct) for r in plan.per_run]
         details.append(_runs_line(samples, "hidden_pct", thresholds))
-    case = _judged(
-        "plan",
-        with_rank(plan.name, plan.rank),
-        plan.verdict,
-        plan.provisional,
-        message,
-        details,
-        plan.gate_failures,
-    )
+    case = _judged("plan", plan, plan.name, message)
     case = replace(
         case,
+        details=tuple(details),
         evidence=evidence_of(report, plan),
         findings=plan.findings,
         warning=case.warning or (bool(plan.findings) and not case.failures),
@@ -171,24 +157,10 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
     )
     if pair.provisional:
         message += f" [provisional: {report.provisional_text}]"
-    details = []
+    case = _judged("streams", pair, name, message)
     if pair.per_run:
-        details.append(
-            _runs_line(
-                [(r.run, r.warm, r.overlap_pct) for r in pair.per_run],
-                "overlap_pct",
-                report.thresholds,
-            )
-        )
-    case = _judged(
-        "streams",
-        with_rank(name, pair.rank),
-        pair.verdict,
-        pair.provisional,
-        message,
-        details,
-        pair.gate_failures,
-    )
+        samples = [(r.run, r.warm, r.overlap_pct) for r in pair.per_run]
+        case = replace(case, details=(_runs_line(samples, "overlap_pct", report.thresholds),))
     return _with_baseline(case, baseline_of(report, name, pair.rank), report)
 
 
@@ -206,52 +178,34 @@ def core_cases(report: Report) -> list[Case]:
     if cores.contention:
         notes.append(
             f"contention: {max(cores.contention_count, len(cores.contention))} interval(s) where "
-            f"main + side block demand exceeds the device cores ({us(cores.over_limit_ns)} in all)"
+            f"main + side block demand exceeds the device cores "
+            f"({cores.over_limit_ns / 1000:.3f} µs in all)"
         )
     groups: dict[tuple[str | None, int | None], list[str]] = {}
-    for violation in cores.violations:
-        blocks = (
-            violation.mix_block_num
-            if violation.blocks_field == "mix_block_num"
-            else violation.block_num
+    for v in cores.violations:
+        line = v.message or (
+            f"run {v.run}: {v.name} on stream {v.stream_id} ({v.accelerator_core}) uses "
+            f"{blocks_of(v)} blocks, {v.kind} limit {v.limit}"
         )
-        line = violation.message or (
-            f"run {violation.run}: {violation.name} on stream {violation.stream_id} "
-            f"({violation.accelerator_core}) uses {blocks} blocks, "
-            f"{violation.kind} limit {violation.limit}"
-        )
-        groups.setdefault((violation.plan, violation.rank), []).append(line)
+        groups.setdefault((v.plan, v.rank), []).append(line)
     unlisted = max(cores.violation_count - len(cores.violations), 0)
-    cases = []
-    for (plan, rank), lines in groups.items():
-        name = with_rank("core limits" + (f": {plan}" if plan else ""), rank)
-        more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
-        cases.append(
-            Case(
-                "cores",
-                name,
-                "failed",
-                f"{len(lines)} side-stream kernel(s) over limit_core_num",
-                tuple(lines),
-                tuple(more + notes + warnings),
-            )
+    more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
+    cases = [
+        Case(
+            "cores",
+            with_rank("core limits" + (f": {plan}" if plan else ""), rank),
+            "failed",
+            f"{len(lines)} side-stream kernel(s) over limit_core_num",
+            tuple(lines),
+            tuple(more + notes + warnings),
         )
+        for (plan, rank), lines in groups.items()
+    ]
     if not groups and (cores.checked_kernels or cores.limits):
-        message = (
-            f"{cores.checked_kernels} kernel(s) within limit_core_num "
-            f"({cores.exempt_kernels} exempt)"
-        )
-        cases.append(
-            Case(
-                "cores",
-                "core limits",
-                "passed",
-                message,
-                (),
-                tuple(notes + warnings),
-                bool(warnings),
-            )
-        )
+        within = f"{cores.checked_kernels} kernel(s) within limit_core_num"
+        message = f"{within} ({cores.exempt_kernels} exempt)"
+        details = (*notes, *warnings)
+        cases.append(Case("cores", "core limits", "passed", message, (), details, bool(warnings)))
     return cases
 
 

@@ -23,7 +23,7 @@ from overlap_check.report.cases import (
     plan_case,
 )
 from overlap_check.report.escape import displayed, markdown
-from overlap_check.report.text_cores import device_text
+from overlap_check.report.text_cores import blocks_of, device_text
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 STEP_SUMMARY_SWITCH = "OVERLAP_CHECK_STEP_SUMMARY"  # "0": do not write the step summary
@@ -159,7 +159,7 @@ def _core_section(report: Report) -> list[str]:
                 v.name,
                 v.stream_id,
                 v.accelerator_core,
-                v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num,
+                blocks_of(v),
                 f"{v.kind} {v.limit}",
             )
             for v in cores.violations[:MAX_ROWS]

@@ -17,8 +17,9 @@ from overlap_check.model import (
     rank_text,
 )
 from overlap_check.model.verdicts import CAUSE_KINDS
+from overlap_check.report.cases import pct
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
-from overlap_check.report.text_communication import render_communication
+from overlap_check.report.text_communication import render_communication, us
 from overlap_check.report.text_table import Painter, fitted, table
 
 if TYPE_CHECKING:
@@ -32,17 +33,9 @@ BUSY = (
 )
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def _known(value: int | None) -> str:
     """A stream id as the report prints it: ``-`` when unknown, as for ranks."""
     return "-" if value is None else str(value)
-
-
-def _us(ns: float | None) -> str:
-    return "n/a" if ns is None else f"{ns / 1000:.3f}"
 
 
 def _heading(title: str, explanation: str, color: bool) -> str:
@@ -78,7 +71,7 @@ def _per_run(runs: Sequence[PlanRun], thresholds: Thresholds) -> str:
     """Each sample's hidden_pct (what decides), its window overlap_pct beside it."""
     return ", ".join(
         f"{r.sample or f'run {r.run}'}{'' if r.warm else ' (cold)'} "
-        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {_pct(r.overlap_pct)})"
+        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {pct(r.overlap_pct)})"
         for r in runs
     )
 
@@ -99,7 +92,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
     if start is None or end is None or origin is None:
         return "[n/a]"
-    return f"[{_us(start - origin)}, {_us(end - origin)}] µs"
+    return f"[{us(start - origin)}, {us(end - origin)}] µs"
 
 
 def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str:
@@ -116,7 +109,7 @@ def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str
         f"{_window(occ.side_start_ns, occ.side_end_ns, origin)}, dominator window "
         f"{_window(occ.dom_start_ns, occ.dom_end_ns, origin)} ({occ.dominator}), "
         f"hidden_pct {figure_text(occ.hidden_pct, thresholds)} ({occ.verdict or 'not judged'}"
-        f" on its own; plan verdict {plan.verdict}), overlap_pct {_pct(occ.overlap_pct)}, "
+        f" on its own; plan verdict {plan.verdict}), overlap_pct {pct(occ.overlap_pct)}, "
         f"barrier {barrier}"
     )
 
@@ -155,7 +148,7 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
             _window(o.dom_start_ns, o.dom_end_ns, origin),
             figure_text(o.hidden_pct, thresholds),
             o.verdict or "-",
-            _pct(o.overlap_pct),
+            pct(o.overlap_pct),
             "did not wait" if o.join_not_waited else "",
         ]
         for o in picked
@@ -183,25 +176,16 @@ def _plans(report: Report, color: bool) -> list[str]:
             + (" (capped)" if plan.diagnosed and plan.diagnosed.capped else "")
             + (" (provisional)" if plan.provisional else ""),
             plan.verdict,
-            _pct(plan.overlap_pct),
-            _pct(plan.busy_overlap_pct),
+            pct(plan.overlap_pct),
+            pct(plan.busy_overlap_pct),
             f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}",
             _occurrence_counts(plan),
             _deciding_cell(plan, thresholds),
         ]
         for plan in report.plans
     ]
-    header = [
-        "plan",
-        "rank",
-        "hidden_pct",
-        "verdict",
-        "overlap_pct",
-        "busy_pct",
-        "used",
-        "judged/occ",
-        "deciding occurrence",
-    ]
+    header = ["plan", "rank", "hidden_pct", "verdict", "overlap_pct", "busy_pct", "used"]
+    header += ["judged/occ", "deciding occurrence"]
     painters = {2: _judged(color), 3: _styled(VERDICT_STYLE, color)}
     lines = [
         _heading("Plans", HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure", color),
@@ -260,19 +244,19 @@ def _walls(plan: PlanResult) -> str:
     if w is None or not w.layers:
         return ""
     text = (
-        f"{w.layers} per {_samples(plan)[:-1]}, wall {_us(w.layer_wall_ns)} µs, dominator "
-        f"{_us(w.dominator_ns)} µs, side ops {_us(w.side_total_ns)} µs; join wait "
-        f"{_us(w.join_wait_ns)} µs"
+        f"{w.layers} per {_samples(plan)[:-1]}, wall {us(w.layer_wall_ns)} µs, dominator "
+        f"{us(w.dominator_ns)} µs, side ops {us(w.side_total_ns)} µs; join wait "
+        f"{us(w.join_wait_ns)} µs"
     )
     if w.join_wait_worst_ns:
         text += (
-            f" (worst {_us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
+            f" (worst {us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
             f"{w.join_wait_worst_run})"
         )
-    tail, step = _us(w.side_tail_ns), _us(w.step_wall_ns)
+    tail, step = us(w.side_tail_ns), us(w.step_wall_ns)
     text += f", side tail {tail} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
-        ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {_us(t.ns)} µs" for t in w.tail_ops)
+        ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {us(t.ns)} µs" for t in w.tail_ops)
         text += f"; tail ops {ops}"
     return text + f"; step wall {step} µs"
 
@@ -290,30 +274,19 @@ def _reference(report: Report, color: bool) -> list[str]:
             d.plan,
             rank_text(d.rank),
             str(d.layers),
-            f"{_us(d.before.layer_wall_ns)} -> {_us(d.after.layer_wall_ns)}",
+            f"{us(d.before.layer_wall_ns)} -> {us(d.after.layer_wall_ns)}",
             _signed(d.layer_wall_delta_pct),
-            f"{_us(d.before.dominator_ns)} -> {_us(d.after.dominator_ns)}",
-            f"{_us(d.before.side_total_ns)} -> {_us(d.after.side_total_ns)}",
-            f"{_us(d.before.step_wall_ns)} -> {_us(d.after.step_wall_ns)}",
+            f"{us(d.before.dominator_ns)} -> {us(d.after.dominator_ns)}",
+            f"{us(d.before.side_total_ns)} -> {us(d.after.side_total_ns)}",
+            f"{us(d.before.step_wall_ns)} -> {us(d.after.step_wall_ns)}",
             _signed(d.step_wall_delta_pct),
-            f"{_us(d.before.join_wait_ns)} -> {_us(d.after.join_wait_ns)}",
-            _us(d.new_join_wait_ns),
+            f"{us(d.before.join_wait_ns)} -> {us(d.after.join_wait_ns)}",
+            us(d.new_join_wait_ns),
         ]
         for d in ref.plans
     ]
-    header = [
-        "plan",
-        "rank",
-        "layers",
-        "layer wall µs",
-        "Δ%",
-        "dominator µs",
-        "side ops µs",
-        "step wall µs",
-        "Δ%",
-        "join wait µs",
-        "new join wait µs",
-    ]
+    header = ["plan", "rank", "layers", "layer wall µs", "Δ%", "dominator µs", "side ops µs"]
+    header += ["step wall µs", "Δ%", "join wait µs", "new join wait µs"]
     explanation = f"against {ref.path}, warm medians, before -> after; Δ% positive = slower"
     steps = [_steps_line(d) for d in ref.plans]
     return ["", _heading("Reference", explanation, color), *table(header, rows), *steps]
@@ -334,7 +307,7 @@ def _steps_line(d: ReferenceDelta) -> str:
     )
     return text + (
         f"; step wall Δ median {_signed(d.step_delta_median_pct)}, worst {where}: "
-        f"{_us(worst.before.wall_ns)} -> {_us(worst.after.wall_ns)} µs "
+        f"{us(worst.before.wall_ns)} -> {us(worst.after.wall_ns)} µs "
         f"({_signed(worst.delta_pct)})"
     )
 
@@ -357,7 +330,7 @@ def _pairs(report: Report, color: bool) -> list[str]:
             rank_text(p.rank),
             str(p.main),
             str(p.side),
-            _us(p.overlap_ns),
+            us(p.overlap_ns),
             figure_text(p.overlap_pct, report.thresholds)
             + (" (provisional)" if p.provisional else ""),
             p.verdict,
@@ -377,8 +350,8 @@ def _ranks(report: Report, color: bool) -> list[str]:
             rank_text(r.rank),
             _known(r.main_stream),
             f"{r.parallelism:.3f}",
-            _us(r.concurrent_ns),
-            _us(r.wall_ns),
+            us(r.concurrent_ns),
+            us(r.wall_ns),
         ]
         for r in report.ranks
     ]
@@ -394,7 +367,7 @@ def _ranks(report: Report, color: bool) -> list[str]:
 
 
 def _streams(run: RunInfo) -> str:
-    return " ".join(f"{s.stream_id}:{s.kernels}/{_us(s.busy_ns)}" for s in run.streams) or "-"
+    return " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in run.streams) or "-"
 
 
 def _runs(report: Report, color: bool) -> list[str]:
@@ -412,17 +385,8 @@ def _runs(report: Report, color: bool) -> list[str]:
         ]
         for r in report.runs
     ]
-    header = [
-        "rank",
-        "run",
-        "warm",
-        "source",
-        "level",
-        "streams id:kernels/busy_us",
-        "skipped",
-        "unplaced",
-        "path",
-    ]
+    header = ["rank", "run", "warm", "source", "level", "streams id:kernels/busy_us", "skipped"]
+    header += ["unplaced", "path"]
     unit = "steps" if report.per == "step" else "runs"
     explanation = (
         f"first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes"
@@ -441,7 +405,7 @@ def _cores_section(report: Report, color: bool) -> list[str]:
 
 def _baseline(report: Report, color: bool) -> list[str]:
     rows = [
-        [d.plan, rank_text(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
+        [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
         for d in report.baseline or ()
     ]
     header = ["plan", "rank", "base", "head", "delta", "status"]

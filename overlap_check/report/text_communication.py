@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from overlap_check.model import CommunicationStep, Report, rank_text
+from overlap_check.report.cases import pct
 from overlap_check.report.color import bold
 from overlap_check.report.text_table import table
 
@@ -20,24 +21,13 @@ def us(ns: float | None) -> str:
     return "n/a" if ns is None else f"{ns / 1000:.3f}"
 
 
-def share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
     """One step's row: ours, then the profiler's (shared by the text and markdown reports)."""
     p = s.profiler
-    theirs = (
-        ["-"] * 5
-        if p is None
-        else [
-            us(p.communication_ns),
-            us(p.overlapped_ns),
-            us(p.not_overlapped_ns),
-            us(p.computing_ns),
-            us(p.free_ns),
-        ]
-    )
+    theirs = ["-"] * 5
+    if p is not None:
+        figures = (p.communication_ns, p.overlapped_ns, p.not_overlapped_ns, p.computing_ns)
+        theirs = [us(ns) for ns in (*figures, p.free_ns)]
     return [
         rank_text(rank),
         str(s.run),
@@ -52,22 +42,9 @@ def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
     ]
 
 
-STEP_HEADER = [
-    "rank",
-    "run",
-    "step",
-    "warm",
-    "busy_us",
-    "hidden_us",
-    "exposed_us",
-    "compute_us",
-    "profiler comm_us",
-    "overlapped_us",
-    "not_overlapped_us",
-    "computing_us",
-    "free_us",
-    "diff",
-]
+STEP_HEADER = ["rank", "run", "step", "warm", "busy_us", "hidden_us", "exposed_us", "compute_us"]
+STEP_HEADER += ["profiler comm_us", "overlapped_us", "not_overlapped_us", "computing_us"]
+STEP_HEADER += ["free_us", "diff"]
 RANK_HEADER = ["rank", "busy_us", "hidden_us", "exposed_us", "hidden_pct"]
 
 
@@ -78,7 +55,7 @@ def rank_cells(report: Report) -> list[list[str]]:
             us(c.busy_ns) + (" (provisional)" if c.provisional else ""),
             us(c.hidden_ns),
             us(c.exposed_ns),
-            share(c.hidden_pct),
+            pct(c.hidden_pct),
         ]
         for c in report.communication
     ]

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
 import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from overlap_check.model.errors import UsageError
 from overlap_check.report.output_file import write_atomically
 from overlap_check.report.plots.files import picture_format
 from overlap_check.report.plots.views import format_duration as format_duration  # re-exported
+from overlap_check.report.text_cores import exact_us as exact_us  # re-exported
 
 DPI = 100
 
@@ -49,23 +52,55 @@ def title(
 ) -> None:
     """A bold left-aligned title, and the verdict as a coloured badge at the right."""
     y = 1 - 0.22 / height_in
-    figure.text(x, y, text, fontsize=12, fontweight="bold", ha="left", va="center")
+    bold: dict[str, Any] = {"fontsize": 12, "fontweight": "bold", "va": "center"}
+    figure.text(x, y, text, ha="left", **bold)
     if verdict is not None:
-        figure.text(
-            0.985,
-            y,
-            verdict.upper(),
-            fontsize=12,
-            fontweight="bold",
-            color="white",
-            ha="right",
-            va="center",
-            bbox={
-                "facecolor": VERDICT_COLOURS.get(verdict, COLD),
-                "edgecolor": "none",
-                "boxstyle": "round,pad=0.35",
-            },
+        colour = VERDICT_COLOURS.get(verdict, COLD)
+        badge = {"facecolor": colour, "edgecolor": "none", "boxstyle": "round,pad=0.35"}
+        figure.text(0.985, y, verdict.upper(), color="white", ha="right", bbox=badge, **bold)
+
+
+def shade_windows(
+    ax: Axes, side: tuple[int, int] | None, dom: tuple[int, int] | None, to_x: TimeScale
+) -> None:
+    """The side and dominator windows, shaded lightly behind everything."""
+    for window, colour in ((side, SIDE), (dom, DOMINATOR)):
+        if window is not None:
+            lo, hi = to_x(np.array(window))
+            ax.axvspan(lo, hi, color=colour, alpha=0.09, zorder=1, linewidth=0)
+
+
+def stream_label(stream: int, main: int | None, side: int | None) -> str:
+    role = " (main)" if stream == main else " (side)" if stream == side else ""
+    return f"stream {stream}{role}"
+
+
+def window_handles(side: tuple[int, int] | None, dom: tuple[int, int] | None) -> list[Patch]:
+    """Legend entries of the shaded windows that are drawn."""
+    return [
+        Patch(color=colour, alpha=0.25, label=label)
+        for window, colour, label in (
+            (side, SIDE, "side window"),
+            (dom, DOMINATOR, "dominator window"),
         )
+        if window is not None
+    ]
+
+
+def legend(figure: Figure, handles: list[Any], **where: Any) -> None:
+    """One row of legend entries under the axes."""
+    style: dict[str, Any] = {"loc": "lower center", "fontsize": 8, "frameon": False, **where}
+    figure.legend(handles=handles, ncol=len(handles), **style)
+
+
+def note(ax: Axes, x: float, y: float, text: str, **style: Any) -> None:
+    """A grey centred remark where there is nothing to draw."""
+    ax.text(x, y, text, ha="center", va="center", color="#777777", **style)
+
+
+def hide_spines(ax: Axes, *spines: str) -> None:
+    for spine in spines:
+        ax.spines[spine].set_visible(False)
 
 
 class TimeScale:
@@ -97,13 +132,6 @@ class TimeScale:
             f"  (capture clock: {exact_us(self.start_ns)} µs)",
             fontsize=9,
         )
-
-
-def exact_us(ns: int) -> str:
-    """Integer ns as decimal µs, exactly: a 16-digit µs epoch with 3 decimals is no float64."""
-    sign = "-" if ns < 0 else ""
-    whole, frac = divmod(abs(ns), 1_000)
-    return f"{sign}{whole}.{frac:03d}"
 
 
 def new_figure(width_in: float, height_in: float) -> Figure:

@@ -25,7 +25,6 @@ from overlap_check.model import (
     StreamPair,
     StreamPairRun,
     Thresholds,
-    Verdict,
 )
 from overlap_check.model.errors import UsageError
 from overlap_check.model.verdicts import decided_text, figure_text
@@ -82,14 +81,9 @@ def charts(report: Report, captures: Sequence[Capture], selection: Selection) ->
         out.append(Chart("runs", "runs", runs_view(report, plans, selection)))
     if "demand" in selection.kinds:
         device = report.cores.device if report.cores is not None else None
-        out.extend(
-            Chart(
-                "demand",
-                slug.replace("timeline", "demand", 1),
-                demand_view(view, device or view.device),
-            )
-            for slug, view in timelines
-        )
+        for slug, view in timelines:
+            demand = demand_view(view, device or view.device)
+            out.append(Chart("demand", slug.replace("timeline", "demand", 1), demand))
     return out
 
 
@@ -100,26 +94,17 @@ def _timelines(
     by_run = _captures_by_run(report, captures)
     multi_rank = len({r.rank for r in report.runs}) > 1
     if plans:
-        return [
-            (
-                _slug("timeline", p.name, p.rank, multi_rank),
-                plan_timeline(report, p, by_run, selection),
-            )
-            for p in plans
-        ]
-    return [
-        (
-            _slug("timeline", "streams", rank, multi_rank),
-            stream_timeline(report, rank, by_run, selection),
-        )
-        for rank in _chosen_ranks(report, selection)
-    ]
+        views = [(p.name, p.rank, plan_timeline(report, p, by_run, selection)) for p in plans]
+    else:
+        ranks = _chosen_ranks(report, selection)
+        views = [("streams", r, stream_timeline(report, r, by_run, selection)) for r in ranks]
+    return [(_slug(name, rank, multi_rank), view) for name, rank, view in views]
 
 
-def _slug(kind: str, name: str, rank: int | None, multi_rank: bool) -> str:
+def _slug(name: str, rank: int | None, multi_rank: bool) -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "plan"
     suffix = f"-rank{rank}" if multi_rank and rank is not None else ""
-    return f"{kind}-{safe}{suffix}"
+    return f"timeline-{safe}{suffix}"
 
 
 # --------------------------------------------------------------------------- choice
@@ -167,10 +152,9 @@ def _captures_by_run(
     taken in order within their rank, as the pipeline numbers runs.
     """
     by_path: dict[tuple[int | None, str], list[Capture]] = {}
-    for capture in captures:
-        by_path.setdefault((capture.rank, capture.path), []).append(capture)
     by_rank: dict[int | None, list[Capture]] = {}
     for capture in captures:
+        by_path.setdefault((capture.rank, capture.path), []).append(capture)
         by_rank.setdefault(capture.rank, []).append(capture)
     found: dict[tuple[int | None, int], tuple[RunInfo, Capture]] = {}
     for info in report.runs:
@@ -223,12 +207,11 @@ def plan_timeline(
     if chosen is None:  # nothing recorded (not split, no evidence): show the streams instead
         run = selection.run or _default_run(report, result.rank)
         view = stream_timeline(report, result.rank, by_run, Selection(run=run))
-        rank = _rank_text(result.rank)
-        return _replace_titles(
+        return replace(
             view,
-            f"{result.name}{rank} · run {run}: no occurrence to show",
-            f"{plan_line}. {result.diagnosis}".strip(),
-            result.verdict,
+            title=f"{result.name}{_rank_text(result.rank)} · run {run}: no occurrence to show",
+            subtitle=f"{plan_line}. {result.diagnosis}".strip(),
+            verdict=result.verdict,
         )
     plan_run, recorded = chosen
     info, capture = _lookup(by_run, result.rank, plan_run.run, copies=result.side_kind == "copy")
@@ -275,14 +258,13 @@ def plan_timeline(
     status = f" ({occ.status})" if occ.status != "ok" else ""
     subtitle = (
         f"{which} occurrence{status}: hidden_pct {hidden}; "
-        f"window overlap_pct {window} · {_plan_line(result, thresholds)}"
+        f"window overlap_pct {window} · {plan_line}"
     )
     return TimelineView(
-        kernels=capture.kernels,
-        start_ns=view_range[0],
-        end_ns=view_range[1],
-        title=title,
-        subtitle=subtitle,
+        capture.kernels,
+        *view_range,
+        title,
+        subtitle,
         main_stream=result.main_stream,
         side_stream=result.side_stream,
         side_window=side,
@@ -323,19 +305,11 @@ def _rank_text(rank: int | None) -> str:
 
 
 def _default_run(report: Report, rank: int | None) -> int:
-    runs = [r for r in report.runs if r.rank == rank]
-    warm = [r for r in runs if r.warm]
-    if warm:
-        return warm[0].index
-    if runs:
-        return runs[0].index
-    raise UsageError("the report lists no run to draw")
-
-
-def _replace_titles(
-    view: TimelineView, title: str, subtitle: str, verdict: Verdict | None
-) -> TimelineView:
-    return replace(view, title=title, subtitle=subtitle, verdict=verdict)
+    """The rank's first warm run, else its first run."""
+    runs = sorted((r for r in report.runs if r.rank == rank), key=lambda r: not r.warm)
+    if not runs:
+        raise UsageError("the report lists no run to draw")
+    return runs[0].index
 
 
 def stream_timeline(
@@ -384,65 +358,40 @@ def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
 # --------------------------------------------------------------------------- runs, demand
 
 
-def _series(
-    results: Sequence[PlanResult | StreamPair],
-    value: Callable[[PlanRun | StreamPairRun], float | None],
-) -> tuple[RunSeries, ...]:
-    """One plan's or stream pair's runs, a series per rank: for a plan its hidden_pct (what
-    its verdict bands were applied to), for a pair its busy-time overlap_pct."""
-    return tuple(
-        RunSeries(
-            label=_series_label(r.rank),
-            points=_points(r.per_run, value),
-            median=r.hidden_pct if isinstance(r, PlanResult) else r.overlap_pct,
-            verdict=r.verdict,
-        )
-        for r in results
-    )
-
-
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
-    panels: list[RunsPanel] = []
-    if plans:
-        for name in dict.fromkeys(p.name for p in plans):
-            series = _series([p for p in plans if p.name == name], _hidden)
-            panels.append(RunsPanel(f"plan {name} (side work hidden under the main path)", series))
-        title = "hidden_pct per run, by plan and rank"
-    else:
+    """A panel per plan (its hidden_pct, what its verdict bands were applied to) or, without
+    plans, per stream pair (its busy-time overlap_pct); a series per rank in each."""
+    results: Sequence[PlanResult | StreamPair] = plans
+    title, figure = "hidden_pct per run, by plan and rank", "hidden_pct"
+    if not plans:
         ranks = set(_chosen_ranks(report, selection))
-        pairs = [p for p in report.stream_pairs if p.rank in ranks]
-        for key in dict.fromkeys((p.main, p.side) for p in pairs):
-            series = _series([p for p in pairs if (p.main, p.side) == key], _overlap)
-            panels.append(
-                RunsPanel(
-                    f"stream {key[1]} vs main stream {key[0]} (interval-set definition)", series
-                )
-            )
-        title = "stream-level overlap_pct per run, by rank"
-    unit = "sample (run·step)" if report.per == "step" else "run"
-    figure = "hidden_pct" if plans else "overlap_pct"
+        results = [p for p in report.stream_pairs if p.rank in ranks]
+        title, figure = "stream-level overlap_pct per run, by rank", "overlap_pct"
+    panels: dict[str, list[RunSeries]] = {}
+    for r in results:
+        panel = (
+            f"plan {r.name} (side work hidden under the main path)"
+            if isinstance(r, PlanResult)
+            else f"stream {r.side} vs main stream {r.main} (interval-set definition)"
+        )
+        label = f"rank {r.rank}" if r.rank is not None else "all runs"
+        series = RunSeries(label, _points(r.per_run, figure), getattr(r, figure), r.verdict)
+        panels.setdefault(panel, []).append(series)
     return RunsView(
-        title=title, panels=tuple(panels), thresholds=report.thresholds, unit=unit, figure=figure
+        title=title,
+        panels=tuple(RunsPanel(name, tuple(series)) for name, series in panels.items()),
+        thresholds=report.thresholds,
+        unit="sample (run·step)" if report.per == "step" else "run",
+        figure=figure,
     )
 
 
-def _hidden(sample: PlanRun | StreamPairRun) -> float | None:
-    return sample.hidden_pct if isinstance(sample, PlanRun) else None
-
-
-def _overlap(sample: PlanRun | StreamPairRun) -> float | None:
-    return sample.overlap_pct
-
-
-def _points(
-    per_run: Sequence[PlanRun | StreamPairRun],
-    value: Callable[[PlanRun | StreamPairRun], float | None],
-) -> tuple[RunPoint, ...]:
+def _points(per_run: Sequence[PlanRun | StreamPairRun], figure: str) -> tuple[RunPoint, ...]:
     """One point per sample: at its run, or with --per step at its position among the samples."""
     if not any(r.sample for r in per_run):
-        return tuple(RunPoint(r.run, r.warm, value(r)) for r in per_run)
+        return tuple(RunPoint(r.run, r.warm, getattr(r, figure)) for r in per_run)
     return tuple(
-        RunPoint(i, r.warm, value(r), _sample_tick(r.sample))
+        RunPoint(i, r.warm, getattr(r, figure), _sample_tick(r.sample))
         for i, r in enumerate(per_run, start=1)
     )
 
@@ -450,10 +399,6 @@ def _points(
 def _sample_tick(sample: str | None) -> str | None:
     match = re.fullmatch(r"run (\d+) step (-?\d+)", sample or "")
     return f"{match.group(1)}·{match.group(2)}" if match else sample
-
-
-def _series_label(rank: int | None) -> str:
-    return f"rank {rank}" if rank is not None else "all runs"
 
 
 def demand_view(timeline: TimelineView, device: DeviceCores | None) -> DemandView:
