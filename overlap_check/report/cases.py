@@ -22,7 +22,7 @@ from overlap_check.model import (
     StreamPair,
     Thresholds,
 )
-from overlap_check.model.verdicts import decided_text, describe, figure_text
+from overlap_check.model.verdicts import CAUSE_KINDS, decided_text, describe, figure_text
 from overlap_check.report.text_cores import blocks_of, device_text
 
 Status = Literal["passed", "failed", "provisional"]
@@ -75,6 +75,17 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
     if found is None or not found[0].warm:
         return None
     return found[0].run, found[1]
+
+
+def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
+    """(label, text) of the measured 3c causes (largest first) and the fix steps of the
+    plan's diagnosis."""
+    found = plan.diagnosed
+    if found is None:
+        return []
+    causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
+    fix = [(f"fix ({found.path or 'path unknown'})", step) for step in found.fix]
+    return [(f"cause {n}", text) for n, text in enumerate(causes, start=1)] + fix
 
 
 def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:

@@ -20,23 +20,11 @@ COLOR_MODES = ("auto", "always", "never")
 _RESET = "\033[0m"
 # SGR parameters; a style is one name or several separated by spaces ("bold red").
 _CODES = {"bold": "1", "red": "31", "green": "32", "yellow": "33"}
-STYLES = {name: f"\033[{code}m" for name, code in _CODES.items()}
-VERDICT_STYLE = {
-    "real": "green",
-    "pass": "green",
-    "partial": "yellow",
-    "provisional": "yellow",
-    "fake": "red",
-    "not-split": "red",
-    "no-evidence": "red",
-    "fail": "red",
-}
-BASELINE_STYLE = {
-    "improved": "green",
-    "missing-in-base": "yellow",
-    "regressed": "red",
-    "missing-in-head": "red",
-}
+VERDICT_STYLE = dict.fromkeys(("real", "pass"), "green")
+VERDICT_STYLE |= dict.fromkeys(("partial", "provisional"), "yellow")
+VERDICT_STYLE |= dict.fromkeys(("fake", "not-split", "no-evidence", "fail"), "red")
+BASELINE_STYLE = {"improved": "green", "missing-in-base": "yellow"}
+BASELINE_STYLE |= dict.fromkeys(("regressed", "missing-in-head"), "red")
 
 
 class _Stream(Protocol):
@@ -82,5 +70,4 @@ def paint_verdict(verdict: str, enabled: bool) -> str:
 
 
 def bold(text: str, enabled: bool) -> str:
-    """A heading."""
     return paint(text, "bold", enabled)

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from overlap_check.model import BaselineDelta, Report
 from overlap_check.model.errors import InputError
-from overlap_check.model.verdicts import CAUSE_KINDS, describe, figure_text
+from overlap_check.model.verdicts import describe, figure_text
 from overlap_check.report.cases import (
     Case,
     baseline_of,
     ci_cases,
     deciding_occurrence,
+    diagnosis_lines,
     occurrence_text,
     pair_case,
     pct,
@@ -36,12 +37,6 @@ def cell(text: object) -> str:
     return markdown(str(text))
 
 
-def _icon(case: Case) -> str:
-    if case.status == "failed":
-        return _ICON["failed"]
-    return _ICON["warning"] if case.warning else _ICON["passed"]
-
-
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in rows]
@@ -59,7 +54,8 @@ def _change(delta: BaselineDelta | None) -> str:
 
 
 def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
-    return f"{_icon(case)} {verdict}" + (" (provisional)" if provisional else "")
+    icon = _ICON["failed" if case.status == "failed" else "warning" if case.warning else "passed"]
+    return f"{icon} {verdict}" + (" (provisional)" if provisional else "")
 
 
 def _rank_title(rank: int | None) -> str:
@@ -98,12 +94,7 @@ def _plan_sections(report: Report) -> list[str]:
             rows.append([*row, worst_text])
             if plan.diagnosis:
                 notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
-            found = plan.diagnosed
-            if found is not None:
-                causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
-                notes += [f"  - cause {n}: {cell(t)}" for n, t in enumerate(causes, start=1)]
-                where = found.path or "path unknown"
-                notes += [f"  - fix ({where}): {cell(step)}" for step in found.fix]
+            notes += [f"  - {label}: {cell(text)}" for label, text in diagnosis_lines(plan)]
             notes += [f"- **{cell(plan.name)}**: {cell(finding)}" for finding in plan.findings]
         lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []

@@ -16,8 +16,7 @@ from overlap_check.model import (
     Thresholds,
     rank_text,
 )
-from overlap_check.model.verdicts import CAUSE_KINDS
-from overlap_check.report.cases import pct
+from overlap_check.report.cases import diagnosis_lines, pct
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
 from overlap_check.report.text_communication import render_communication, us
 from overlap_check.report.text_table import Painter, fitted, table
@@ -31,11 +30,6 @@ HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
 BUSY = (
     "busy-time overlap_pct = |busy(main) ∩ busy(side)| / min(busy(main), busy(side)), warm median"
 )
-
-
-def _known(value: int | None) -> str:
-    """A stream id as the report prints it: ``-`` when unknown, as for ranks."""
-    return "-" if value is None else str(value)
 
 
 def _heading(title: str, explanation: str, color: bool) -> str:
@@ -80,13 +74,9 @@ def _occurrence_counts(plan: PlanResult) -> str:
     warm = [r for r in plan.per_run if r.warm] or list(plan.per_run)
     if not warm:
         return "-"
+    counts = {(r.judged, r.occurrences) for r in warm}
     first = warm[0]
-    text = f"{first.judged}/{first.occurrences}"
-    return (
-        text
-        if all((r.judged, r.occurrences) == (first.judged, first.occurrences) for r in warm)
-        else text + "*"
-    )
+    return f"{first.judged}/{first.occurrences}" + ("*" if len(counts) > 1 else "")
 
 
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
@@ -194,32 +184,21 @@ def _plans(report: Report, color: bool) -> list[str]:
     ]
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
-        lines += _diagnosed(plan)
+        lines += [f"    {label}: {text}" for label, text in diagnosis_lines(plan)]
         lines.append(
-            f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
+            f"    streams: side {rank_text(plan.side_stream)}, main {rank_text(plan.main_stream)}; "
             f"hidden_pct per {_samples(plan)[:-1]}: {_per_run(plan.per_run, thresholds)}"
         )
-        if plan.side_kind != "compute":
-            lines.append(
-                f"    side ops: {plan.side_kind} tasks, hidden_pct against compute on any "
-                "other stream"
-            )
+        tasks = f"{plan.side_kind} tasks, hidden_pct against compute on any other stream"
+        lines += _line("side ops: ", tasks if plan.side_kind != "compute" else "")
         real, partial, fake = plan.verdict_counts
-        if real + partial + fake:
-            lines.append(
-                f"    warm occurrences by hidden_pct: {real} real, {partial} partial, {fake} fake"
-            )
-        deciding = _deciding(plan, origins, thresholds)
-        if deciding:
-            lines.append(f"    deciding occurrence {deciding}")
+        counts = f"{real} real, {partial} partial, {fake} fake" if real + partial + fake else ""
+        lines += _line("warm occurrences by hidden_pct: ", counts)
+        lines += _line("deciding occurrence ", _deciding(plan, origins, thresholds))
         lines += _layers(plan, origins, thresholds)
         lines += [f"    finding: {finding}" for finding in plan.findings]
-        walls = _walls(plan)
-        if walls:
-            lines.append(f"    walls: {walls}")
-        unjudged = _unjudged(plan)
-        if unjudged:
-            lines.append(f"    not judged (warm runs): {unjudged}")
+        lines += _line("walls: ", _walls(plan))
+        lines += _line("not judged (warm runs): ", _unjudged(plan))
         lines += [
             f"    barrier candidate: {barrier_phrase(b, plan.fake_occurrences, hint=False)}"
             for b in plan.barrier_candidates
@@ -227,15 +206,9 @@ def _plans(report: Report, color: bool) -> list[str]:
     return lines
 
 
-def _diagnosed(plan: PlanResult) -> list[str]:
-    """The measured 3c causes (largest first) and the fix steps of the plan's diagnosis."""
-    found = plan.diagnosed
-    if found is None:
-        return []
-    causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
-    lines = [f"    cause {n}: {text}" for n, text in enumerate(causes, start=1)]
-    where = found.path or "path unknown"
-    return lines + [f"    fix ({where}): {step}" for step in found.fix]
+def _line(label: str, text: str) -> list[str]:
+    """A line of a plan's block, when there is something to say."""
+    return [f"    {label}{text}"] if text else []
 
 
 def _walls(plan: PlanResult) -> str:
@@ -348,7 +321,7 @@ def _ranks(report: Report, color: bool) -> list[str]:
     rows = [
         [
             rank_text(r.rank),
-            _known(r.main_stream),
+            rank_text(r.main_stream),
             f"{r.parallelism:.3f}",
             us(r.concurrent_ns),
             us(r.wall_ns),

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from overlap_check.model import Capture, Occurrence, PlanResult, PlanRun, Report
 from overlap_check.report.plots.files import output_paths, picture_format
-from overlap_check.report.plots.select import CHART_KINDS, Chart, ChartKind, Selection, charts
+from overlap_check.report.plots.select import CHART_KINDS, ChartKind, Selection, charts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -61,22 +61,12 @@ def write_plots(
         raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
     selection = Selection(plan, rank, run, occurrence, tuple(kinds), measure)
     chosen = charts(report, captures, selection)
-    written: list[Path] = []
-    for chart, file in zip(chosen, output_paths(target, [c.slug for c in chosen]), strict=True):
-        figure = _draw(chart)
-        written.append(canvas.save(figure, file))
-    return written
-
-
-def _draw(chart: Chart) -> Figure:
     from overlap_check.report.plots.demand import draw_demand
     from overlap_check.report.plots.runs import draw_runs
     from overlap_check.report.plots.timeline import draw_timeline
-    from overlap_check.report.plots.views import DemandView, RunsView, TimelineView
 
-    if isinstance(chart.view, TimelineView):
-        return draw_timeline(chart.view)
-    if isinstance(chart.view, RunsView):
-        return draw_runs(chart.view)
-    assert isinstance(chart.view, DemandView)
-    return draw_demand(chart.view)
+    # a chart's view is of its kind's class (select.charts)
+    draw: dict[str, Callable[[Any], Figure]] = {"timeline": draw_timeline, "runs": draw_runs}
+    draw["demand"] = draw_demand
+    files = output_paths(target, [c.slug for c in chosen])
+    return [canvas.save(draw[c.kind](c.view), file) for c, file in zip(chosen, files, strict=True)]

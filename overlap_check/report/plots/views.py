@@ -22,6 +22,7 @@ from overlap_check.model import (
     Verdict,
     intervals,
 )
+from overlap_check.model.core_kinds import AIC_DEMAND, AIV_DEMAND, core_code
 from overlap_check.model.table import compute_kernels
 
 # Margin around an occurrence's windows, as a fraction of their hull, so that the
@@ -276,30 +277,18 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
     """Per compute kernel: the aicore and vectorcore blocks it demands while it runs.
 
-    The contention rule of overlap_check.measure.cores, so the chart shows what the
-    report judged: aicore = AI_CORE and MIX_AIC ``Block Num``; vectorcore =
-    AI_VECTOR_CORE and MIX_AIV ``Block Num`` plus MIX_AIC ``Mix Block Num``
-    (MIX_AIV's Mix Block Num is undocumented and left out). With the device
-    known, each kernel's demand is capped at its cores: ``Block Num`` is a
-    logical count and 256 blocks on 48 cores run in waves.
+    The contention rule of overlap_check.measure.cores (model.core_kinds), so the chart
+    shows what the report judged. With the device known, each kernel's demand is capped
+    at its cores: ``Block Num`` is a logical count and 256 blocks on 48 cores run in waves.
     """
-    core = pl.col("accelerator_core")
-    aic: pl.Expr = (
-        pl.when(core.is_in(["AI_CORE", "MIX_AIC"])).then(pl.col("block_num")).fill_null(0)
-    )
-    aiv: pl.Expr = (
-        pl.when(core.is_in(["AI_VECTOR_CORE", "MIX_AIV"]))
-        .then(pl.col("block_num"))
-        .when(core == "MIX_AIC")
-        .then(pl.col("mix_block_num"))
-        .fill_null(0)
-    )
+    aic, aiv = AIC_DEMAND.fill_null(0), AIV_DEMAND.fill_null(0)
     if device is not None:  # capped at the cores where known (0: unknown, not capped)
         if device.aicore > 0:
             aic = pl.min_horizontal(aic, pl.lit(device.aicore))
         if device.vectorcore > 0:
             aiv = pl.min_horizontal(aiv, pl.lit(device.vectorcore))
-    return compute_kernels(kernels).select(
+    rows = compute_kernels(kernels)
+    return rows.with_columns(core_code(rows)).select(
         "stream_id",
         "start_ns",
         "end_ns",
