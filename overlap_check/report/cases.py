@@ -10,7 +10,6 @@ stream, --strict). Whether a plan or pair fails is the gate's mark on it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -94,33 +93,34 @@ def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
     return f"{figure} ({occ.verdict})" if occ.verdict else figure
 
 
-def _runs_line(
-    samples: Sequence[tuple[int, bool, float | None]], figure: str, thresholds: Thresholds
-) -> str:
-    shown = [
-        f"{run}{'' if warm else ' (cold)'}: {figure_text(value, thresholds)}"
-        for run, warm, value in samples
-    ]
-    return f"per run ({figure}): " + ", ".join(shown)
-
-
 def _judged(
-    group: Literal["plan", "streams"], judged: PlanResult | StreamPair, name: str, message: str
+    judged: PlanResult | StreamPair, name: str, message: str, details: list[str], report: Report
 ) -> Case:
-    """The case of a plan or stream pair: failed where the gate marked it."""
+    """The case of a plan or stream pair: failed where the gate marked it or its baseline
+    figure regressed; ``details`` end with its figure per run."""
+    group: Literal["plan", "streams"] = "plan" if isinstance(judged, PlanResult) else "streams"
+    figure = "hidden_pct" if group == "plan" else "overlap_pct"
+    if judged.per_run:
+        shown = [
+            f"{r.run}{'' if r.warm else ' (cold)'}: "
+            + figure_text(getattr(r, figure), report.thresholds)
+            for r in judged.per_run
+        ]
+        details.append(f"per run ({figure}): " + ", ".join(shown))
     failures, provisional = judged.gate_failures, judged.provisional
+    if provisional:
+        message += f" [provisional: {report.provisional_text}]"
+    delta = baseline_of(report, name, judged.rank)
+    line = "" if delta is None else "baseline: " + describe(delta, report.baseline_tolerance or 0.0)
+    if delta is not None and delta.status == "regressed":
+        failures = (*failures, line)
+    elif line:
+        details.append(line)
     status: Status = "failed" if failures else ("provisional" if provisional else "passed")
     warning = not failures and (provisional or judged.verdict == "partial")
-    return Case(group, with_rank(name, judged.rank), status, message, failures, (), warning)
-
-
-def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> Case:
-    if delta is None:
-        return case
-    line = "baseline: " + describe(delta, report.baseline_tolerance or 0.0)
-    if delta.status != "regressed":
-        return replace(case, details=(*case.details, line))
-    return replace(case, status="failed", failures=(*case.failures, line), warning=False)
+    return Case(
+        group, with_rank(name, judged.rank), status, message, failures, tuple(details), warning
+    )
 
 
 def plan_case(plan: PlanResult, report: Report) -> Case:
@@ -133,8 +133,6 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         f"{thresholds.real:g}, fake <= {thresholds.fake:g}); "
         f"window overlap_pct {pct(plan.overlap_pct)}"
     )
-    if plan.provisional:
-        message += f" [provisional: {report.provisional_text}]"
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
     deciding = deciding_occurrence(plan)
@@ -144,35 +142,21 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
             f"deciding occurrence: run {run}, #{occ.index}: hidden_pct "
             f"{occurrence_text(occ, thresholds)}, overlap_pct {pct(occ.overlap_pct)}"
         )
-    if plan.per_run:
-        samples = [(r.run, r.warm, r.hidden_pct) for r in plan.per_run]
-        details.append(_runs_line(samples, "hidden_pct", thresholds))
-    case = _judged("plan", plan, plan.name, message)
-    case = replace(
-        case,
-        details=tuple(details),
-        evidence=evidence_of(report, plan),
-        findings=plan.findings,
-        warning=case.warning or (bool(plan.findings) and not case.failures),
+    case = _judged(plan, plan.name, message, details, report)
+    warning = case.warning or (bool(plan.findings) and not case.failures)
+    return replace(
+        case, evidence=evidence_of(report, plan), findings=plan.findings, warning=warning
     )
-    return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
 
 
 def pair_case(pair: StreamPair, report: Report) -> Case:
-    name = f"stream {pair.side} vs {pair.main}"
     warm = sum(run.warm for run in pair.per_run)
     message = (
         f"{pair.verdict}: busy-time overlap_pct {figure_text(pair.overlap_pct, report.thresholds)}"
         f" of stream {pair.side} "
         f"with main stream {pair.main} (median of {warm} warm run(s) of {len(pair.per_run)})"
     )
-    if pair.provisional:
-        message += f" [provisional: {report.provisional_text}]"
-    case = _judged("streams", pair, name, message)
-    if pair.per_run:
-        samples = [(r.run, r.warm, r.overlap_pct) for r in pair.per_run]
-        case = replace(case, details=(_runs_line(samples, "overlap_pct", report.thresholds),))
-    return _with_baseline(case, baseline_of(report, name, pair.rank), report)
+    return _judged(pair, f"stream {pair.side} vs {pair.main}", message, [], report)
 
 
 def core_cases(report: Report) -> list[Case]:

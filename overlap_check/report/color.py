@@ -1,13 +1,10 @@
 """Terminal colour for the text reports: when to use it and how.
 
 ``--color never|always`` decides when given (a command-line argument beats the
-environment, as https://no-color.org asks). With ``auto``: ``NO_COLOR`` (any
-non-empty value) turns colour off and wins; otherwise ``FORCE_COLOR`` (non-empty,
-not ``0``) turns it on, for CI logs that render ANSI; otherwise colour is used on
-a terminal whose TERM is not ``dumb``.
-
-Renderers take a plain ``color: bool``; only the CLI looks at streams and the
-environment. Painting never changes the visible text, only wraps it in escapes.
+environment, as https://no-color.org asks). With ``auto``: a non-empty ``NO_COLOR``
+turns colour off and wins; else ``FORCE_COLOR`` (non-empty, not ``0``) turns it on, for
+CI logs that render ANSI; else colour is used on a terminal whose TERM is not ``dumb``.
+Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes.
 """
 
 from __future__ import annotations

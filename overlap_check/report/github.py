@@ -1,16 +1,12 @@
 """``--format github``: GitHub Actions workflow commands (annotations).
 
-``::error`` for each failing check, ``::warning`` for provisional or partial
-results and report notes, ``::notice`` for passes; errors first, because GitHub
-shows only the first few annotations of each kind per step (the step summary,
-$GITHUB_STEP_SUMMARY, has everything). The last line is a plain verdict line.
-
-A plan's annotations (its case, its core-limit and baseline cases) carry
-``file=``/``line=`` of its ``[[plan]]`` header in the config, so that GitHub
-shows them on that file; a plan given on the command line (``--side``) has no
-file, and its annotations carry none (GitHub lists them on the run's summary
-page). A plan's annotation carries its line of the evidence summary after the
-verdict line. Every piece of user text is escaped (workflow_commands.py).
+``::error`` for each failing check, ``::warning`` for provisional or partial results
+and report notes, ``::notice`` for passes; errors first, because GitHub shows only the
+first few annotations of each kind per step (the step summary has everything). The
+last line is a plain verdict line. A plan's annotations (its case, its core-limit and
+baseline cases) carry ``file=``/``line=`` of its ``[[plan]]`` header in the config, so
+GitHub shows them on that file (a ``--side`` plan has none). User text is escaped
+(workflow_commands.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from overlap_check.model import Capture, Occurrence, PlanResult, PlanRun, Report
-from overlap_check.report.plots.files import output_paths, picture_format
+from overlap_check.model.errors import UsageError
 from overlap_check.report.plots.select import CHART_KINDS, ChartKind, Selection, charts
 
 if TYPE_CHECKING:
@@ -56,8 +56,6 @@ def write_plots(
     picture_format(target)
     unknown = [k for k in kinds if k not in CHART_KINDS]
     if unknown:
-        from overlap_check.model.errors import UsageError
-
         raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
     selection = Selection(plan, rank, run, occurrence, tuple(kinds), measure)
     chosen = charts(report, captures, selection)
@@ -70,3 +68,35 @@ def write_plots(
     draw["demand"] = draw_demand
     files = output_paths(target, [c.slug for c in chosen])
     return [canvas.save(draw[c.kind](c.view), file) for c, file in zip(chosen, files, strict=True)]
+
+
+SUFFIXES = (".png", ".svg")
+
+
+def picture_format(path: Path) -> str:
+    """``png`` or ``svg`` from the file name, or a UsageError naming the file."""
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise UsageError(
+            f"cannot tell the picture format from {path.name!r}",
+            path=path,
+            hint="name the file *.png or *.svg",
+        )
+    return suffix[1:]
+
+
+def output_paths(path: Path, slugs: Sequence[str]) -> list[Path]:
+    """The file of each chart: the first is ``path``, the others ``<stem>-<slug><suffix>``.
+
+    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``.
+    """
+    paths: list[Path] = []
+    seen: dict[str, int] = {}
+    for i, slug in enumerate(slugs):
+        if i == 0:
+            paths.append(path)
+            continue
+        seen[slug] = seen.get(slug, 0) + 1
+        unique = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
+        paths.append(path.with_name(f"{path.stem}-{unique}{path.suffix}"))
+    return paths

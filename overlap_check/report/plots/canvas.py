@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 
 from overlap_check.model.errors import UsageError
 from overlap_check.report.output_file import write_atomically
-from overlap_check.report.plots.files import picture_format
+from overlap_check.report.plots import picture_format
 from overlap_check.report.plots.views import format_duration as format_duration  # re-exported
 from overlap_check.report.text_cores import exact_us as exact_us  # re-exported
 

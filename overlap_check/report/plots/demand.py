@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from overlap_check.report.plots import canvas
 from overlap_check.report.plots.views import (
-    DemandView,
+    TimelineView,
     block_demand,
     clip,
     demand_steps,
@@ -29,7 +29,7 @@ KINDS = (("aicore", "AI Core (cube) blocks"), ("vectorcore", "AI Vector blocks")
 FILL: dict[str, Any] = {"alpha": 0.85, "linewidth": 0, "zorder": 3}  # a stream's blocks
 
 
-def draw_demand(view: DemandView) -> Figure:
+def draw_demand(view: TimelineView) -> Figure:
     demand = block_demand(view.kernels, view.device)
     in_view = clip(demand, view.start_ns, view.end_ns)
     streams = lane_order(
@@ -72,7 +72,7 @@ def draw_demand(view: DemandView) -> Figure:
     return figure
 
 
-def _device_max(view: DemandView, kind: str) -> int | None:
+def _device_max(view: TimelineView, kind: str) -> int | None:
     """The kind's device cores; None (no line) where unknown (0)."""
     if view.device is None:
         return None
@@ -81,7 +81,7 @@ def _device_max(view: DemandView, kind: str) -> int | None:
 
 def _panel(
     ax: Axes,
-    view: DemandView,
+    view: TimelineView,
     demand: pl.DataFrame,
     kind: str,
     streams: list[int],
@@ -131,7 +131,7 @@ def _panel(
 
 
 def _legend(
-    figure: Figure, view: DemandView, streams: list[int], colours: dict[int, str], over: bool
+    figure: Figure, view: TimelineView, streams: list[int], colours: dict[int, str], over: bool
 ) -> None:
     label = {s: canvas.stream_label(s, view.main_stream, view.side_stream) for s in streams}
     handles = [Patch(color=colours[s], label=label[s]) for s in streams]

@@ -30,7 +30,6 @@ from overlap_check.model.errors import UsageError
 from overlap_check.model.verdicts import decided_text, figure_text
 from overlap_check.report.plots.picking import barrier_marks, pick_occurrence
 from overlap_check.report.plots.views import (
-    DemandView,
     RunPoint,
     RunSeries,
     RunsPanel,
@@ -51,7 +50,7 @@ _VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "rea
 class Chart:
     kind: ChartKind
     slug: str  # file-name part: "timeline-moe-shared-expert-rank0"
-    view: TimelineView | RunsView | DemandView
+    view: TimelineView | RunsView  # a demand chart draws its timeline's view (demand_view)
 
 
 @dataclass(frozen=True)
@@ -105,9 +104,6 @@ def _slug(name: str, rank: int | None, multi_rank: bool) -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "plan"
     suffix = f"-rank{rank}" if multi_rank and rank is not None else ""
     return f"timeline-{safe}{suffix}"
-
-
-# --------------------------------------------------------------------------- choice
 
 
 def _chosen_plans(report: Report, selection: Selection) -> list[PlanResult]:
@@ -187,9 +183,6 @@ def _lookup(
     if copies:
         return info, capture
     return info, replace(capture, kernels=without_copies(capture.kernels))
-
-
-# --------------------------------------------------------------------------- timelines
 
 
 def _window(start: int | None, end: int | None) -> tuple[int, int] | None:
@@ -327,24 +320,15 @@ def stream_timeline(
     if main is None and pairs:
         main = pairs[0].main
     side = pairs[0].side if pairs else None
-    figures = [_pair_text(p, info.index, report.thresholds) for p in pairs]
+    figures = "; ".join(_pair_text(p, info.index, report.thresholds) for p in pairs)
     verdict = min((p.verdict for p in pairs), key=lambda v: _VERDICT_RANK[v], default=None)
+    warm = "warm" if info.warm else "cold"
+    title = f"streams{_rank_text(rank)} · run {info.index} ({warm}) · busiest overlap region"
+    figures = figures or "no pair of compute streams"
+    subtitle = f"stream-level (interval-set) overlap_pct, this run: {figures}"
+    kernels, device = capture.kernels, capture.device_cores
     return TimelineView(
-        kernels=capture.kernels,
-        start_ns=start,
-        end_ns=end,
-        title=(
-            f"streams{_rank_text(rank)} · run {info.index} ({'warm' if info.warm else 'cold'})"
-            " · busiest overlap region"
-        ),
-        subtitle=(
-            "stream-level (interval-set) overlap_pct, this run: "
-            + ("; ".join(figures) if figures else "no pair of compute streams")
-        ),
-        main_stream=main,
-        side_stream=side,
-        verdict=verdict,
-        device=capture.device_cores,
+        kernels, start, end, title, subtitle, main, side, verdict=verdict, device=device
     )
 
 
@@ -353,9 +337,6 @@ def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
     figure = f"{this.overlap_pct:.2f}" if this is not None else "n/a"
     median = figure_text(pair.overlap_pct, thresholds)
     return f"stream {pair.side} vs {pair.main}: {figure} (warm median {median}, {pair.verdict})"
-
-
-# --------------------------------------------------------------------------- runs, demand
 
 
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
@@ -401,16 +382,7 @@ def _sample_tick(sample: str | None) -> str | None:
     return f"{match.group(1)}·{match.group(2)}" if match else sample
 
 
-def demand_view(timeline: TimelineView, device: DeviceCores | None) -> DemandView:
+def demand_view(timeline: TimelineView, device: DeviceCores | None) -> TimelineView:
+    """The block demand over the timeline's range and windows, on ``device``'s cores."""
     title = timeline.title.split(" · hidden_pct")[0].split(" · busiest")[0]
-    return DemandView(
-        kernels=timeline.kernels,
-        start_ns=timeline.start_ns,
-        end_ns=timeline.end_ns,
-        title=f"{title} · block demand",
-        device=device,
-        main_stream=timeline.main_stream,
-        side_stream=timeline.side_stream,
-        side_window=timeline.side_window,
-        dom_window=timeline.dom_window,
-    )
+    return replace(timeline, title=f"{title} · block demand", device=device)

@@ -97,24 +97,6 @@ class RunsView:
     figure: str = "overlap_pct"
 
 
-@dataclass(frozen=True)
-class DemandView:
-    """Blocks demanded per core kind over a time range, stacked by stream."""
-
-    kernels: pl.DataFrame
-    start_ns: int
-    end_ns: int
-    title: str
-    device: DeviceCores | None
-    main_stream: int | None = None
-    side_stream: int | None = None
-    side_window: tuple[int, int] | None = None
-    dom_window: tuple[int, int] | None = None
-
-
-# --------------------------------------------------------------------------- names
-
-
 def short_names(names: pl.Series) -> pl.Series:
     """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` -> ``GroupedMatmul``.
 
@@ -144,9 +126,6 @@ def format_duration(ns: float) -> str:
 def short_name(name: str) -> str:
     label = short_names(pl.Series([name]))[0]
     return str(label) if label else name
-
-
-# --------------------------------------------------------------------------- windows
 
 
 def occurrence_range(
@@ -269,9 +248,6 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
     if rows.height <= STREAM_VIEW_KERNELS:
         return max(span, 1)
     return max(span * STREAM_VIEW_KERNELS // rows.height, 1)
-
-
-# --------------------------------------------------------------------------- blocks
 
 
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
