@@ -60,10 +60,9 @@ def _walk(value: Any) -> Any:
         same = all(new is old for new, old in zip(items, value, strict=True))
         return value if same else type(value)(items)
     if isinstance(value, dict):
-        pairs = [(_walk(key), _walk(item)) for key, item in value.items()]
-        same = all(k is old_k and v is old_v for (k, v), (old_k, old_v)
-                   in zip(pairs, value.items(), strict=True))  # fmt: skip
-        return value if same else dict(pairs)
+        pairs = list(value.items())
+        walked = _walk(pairs)  # the same list when no key or value changed
+        return value if walked is pairs else dict(walked)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _FIELDS.get(type(value))
         if names is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from overlap_check.model import BaselineDelta, Report
+from overlap_check.model import BaselineDelta, PlanResult, Report, StreamPair
 from overlap_check.model.errors import InputError
 from overlap_check.model.verdicts import describe, figure_text
 from overlap_check.report.cases import (
@@ -58,70 +58,64 @@ def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
     return f"{icon} {verdict}" + (" (provisional)" if provisional else "")
 
 
-def _rank_title(rank: int | None) -> str:
-    return "all ranks" if rank is None else f"rank {rank}"
-
-
-def _plan_sections(report: Report) -> list[str]:
+def _judged_sections(report: Report) -> list[str]:
+    """A table per rank of its plans, with their notes (without plans: of its stream pairs)."""
     lines: list[str] = []
-    with_baseline = report.baseline is not None
-    ranks = list(dict.fromkeys(plan.rank for plan in report.plans))
-    for rank in ranks:
-        plans = [plan for plan in report.plans if plan.rank == rank]
-        header = ["plan", "hidden_pct", "verdict", "overlap_pct", "runs used"]
-        header += ["vs baseline"] * with_baseline + ["deciding occurrence"]
-        rows = []
-        notes = []
-        for plan in plans:
-            case = plan_case(plan, report)
-            deciding = deciding_occurrence(plan)
-            worst_text = (
-                f"{occurrence_text(deciding[1], report.thresholds)} "
-                f"(run {deciding[0]}, #{deciding[1].index})"
-                if deciding
-                else "—"
+    judged: Sequence[PlanResult | StreamPair] = report.plans or report.stream_pairs
+    for rank in dict.fromkeys(j.rank for j in judged):
+        rows, notes = [], []
+        for j in (j for j in judged if j.rank == rank):
+            name, row, last = (
+                _plan_row(j, report) if isinstance(j, PlanResult) else _pair_row(j, report)
             )
-            capped = plan.diagnosed is not None and plan.diagnosed.capped
-            row: list[object] = [
-                plan.name,
-                figure_text(plan.hidden_pct, report.thresholds) + (" (capped)" if capped else ""),
-                _verdict_cell(case, plan.verdict, plan.provisional),
-                pct(plan.overlap_pct),
-                f"{plan.runs_used} of {len(plan.per_run)}",
-            ]
-            if with_baseline:
-                row.append(_change(baseline_of(report, plan.name, plan.rank)))
-            rows.append([*row, worst_text])
-            if plan.diagnosis:
-                notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
-            notes += [f"  - {label}: {cell(text)}" for label, text in diagnosis_lines(plan)]
-            notes += [f"- **{cell(plan.name)}**: {cell(finding)}" for finding in plan.findings]
-        lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
+            if report.baseline is not None:
+                row.append(_change(baseline_of(report, name, j.rank)))
+            rows.append(row + last)
+            if isinstance(j, PlanResult):
+                notes += [f"- **{cell(j.name)}**: {cell(j.diagnosis)}"] if j.diagnosis else []
+                notes += [f"  - {label}: {cell(text)}" for label, text in diagnosis_lines(j)]
+                notes += [f"- **{cell(j.name)}**: {cell(finding)}" for finding in j.findings]
+        if report.plans:
+            header = ["plan", "hidden_pct", "verdict", "overlap_pct", "runs used"]
+            last_header, title = ["deciding occurrence"], "Plans"
+        else:
+            header = ["streams", "overlap_pct (busy time)", "verdict", "runs used"]
+            last_header, title = [], "Stream pairs"
+        header += ["vs baseline"] * (report.baseline is not None) + last_header
+        where = "all ranks" if rank is None else f"rank {rank}"
+        lines += ["", f"### {title}, {where}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []
     return lines
 
 
-def _pair_sections(report: Report) -> list[str]:
-    lines: list[str] = []
-    with_baseline = report.baseline is not None
-    for rank in dict.fromkeys(pair.rank for pair in report.stream_pairs):
-        header = ["streams", "overlap_pct (busy time)", "verdict", "runs used"]
-        header += ["vs baseline"] * with_baseline
-        rows = []
-        for pair in (p for p in report.stream_pairs if p.rank == rank):
-            name = f"stream {pair.side} vs {pair.main}"
-            warm = sum(run.warm for run in pair.per_run)
-            row: list[object] = [
-                f"{name} (main)",
-                figure_text(pair.overlap_pct, report.thresholds),
-                _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
-                f"{warm} of {len(pair.per_run)}",
-            ]
-            if with_baseline:
-                row.append(_change(baseline_of(report, name, pair.rank)))
-            rows.append(row)
-        lines += ["", f"### Stream pairs, {_rank_title(rank)}", "", *_table(header, rows)]
-    return lines
+def _plan_row(plan: PlanResult, report: Report) -> tuple[str, list[object], list[object]]:
+    """The plan's name (as the baseline names it), its row's cells before the baseline
+    column and after it."""
+    deciding = deciding_occurrence(plan)
+    worst = "—"
+    if deciding:
+        run, occ = deciding
+        worst = f"{occurrence_text(occ, report.thresholds)} (run {run}, #{occ.index})"
+    capped = " (capped)" if plan.diagnosed is not None and plan.diagnosed.capped else ""
+    row: list[object] = [
+        plan.name,
+        figure_text(plan.hidden_pct, report.thresholds) + capped,
+        _verdict_cell(plan_case(plan, report), plan.verdict, plan.provisional),
+        pct(plan.overlap_pct),
+        f"{plan.runs_used} of {len(plan.per_run)}",
+    ]
+    return plan.name, row, [worst]
+
+
+def _pair_row(pair: StreamPair, report: Report) -> tuple[str, list[object], list[object]]:
+    name = f"stream {pair.side} vs {pair.main}"
+    row: list[object] = [
+        f"{name} (main)",
+        figure_text(pair.overlap_pct, report.thresholds),
+        _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
+        f"{sum(run.warm for run in pair.per_run)} of {len(pair.per_run)}",
+    ]
+    return name, row, []
 
 
 def _core_section(report: Report) -> list[str]:
@@ -221,7 +215,7 @@ def render(report: Report) -> str:
     if report.evidence_summary:
         lines += ["", "**Evidence:**", ""]
         lines += [f"- {cell(line)}" for line in report.evidence_summary]
-    lines += _plan_sections(report) if report.plans else _pair_sections(report)
+    lines += _judged_sections(report)
     lines += _communication_section(report)
     lines += _core_section(report)
     lines += _baseline_section(report)
@@ -241,11 +235,9 @@ def render(report: Report) -> str:
 
 
 def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
-    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set.
-
-    Written whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off
-    (for a step whose summary another step writes).
-    """
+    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set. Written
+    whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off (for a step
+    whose summary another step writes)."""
     target = step_summary_target(environ)
     if target is not None:
         append_markdown(render(displayed(report)), target)

@@ -389,23 +389,13 @@ def _baseline(report: Report, color: bool) -> list[str]:
 @fitted  # to the terminal's width, its terms explained (text_table.py)
 def render(report: Report, *, color: bool = False) -> str:
     """The whole text report, ending with a newline; ``color``: with ANSI colours."""
-    status = paint(
-        "PASS" if report.verdict == "pass" else "FAIL",
-        "bold green" if report.verdict == "pass" else "bold red",
-        color,
-    )
+    passed = report.verdict == "pass"
+    status = paint("PASS" if passed else "FAIL", "bold green" if passed else "bold red", color)
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
     if report.provisional:
         # First, before any verdict: a provisional figure is not yet evidence.
-        lines.insert(
-            0,
-            paint(
-                f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture "
-                "before trusting the verdict",
-                "bold yellow",
-                color,
-            ),
-        )
+        warning = f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture"
+        lines.insert(0, paint(warning + " before trusting the verdict", "bold yellow", color))
     if report.gate_reasons:
         lines.append(paint("Gate failed because:", "bold red", color))
         lines += [f"  - {reason}" for reason in report.gate_reasons]

@@ -45,13 +45,11 @@ def table(
     indent: str = "  ",
     paint: Mapping[int, Painter] | None = None,
 ) -> list[str]:
-    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A table
-    wider than WIDTH has its widest cells wrapped at blanks within their column; one that
-    cannot fit so shows its last column under each row instead (``path: ...``).
-
-    ``paint`` maps a column index to a painter for its body cells; the padding is
-    added outside the escapes, so coloured and plain tables line up the same.
-    """
+    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A
+    table wider than WIDTH has its widest cells wrapped at blanks within their column; one
+    that cannot fit so shows its last column under each row instead (``path: ...``).
+    ``paint`` maps a column index to a painter for its body cells; the padding is added
+    outside the escapes, so coloured and plain tables line up the same."""
     return [line for group in _groups(header, rows, indent, paint or {}) for line in group]
 
 

@@ -39,14 +39,12 @@ def write_plots(
     kinds: Sequence[ChartKind] = CHART_KINDS,
     measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None,
 ) -> list[Path]:
-    """Draw the charts of ``report`` (its kernels from ``captures``); return the files written.
-
-    ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default: the
-    worst warm occurrence of each plan, or without plans the busiest overlap region
-    of a warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
-    measures an occurrence the report does not list (Selection.measure).
-    Raises UsageError for a bad suffix or a choice the report does not hold.
-    """
+    """Draw the charts of ``report`` (its kernels from ``captures``); return the files
+    written. ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default:
+    the worst warm occurrence of each plan, or without plans the busiest overlap region of a
+    warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
+    measures an occurrence the report does not list (Selection.measure). Raises UsageError
+    for a bad suffix or a choice the report does not hold."""
     from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "drawing pictures")
@@ -87,9 +85,7 @@ def picture_format(path: Path) -> str:
 
 def output_paths(path: Path, slugs: Sequence[str]) -> list[Path]:
     """The file of each chart: the first is ``path``, the others ``<stem>-<slug><suffix>``.
-
-    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``.
-    """
+    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``."""
     paths: list[Path] = []
     seen: dict[str, int] = {}
     for i, slug in enumerate(slugs):

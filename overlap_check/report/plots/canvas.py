@@ -36,15 +36,8 @@ REAL_BAND = "#59a14f"
 PARTIAL_BAND = "#edc948"
 FAKE_BAND = "#e15759"
 STREAM_COLOURS = ("#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac")
-
-
-VERDICT_COLOURS = {
-    "real": REAL_BAND,
-    "partial": "#d4a017",
-    "fake": FAKE_BAND,
-    "not-split": FAKE_BAND,
-    "no-evidence": COLD,
-}
+VERDICT_COLOURS = {"real": REAL_BAND, "partial": "#d4a017", "no-evidence": COLD}
+VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), FAKE_BAND)
 
 
 def title(
@@ -77,14 +70,8 @@ def stream_label(stream: int, main: int | None, side: int | None) -> str:
 
 def window_handles(side: tuple[int, int] | None, dom: tuple[int, int] | None) -> list[Patch]:
     """Legend entries of the shaded windows that are drawn."""
-    return [
-        Patch(color=colour, alpha=0.25, label=label)
-        for window, colour, label in (
-            (side, SIDE, "side window"),
-            (dom, DOMINATOR, "dominator window"),
-        )
-        if window is not None
-    ]
+    shaded = [(side, SIDE, "side window"), (dom, DOMINATOR, "dominator window")]
+    return [Patch(color=c, alpha=0.25, label=name) for w, c, name in shaded if w is not None]
 
 
 def legend(figure: Figure, handles: list[Any], **where: Any) -> None:
@@ -105,9 +92,7 @@ def hide_spines(ax: Axes, *spines: str) -> None:
 
 class TimeScale:
     """Capture-clock ns -> float time from the view start, in a unit that suits the span.
-
-    Differences are taken in int64 first, so the floats stay small and exact enough.
-    """
+    Differences are taken in int64 first, so the floats stay small and exact enough."""
 
     def __init__(self, start_ns: int, end_ns: int) -> None:
         self.start_ns = start_ns

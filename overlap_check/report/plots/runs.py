@@ -76,11 +76,9 @@ def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]
 
 
 def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]:
-    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where possible.
-
-    Labels beside the axes must not overprint each other when two medians (or a
-    median and a band name) are close.
-    """
+    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where
+    possible. Labels beside the axes must not overprint each other when two medians (or a
+    median and a band name) are close."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     placed = [min(max(values[i], lo), hi) for i in order]
     for k in range(1, len(placed)):  # push up

@@ -142,11 +142,9 @@ def _known_ranks(report: Report) -> str:
 def _captures_by_run(
     report: Report, captures: Sequence[Capture]
 ) -> dict[tuple[int | None, int], tuple[RunInfo, Capture]]:
-    """(rank, run index) -> the run and its capture.
-
-    Matched by path and rank; captures whose path the report does not list are
-    taken in order within their rank, as the pipeline numbers runs.
-    """
+    """(rank, run index) -> the run and its capture. Matched by path and rank; captures
+    whose path the report does not list are taken in order within their rank, as the
+    pipeline numbers runs."""
     by_path: dict[tuple[int | None, str], list[Capture]] = {}
     by_rank: dict[int | None, list[Capture]] = {}
     for capture in captures:

@@ -39,6 +39,8 @@ MIN_GAP_FRACTION = 0.01  # idle gaps shorter than this share of the view are not
 SIDE_TASK_HATCH = "//"  # a communication or copy plan's side tasks
 SIDE_TASK_EDGE = "#8a4a0e"  # a darker side colour: the hatch lines take the edge colour
 SIDE_TASKS = "side tasks"  # their collection's label (tests find it by it)
+TASK_BARS: dict[str, Any] = {"edgecolors": SIDE_TASK_EDGE, "hatch": SIDE_TASK_HATCH}
+TASK_BARS["linewidths"] = 0.6  # side tasks: hatched, a darker edge
 ROW_TEXT: dict[str, Any] = {"va": "center", "fontsize": 8, "zorder": 4}  # window rows' figures
 
 
@@ -49,9 +51,7 @@ def bar_vertices(
     height: float,
 ) -> Any:
     """Rectangle corners for PolyCollection: an (n, 4, 2) array built in one numpy step.
-
-    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path.
-    """
+    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path."""
     top, bottom = y - height / 2, y + height / 2
     corners = ((x0, top), (x1, top), (x1, bottom), (x0, bottom))
     return np.stack([np.stack(corner, 1) for corner in corners], axis=1)
@@ -105,13 +105,13 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
     return rows.select(role.alias("role"))["role"]
 
 
-ROLE_COLOURS = {
-    "side": canvas.SIDE,
-    "side-task": canvas.SIDE,
-    "dominator": canvas.DOMINATOR,
-    "barrier": canvas.BARRIER,
-    "communication": canvas.COMMUNICATION,
-    "other": canvas.OTHER,
+ROLES = {  # role -> its colour and legend entry, in legend order
+    "side": (canvas.SIDE, "side operators"),
+    "side-task": (canvas.SIDE, "side {} tasks"),  # the plan's side_kind
+    "dominator": (canvas.DOMINATOR, "dominator"),
+    "barrier": (canvas.BARRIER, "barrier candidate"),
+    "communication": (canvas.COMMUNICATION, "communication"),
+    "other": (canvas.OTHER, "other kernels"),
 }
 
 
@@ -155,7 +155,7 @@ def draw_timeline(view: TimelineView) -> Figure:
     task = np.zeros(rows.height, dtype=bool)  # a communication or copy plan's side tasks
     if has_windows or view.side_pattern is not None:
         roles = kernel_roles(view, rows).to_list() if rows.height else []
-        colours = [ROLE_COLOURS[r] for r in roles]
+        colours = [ROLES[r][0] for r in roles]
         task = np.asarray([r == "side-task" for r in roles], dtype=bool).reshape(rows.height)
     else:  # no plan: colour by stream, as the demand chart does
         roles = ["communication"] if (lane_key == COMMUNICATION_LANE).any() else []
@@ -170,13 +170,8 @@ def draw_timeline(view: TimelineView) -> Figure:
     # stand apart from compute and from the other communication on the same lane.
     if task.any():
         bars = bar_vertices(x0[task], x1[task], y[task], LANE_HEIGHT)
-        hatched: dict[str, Any] = {
-            "edgecolors": SIDE_TASK_EDGE,
-            "hatch": SIDE_TASK_HATCH,
-            "linewidths": 0.6,
-        }
         ax.add_collection(
-            PolyCollection(bars, facecolors=canvas.SIDE, zorder=3, label=SIDE_TASKS, **hatched)
+            PolyCollection(bars, facecolors=canvas.SIDE, zorder=3, label=SIDE_TASKS, **TASK_BARS)
         )
     _label_bars(ax, rows, x0, x1, y, span)
     idle_shown = False
@@ -304,11 +299,9 @@ def _width_pt(ax: Axes) -> float:
 def _label_bars(
     ax: Axes, rows: pl.DataFrame, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, span: float
 ) -> None:
-    """Short names inside bars wide enough for them.
-
-    A label needs about 20 pt, so a 14-inch axes holds a few dozen at most,
-    however many kernels are in view: the loop below is bounded by the width.
-    """
+    """Short names inside bars wide enough for them. A label needs about 20 pt, so a 14-inch
+    axes holds a few dozen at most, however many kernels are in view: the loop below is
+    bounded by the width."""
     if rows.height == 0:
         return
     bar_pt = (x1 - x0) / span * _width_pt(ax)
@@ -396,22 +389,14 @@ def _legend(
     idle_shown: bool,
     concurrent: str,
 ) -> None:
-    names = {
-        "side": "side operators",
-        "side-task": f"side {view.side_kind} tasks",
-        "dominator": "dominator",
-        "barrier": "barrier candidate",
-        "communication": "communication",
-        "other": "other kernels",
-    }
     handles = [
         Patch(
-            facecolor=ROLE_COLOURS[r],
-            edgecolor=SIDE_TASK_EDGE if r == "side-task" else ROLE_COLOURS[r],
+            facecolor=colour,
+            edgecolor=SIDE_TASK_EDGE if r == "side-task" else colour,
             hatch=SIDE_TASK_HATCH if r == "side-task" else None,
-            label=names[r],
+            label=name.format(view.side_kind),
         )
-        for r in names
+        for r, (colour, name) in ROLES.items()
         if r in roles
     ]
     handles += canvas.window_handles(view.side_window, view.dom_window)

@@ -36,11 +36,9 @@ COMMUNICATION_LANE = -1  # lane key of communication rows (they have no Stream I
 
 @dataclass(frozen=True)
 class TimelineView:
-    """One window of one capture's timeline, with the plan's marks.
-
-    ``kernels`` is the capture's whole kernel table; drawing clips it to
-    ``[start_ns, end_ns]``. Windows are ``(start_ns, end_ns)`` on the capture clock.
-    """
+    """One window of one capture's timeline, with the plan's marks. ``kernels`` is the
+    capture's whole kernel table; drawing clips it to ``[start_ns, end_ns]``. Windows are
+    ``(start_ns, end_ns)`` on the capture clock."""
 
     kernels: pl.DataFrame
     start_ns: int
@@ -98,11 +96,10 @@ class RunsView:
 
 
 def short_names(names: pl.Series) -> pl.Series:
-    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` -> ``GroupedMatmul``.
-
-    Drops a path prefix, the aclnn prefix with its kernel/op-type suffixes, and
-    trailing numeric ids (``hcom_allReduce__868_0_1`` -> ``hcom_allReduce``).
-    """
+    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` ->
+    ``GroupedMatmul``. Drops a path prefix, the aclnn prefix with its kernel/op-type
+    suffixes, and trailing numeric ids (``hcom_allReduce__868_0_1`` ->
+    ``hcom_allReduce``)."""
     short: pl.Series = (
         names.cast(pl.String)
         .str.replace(r"^.*/", "")
@@ -157,10 +154,8 @@ def idle_gaps(
     kernels: pl.DataFrame, stream: int, start_ns: int, end_ns: int, min_gap_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gaps of at least ``min_gap_ns`` between the busy intervals of one stream in a range.
-
-    Only gaps between two kernels count: before the stream's first kernel in view
-    there is no evidence that the stream was idle rather than simply out of view.
-    """
+    Only gaps between two kernels count: before the stream's first kernel in view there is
+    no evidence that the stream was idle rather than simply out of view."""
     rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
     busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
     if busy_s.size < 2:
@@ -190,25 +185,16 @@ def _stream_levels(
     rows: pl.DataFrame,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """How many compute streams are busy on each segment (each stream merged first)."""
-    per_stream = rows.group_by("stream_id").agg("start_ns", "end_ns")
-    merged = [
-        intervals.merge(np.asarray(s, dtype=np.int64), np.asarray(e, dtype=np.int64))
-        for s, e in zip(
-            per_stream["start_ns"].to_list(), per_stream["end_ns"].to_list(), strict=True
-        )
-    ]
-    return intervals.sweep(
-        np.concatenate([m[0] for m in merged]), np.concatenate([m[1] for m in merged])
-    )
+    starts, ends, streams = (rows[c].to_numpy() for c in ("start_ns", "end_ns", "stream_id"))
+    merged_s, merged_e, _ = intervals.grouped_merge(starts, ends, streams)
+    return intervals.sweep(merged_s, merged_e)
 
 
 def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
     """The range of ``width_ns`` holding the most time with >= 2 compute streams busy.
-
-    Candidate ranges start where a concurrent stretch starts; the concurrent time
-    inside each is read from a prefix sum, so there is no loop over kernels.
-    Without any concurrency: the range holding the most kernel starts.
-    """
+    Candidate ranges start where a concurrent stretch starts; the concurrent time inside
+    each is read from a prefix sum, so there is no loop over kernels. Without any
+    concurrency: the range holding the most kernel starts."""
     rows = compute_kernels(kernels)
     if rows.height == 0:
         return 0, max(width_ns, 1)
@@ -251,12 +237,10 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
 
 
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
-    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs.
-
-    The contention rule of overlap_check.measure.cores (model.core_kinds), so the chart
-    shows what the report judged. With the device known, each kernel's demand is capped
-    at its cores: ``Block Num`` is a logical count and 256 blocks on 48 cores run in waves.
-    """
+    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs. The
+    contention rule of overlap_check.measure.cores (model.core_kinds), so the chart shows
+    what the report judged. With the device known, each kernel's demand is capped at its
+    cores: ``Block Num`` is a logical count and 256 blocks on 48 cores run in waves."""
     aic, aiv = AIC_DEMAND.fill_null(0), AIV_DEMAND.fill_null(0)
     if device is not None:  # capped at the cores where known (0: unknown, not capped)
         if device.aicore > 0:
@@ -276,12 +260,10 @@ def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl
 def demand_steps(
     demand: pl.DataFrame, kind: str, streams: list[int], start_ns: int, end_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``.
-
-    Returns ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one
-    row per stream (in ``streams`` order) and n columns, the blocks that stream
-    demands on each segment. Computed with intervals.sweep, no per-kernel loop.
-    """
+    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``. Returns
+    ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one row per stream
+    (in ``streams`` order) and n columns, the blocks that stream demands on each segment.
+    Computed with intervals.sweep, no per-kernel loop."""
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
