@@ -15,6 +15,7 @@ from typing import Literal
 
 from overlap_check.model import (
     BaselineDelta,
+    CoresResult,
     Occurrence,
     PlanResult,
     Report,
@@ -40,6 +41,11 @@ class Case:
     # a plan's signs of a missing wait (PlanResult.findings): every format shows them,
     # failing or (--allow-missing-wait) as a warning
     findings: tuple[str, ...] = ()
+
+    @property
+    def level(self) -> Literal["failed", "warning", "passed"]:
+        """How a CI page marks the case (in this order)."""
+        return "failed" if self.status == "failed" else "warning" if self.warning else "passed"
 
 
 def pct(value: float | None) -> str:
@@ -159,23 +165,27 @@ def pair_case(pair: StreamPair, report: Report) -> Case:
     return _judged(pair, f"stream {pair.side} vs {pair.main}", message, [], report)
 
 
+def within_text(cores: CoresResult) -> str:
+    exempt = f"({cores.exempt_kernels} exempt)"
+    return f"{cores.checked_kernels} kernel(s) within limit_core_num {exempt}"
+
+
+def contention_text(cores: CoresResult) -> str:
+    count = max(cores.contention_count, len(cores.contention))
+    over = f"{cores.over_limit_ns / 1000:.3f} µs in all"
+    return f"{count} interval(s) where main + side block demand exceeds the device cores ({over})"
+
+
 def core_cases(report: Report) -> list[Case]:
     cores = report.cores
     if cores is None:
         return []
-    device = (
-        [f"device: {device_text(cores.device)} ({cores.device.source})"]
-        if cores.device is not None
-        else []
-    )
-    notes = [*device, *cores.notes]
+    notes = list(cores.notes)
+    if cores.device is not None:
+        notes.insert(0, f"device: {device_text(cores.device)} ({cores.device.source})")
     warnings = [w.message or f"{w.name}: {w.accelerator_core}" for w in cores.warnings]
     if cores.contention:
-        notes.append(
-            f"contention: {max(cores.contention_count, len(cores.contention))} interval(s) where "
-            f"main + side block demand exceeds the device cores "
-            f"({cores.over_limit_ns / 1000:.3f} µs in all)"
-        )
+        notes.append("contention: " + contention_text(cores))
     groups: dict[tuple[str | None, int | None], list[str]] = {}
     for v in cores.violations:
         line = v.message or (
@@ -197,9 +207,8 @@ def core_cases(report: Report) -> list[Case]:
         for (plan, rank), lines in groups.items()
     ]
     if not groups and (cores.checked_kernels or cores.limits):
-        within = f"{cores.checked_kernels} kernel(s) within limit_core_num"
-        message = f"{within} ({cores.exempt_kernels} exempt)"
         details = (*notes, *warnings)
+        message = within_text(cores)
         cases.append(Case("cores", "core limits", "passed", message, (), details, bool(warnings)))
     return cases
 

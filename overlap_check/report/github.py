@@ -12,16 +12,10 @@ GitHub shows them on that file (a ``--side`` plan has none). User text is escape
 from __future__ import annotations
 
 from overlap_check.model import PlanResult, Report
-from overlap_check.report.cases import Case, ci_cases, with_rank
+from overlap_check.report.cases import ci_cases, with_rank
 from overlap_check.report.workflow_commands import command, escape_data
 
-_ORDER = {"error": 0, "warning": 1, "notice": 2}
-
-
-def _level(case: Case) -> str:
-    if case.status == "failed":
-        return "error"
-    return "warning" if case.warning else "notice"
+_COMMAND = {"failed": "error", "warning": "warning", "passed": "notice"}  # by Case.level
 
 
 def _plans_by_case(report: Report) -> dict[tuple[str, str], PlanResult]:
@@ -38,7 +32,7 @@ def render(report: Report) -> str:
     """One workflow command per check, then the verdict line."""
     plans = _plans_by_case(report)
     lines = []
-    for case in sorted(ci_cases(report), key=lambda case: _ORDER[_level(case)]):
+    for case in sorted(ci_cases(report), key=lambda case: list(_COMMAND).index(case.level)):
         evidence = [f"evidence: {case.evidence}"] if case.evidence else []
         # a missing wait shows whether it fails the gate (in failures) or was accepted
         findings = [
@@ -49,7 +43,7 @@ def render(report: Report) -> str:
         file = plan.config_file if plan is not None else None
         line = plan.config_line if plan is not None and file is not None else None
         title = f"overlap-check: {case.name}"
-        lines.append(command(_level(case), body, file=file, line=line, title=title))
+        lines.append(command(_COMMAND[case.level], body, file=file, line=line, title=title))
     # notes after the checks' errors and warnings, before the notices
     notes = [command("warning", note, title="overlap-check") for note in report.notes]
     first_notice = next(

@@ -62,11 +62,8 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str | N
 
 
 def _counts(cases: tuple[JUnitCase, ...]) -> dict[str, str]:
-    return {
-        "tests": str(len(cases)),
-        "failures": str(sum(bool(case.failures) for case in cases)),
-        "errors": "0",
-    }
+    failures = sum(bool(case.failures) for case in cases)
+    return {"tests": str(len(cases)), "failures": str(failures), "errors": "0"}
 
 
 def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
@@ -109,13 +106,9 @@ def _junit_case(case: Case) -> JUnitCase:
     evidence = [f"evidence: {case.evidence}"] if case.evidence else []
     failures: tuple[JUnitFailure, ...] = ()
     if case.status == "failed":
-        failures = (
-            JUnitFailure(
-                message=case.failures[0] if case.failures else case.message,
-                type=case.group,
-                text="\n".join([case.message, *evidence, *case.failures, *case.details]),
-            ),
-        )
+        first = case.failures[0] if case.failures else case.message
+        story = "\n".join([case.message, *evidence, *case.failures, *case.details])
+        failures = (JUnitFailure(first, case.group, story),)
     return JUnitCase(
         classname="overlap-check." + ("plans" if case.group == "plan" else case.group),
         name=case.name,

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from overlap_check.model import BaselineDelta, PlanResult, Report, StreamPair
+from overlap_check.model import BaselineDelta, CoreViolation, PlanResult, Report, StreamPair
 from overlap_check.model.errors import InputError
 from overlap_check.model.verdicts import describe, figure_text
 from overlap_check.report.cases import (
     Case,
     baseline_of,
     ci_cases,
+    contention_text,
     deciding_occurrence,
     diagnosis_lines,
     occurrence_text,
     pair_case,
     pct,
     plan_case,
+    within_text,
 )
 from overlap_check.report.escape import displayed, markdown
 from overlap_check.report.text_cores import blocks_of, device_text
@@ -54,8 +56,7 @@ def _change(delta: BaselineDelta | None) -> str:
 
 
 def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
-    icon = _ICON["failed" if case.status == "failed" else "warning" if case.warning else "passed"]
-    return f"{icon} {verdict}" + (" (provisional)" if provisional else "")
+    return f"{_ICON[case.level]} {verdict}" + (" (provisional)" if provisional else "")
 
 
 def _judged_sections(report: Report) -> list[str]:
@@ -130,57 +131,52 @@ def _core_section(report: Report) -> list[str]:
     if not total and not (cores.checked_kernels or cores.limits):
         lines.append("No core limits configured (limit_core_num, ge_aicore_num or a graph dump).")
     elif not total:
-        lines.append(
-            f"✅ {cores.checked_kernels} kernel(s) within limit_core_num "
-            f"({cores.exempt_kernels} exempt)."
-        )
+        lines.append(f"✅ {within_text(cores)}.")
     else:
         lines += [f"❌ {total} side-stream kernel(s) over limit_core_num.", ""]
-        rows = [
-            (
-                v.run,
-                "—" if v.rank is None else v.rank,
-                v.plan or "—",
-                v.name,
-                v.stream_id,
-                v.accelerator_core,
-                blocks_of(v),
-                f"{v.kind} {v.limit}",
-            )
-            for v in cores.violations[:MAX_ROWS]
-        ]
         header = ["run", "rank", "plan", "kernel", "stream", "core", "blocks", "limit"]
-        lines += _table(header, rows)
+        lines += _table(header, [_violation_cells(v) for v in cores.violations[:MAX_ROWS]])
         if total > MAX_ROWS:
             lines.append(f"\n… and {total - MAX_ROWS} more (see the JSON report).")
     warnings = max(cores.warning_count, len(cores.warnings))
     if warnings:
         lines.append(f"\n⚠️ {warnings} kernel(s) reported, not judged (MIX_AIV or non-Ascend C).")
     if cores.contention:
-        count = max(cores.contention_count, len(cores.contention))
-        lines.append(
-            f"\n{count} interval(s) where main + side block demand exceeds the device cores "
-            f"({cores.over_limit_ns / 1000:.3f} µs in all)."
-        )
+        lines.append(f"\n{contention_text(cores)}.")
     return lines
+
+
+def _violation_cells(v: CoreViolation) -> list[object]:
+    rank = "—" if v.rank is None else v.rank
+    limit = f"{v.kind} {v.limit}"
+    return [
+        v.run,
+        rank,
+        v.plan or "—",
+        v.name,
+        v.stream_id,
+        v.accelerator_core,
+        blocks_of(v),
+        limit,
+    ]
 
 
 def _communication_section(report: Report) -> list[str]:
     """Communication busy / hidden / exposed per rank and per step, beside the profiler's."""
     if not report.communication:
         return []
-    from overlap_check.report import text_communication as comm
+    from overlap_check.report import text as comm
 
     steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
     return [
         "",
         "### Communication",
         "",
-        f"{comm.EXPLANATION}.",
+        f"{comm.COMMUNICATION}.",
         "",
         *_table(comm.RANK_HEADER, comm.rank_cells(report)),
         "",
-        f"{comm.STEPS}.",
+        f"{comm.COMMUNICATION_STEPS}.",
         "",
         *_table(comm.STEP_HEADER, steps),
     ]
@@ -196,25 +192,23 @@ def _baseline_section(report: Report) -> list[str]:
     return lines + [f"- ❌ {cell(describe(delta, tolerance))}" for delta in missing]
 
 
+def _items(title: str, items: Sequence[str]) -> list[str]:
+    """A titled list; nothing when there are no items."""
+    return ["", title, "", *[f"- {cell(item)}" for item in items]] if items else []
+
+
 def render(report: Report) -> str:
     """The Markdown summary of a report."""
     passed = report.verdict == "pass"
     lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
-    provisional = [p.name for p in report.plans if p.provisional] or [
-        f"stream {p.side}" for p in report.stream_pairs if p.provisional
-    ]
-    if provisional:
+    if any(p.provisional for p in report.plans) or any(p.provisional for p in report.stream_pairs):
         lines += [
             "",
             f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; "
             "the result may change with more runs or a repaired capture.",
         ]
-    if report.gate_reasons:
-        lines += ["", "**Why the gate failed:**", ""]
-        lines += [f"- {cell(reason)}" for reason in report.gate_reasons]
-    if report.evidence_summary:
-        lines += ["", "**Evidence:**", ""]
-        lines += [f"- {cell(line)}" for line in report.evidence_summary]
+    lines += _items("**Why the gate failed:**", report.gate_reasons)
+    lines += _items("**Evidence:**", report.evidence_summary)
     lines += _judged_sections(report)
     lines += _communication_section(report)
     lines += _core_section(report)
@@ -222,8 +216,7 @@ def render(report: Report) -> str:
     gate_cases = [case for case in ci_cases(report) if case.group == "gate"]
     if gate_cases and not report.gate_reasons:
         lines += ["", f"❌ {cell(gate_cases[0].message)}"]
-    if report.notes:
-        lines += ["", "**Notes:**", ""] + [f"- {cell(note)}" for note in report.notes]
+    lines += _items("**Notes:**", report.notes)
     lines += [
         "",
         f"<sub>overlap-check {cell(report.tool_version)}: median over warm {report.per}s "

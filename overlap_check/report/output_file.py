@@ -19,15 +19,8 @@ from pathlib import Path
 from overlap_check.model.errors import InputError
 
 # --output FILE: the format its suffix names (analyze and lint; each keeps the ones it has)
-SUFFIX_FORMATS = {
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".xml": "junit",
-    ".txt": "text",
-    ".log": "text",
-    ".sarif": "sarif",
-}
+SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".xml": "junit"}
+SUFFIX_FORMATS |= {".txt": "text", ".log": "text", ".sarif": "sarif"}
 
 
 def format_of_suffix(path: str | Path, formats: Collection[str]) -> str | None:

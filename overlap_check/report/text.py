@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from overlap_check.model import (
     BarrierCandidate,
+    CommunicationStep,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -18,7 +19,6 @@ from overlap_check.model import (
 )
 from overlap_check.report.cases import diagnosis_lines, pct
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
-from overlap_check.report.text_communication import render_communication, us
 from overlap_check.report.text_table import Painter, fitted, table
 
 if TYPE_CHECKING:
@@ -30,6 +30,10 @@ HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
 BUSY = (
     "busy-time overlap_pct = |busy(main) ∩ busy(side)| / min(busy(main), busy(side)), warm median"
 )
+
+
+def us(ns: float | None) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:.3f}"
 
 
 def _heading(title: str, explanation: str, color: bool) -> str:
@@ -125,11 +129,10 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
         return []  # the deciding occurrence's line says it all
     worst = {o.index for o in run.worst}
     flagged = [o for o in layers if o.join_not_waited]
-    picked: list[Occurrence] = []
+    first: dict[int, Occurrence] = {}  # by index, the first pick of each
     for o in [deciding, *(o for o in layers if o.index in worst), *flagged]:
-        if o.index not in {p.index for p in picked} and len(picked) < MAX_LAYERS:
-            picked.append(o)
-    picked.sort(key=lambda o: o.index)
+        first.setdefault(o.index, o)
+    picked = sorted(list(first.values())[:MAX_LAYERS], key=lambda o: o.index)
     origin = origins.get((plan.rank, run.run))
     rows = [
         [
@@ -242,27 +245,22 @@ def _reference(report: Report, color: bool) -> list[str]:
     ref = report.reference
     if ref is None:
         return []
-    rows = [
-        [
-            d.plan,
-            rank_text(d.rank),
-            str(d.layers),
-            f"{us(d.before.layer_wall_ns)} -> {us(d.after.layer_wall_ns)}",
-            _signed(d.layer_wall_delta_pct),
-            f"{us(d.before.dominator_ns)} -> {us(d.after.dominator_ns)}",
-            f"{us(d.before.side_total_ns)} -> {us(d.after.side_total_ns)}",
-            f"{us(d.before.step_wall_ns)} -> {us(d.after.step_wall_ns)}",
-            _signed(d.step_wall_delta_pct),
-            f"{us(d.before.join_wait_ns)} -> {us(d.after.join_wait_ns)}",
-            us(d.new_join_wait_ns),
-        ]
-        for d in ref.plans
-    ]
+    rows = []
+    for d in ref.plans:  # each wall figure before -> after, its change beside two of them
+        layer, dominator, side, step, join = (
+            f"{us(getattr(d.before, f))} -> {us(getattr(d.after, f))}" for f in WALLS
+        )
+        layer_delta, step_delta = _signed(d.layer_wall_delta_pct), _signed(d.step_wall_delta_pct)
+        cells = [d.plan, rank_text(d.rank), str(d.layers), layer, layer_delta, dominator, side]
+        rows.append([*cells, step, step_delta, join, us(d.new_join_wait_ns)])
     header = ["plan", "rank", "layers", "layer wall µs", "Δ%", "dominator µs", "side ops µs"]
     header += ["step wall µs", "Δ%", "join wait µs", "new join wait µs"]
     explanation = f"against {ref.path}, warm medians, before -> after; Δ% positive = slower"
     steps = [_steps_line(d) for d in ref.plans]
     return ["", _heading("Reference", explanation, color), *table(header, rows), *steps]
+
+
+WALLS = ("layer_wall_ns", "dominator_ns", "side_total_ns", "step_wall_ns", "join_wait_ns")
 
 
 def _steps_line(d: ReferenceDelta) -> str:
@@ -384,6 +382,61 @@ def _baseline(report: Report, color: bool) -> list[str]:
     header = ["plan", "rank", "base", "head", "delta", "status"]
     painters = {5: _styled(BASELINE_STYLE, color)}
     return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
+
+
+COMMUNICATION = (
+    "whole device, per rank: busy = union of communication ops, hidden = its part under "
+    "compute on any stream, exposed = busy - hidden; warm medians"
+)
+COMMUNICATION_STEPS = (
+    "per step; profiler: step_trace_time.csv Communication, Overlapped, "
+    "Communication(Not Overlapped), Computing, Free; diff: largest gap / its Communication"
+)
+
+
+def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
+    """One step's row: ours, then the profiler's (shared by the text and markdown reports)."""
+    p = s.profiler
+    theirs = ["-"] * 5
+    if p is not None:
+        figures = (p.communication_ns, p.overlapped_ns, p.not_overlapped_ns, p.computing_ns)
+        theirs = [us(ns) for ns in (*figures, p.free_ns)]
+    ours = [us(ns) for ns in (s.busy_ns, s.hidden_ns, s.exposed_ns, s.compute_ns)]
+    step, warm = "-" if s.step is None else str(s.step), "warm" if s.warm else "cold"
+    diff = "-" if s.profiler_difference is None else f"{s.profiler_difference:.2%}"
+    return [rank_text(rank), str(s.run), step, warm, *ours, *theirs, diff]
+
+
+STEP_HEADER = ["rank", "run", "step", "warm", "busy_us", "hidden_us", "exposed_us", "compute_us"]
+STEP_HEADER += ["profiler comm_us", "overlapped_us", "not_overlapped_us", "computing_us"]
+STEP_HEADER += ["free_us", "diff"]
+RANK_HEADER = ["rank", "busy_us", "hidden_us", "exposed_us", "hidden_pct"]
+
+
+def rank_cells(report: Report) -> list[list[str]]:
+    return [
+        [
+            rank_text(c.rank),
+            us(c.busy_ns) + (" (provisional)" if c.provisional else ""),
+            us(c.hidden_ns),
+            us(c.exposed_ns),
+            pct(c.hidden_pct),
+        ]
+        for c in report.communication
+    ]
+
+
+def render_communication(report: Report, color: bool) -> list[str]:
+    """The section's lines; [] when no rank had a communication row."""
+    if not report.communication:
+        return []
+    steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    return [
+        bold("Communication", color) + f" ({COMMUNICATION})",
+        *table(RANK_HEADER, rank_cells(report)),
+        "  " + COMMUNICATION_STEPS,
+        *table(STEP_HEADER, steps),
+    ]
 
 
 @fitted  # to the terminal's width, its terms explained (text_table.py)

@@ -27,16 +27,15 @@ from overlap_check.report.text_cores import device_text
 
 KINDS = (("aicore", "AI Core (cube) blocks"), ("vectorcore", "AI Vector blocks"))
 FILL: dict[str, Any] = {"alpha": 0.85, "linewidth": 0, "zorder": 3}  # a stream's blocks
+EXCESS: dict[str, Any] = {"color": canvas.BARRIER, "alpha": 0.35, "linewidth": 0, "zorder": 4}
+EXCESS["hatch"] = "xx"  # the blocks above the device maximum
 
 
 def draw_demand(view: TimelineView) -> Figure:
     demand = block_demand(view.kernels, view.device)
     in_view = clip(demand, view.start_ns, view.end_ns)
-    streams = lane_order(
-        [int(s) for s in in_view["stream_id"].unique().to_list()],
-        view.main_stream,
-        view.side_stream,
-    )
+    streams = [int(s) for s in in_view["stream_id"].unique().to_list()]
+    streams = lane_order(streams, view.main_stream, view.side_stream)
     height_in = 6.0
     figure = canvas.new_figure(14.0, height_in)
     figure.subplots_adjust(
@@ -44,9 +43,8 @@ def draw_demand(view: TimelineView) -> Figure:
     )
     axes = figure.subplots(2, 1, sharex=True)
     to_x = canvas.TimeScale(view.start_ns, view.end_ns)
-    colours = {
-        s: canvas.STREAM_COLOURS[i % len(canvas.STREAM_COLOURS)] for i, s in enumerate(streams)
-    }
+    palette = canvas.STREAM_COLOURS
+    colours = {s: palette[i % len(palette)] for i, s in enumerate(streams)}
     over_any = False
     for ax, (kind, label) in zip(axes, KINDS, strict=True):
         maximum = _device_max(view, kind)
@@ -56,18 +54,12 @@ def draw_demand(view: TimelineView) -> Figure:
     to_x.label_axis(axes[-1])
     canvas.title(figure, view.title, None, height_in)
     device = view.device
-    source = (
-        f"device {device_text(device)}, from {device.source}"
-        if device is not None
-        else "device cores unknown: no maximum drawn"
-    )
-    axes[0].set_title(
-        f"blocks demanded by the kernels running at each instant, stacked by stream (each"
-        f" kernel capped at the device's cores); {source}",
-        fontsize=9,
-        loc="left",
-        color="#444444",
-    )
+    source = "device cores unknown: no maximum drawn"
+    if device is not None:
+        source = f"device {device_text(device)}, from {device.source}"
+    what = "blocks demanded by the kernels running at each instant, stacked by stream"
+    subtitle = f"{what} (each kernel capped at the device's cores); {source}"
+    axes[0].set_title(subtitle, fontsize=9, loc="left", color="#444444")
     _legend(figure, view, streams, colours, over_any)
     return figure
 
@@ -113,14 +105,8 @@ def _panel(
         over = base > maximum
         if over.any():
             above = True  # shade the time where the streams together ask for more
-            excess: dict[str, Any] = {
-                "color": canvas.BARRIER,
-                "alpha": 0.35,
-                "linewidth": 0,
-                "zorder": 4,
-            }
             where = np.repeat(over, 2)
-            ax.fill_between(xs, maximum, np.repeat(base, 2), where=where, hatch="xx", **excess)
+            ax.fill_between(xs, maximum, np.repeat(base, 2), where=where, **EXCESS)
     ax.set_ylim(0, max(peak, maximum or 0, 1) * 1.15)
     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6, zorder=0)
     canvas.hide_spines(ax, "top", "right")
