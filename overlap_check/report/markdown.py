@@ -98,25 +98,18 @@ def _plan_row(plan: PlanResult, report: Report) -> tuple[str, list[object], list
         run, occ = deciding
         worst = f"{occurrence_text(occ, report.thresholds)} (run {run}, #{occ.index})"
     capped = " (capped)" if plan.diagnosed is not None and plan.diagnosed.capped else ""
-    row: list[object] = [
-        plan.name,
-        figure_text(plan.hidden_pct, report.thresholds) + capped,
-        _verdict_cell(plan_case(plan, report), plan.verdict, plan.provisional),
-        pct(plan.overlap_pct),
-        f"{plan.runs_used} of {len(plan.per_run)}",
-    ]
-    return plan.name, row, [worst]
+    hidden = figure_text(plan.hidden_pct, report.thresholds) + capped
+    verdict = _verdict_cell(plan_case(plan, report), plan.verdict, plan.provisional)
+    used = f"{plan.runs_used} of {len(plan.per_run)}"
+    return plan.name, [plan.name, hidden, verdict, pct(plan.overlap_pct), used], [worst]
 
 
 def _pair_row(pair: StreamPair, report: Report) -> tuple[str, list[object], list[object]]:
     name = f"stream {pair.side} vs {pair.main}"
-    row: list[object] = [
-        f"{name} (main)",
-        figure_text(pair.overlap_pct, report.thresholds),
-        _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
-        f"{sum(run.warm for run in pair.per_run)} of {len(pair.per_run)}",
-    ]
-    return name, row, []
+    verdict = _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional)
+    used = f"{sum(run.warm for run in pair.per_run)} of {len(pair.per_run)}"
+    figure = figure_text(pair.overlap_pct, report.thresholds)
+    return name, [f"{name} (main)", figure, verdict, used], []
 
 
 def _core_section(report: Report) -> list[str]:
@@ -146,19 +139,13 @@ def _core_section(report: Report) -> list[str]:
     return lines
 
 
+def _rank_cell(rank: int | None) -> object:
+    return "—" if rank is None else rank
+
+
 def _violation_cells(v: CoreViolation) -> list[object]:
-    rank = "—" if v.rank is None else v.rank
-    limit = f"{v.kind} {v.limit}"
-    return [
-        v.run,
-        rank,
-        v.plan or "—",
-        v.name,
-        v.stream_id,
-        v.accelerator_core,
-        blocks_of(v),
-        limit,
-    ]
+    cells = [v.run, _rank_cell(v.rank), v.plan or "—", v.name, v.stream_id, v.accelerator_core]
+    return [*cells, blocks_of(v), f"{v.kind} {v.limit}"]
 
 
 def _communication_section(report: Report) -> list[str]:
@@ -267,16 +254,10 @@ def render_comparison(
         "(absolute drop of a plan's hidden_pct, or a stream pair's overlap_pct).",
         "",
     ]
-    rows = [
-        (
-            d.plan,
-            "—" if d.rank is None else d.rank,
-            pct(d.base),
-            pct(d.head),
-            "—" if d.delta is None else f"{d.delta:+.3f}",
-            ("❌ " if d in failed else "") + d.status,
-        )
-        for d in deltas
-    ]
+    rows = []
+    for d in deltas:
+        change = "—" if d.delta is None else f"{d.delta:+.3f}"
+        status = ("❌ " if d in failed else "") + d.status
+        rows.append((d.plan, _rank_cell(d.rank), pct(d.base), pct(d.head), change, status))
     lines += _table(["plan", "rank", "base", "head", "change", "status"], rows)
     return "\n".join(lines) + "\n"

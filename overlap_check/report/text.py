@@ -161,30 +161,20 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
 def _plans(report: Report, color: bool) -> list[str]:
     origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
     thresholds = report.thresholds
-    rows = [
-        [
-            plan.name,
-            rank_text(plan.rank),
-            figure_text(plan.hidden_pct, thresholds)
-            + (" (capped)" if plan.diagnosed and plan.diagnosed.capped else "")
-            + (" (provisional)" if plan.provisional else ""),
-            plan.verdict,
-            pct(plan.overlap_pct),
-            pct(plan.busy_overlap_pct),
-            f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}",
-            _occurrence_counts(plan),
-            _deciding_cell(plan, thresholds),
-        ]
-        for plan in report.plans
-    ]
+    rows = []
+    for plan in report.plans:
+        hidden = figure_text(plan.hidden_pct, thresholds)
+        hidden += " (capped)" if plan.diagnosed and plan.diagnosed.capped else ""
+        hidden += " (provisional)" if plan.provisional else ""
+        used = f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}"
+        cells = [plan.name, rank_text(plan.rank), hidden, plan.verdict, pct(plan.overlap_pct)]
+        counts, deciding = _occurrence_counts(plan), _deciding_cell(plan, thresholds)
+        rows.append([*cells, pct(plan.busy_overlap_pct), used, counts, deciding])
     header = ["plan", "rank", "hidden_pct", "verdict", "overlap_pct", "busy_pct", "used"]
     header += ["judged/occ", "deciding occurrence"]
     painters = {2: _judged(color), 3: _styled(VERDICT_STYLE, color)}
-    lines = [
-        _heading("Plans", HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure", color),
-        *table(header, rows, paint=painters),
-        "",
-    ]
+    explanation = HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure"
+    lines = [_heading("Plans", explanation, color), *table(header, rows, paint=painters), ""]
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
         lines += [f"    {label}: {text}" for label, text in diagnosis_lines(plan)]
@@ -296,18 +286,13 @@ def _unjudged(plan: PlanResult) -> str:
 def _pairs(report: Report, color: bool) -> list[str]:
     if not report.stream_pairs:
         return [bold("Stream pairs", color) + ": none (fewer than two compute streams)"]
-    rows = [
-        [
-            rank_text(p.rank),
-            str(p.main),
-            str(p.side),
-            us(p.overlap_ns),
-            figure_text(p.overlap_pct, report.thresholds)
-            + (" (provisional)" if p.provisional else ""),
-            p.verdict,
-        ]
-        for p in report.stream_pairs
-    ]
+    rows = []
+    for p in report.stream_pairs:
+        figure = figure_text(p.overlap_pct, report.thresholds)
+        figure += " (provisional)" if p.provisional else ""
+        rows.append(
+            [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns), figure, p.verdict]
+        )
     header = ["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"]
     return [
         _heading("Stream pairs", BUSY, color),
@@ -316,16 +301,10 @@ def _pairs(report: Report, color: bool) -> list[str]:
 
 
 def _ranks(report: Report, color: bool) -> list[str]:
-    rows = [
-        [
-            rank_text(r.rank),
-            rank_text(r.main_stream),
-            f"{r.parallelism:.3f}",
-            us(r.concurrent_ns),
-            us(r.wall_ns),
-        ]
-        for r in report.ranks
-    ]
+    rows = []
+    for r in report.ranks:
+        figures = [f"{r.parallelism:.3f}", us(r.concurrent_ns), us(r.wall_ns)]
+        rows.append([rank_text(r.rank), rank_text(r.main_stream), *figures])
     header = ["rank", "main", "parallelism", "concurrent_us (>= 2 streams)", "wall_us"]
     explanation = "warm medians; parallelism = kernel time / wall span, ~1.0 is serial"
     helpers = [
@@ -342,20 +321,11 @@ def _streams(run: RunInfo) -> str:
 
 
 def _runs(report: Report, color: bool) -> list[str]:
-    rows = [
-        [
-            rank_text(r.rank),
-            str(r.index),
-            "warm" if r.warm else "cold",
-            r.source,
-            r.level or "-",
-            _streams(r),
-            str(r.skipped_rows),
-            str(r.unplaced_rows),
-            r.path,
-        ]
-        for r in report.runs
-    ]
+    rows = []
+    for r in report.runs:
+        warm = "warm" if r.warm else "cold"
+        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", _streams(r)]
+        rows.append([*cells, str(r.skipped_rows), str(r.unplaced_rows), r.path])
     header = ["rank", "run", "warm", "source", "level", "streams id:kernels/busy_us", "skipped"]
     header += ["unplaced", "path"]
     unit = "steps" if report.per == "step" else "runs"
@@ -414,16 +384,11 @@ RANK_HEADER = ["rank", "busy_us", "hidden_us", "exposed_us", "hidden_pct"]
 
 
 def rank_cells(report: Report) -> list[list[str]]:
-    return [
-        [
-            rank_text(c.rank),
-            us(c.busy_ns) + (" (provisional)" if c.provisional else ""),
-            us(c.hidden_ns),
-            us(c.exposed_ns),
-            pct(c.hidden_pct),
-        ]
-        for c in report.communication
-    ]
+    rows = []
+    for c in report.communication:
+        busy = us(c.busy_ns) + (" (provisional)" if c.provisional else "")
+        rows.append([rank_text(c.rank), busy, us(c.hidden_ns), us(c.exposed_ns), pct(c.hidden_pct)])
+    return rows
 
 
 def render_communication(report: Report, color: bool) -> list[str]:

@@ -78,20 +78,15 @@ def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: b
     """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
     start times are microseconds from the run's first kernel; without, absolute epoch µs.
     ``color``: violations red, warnings and contention yellow (ANSI)."""
-    lines = [bold("Cores", color)]
     device = cores.device
-    if device is None:
-        lines.append("  device: unknown")
-    else:
-        where = _SOURCE_WORDS.get(device.source, device.source)
+    said = "unknown"
+    if device is not None and (device.aicore > 0 or device.vectorcore > 0):
         detail = f" ({device.detail})" if device.detail else ""
-        if device.aicore > 0 or device.vectorcore > 0:
-            lines.append(f"  device: {device_text(device)}, {where}{detail}")
-        else:
-            lines.append(
-                "  device: cores unknown (no info.json, [device], --soc or --soc-ini, "
-                "and no Block Num to guess them from)"
-            )
+        said = f"{device_text(device)}, {_SOURCE_WORDS.get(device.source, device.source)}{detail}"
+    elif device is not None:
+        said = "cores unknown (no info.json, [device], --soc or --soc-ini, and no Block Num to "
+        said += "guess them from)"
+    lines = [bold("Cores", color), f"  device: {said}"]
     if cores.limits:
         lines.append("  limits applied (first wins: plan, then graph dump, then GE global):")
         lines += [_limit_line(limit) for limit in cores.limits]
@@ -139,19 +134,14 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
         f"vectorcore {exact_us(cores.vectorcore_over_limit_ns)} µs), "
         f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
     ]
-    rows = [
-        [
-            str(c.run),
-            rank_text(c.rank),
-            exact_us(c.start_ns - (origins.get((c.rank, c.run)) or 0)),
-            exact_us(c.duration_ns),
-            c.kind,
-            f"{c.demand}/{c.maximum}",
-            ",".join(str(s) for s in c.streams),
-            ", ".join(c.kernels[:4]) + (f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""),
-        ]
-        for c in cores.contention[:MAX_ROWS]
-    ]
+    rows = []
+    for c in cores.contention[:MAX_ROWS]:
+        start = exact_us(c.start_ns - (origins.get((c.rank, c.run)) or 0))
+        kernels = ", ".join(c.kernels[:4]) + (
+            f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
+        )
+        cells = [str(c.run), rank_text(c.rank), start, exact_us(c.duration_ns), c.kind]
+        rows.append([*cells, f"{c.demand}/{c.maximum}", ",".join(map(str, c.streams)), kernels])
     header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]
     lines += table(header, rows, indent=INDENT)
     if cores.contention_count > len(rows):

@@ -47,8 +47,7 @@ def draw_demand(view: TimelineView) -> Figure:
     colours = {s: palette[i % len(palette)] for i, s in enumerate(streams)}
     over_any = False
     for ax, (kind, label) in zip(axes, KINDS, strict=True):
-        maximum = _device_max(view, kind)
-        over_any |= _panel(ax, view, in_view, kind, streams, colours, maximum, to_x)
+        over_any |= _panel(ax, view, in_view, kind, streams, colours, to_x)
         ax.set_ylabel(label, fontsize=9)
     axes[-1].set_xlim(0, to_x.span)
     to_x.label_axis(axes[-1])
@@ -64,13 +63,6 @@ def draw_demand(view: TimelineView) -> Figure:
     return figure
 
 
-def _device_max(view: TimelineView, kind: str) -> int | None:
-    """The kind's device cores; None (no line) where unknown (0)."""
-    if view.device is None:
-        return None
-    return (view.device.aicore if kind == "aicore" else view.device.vectorcore) or None
-
-
 def _panel(
     ax: Axes,
     view: TimelineView,
@@ -78,10 +70,11 @@ def _panel(
     kind: str,
     streams: list[int],
     colours: dict[int, str],
-    maximum: int | None,
     to_x: canvas.TimeScale,
 ) -> bool:
     """One core kind's stacked demand; True when it goes above the device maximum."""
+    cores: int | None = None if view.device is None else getattr(view.device, kind)
+    maximum = cores or None  # the kind's device cores; None (no line) where unknown (0)
     edges, levels = demand_steps(demand, kind, streams, view.start_ns, view.end_ns)
     x = to_x(edges)
     xs = np.repeat(x, 2)[1:-1]  # step fill: each segment's value at both of its edges

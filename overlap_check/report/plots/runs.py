@@ -49,9 +49,8 @@ def draw_runs(view: RunsView) -> Figure:
         ax.set_title(panel.title, fontsize=10, loc="left")
         _axes_style(ax, runs_max, view.unit, ticks, view.figure)
     if not panels:
-        canvas.note(
-            axes[0], 0.5, 0.5, "no plan or stream pair to chart", transform=axes[0].transAxes
-        )
+        nothing = "no plan or stream pair to chart"
+        canvas.note(axes[0], 0.5, 0.5, nothing, transform=axes[0].transAxes)
         _axes_style(axes[0], 1, view.unit, {}, view.figure)
     canvas.title(figure, view.title, None, height_in, x=0.08)
     _legend(figure)
@@ -88,10 +87,8 @@ def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]
         for k in range(len(placed) - 1, -1, -1):
             nxt = placed[k + 1] - gap if k + 1 < len(placed) else hi
             placed[k] = min(placed[k], nxt)
-    result = [0.0] * len(values)
-    for k, i in enumerate(order):
-        result[i] = placed[k]
-    return result
+    at = dict(zip(order, placed, strict=True))  # each value's place, by its index
+    return [at[i] for i in range(len(values))]
 
 
 def _right_notes(ax: Axes, notes: list[tuple[float, str, str, str]]) -> None:

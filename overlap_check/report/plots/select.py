@@ -43,6 +43,7 @@ from overlap_check.report.plots.views import (
 
 ChartKind = Literal["timeline", "runs", "demand"]
 CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
+ByRun = dict[tuple[int | None, int], tuple[RunInfo, Capture]]  # (rank, run) -> run, capture
 _VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "real": 4}
 
 
@@ -139,9 +140,7 @@ def _known_ranks(report: Report) -> str:
     return ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
 
 
-def _captures_by_run(
-    report: Report, captures: Sequence[Capture]
-) -> dict[tuple[int | None, int], tuple[RunInfo, Capture]]:
+def _captures_by_run(report: Report, captures: Sequence[Capture]) -> ByRun:
     """(rank, run index) -> the run and its capture. Matched by path and rank; captures
     whose path the report does not list are taken in order within their rank, as the
     pipeline numbers runs."""
@@ -150,7 +149,7 @@ def _captures_by_run(
     for capture in captures:
         by_path.setdefault((capture.rank, capture.path), []).append(capture)
         by_rank.setdefault(capture.rank, []).append(capture)
-    found: dict[tuple[int | None, int], tuple[RunInfo, Capture]] = {}
+    found: ByRun = {}
     for info in report.runs:
         same_path = by_path.get((info.rank, info.path))
         if same_path:
@@ -163,11 +162,7 @@ def _captures_by_run(
 
 
 def _lookup(
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    rank: int | None,
-    run: int,
-    *,
-    copies: bool = False,
+    by_run: ByRun, rank: int | None, run: int, *, copies: bool = False
 ) -> tuple[RunInfo, Capture]:
     from overlap_check.model.table import without_copies
 
@@ -188,10 +183,7 @@ def _window(start: int | None, end: int | None) -> tuple[int, int] | None:
 
 
 def plan_timeline(
-    report: Report,
-    result: PlanResult,
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    selection: Selection,
+    report: Report, result: PlanResult, by_run: ByRun, selection: Selection
 ) -> TimelineView:
     chosen = pick_occurrence(result, selection.run, selection.occurrence)
     plan_line = _plan_line(result, report.thresholds)
@@ -304,10 +296,7 @@ def _default_run(report: Report, rank: int | None) -> int:
 
 
 def stream_timeline(
-    report: Report,
-    rank: int | None,
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    selection: Selection,
+    report: Report, rank: int | None, by_run: ByRun, selection: Selection
 ) -> TimelineView:
     """A window of one run's streams around its busiest overlap region (no plan)."""
     run = selection.run if selection.run is not None else _default_run(report, rank)

@@ -260,10 +260,13 @@ def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
     if overlap is not None:
         lo, hi = to_x(np.array(overlap))
         ax.axvspan(lo, hi, color=canvas.OVERLAP, alpha=0.16, zorder=1, linewidth=0)
-    for row, window, colour, name in (
+    pct = "" if view.overlap_pct is None else f" = overlap_pct {view.overlap_pct:.2f}"
+    bars = [
         (0, view.side_window, canvas.SIDE, "side"),
         (1, view.dom_window, canvas.DOMINATOR, "dominator"),
-    ):
+    ]
+    bars += [(2, overlap, canvas.OVERLAP, "")] if overlap is not None else []
+    for row, window, colour, name in bars:
         if window is None:
             where = ax.get_yaxis_transform()
             text = f"no {name} operators in this occurrence"
@@ -271,16 +274,9 @@ def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
             continue
         lo, hi = to_x(np.array(window))
         ax.barh(row, hi - lo, left=lo, height=WINDOW_HEIGHT, color=colour, zorder=3)
-        duration = canvas.format_duration(window[1] - window[0])
-        ax.text(hi, row, f"  {duration}", color="#333333", **ROW_TEXT)
-    if view.side_window is None or view.dom_window is None:
-        return
-    pct = "" if view.overlap_pct is None else f" = overlap_pct {view.overlap_pct:.2f}"
-    if overlap is not None:
-        lo, hi = to_x(np.array(overlap))
-        ax.barh(2, hi - lo, left=lo, height=WINDOW_HEIGHT, color=canvas.OVERLAP, zorder=3)
-        text = f"  {canvas.format_duration(overlap[1] - overlap[0])}{pct}"
-        ax.text(hi, 2, text, color="#333333", **ROW_TEXT)
+        text = f"  {canvas.format_duration(window[1] - window[0])}{pct if row == 2 else ''}"
+        ax.text(hi, row, text, color="#333333", **ROW_TEXT)
+    if overlap is not None or view.side_window is None or view.dom_window is None:
         return
     first_end = min(view.side_window[1], view.dom_window[1])
     last_start = max(view.side_window[0], view.dom_window[0])

@@ -210,17 +210,9 @@ def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
         begin = int(starts[int(np.argmax(counts))])
         return begin, begin + width_ns
     cs, ce = seg_s[concurrent], seg_e[concurrent]
-    before_end = np.concatenate([[0], np.cumsum(ce - cs)])  # concurrent time before segment i
-
-    def covered_until(t: np.ndarray) -> np.ndarray:
-        done = np.searchsorted(ce, t, side="right")  # segments finished by t
-        current = np.minimum(done, cs.size - 1)
-        partial = np.where(done < cs.size, np.clip(t - cs[current], 0, None), 0)
-        return before_end[done] + partial
-
     # Centre each candidate on a concurrent stretch's start, a little before it.
     begins = np.clip(cs - width_ns // 10, first, last - width_ns)
-    inside = covered_until(begins + width_ns) - covered_until(begins)
+    inside = intervals.covered_length(cs, ce, begins, begins + width_ns)
     begin = int(begins[int(np.argmax(inside))])
     return begin, begin + width_ns
 
@@ -262,8 +254,7 @@ def demand_steps(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``. Returns
     ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one row per stream
-    (in ``streams`` order) and n columns, the blocks that stream demands on each segment.
-    Computed with intervals.sweep, no per-kernel loop."""
+    (in ``streams`` order) and n columns, the blocks that stream demands on each segment."""
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
@@ -273,15 +264,8 @@ def demand_steps(
         ).astype(np.int64)
     )
     levels = np.zeros((len(streams), max(edges.size - 1, 0)), dtype=np.int64)
-    for row, stream in enumerate(streams):  # one sweep per stream (a handful), not per kernel
+    for row, stream in enumerate(streams):  # a handful of streams, no loop over kernels
         part = rows.filter(pl.col("stream_id") == stream)
-        seg_s, _seg_e, value = intervals.sweep(
-            part["start_ns"].to_numpy(), part["end_ns"].to_numpy(), part[kind].to_numpy()
-        )
-        if seg_s.size == 0:
-            continue
-        # Each grid segment lies inside exactly one sweep segment (or none).
-        index = np.searchsorted(seg_s, edges[:-1], side="right") - 1
-        inside = (index >= 0) & (edges[:-1] < _seg_e[np.maximum(index, 0)])
-        levels[row] = np.where(inside, value[np.maximum(index, 0)], 0)
+        starts, ends, blocks = (part[c].to_numpy() for c in ("start_ns", "end_ns", kind))
+        levels[row] = intervals.covered_sums(edges[:-1], edges[1:], starts, ends, blocks)
     return edges, levels
