@@ -195,17 +195,11 @@ def core_cases(report: Report) -> list[Case]:
         groups.setdefault((v.plan, v.rank), []).append(line)
     unlisted = max(cores.violation_count - len(cores.violations), 0)
     more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
-    cases = [
-        Case(
-            "cores",
-            with_rank("core limits" + (f": {plan}" if plan else ""), rank),
-            "failed",
-            f"{len(lines)} side-stream kernel(s) over limit_core_num",
-            tuple(lines),
-            tuple(more + notes + warnings),
-        )
-        for (plan, rank), lines in groups.items()
-    ]
+    cases = []
+    for (plan, rank), lines in groups.items():
+        name = with_rank("core limits" + (f": {plan}" if plan else ""), rank)
+        over = f"{len(lines)} side-stream kernel(s) over limit_core_num"
+        cases.append(Case("cores", name, "failed", over, tuple(lines), (*more, *notes, *warnings)))
     if not groups and (cores.checked_kernels or cores.limits):
         details = (*notes, *warnings)
         message = within_text(cores)
@@ -222,14 +216,9 @@ def ci_cases(report: Report) -> tuple[Case, ...]:
     tolerance = report.baseline_tolerance or 0.0
     for delta in report.baseline or ():
         if delta.status == "missing-in-head":
+            name, why = "baseline: " + with_rank(delta.plan, delta.rank), describe(delta, tolerance)
             cases.append(
-                Case(
-                    "baseline",
-                    "baseline: " + with_rank(delta.plan, delta.rank),
-                    "failed",
-                    "in the baseline, not in this report",
-                    (describe(delta, tolerance),),
-                )
+                Case("baseline", name, "failed", "in the baseline, not in this report", (why,))
             )
     if report.verdict == "fail" and not any(case.status == "failed" for case in cases):
         reasons = report.gate_reasons or ("the gate failed",)

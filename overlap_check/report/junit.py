@@ -120,21 +120,15 @@ def _junit_case(case: Case) -> JUnitCase:
 
 def render(report: Report) -> str:
     """``--format junit``: the report's checks as one suite."""
-    properties = [
-        ("tool_version", report.tool_version),
-        ("verdict", report.verdict),
-        ("exit_code", str(report.exit_code)),
-        ("real", str(report.thresholds.real)),
-        ("fake", str(report.thresholds.fake)),
-        ("warmup", str(report.warmup)),
-        ("min_runs", str(report.min_runs)),
-        ("fail_on", report.fail_on),
-        ("summary", f"overlap-check: {report.verdict}"),
-        *(("evidence", line) for line in report.evidence_summary),
-        *(("gate_reason", reason) for reason in report.gate_reasons),
-        *(("note", note) for note in report.notes),
+    outcome = [
+        (name, str(getattr(report, name))) for name in ("tool_version", "verdict", "exit_code")
     ]
-    suite = JUnitSuite(
-        "overlap-check", tuple(_junit_case(case) for case in ci_cases(report)), tuple(properties)
-    )
-    return write("overlap-check", (suite,))
+    bands = [("real", str(report.thresholds.real)), ("fake", str(report.thresholds.fake))]
+    method = [(name, str(getattr(report, name))) for name in ("warmup", "min_runs", "fail_on")]
+    lines = [("evidence", line) for line in report.evidence_summary]
+    lines += [("gate_reason", reason) for reason in report.gate_reasons]
+    lines += [("note", note) for note in report.notes]
+    summary = ("summary", f"overlap-check: {report.verdict}")
+    cases = tuple(_junit_case(case) for case in ci_cases(report))
+    properties = (*outcome, *bands, *method, summary, *lines)  # the report-wide lines
+    return write("overlap-check", (JUnitSuite("overlap-check", cases, properties),))

@@ -117,8 +117,7 @@ def _core_section(report: Report) -> list[str]:
     if cores is None:
         return []
     lines = ["", "### Core limits", ""]
-    if cores.device is not None:
-        device = cores.device
+    if (device := cores.device) is not None:
         lines.append(f"Device: {device_text(device)} ({device.source}).")
     total = max(cores.violation_count, len(cores.violations))
     if not total and not (cores.checked_kernels or cores.limits):
@@ -155,28 +154,21 @@ def _communication_section(report: Report) -> list[str]:
     from overlap_check.report import text as comm
 
     steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
-    return [
-        "",
-        "### Communication",
-        "",
-        f"{comm.COMMUNICATION}.",
-        "",
+    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", ""]
+    lines += [
         *_table(comm.RANK_HEADER, comm.rank_cells(report)),
         "",
         f"{comm.COMMUNICATION_STEPS}.",
-        "",
-        *_table(comm.STEP_HEADER, steps),
     ]
+    return [*lines, "", *_table(comm.STEP_HEADER, steps)]
 
 
 def _baseline_section(report: Report) -> list[str]:
     """Baseline figures the tables do not show: missing from this report."""
     tolerance = report.baseline_tolerance or 0.0
-    missing = [d for d in report.baseline or () if d.status == "missing-in-head"]
-    if not missing:
-        return []
-    lines = ["", f"### Baseline (tolerance {tolerance:.3f})", ""]
-    return lines + [f"- ❌ {cell(describe(delta, tolerance))}" for delta in missing]
+    deltas = report.baseline or ()
+    missing = [f"❌ {describe(d, tolerance)}" for d in deltas if d.status == "missing-in-head"]
+    return _items(f"### Baseline (tolerance {tolerance:.3f})", missing)
 
 
 def _items(title: str, items: Sequence[str]) -> list[str]:
@@ -189,11 +181,8 @@ def render(report: Report) -> str:
     passed = report.verdict == "pass"
     lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
     if any(p.provisional for p in report.plans) or any(p.provisional for p in report.stream_pairs):
-        lines += [
-            "",
-            f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; "
-            "the result may change with more runs or a repaired capture.",
-        ]
+        more = "the result may change with more runs or a repaired capture."
+        lines += ["", f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; {more}"]
     lines += _items("**Why the gate failed:**", report.gate_reasons)
     lines += _items("**Evidence:**", report.evidence_summary)
     lines += _judged_sections(report)

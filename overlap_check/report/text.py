@@ -134,18 +134,13 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
         first.setdefault(o.index, o)
     picked = sorted(list(first.values())[:MAX_LAYERS], key=lambda o: o.index)
     origin = origins.get((plan.rank, run.run))
-    rows = [
-        [
-            str(o.layer if o.layer is not None else o.index),
-            _window(o.side_start_ns, o.side_end_ns, origin),
-            _window(o.dom_start_ns, o.dom_end_ns, origin),
-            figure_text(o.hidden_pct, thresholds),
-            o.verdict or "-",
-            pct(o.overlap_pct),
-            "did not wait" if o.join_not_waited else "",
-        ]
-        for o in picked
-    ]
+    rows = []
+    for o in picked:
+        layer = str(o.layer if o.layer is not None else o.index)
+        side = _window(o.side_start_ns, o.side_end_ns, origin)
+        dom = _window(o.dom_start_ns, o.dom_end_ns, origin)
+        figures = [figure_text(o.hidden_pct, thresholds), o.verdict or "-", pct(o.overlap_pct)]
+        rows.append([layer, side, dom, *figures, "did not wait" if o.join_not_waited else ""])
     total = max(run.occurrences, len(layers))
     shown = f"{len(picked)} of {total}" if len(picked) < total else str(total)
     header = ["layer", "side window", "dominator window", "hidden_pct", "verdict"]
@@ -391,17 +386,14 @@ def rank_cells(report: Report) -> list[list[str]]:
     return rows
 
 
-def render_communication(report: Report, color: bool) -> list[str]:
-    """The section's lines; [] when no rank had a communication row."""
+def _communication(report: Report, color: bool) -> list[str]:
+    """The section's lines and a blank one; [] when no rank had a communication row."""
     if not report.communication:
         return []
     steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
-    return [
-        bold("Communication", color) + f" ({COMMUNICATION})",
-        *table(RANK_HEADER, rank_cells(report)),
-        "  " + COMMUNICATION_STEPS,
-        *table(STEP_HEADER, steps),
-    ]
+    ranks = table(RANK_HEADER, rank_cells(report))
+    head = bold("Communication", color) + f" ({COMMUNICATION})"
+    return [head, *ranks, "  " + COMMUNICATION_STEPS, *table(STEP_HEADER, steps), ""]
 
 
 @fitted  # to the terminal's width, its terms explained (text_table.py)
@@ -427,9 +419,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.plans:
         lines += [*_plans(report, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
-    communication = render_communication(report, color)
-    if communication:
-        lines += [*communication, ""]
+    lines += _communication(report, color)
     lines += _runs(report, color)
     lines += _reference(report, color)
     if report.baseline:

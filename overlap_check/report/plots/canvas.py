@@ -97,13 +97,9 @@ class TimeScale:
     def __init__(self, start_ns: int, end_ns: int) -> None:
         self.start_ns = start_ns
         width = max(end_ns - start_ns, 1)
-        self.unit, self.divisor = (
-            ("µs", 1_000)
-            if width < 20_000_000
-            else ("ms", 1_000_000)
-            if width < 20_000_000_000
-            else ("s", 1_000_000_000)
-        )
+        units = (("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000))
+        # the first unit in which the view is under 20 000 long (seconds at most)
+        self.unit, self.divisor = next((u, d) for u, d in units if width < 20_000 * d or u == "s")
         self.span = width / self.divisor
 
     def __call__(self, ns: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -112,11 +108,8 @@ class TimeScale:
     def label_axis(self, ax: Axes) -> None:
         """Plain tick numbers (no offset, no 1e6) and where the view starts."""
         ax.ticklabel_format(axis="x", style="plain", useOffset=False)
-        ax.set_xlabel(
-            f"{self.unit} from the start of this view"
-            f"  (capture clock: {exact_us(self.start_ns)} µs)",
-            fontsize=9,
-        )
+        where = f"capture clock: {exact_us(self.start_ns)} µs"
+        ax.set_xlabel(f"{self.unit} from the start of this view  ({where})", fontsize=9)
 
 
 def new_figure(width_in: float, height_in: float) -> Figure:

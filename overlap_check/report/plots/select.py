@@ -190,12 +190,9 @@ def plan_timeline(
     if chosen is None:  # nothing recorded (not split, no evidence): show the streams instead
         run = selection.run or _default_run(report, result.rank)
         view = stream_timeline(report, result.rank, by_run, Selection(run=run))
-        return replace(
-            view,
-            title=f"{result.name}{_rank_text(result.rank)} · run {run}: no occurrence to show",
-            subtitle=f"{plan_line}. {result.diagnosis}".strip(),
-            verdict=result.verdict,
-        )
+        title = f"{result.name}{_rank_text(result.rank)} · run {run}: no occurrence to show"
+        subtitle = f"{plan_line}. {result.diagnosis}".strip()
+        return replace(view, title=title, subtitle=subtitle, verdict=result.verdict)
     plan_run, recorded = chosen
     info, capture = _lookup(by_run, result.rank, plan_run.run, copies=result.side_kind == "copy")
     occ = recorded
@@ -345,13 +342,9 @@ def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection)
         label = f"rank {r.rank}" if r.rank is not None else "all runs"
         series = RunSeries(label, _points(r.per_run, figure), getattr(r, figure), r.verdict)
         panels.setdefault(panel, []).append(series)
-    return RunsView(
-        title=title,
-        panels=tuple(RunsPanel(name, tuple(series)) for name, series in panels.items()),
-        thresholds=report.thresholds,
-        unit="sample (run·step)" if report.per == "step" else "run",
-        figure=figure,
-    )
+    shown = tuple(RunsPanel(name, tuple(series)) for name, series in panels.items())
+    unit = "sample (run·step)" if report.per == "step" else "run"
+    return RunsView(title, shown, report.thresholds, unit, figure)
 
 
 def _points(per_run: Sequence[PlanRun | StreamPairRun], figure: str) -> tuple[RunPoint, ...]:

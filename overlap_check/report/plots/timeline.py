@@ -41,6 +41,7 @@ SIDE_TASK_EDGE = "#8a4a0e"  # a darker side colour: the hatch lines take the edg
 SIDE_TASKS = "side tasks"  # their collection's label (tests find it by it)
 TASK_BARS: dict[str, Any] = {"edgecolors": SIDE_TASK_EDGE, "hatch": SIDE_TASK_HATCH}
 TASK_BARS["linewidths"] = 0.6  # side tasks: hatched, a darker edge
+BAR_LABEL: dict[str, Any] = {"ha": "center", "va": "center", "color": "white", "clip_on": True}
 ROW_TEXT: dict[str, Any] = {"va": "center", "fontsize": 8, "zorder": 4}  # window rows' figures
 
 
@@ -90,18 +91,11 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
             orient="row",
         )
         barrier = pl.struct("start_ns", "stream_id").is_in(keys.to_struct().implode())
-    communication = pl.col("is_communication") | pl.col("stream_id").is_null()
-    role: pl.Expr = pl.lit("other")  # the first test that holds names the role
-    for name, test in reversed(
-        [
-            ("side-task", task),
-            ("communication", communication),
-            ("barrier", barrier),
-            ("side", side),
-            ("dominator", dominator),
-        ]
-    ):
-        role = pl.when(test).then(pl.lit(name)).otherwise(role)
+    comm = pl.col("is_communication") | pl.col("stream_id").is_null()
+    # the first test that holds names the role
+    first = pl.when(task).then(pl.lit("side-task")).when(comm).then(pl.lit("communication"))
+    marked = first.when(barrier).then(pl.lit("barrier")).when(side).then(pl.lit("side"))
+    role = marked.when(dominator).then(pl.lit("dominator")).otherwise(pl.lit("other"))
     return rows.select(role.alias("role"))["role"]
 
 
@@ -225,15 +219,13 @@ def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int
     lo, hi = to_x(seg_s), to_x(seg_e)
     bottom, top = ax.get_ylim()
     # the row's bars, then the same stretches shaded down through every lane
-    for y, height, alpha, zorder in (
+    for y, height, alpha, z in (
         (0.0, WINDOW_HEIGHT, None, 3),
         ((bottom + top) / 2, abs(bottom - top), 0.12, 1),
     ):
         bars = bar_vertices(lo, hi, np.full(lo.size, y), height)
         ax.add_collection(
-            PolyCollection(
-                bars, facecolors=canvas.OVERLAP, alpha=alpha, linewidths=0, zorder=zorder
-            )
+            PolyCollection(bars, facecolors=canvas.OVERLAP, alpha=alpha, linewidths=0, zorder=z)
         )
     return int((seg_e - seg_s).sum())
 
@@ -304,16 +296,9 @@ def _label_bars(
     names = short_names(rows["name"])
     room = np.floor((bar_pt - 4) / CHAR_WIDTH_PT).astype(np.int64)  # characters that fit
     fits = np.flatnonzero(room >= np.minimum(names.str.len_chars().to_numpy(), 4))
-    style: dict[str, Any] = {
-        "ha": "center",
-        "va": "center",
-        "color": "white",
-        "zorder": 5,
-        "clip_on": True,
-    }
     for i in fits:  # bounded by the axes width, not by the number of kernels
         text = fit_label(str(names[int(i)]), int(room[i]))
-        ax.text((x0[i] + x1[i]) / 2, y[i], text, fontsize=LABEL_FONT_PT, **style)
+        ax.text((x0[i] + x1[i]) / 2, y[i], text, fontsize=LABEL_FONT_PT, zorder=5, **BAR_LABEL)
 
 
 def fit_label(text: str, room: int) -> str:
@@ -332,13 +317,8 @@ def _mark_idle_gaps(
         return False
     lo, hi = to_x(gap_s), to_x(gap_e)
     holes = bar_vertices(lo, hi, np.full(lo.size, float(lane)), LANE_HEIGHT * 0.8)
-    hatch: dict[str, Any] = {
-        "edgecolors": canvas.BARRIER,
-        "hatch": "////",
-        "linewidths": 0.6,
-        "alpha": 0.55,
-    }
-    ax.add_collection(PolyCollection(holes, facecolors="none", zorder=2, **hatch))
+    idle: dict[str, Any] = {"edgecolors": canvas.BARRIER, "hatch": "////", "alpha": 0.55}
+    ax.add_collection(PolyCollection(holes, facecolors="none", linewidths=0.6, zorder=2, **idle))
     width_pt = _width_pt(ax)
     box = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}
     style: dict[str, Any] = {"ha": "center", "va": "top", "color": canvas.BARRIER, "zorder": 5}
@@ -356,25 +336,17 @@ def _mark_barriers(
     shown = [b for b in view.barriers if view.start_ns <= b.start_ns <= view.end_ns][:5]
     arrow = {"arrowstyle": "-|>", "color": canvas.BARRIER, "linewidth": 1.2}
     box = {"facecolor": "white", "edgecolor": canvas.BARRIER, "boxstyle": "round,pad=0.2"}
+    note: dict[str, Any] = {"textcoords": "offset points", "ha": "left", "va": "bottom"}
+    note |= {"fontsize": 8, "color": canvas.BARRIER, "fontweight": "bold", "zorder": 6}
     for barrier in shown:
         y = lane_y.get(barrier.stream_id)
         if y is None:
             continue
-        ax.annotate(
-            f"barrier? {short_name(barrier.name)}\n"
-            f"idle {canvas.format_duration(barrier.gap_ns)} before",
-            xy=(float(to_x(barrier.start_ns)), y - LANE_HEIGHT / 2),
-            xytext=(6, 14),
-            textcoords="offset points",
-            ha="left",
-            va="bottom",
-            fontsize=8,
-            color=canvas.BARRIER,
-            fontweight="bold",
-            arrowprops=arrow,
-            zorder=6,
-            bbox={**box, "linewidth": 0.6},
-        )
+        idle = f"idle {canvas.format_duration(barrier.gap_ns)} before"
+        text = f"barrier? {short_name(barrier.name)}\n{idle}"
+        xy = (float(to_x(barrier.start_ns)), y - LANE_HEIGHT / 2)
+        bbox = {**box, "linewidth": 0.6}
+        ax.annotate(text, xy=xy, xytext=(6, 14), arrowprops=arrow, bbox=bbox, **note)
 
 
 def _legend(
@@ -385,26 +357,21 @@ def _legend(
     idle_shown: bool,
     concurrent: str,
 ) -> None:
-    handles = [
-        Patch(
-            facecolor=colour,
-            edgecolor=SIDE_TASK_EDGE if r == "side-task" else colour,
-            hatch=SIDE_TASK_HATCH if r == "side-task" else None,
-            label=name.format(view.side_kind),
-        )
-        for r, (colour, name) in ROLES.items()
-        if r in roles
-    ]
+    handles = []
+    for r in (r for r in ROLES if r in roles):
+        colour, name = ROLES[r]
+        edge, hatch = (SIDE_TASK_EDGE, SIDE_TASK_HATCH) if r == "side-task" else (colour, None)
+        label = name.format(view.side_kind)
+        handles.append(Patch(facecolor=colour, edgecolor=edge, hatch=hatch, label=label))
     handles += canvas.window_handles(view.side_window, view.dom_window)
     if _overlap(view) is not None:
         handles.append(Patch(color=canvas.OVERLAP, alpha=0.4, label="overlap"))
     if view.side_window is None and view.dom_window is None and view.side_pattern is None:
-        handles = [
-            Patch(color=_stream_colour(i, lane), label=f"stream {lane}")
-            for i, lane in enumerate(lanes)
-            if lane != COMMUNICATION_LANE
-        ] + handles
-        handles.append(Patch(color=canvas.OVERLAP, label=concurrent))
+        shown = [(i, lane) for i, lane in enumerate(lanes) if lane != COMMUNICATION_LANE]
+        by_stream = [
+            Patch(color=_stream_colour(i, lane), label=f"stream {lane}") for i, lane in shown
+        ]
+        handles = [*by_stream, *handles, Patch(color=canvas.OVERLAP, label=concurrent)]
     if idle_shown:
         idle = "idle on main stream"
         handles.append(Patch(facecolor="none", edgecolor=canvas.BARRIER, hatch="////", label=idle))

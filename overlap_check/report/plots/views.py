@@ -258,11 +258,8 @@ def demand_steps(
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
-    edges = np.unique(
-        np.concatenate(
-            [[start_ns, end_ns], rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy()]
-        ).astype(np.int64)
-    )
+    times = [np.array([start_ns, end_ns]), rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy()]
+    edges = np.unique(np.concatenate(times).astype(np.int64))
     levels = np.zeros((len(streams), max(edges.size - 1, 0)), dtype=np.int64)
     for row, stream in enumerate(streams):  # a handful of streams, no loop over kernels
         part = rows.filter(pl.col("stream_id") == stream)
