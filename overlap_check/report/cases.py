@@ -57,10 +57,7 @@ def with_rank(name: str, rank: int | None) -> str:
 
 
 def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | None:
-    for delta in report.baseline or ():
-        if delta.plan == name and delta.rank == rank:
-            return delta
-    return None
+    return next((d for d in report.baseline or () if d.plan == name and d.rank == rank), None)
 
 
 def evidence_of(report: Report, plan: PlanResult) -> str:

@@ -35,9 +35,8 @@ def render(report: Report) -> str:
     for case in sorted(ci_cases(report), key=lambda case: list(_COMMAND).index(case.level)):
         evidence = [f"evidence: {case.evidence}"] if case.evidence else []
         # a missing wait shows whether it fails the gate (in failures) or was accepted
-        findings = [
-            f"finding: {f}" for f in case.findings if not any(f in x for x in case.failures)
-        ]
+        accepted = [f for f in case.findings if not any(f in x for x in case.failures)]
+        findings = [f"finding: {f}" for f in accepted]
         body = "\n".join([case.message, *evidence, *case.failures, *findings, *case.details[:1]])
         plan = plans.get((case.group, case.name))
         file = plan.config_file if plan is not None else None
@@ -46,10 +45,8 @@ def render(report: Report) -> str:
         lines.append(command(_COMMAND[case.level], body, file=file, line=line, title=title))
     # notes after the checks' errors and warnings, before the notices
     notes = [command("warning", note, title="overlap-check") for note in report.notes]
-    first_notice = next(
-        (i for i, line in enumerate(lines) if line.startswith("::notice")), len(lines)
-    )
-    lines[first_notice:first_notice] = notes
+    at = next((i for i, line in enumerate(lines) if line.startswith("::notice")), len(lines))
+    lines[at:at] = notes
     reasons = f" ({'; '.join(report.gate_reasons)})" if report.gate_reasons else ""
     # a plain line, but printed among commands: a reason naming a plan must not start one
     lines.append(escape_data(f"overlap-check: {report.verdict}{reasons}"))

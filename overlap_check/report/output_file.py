@@ -47,12 +47,8 @@ def check_target(path: str | Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return
     if kind is not None:
-        raise InputError(
-            f"is {kind}: overlap-check writes only a regular file, never through a link "
-            "or into a device",
-            path=path,
-            hint="remove it or name another file",
-        )
+        never = "overlap-check writes only a regular file, never through a link or into a device"
+        raise InputError(f"is {kind}: {never}", path=path, hint="remove it or name another file")
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

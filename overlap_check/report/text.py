@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from overlap_check.model import (
     BarrierCandidate,
@@ -17,13 +16,11 @@ from overlap_check.model import (
     Thresholds,
     rank_text,
 )
+from overlap_check.model.verdicts import barrier_phrase, figure_text
 from overlap_check.report.cases import diagnosis_lines, pct
 from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
+from overlap_check.report.text_cores import Origins, render_cores
 from overlap_check.report.text_table import Painter, fitted, table
-
-if TYPE_CHECKING:
-    from overlap_check.report.text_cores import Origins
-from overlap_check.model.verdicts import barrier_phrase, figure_text
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
@@ -173,10 +170,9 @@ def _plans(report: Report, color: bool) -> list[str]:
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
         lines += [f"    {label}: {text}" for label, text in diagnosis_lines(plan)]
-        lines.append(
-            f"    streams: side {rank_text(plan.side_stream)}, main {rank_text(plan.main_stream)}; "
-            f"hidden_pct per {_samples(plan)[:-1]}: {_per_run(plan.per_run, thresholds)}"
-        )
+        streams = f"side {rank_text(plan.side_stream)}, main {rank_text(plan.main_stream)}"
+        per_run = _per_run(plan.per_run, thresholds)
+        lines.append(f"    streams: {streams}; hidden_pct per {_samples(plan)[:-1]}: {per_run}")
         tasks = f"{plan.side_kind} tasks, hidden_pct against compute on any other stream"
         lines += _line("side ops: ", tasks if plan.side_kind != "compute" else "")
         real, partial, fake = plan.verdict_counts
@@ -187,10 +183,9 @@ def _plans(report: Report, color: bool) -> list[str]:
         lines += [f"    finding: {finding}" for finding in plan.findings]
         lines += _line("walls: ", _walls(plan))
         lines += _line("not judged (warm runs): ", _unjudged(plan))
-        lines += [
-            f"    barrier candidate: {barrier_phrase(b, plan.fake_occurrences, hint=False)}"
-            for b in plan.barrier_candidates
-        ]
+        faked = plan.fake_occurrences
+        phrases = [barrier_phrase(b, faked, hint=False) for b in plan.barrier_candidates]
+        lines += [f"    barrier candidate: {phrase}" for phrase in phrases]
     return lines
 
 
@@ -210,10 +205,8 @@ def _walls(plan: PlanResult) -> str:
         f"{us(w.join_wait_ns)} µs"
     )
     if w.join_wait_worst_ns:
-        text += (
-            f" (worst {us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
-            f"{w.join_wait_worst_run})"
-        )
+        where = f"layer {w.join_wait_worst_layer} of run {w.join_wait_worst_run}"
+        text += f" (worst {us(w.join_wait_worst_ns)} µs, {where})"
     tail, step = us(w.side_tail_ns), us(w.step_wall_ns)
     text += f", side tail {tail} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
@@ -258,9 +251,8 @@ def _steps_line(d: ReferenceDelta) -> str:
     if d.worst_step is None:
         return text
     worst = d.steps[d.worst_step - 1]
-    where = f"run {worst.after.run}" + (
-        "" if worst.after.step is None else f" step {worst.after.step}"
-    )
+    step = "" if worst.after.step is None else f" step {worst.after.step}"
+    where = f"run {worst.after.run}{step}"
     return text + (
         f"; step wall Δ median {_signed(d.step_delta_median_pct)}, worst {where}: "
         f"{us(worst.before.wall_ns)} -> {us(worst.after.wall_ns)} µs "
@@ -333,8 +325,6 @@ def _runs(report: Report, color: bool) -> list[str]:
 def _cores_section(report: Report, color: bool) -> list[str]:
     if report.cores is None:
         return []
-    from overlap_check.report.text_cores import render_cores
-
     origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
     return ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
 

@@ -75,11 +75,8 @@ def picture_format(path: Path) -> str:
     """``png`` or ``svg`` from the file name, or a UsageError naming the file."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise UsageError(
-            f"cannot tell the picture format from {path.name!r}",
-            path=path,
-            hint="name the file *.png or *.svg",
-        )
+        what = f"cannot tell the picture format from {path.name!r}"
+        raise UsageError(what, path=path, hint="name the file *.png or *.svg")
     return suffix[1:]
 
 

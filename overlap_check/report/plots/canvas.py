@@ -35,6 +35,7 @@ COLD = "#9d9d9d"
 REAL_BAND = "#59a14f"
 PARTIAL_BAND = "#edc948"
 FAKE_BAND = "#e15759"
+BANDS = {"real": REAL_BAND, "partial": PARTIAL_BAND, "fake": FAKE_BAND}  # in legend order
 STREAM_COLOURS = ("#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac")
 VERDICT_COLOURS = {"real": REAL_BAND, "partial": "#d4a017", "no-evidence": COLD}
 VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), FAKE_BAND)
@@ -119,21 +120,17 @@ def new_figure(width_in: float, height_in: float) -> Figure:
 def save(figure: Figure, path: Path) -> Path:
     """Write the figure as PNG or SVG (from the suffix); returns the path."""
     fmt = picture_format(path)
+    # Reproducible files: no creation date, so regenerated docs images do not churn.
+    svg: dict[str, str | None] = {"Date": None, "Creator": "overlap-check"}
+    metadata = svg if fmt == "svg" else {"Software": "overlap-check"}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Figure.savefig picks the Agg canvas for png and the SVG canvas for svg.
         # A fixed hash salt keeps SVG element ids stable between runs.
         picture = io.BytesIO()
         with matplotlib.rc_context({"svg.hashsalt": "overlap-check"}):
-            figure.savefig(picture, format=fmt, dpi=DPI, metadata=_metadata(fmt))
+            figure.savefig(picture, format=fmt, dpi=DPI, metadata=metadata)
         write_atomically(path, picture.getvalue())
     except OSError as err:  # a read-only place, a file where a dir should be, a full disk
         raise UsageError(f"cannot write the picture: {err.strerror or err}", path=path) from err
     return path
-
-
-def _metadata(fmt: str) -> dict[str, str | None]:
-    # Reproducible files: no creation date, so regenerated docs images do not churn.
-    if fmt == "svg":
-        return {"Date": None, "Creator": "overlap-check"}
-    return {"Software": "overlap-check"}

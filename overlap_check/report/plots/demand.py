@@ -47,7 +47,7 @@ def draw_demand(view: TimelineView) -> Figure:
     colours = {s: palette[i % len(palette)] for i, s in enumerate(streams)}
     over_any = False
     for ax, (kind, label) in zip(axes, KINDS, strict=True):
-        over_any |= _panel(ax, view, in_view, kind, streams, colours, to_x)
+        over_any |= _panel(ax, view, in_view, kind, colours, to_x)
         ax.set_ylabel(label, fontsize=9)
     axes[-1].set_xlim(0, to_x.span)
     to_x.label_axis(axes[-1])
@@ -59,7 +59,7 @@ def draw_demand(view: TimelineView) -> Figure:
     what = "blocks demanded by the kernels running at each instant, stacked by stream"
     subtitle = f"{what} (each kernel capped at the device's cores); {source}"
     axes[0].set_title(subtitle, fontsize=9, loc="left", color="#444444")
-    _legend(figure, view, streams, colours, over_any)
+    _legend(figure, view, colours, over_any)
     return figure
 
 
@@ -68,20 +68,18 @@ def _panel(
     view: TimelineView,
     demand: pl.DataFrame,
     kind: str,
-    streams: list[int],
-    colours: dict[int, str],
+    colours: dict[int, str],  # by stream, in lane order
     to_x: canvas.TimeScale,
 ) -> bool:
     """One core kind's stacked demand; True when it goes above the device maximum."""
     cores: int | None = None if view.device is None else getattr(view.device, kind)
     maximum = cores or None  # the kind's device cores; None (no line) where unknown (0)
-    edges, levels = demand_steps(demand, kind, streams, view.start_ns, view.end_ns)
+    edges, levels = demand_steps(demand, kind, list(colours), view.start_ns, view.end_ns)
     x = to_x(edges)
     xs = np.repeat(x, 2)[1:-1]  # step fill: each segment's value at both of its edges
     base = np.zeros(max(edges.size - 1, 0), dtype=np.int64)
-    for row, stream in enumerate(streams):
+    for row, colour in enumerate(colours.values()):
         top = base + levels[row]
-        colour = colours[stream]
         ax.fill_between(xs, np.repeat(base, 2), np.repeat(top, 2), color=colour, **FILL)
         base = top
     canvas.shade_windows(ax, view.side_window, view.dom_window, to_x)
@@ -109,11 +107,9 @@ def _panel(
     return above
 
 
-def _legend(
-    figure: Figure, view: TimelineView, streams: list[int], colours: dict[int, str], over: bool
-) -> None:
-    label = {s: canvas.stream_label(s, view.main_stream, view.side_stream) for s in streams}
-    handles = [Patch(color=colours[s], label=label[s]) for s in streams]
+def _legend(figure: Figure, view: TimelineView, colours: dict[int, str], over: bool) -> None:
+    label = {s: canvas.stream_label(s, view.main_stream, view.side_stream) for s in colours}
+    handles = [Patch(color=c, label=label[s]) for s, c in colours.items()]
     if over:
         over_max = "above device max"
         handles.append(Patch(color=canvas.BARRIER, alpha=0.35, hatch="xx", label=over_max))

@@ -39,12 +39,9 @@ def pick_occurrence(
         in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
         if not in_range:
             most = max((r.occurrences for r in runs), default=0)
-            raise UsageError(
-                f"plan {result.name!r} has no occurrence {occurrence}",
-                hint=f"occurrences per run: at most {most}",
-            )
-        warm = [r for r in in_range if r.warm]
-        return (warm or in_range)[0], None
+            hint = f"occurrences per run: at most {most}"
+            raise UsageError(f"plan {result.name!r} has no occurrence {occurrence}", hint=hint)
+        return min(in_range, key=lambda r: not r.warm), None  # the first warm run, else the first
     deciding = replace(result, per_run=tuple(runs)).deciding_occurrence()
     if deciding is not None:
         return deciding

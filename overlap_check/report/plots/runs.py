@@ -136,10 +136,5 @@ def _legend(figure: Figure) -> None:
         Line2D([], [], marker="x", linestyle="", color=grey, label="no judged occurrence"),
         Line2D([], [], linestyle="--", color=grey, label="warm-run median"),
     ]
-    bands = [
-        (canvas.REAL_BAND, "real"),
-        (canvas.PARTIAL_BAND, "partial"),
-        (canvas.FAKE_BAND, "fake"),
-    ]
-    handles += [Patch(color=colour, alpha=0.3, label=f"{name} band") for colour, name in bands]
+    handles += [Patch(color=c, alpha=0.3, label=f"{name} band") for name, c in canvas.BANDS.items()]
     canvas.legend(figure, handles)

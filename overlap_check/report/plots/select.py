@@ -108,36 +108,31 @@ def _slug(name: str, rank: int | None, multi_rank: bool) -> str:
 
 
 def _chosen_plans(report: Report, selection: Selection) -> list[PlanResult]:
-    plans = list(report.plans)
-    if selection.plan is not None:
-        plans = [p for p in plans if p.name == selection.plan]
+    plans, wanted = list(report.plans), selection.plan
+    if wanted is not None:
+        plans = [p for p in plans if p.name == wanted]
         if not plans:
             known = ", ".join(sorted({p.name for p in report.plans})) or "none"
-            raise UsageError(
-                f"no plan named {selection.plan!r} in this analysis", hint=f"plans: {known}"
-            )
+            raise UsageError(f"no plan named {wanted!r} in this analysis", hint=f"plans: {known}")
     if selection.rank is not None and report.plans:
         plans = [p for p in plans if p.rank == selection.rank]
         if not plans:
-            raise UsageError(
-                f"no plan result for rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
-            )
+            raise _no_rank(report, f"no plan result for rank {selection.rank}")
     return plans
 
 
 def _chosen_ranks(report: Report, selection: Selection) -> list[int | None]:
     ranks = list(dict.fromkeys(r.rank for r in report.runs))
-    if selection.rank is not None:
-        if selection.rank not in ranks:
-            raise UsageError(
-                f"no run of rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
-            )
-        return [selection.rank]
-    return ranks
+    if selection.rank is None:
+        return ranks
+    if selection.rank not in ranks:
+        raise _no_rank(report, f"no run of rank {selection.rank}")
+    return [selection.rank]
 
 
-def _known_ranks(report: Report) -> str:
-    return ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
+def _no_rank(report: Report, message: str) -> UsageError:
+    known = ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
+    return UsageError(message, hint=f"ranks: {known}")
 
 
 def _captures_by_run(report: Report, captures: Sequence[Capture]) -> ByRun:
@@ -199,11 +194,9 @@ def plan_timeline(
     if occ is None:
         assert selection.occurrence is not None
         if selection.measure is None:
-            raise UsageError(
-                f"occurrence {selection.occurrence} of run {plan_run.run} is not in the report's "
-                "layer table",
-                hint="`overlap-check plot` measures it from the capture",
-            )
+            where = f"occurrence {selection.occurrence} of run {plan_run.run}"
+            hint = "`overlap-check plot` measures it from the capture"
+            raise UsageError(f"{where} is not in the report's layer table", hint=hint)
         occ = selection.measure(result, plan_run, capture, selection.occurrence)
     side = _window(occ.side_start_ns, occ.side_end_ns)
     dom = _window(occ.dom_start_ns, occ.dom_end_ns)

@@ -159,8 +159,7 @@ def idle_gaps(
     rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
     busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
     if busy_s.size < 2:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty.copy()
+        return busy_s[:0], busy_e[:0]
     gap_s, gap_e = busy_e[:-1], busy_s[1:]
     keep = (gap_e - gap_s) >= min_gap_ns
     return gap_s[keep], gap_e[keep]
@@ -172,8 +171,7 @@ def concurrent_segments(
     """Merged stretches of ``[start_ns, end_ns]`` with at least two compute streams busy."""
     rows = clip(compute_kernels(kernels), start_ns, end_ns)
     if rows.height == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty.copy()
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     seg_s, seg_e, level = _stream_levels(rows)
     keep = level >= 2
     cs, ce = intervals.clip(seg_s[keep], seg_e[keep], start_ns, end_ns)
