@@ -15,14 +15,15 @@ from typing import Literal
 
 from overlap_check.model import (
     BaselineDelta,
+    CoresResult,
     Occurrence,
     PlanResult,
     Report,
     StreamPair,
     Thresholds,
 )
-from overlap_check.model.verdicts import decided_text, describe, figure_text
-from overlap_check.report.text_cores import device_text
+from overlap_check.model.verdicts import CAUSE_KINDS, decided_text, describe, figure_text
+from overlap_check.report.text_cores import blocks_of, device_text
 
 Status = Literal["passed", "failed", "provisional"]
 
@@ -41,13 +42,14 @@ class Case:
     # failing or (--allow-missing-wait) as a warning
     findings: tuple[str, ...] = ()
 
+    @property
+    def level(self) -> Literal["failed", "warning", "passed"]:
+        """How a CI page marks the case (in this order)."""
+        return "failed" if self.status == "failed" else "warning" if self.warning else "passed"
+
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def us(ns: float) -> str:
-    return f"{ns / 1000:.3f} µs"
 
 
 def with_rank(name: str, rank: int | None) -> str:
@@ -55,10 +57,7 @@ def with_rank(name: str, rank: int | None) -> str:
 
 
 def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | None:
-    for delta in report.baseline or ():
-        if delta.plan == name and delta.rank == rank:
-            return delta
-    return None
+    return next((d for d in report.baseline or () if d.plan == name and d.rank == rank), None)
 
 
 def evidence_of(report: Report, plan: PlanResult) -> str:
@@ -80,43 +79,51 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
     return found[0].run, found[1]
 
 
+def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
+    """(label, text) of the measured 3c causes (largest first) and the fix steps of the
+    plan's diagnosis."""
+    found = plan.diagnosed
+    if found is None:
+        return []
+    causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
+    fix = [(f"fix ({found.path or 'path unknown'})", step) for step in found.fix]
+    return [(f"cause {n}", text) for n, text in enumerate(causes, start=1)] + fix
+
+
 def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
     """An occurrence's hidden_pct with its own band, as the layer table gives it."""
     figure = figure_text(occ.hidden_pct, thresholds)
     return f"{figure} ({occ.verdict})" if occ.verdict else figure
 
 
-def _runs_line(
-    samples: list[tuple[int, bool, float | None]], figure: str, thresholds: Thresholds
-) -> str:
-    shown = [
-        f"{run}{'' if warm else ' (cold)'}: {figure_text(value, thresholds)}"
-        for run, warm, value in samples
-    ]
-    return f"per run ({figure}): " + ", ".join(shown)
-
-
 def _judged(
-    group: Literal["plan", "streams"],
-    name: str,
-    verdict: str,
-    provisional: bool,
-    message: str,
-    details: list[str],
-    failures: tuple[str, ...],
+    judged: PlanResult | StreamPair, name: str, message: str, details: list[str], report: Report
 ) -> Case:
+    """The case of a plan or stream pair: failed where the gate marked it or its baseline
+    figure regressed; ``details`` end with its figure per run."""
+    group: Literal["plan", "streams"] = "plan" if isinstance(judged, PlanResult) else "streams"
+    figure = "hidden_pct" if group == "plan" else "overlap_pct"
+    if judged.per_run:
+        shown = [
+            f"{r.run}{'' if r.warm else ' (cold)'}: "
+            + figure_text(getattr(r, figure), report.thresholds)
+            for r in judged.per_run
+        ]
+        details.append(f"per run ({figure}): " + ", ".join(shown))
+    failures, provisional = judged.gate_failures, judged.provisional
+    if provisional:
+        message += f" [provisional: {report.provisional_text}]"
+    delta = baseline_of(report, name, judged.rank)
+    line = "" if delta is None else "baseline: " + describe(delta, report.baseline_tolerance or 0.0)
+    if delta is not None and delta.status == "regressed":
+        failures = (*failures, line)
+    elif line:
+        details.append(line)
     status: Status = "failed" if failures else ("provisional" if provisional else "passed")
-    warning = not failures and (provisional or verdict == "partial")
-    return Case(group, name, status, message, tuple(failures), tuple(details), warning)
-
-
-def _with_baseline(case: Case, delta: BaselineDelta | None, report: Report) -> Case:
-    if delta is None:
-        return case
-    line = "baseline: " + describe(delta, report.baseline_tolerance or 0.0)
-    if delta.status != "regressed":
-        return replace(case, details=(*case.details, line))
-    return replace(case, status="failed", failures=(*case.failures, line), warning=False)
+    warning = not failures and (provisional or judged.verdict == "partial")
+    return Case(
+        group, with_rank(name, judged.rank), status, message, failures, tuple(details), warning
+    )
 
 
 def plan_case(plan: PlanResult, report: Report) -> Case:
@@ -129,8 +136,6 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
         f"{thresholds.real:g}, fake <= {thresholds.fake:g}); "
         f"window overlap_pct {pct(plan.overlap_pct)}"
     )
-    if plan.provisional:
-        message += f" [provisional: {report.provisional_text}]"
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
     deciding = deciding_occurrence(plan)
@@ -140,118 +145,62 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
             f"deciding occurrence: run {run}, #{occ.index}: hidden_pct "
             f"{occurrence_text(occ, thresholds)}, overlap_pct {pct(occ.overlap_pct)}"
         )
-    if plan.per_run:
-        samples = [(r.run, r.warm, r.hidden_pct) for r in plan.per_run]
-        details.append(_runs_line(samples, "hidden_pct", thresholds))
-    case = _judged(
-        "plan",
-        with_rank(plan.name, plan.rank),
-        plan.verdict,
-        plan.provisional,
-        message,
-        details,
-        plan.gate_failures,
+    case = _judged(plan, plan.name, message, details, report)
+    warning = case.warning or (bool(plan.findings) and not case.failures)
+    return replace(
+        case, evidence=evidence_of(report, plan), findings=plan.findings, warning=warning
     )
-    case = replace(
-        case,
-        evidence=evidence_of(report, plan),
-        findings=plan.findings,
-        warning=case.warning or (bool(plan.findings) and not case.failures),
-    )
-    return _with_baseline(case, baseline_of(report, plan.name, plan.rank), report)
 
 
 def pair_case(pair: StreamPair, report: Report) -> Case:
-    name = f"stream {pair.side} vs {pair.main}"
     warm = sum(run.warm for run in pair.per_run)
     message = (
         f"{pair.verdict}: busy-time overlap_pct {figure_text(pair.overlap_pct, report.thresholds)}"
         f" of stream {pair.side} "
         f"with main stream {pair.main} (median of {warm} warm run(s) of {len(pair.per_run)})"
     )
-    if pair.provisional:
-        message += f" [provisional: {report.provisional_text}]"
-    details = []
-    if pair.per_run:
-        details.append(
-            _runs_line(
-                [(r.run, r.warm, r.overlap_pct) for r in pair.per_run],
-                "overlap_pct",
-                report.thresholds,
-            )
-        )
-    case = _judged(
-        "streams",
-        with_rank(name, pair.rank),
-        pair.verdict,
-        pair.provisional,
-        message,
-        details,
-        pair.gate_failures,
-    )
-    return _with_baseline(case, baseline_of(report, name, pair.rank), report)
+    return _judged(pair, f"stream {pair.side} vs {pair.main}", message, [], report)
+
+
+def within_text(cores: CoresResult) -> str:
+    exempt = f"({cores.exempt_kernels} exempt)"
+    return f"{cores.checked_kernels} kernel(s) within limit_core_num {exempt}"
+
+
+def contention_text(cores: CoresResult) -> str:
+    count = max(cores.contention_count, len(cores.contention))
+    over = f"{cores.over_limit_ns / 1000:.3f} µs in all"
+    return f"{count} interval(s) where main + side block demand exceeds the device cores ({over})"
 
 
 def core_cases(report: Report) -> list[Case]:
     cores = report.cores
     if cores is None:
         return []
-    device = (
-        [f"device: {device_text(cores.device)} ({cores.device.source})"]
-        if cores.device is not None
-        else []
-    )
-    notes = [*device, *cores.notes]
+    notes = list(cores.notes)
+    if cores.device is not None:
+        notes.insert(0, f"device: {device_text(cores.device)} ({cores.device.source})")
     warnings = [w.message or f"{w.name}: {w.accelerator_core}" for w in cores.warnings]
     if cores.contention:
-        notes.append(
-            f"contention: {max(cores.contention_count, len(cores.contention))} interval(s) where "
-            f"main + side block demand exceeds the device cores ({us(cores.over_limit_ns)} in all)"
-        )
+        notes.append("contention: " + contention_text(cores))
     groups: dict[tuple[str | None, int | None], list[str]] = {}
-    for violation in cores.violations:
-        blocks = (
-            violation.mix_block_num
-            if violation.blocks_field == "mix_block_num"
-            else violation.block_num
+    for v in cores.violations:
+        line = v.message or (
+            f"run {v.run}: {v.name} on stream {v.stream_id} ({v.accelerator_core}) uses "
+            f"{blocks_of(v)} blocks, {v.kind} limit {v.limit}"
         )
-        line = violation.message or (
-            f"run {violation.run}: {violation.name} on stream {violation.stream_id} "
-            f"({violation.accelerator_core}) uses {blocks} blocks, "
-            f"{violation.kind} limit {violation.limit}"
-        )
-        groups.setdefault((violation.plan, violation.rank), []).append(line)
+        groups.setdefault((v.plan, v.rank), []).append(line)
     unlisted = max(cores.violation_count - len(cores.violations), 0)
+    more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
     cases = []
     for (plan, rank), lines in groups.items():
         name = with_rank("core limits" + (f": {plan}" if plan else ""), rank)
-        more = [f"... and {unlisted} more violation(s) not listed"] if unlisted else []
-        cases.append(
-            Case(
-                "cores",
-                name,
-                "failed",
-                f"{len(lines)} side-stream kernel(s) over limit_core_num",
-                tuple(lines),
-                tuple(more + notes + warnings),
-            )
-        )
+        over = f"{len(lines)} side-stream kernel(s) over limit_core_num"
+        cases.append(Case("cores", name, "failed", over, tuple(lines), (*more, *notes, *warnings)))
     if not groups and (cores.checked_kernels or cores.limits):
-        message = (
-            f"{cores.checked_kernels} kernel(s) within limit_core_num "
-            f"({cores.exempt_kernels} exempt)"
-        )
-        cases.append(
-            Case(
-                "cores",
-                "core limits",
-                "passed",
-                message,
-                (),
-                tuple(notes + warnings),
-                bool(warnings),
-            )
-        )
+        details = (*notes, *warnings)
+        message = within_text(cores)
+        cases.append(Case("cores", "core limits", "passed", message, (), details, bool(warnings)))
     return cases
 
 
@@ -264,14 +213,9 @@ def ci_cases(report: Report) -> tuple[Case, ...]:
     tolerance = report.baseline_tolerance or 0.0
     for delta in report.baseline or ():
         if delta.status == "missing-in-head":
+            name, why = "baseline: " + with_rank(delta.plan, delta.rank), describe(delta, tolerance)
             cases.append(
-                Case(
-                    "baseline",
-                    "baseline: " + with_rank(delta.plan, delta.rank),
-                    "failed",
-                    "in the baseline, not in this report",
-                    (describe(delta, tolerance),),
-                )
+                Case("baseline", name, "failed", "in the baseline, not in this report", (why,))
             )
     if report.verdict == "fail" and not any(case.status == "failed" for case in cases):
         reasons = report.gate_reasons or ("the gate failed",)

@@ -1,13 +1,10 @@
 """Terminal colour for the text reports: when to use it and how.
 
 ``--color never|always`` decides when given (a command-line argument beats the
-environment, as https://no-color.org asks). With ``auto``: ``NO_COLOR`` (any
-non-empty value) turns colour off and wins; otherwise ``FORCE_COLOR`` (non-empty,
-not ``0``) turns it on, for CI logs that render ANSI; otherwise colour is used on
-a terminal whose TERM is not ``dumb``.
-
-Renderers take a plain ``color: bool``; only the CLI looks at streams and the
-environment. Painting never changes the visible text, only wraps it in escapes.
+environment, as https://no-color.org asks). With ``auto``: a non-empty ``NO_COLOR``
+turns colour off and wins; else ``FORCE_COLOR`` (non-empty, not ``0``) turns it on, for
+CI logs that render ANSI; else colour is used on a terminal whose TERM is not ``dumb``.
+Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes.
 """
 
 from __future__ import annotations
@@ -20,23 +17,11 @@ COLOR_MODES = ("auto", "always", "never")
 _RESET = "\033[0m"
 # SGR parameters; a style is one name or several separated by spaces ("bold red").
 _CODES = {"bold": "1", "red": "31", "green": "32", "yellow": "33"}
-STYLES = {name: f"\033[{code}m" for name, code in _CODES.items()}
-VERDICT_STYLE = {
-    "real": "green",
-    "pass": "green",
-    "partial": "yellow",
-    "provisional": "yellow",
-    "fake": "red",
-    "not-split": "red",
-    "no-evidence": "red",
-    "fail": "red",
-}
-BASELINE_STYLE = {
-    "improved": "green",
-    "missing-in-base": "yellow",
-    "regressed": "red",
-    "missing-in-head": "red",
-}
+VERDICT_STYLE = dict.fromkeys(("real", "pass"), "green")
+VERDICT_STYLE |= dict.fromkeys(("partial", "provisional"), "yellow")
+VERDICT_STYLE |= dict.fromkeys(("fake", "not-split", "no-evidence", "fail"), "red")
+BASELINE_STYLE = {"improved": "green", "missing-in-base": "yellow"}
+BASELINE_STYLE |= dict.fromkeys(("regressed", "missing-in-head"), "red")
 
 
 class _Stream(Protocol):
@@ -82,5 +67,4 @@ def paint_verdict(verdict: str, enabled: bool) -> str:
 
 
 def bold(text: str, enabled: bool) -> str:
-    """A heading."""
     return paint(text, "bold", enabled)

@@ -1,20 +1,12 @@
 """The one escaping layer between names from a capture or a config and their readers.
 
 A kernel name, a plan name or a path is text someone else wrote. Each reader kind
-has one function here, used by every renderer and every message:
-
-- :func:`shown`: a terminal, a log, a CI console (text, stderr, and the first step of
-  every other format but JSON): one line, and no control, escape, bidi override or
-  zero-width character raw, each written as Python would (``\\x1b``, ``\\u202e``);
-  :func:`displayed` applies it to every string of a Report or a lint result.
-- :func:`guarded`: the lines of a report that GitHub's runner reads: none starts a
-  workflow command (``::error``, ``##[error]``; the runner strips leading blanks).
-- :func:`markdown`: a PR comment: no mention, link, image, HTML or markup.
-- :func:`json_text`: a JSON document keeps exact values, with the invisible ones
-  written as ``\\uXXXX`` escapes.
-
-GitHub's own workflow-command escapes are report/workflow_commands.py; XML's
-forbidden characters report/junit.py.
+has one function here, used by every renderer and every message: :func:`shown` (a
+terminal or log: one line, every control, bidi or zero-width character written as
+Python would), :func:`guarded` (no line starts a GitHub workflow command),
+:func:`markdown` (a PR comment: no mention, link, image, HTML or markup) and
+:func:`json_text` (exact values, invisible ones as ``\\uXXXX``). Workflow-command
+escapes are report/workflow_commands.py; XML's forbidden characters report/junit.py.
 """
 
 from __future__ import annotations
@@ -36,8 +28,6 @@ _FORMAT = (
 )
 _INVISIBLE = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
 _COMMAND_START = re.compile(r"^(\s*)([:#])(?=:|#\[)", re.MULTILINE)
-
-
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -70,10 +60,9 @@ def _walk(value: Any) -> Any:
         same = all(new is old for new, old in zip(items, value, strict=True))
         return value if same else type(value)(items)
     if isinstance(value, dict):
-        pairs = [(_walk(key), _walk(item)) for key, item in value.items()]
-        same = all(k is old_k and v is old_v for (k, v), (old_k, old_v)
-                   in zip(pairs, value.items(), strict=True))  # fmt: skip
-        return value if same else dict(pairs)
+        pairs = list(value.items())
+        walked = _walk(pairs)  # the same list when no key or value changed
+        return value if walked is pairs else dict(walked)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _FIELDS.get(type(value))
         if names is None:

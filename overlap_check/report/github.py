@@ -1,31 +1,21 @@
 """``--format github``: GitHub Actions workflow commands (annotations).
 
-``::error`` for each failing check, ``::warning`` for provisional or partial
-results and report notes, ``::notice`` for passes; errors first, because GitHub
-shows only the first few annotations of each kind per step (the step summary,
-$GITHUB_STEP_SUMMARY, has everything). The last line is a plain verdict line.
-
-A plan's annotations (its case, its core-limit and baseline cases) carry
-``file=``/``line=`` of its ``[[plan]]`` header in the config, so that GitHub
-shows them on that file; a plan given on the command line (``--side``) has no
-file, and its annotations carry none (GitHub lists them on the run's summary
-page). A plan's annotation carries its line of the evidence summary after the
-verdict line. Every piece of user text is escaped (workflow_commands.py).
+``::error`` for each failing check, ``::warning`` for provisional or partial results
+and report notes, ``::notice`` for passes; errors first, because GitHub shows only the
+first few annotations of each kind per step (the step summary has everything). The
+last line is a plain verdict line. A plan's annotations (its case, its core-limit and
+baseline cases) carry ``file=``/``line=`` of its ``[[plan]]`` header in the config, so
+GitHub shows them on that file (a ``--side`` plan has none). User text is escaped
+(workflow_commands.py).
 """
 
 from __future__ import annotations
 
 from overlap_check.model import PlanResult, Report
-from overlap_check.report.cases import Case, ci_cases, with_rank
+from overlap_check.report.cases import ci_cases, with_rank
 from overlap_check.report.workflow_commands import command, escape_data
 
-_ORDER = {"error": 0, "warning": 1, "notice": 2}
-
-
-def _level(case: Case) -> str:
-    if case.status == "failed":
-        return "error"
-    return "warning" if case.warning else "notice"
+_COMMAND = {"failed": "error", "warning": "warning", "passed": "notice"}  # by Case.level
 
 
 def _plans_by_case(report: Report) -> dict[tuple[str, str], PlanResult]:
@@ -42,24 +32,21 @@ def render(report: Report) -> str:
     """One workflow command per check, then the verdict line."""
     plans = _plans_by_case(report)
     lines = []
-    for case in sorted(ci_cases(report), key=lambda case: _ORDER[_level(case)]):
+    for case in sorted(ci_cases(report), key=lambda case: list(_COMMAND).index(case.level)):
         evidence = [f"evidence: {case.evidence}"] if case.evidence else []
         # a missing wait shows whether it fails the gate (in failures) or was accepted
-        findings = [
-            f"finding: {f}" for f in case.findings if not any(f in x for x in case.failures)
-        ]
+        accepted = [f for f in case.findings if not any(f in x for x in case.failures)]
+        findings = [f"finding: {f}" for f in accepted]
         body = "\n".join([case.message, *evidence, *case.failures, *findings, *case.details[:1]])
         plan = plans.get((case.group, case.name))
         file = plan.config_file if plan is not None else None
         line = plan.config_line if plan is not None and file is not None else None
         title = f"overlap-check: {case.name}"
-        lines.append(command(_level(case), body, file=file, line=line, title=title))
+        lines.append(command(_COMMAND[case.level], body, file=file, line=line, title=title))
     # notes after the checks' errors and warnings, before the notices
     notes = [command("warning", note, title="overlap-check") for note in report.notes]
-    first_notice = next(
-        (i for i, line in enumerate(lines) if line.startswith("::notice")), len(lines)
-    )
-    lines[first_notice:first_notice] = notes
+    at = next((i for i, line in enumerate(lines) if line.startswith("::notice")), len(lines))
+    lines[at:at] = notes
     reasons = f" ({'; '.join(report.gate_reasons)})" if report.gate_reasons else ""
     # a plain line, but printed among commands: a reason naming a plan must not start one
     lines.append(escape_data(f"overlap-check: {report.verdict}{reasons}"))

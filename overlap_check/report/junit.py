@@ -1,25 +1,15 @@
 """JUnit XML for Jenkins, GitLab and GitHub test reporters: the one writer for analyze and lint.
 
-``write()`` turns suites of cases into the document; ``render()`` is ``analyze
---format junit``: one ``<testsuite name="overlap-check">`` holding one
-``<testcase>`` per check of report/cases.py. A failing check carries
-``<failure>`` with the figures and the diagnosis; a provisional result (fewer
-runs than min_runs, not ``--strict``) is a ``<skipped>`` testcase whose reason
-is both the element's text (GitLab shows that) and its ``message`` attribute
-(Jenkins shows that). Every testcase has ``<system-out>`` with its details.
-
-The documents validate against the Jenkins xUnit JUnit schema (junit-10.xsd,
-the whole document) and Maven Surefire's test-report schema 3.0 (each
-``<testsuite>``); tests/data/junit/ holds both. Hence: counts on
-``<testsuites>`` are only tests/failures/errors (no ``skipped``), a suite holds
-only ``<properties>`` and ``<testcase>`` (the verdict line, gate reasons, the
-evidence summary's lines and notes are properties; a plan's evidence line is
-also in its ``<system-out>`` and failure text, after the verdict line), ``time``
-is on every testcase (the analysis time is not measured per check, so it is 0)
-and every ``<failure>`` has a ``type``. Nothing outside both schemas is written:
-not even ``file`` on a testcase, which GitLab and GitHub reporters read but the
-Jenkins xUnit plugin rejects, skipping the whole report (docs/ci.md, "What the
-JUnit XML holds"); lint names each case by its file instead.
+``render()`` (``analyze --format junit``) writes one ``<testcase>`` per check of
+report/cases.py: a failing one carries ``<failure>``; a provisional one (fewer runs
+than min_runs, not ``--strict``) is ``<skipped>``, its reason both the element's text
+(GitLab shows that) and its ``message`` (Jenkins shows that); every one has
+``<system-out>``. The documents validate against the Jenkins xUnit schema
+(junit-10.xsd) and Maven Surefire's 3.0 (each ``<testsuite>``; tests/data/junit/):
+hence no ``skipped`` count on ``<testsuites>``, report-wide lines as suite
+properties, ``time`` (0) on every testcase, a ``type`` on every failure, and no
+``file`` attribute, which the Jenkins xUnit plugin rejects with the whole report
+(docs/ci.md, "What the JUnit XML holds").
 """
 
 from __future__ import annotations
@@ -27,20 +17,13 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from overlap_check.model import Report
 from overlap_check.report.cases import Case, ci_cases
 
 # Characters XML 1.0 forbids even escaped; kernel names should never hold them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_CLASSNAME = {
-    "plan": "overlap-check.plans",
-    "streams": "overlap-check.streams",
-    "cores": "overlap-check.cores",
-    "baseline": "overlap-check.baseline",
-    "gate": "overlap-check.gate",
-}
 
 
 @dataclass(frozen=True)
@@ -79,25 +62,19 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str | N
 
 
 def _counts(cases: tuple[JUnitCase, ...]) -> dict[str, str]:
-    return {
-        "tests": str(len(cases)),
-        "failures": str(sum(bool(case.failures) for case in cases)),
-        "errors": "0",
-    }
-
-
-def _nothing_to_check(suite: JUnitSuite) -> JUnitSuite:
-    """Jenkins rejects a report of no tests: a suite with no check gets one passing case
-    saying so."""
-    said = f"{suite.name}: nothing to check (no plan, stream pair or file was found)"
-    return JUnitSuite(suite.name, (JUnitCase(suite.name, "nothing to check", output=said),),
-                      suite.properties) if not suite.cases else suite  # fmt: skip
+    failures = sum(bool(case.failures) for case in cases)
+    return {"tests": str(len(cases)), "failures": str(failures), "errors": "0"}
 
 
 def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
     """The JUnit XML document of these suites (UTF-8, with an XML declaration), each with at
     least one testcase; a property name that repeats is numbered (``note.1``, ``note.2``)."""
-    suites = tuple(_nothing_to_check(suite) for suite in suites)
+    # Jenkins rejects a report of no tests: a suite with no check gets one passing case
+    said = "nothing to check (no plan, stream pair or file was found)"
+    empty = [JUnitCase(s.name, "nothing to check", output=f"{s.name}: {said}") for s in suites]
+    suites = tuple(
+        s if s.cases else replace(s, cases=(e,)) for s, e in zip(suites, empty, strict=True)
+    )
     every = tuple(case for suite in suites for case in suite.cases)
     root = ET.Element("testsuites", {"name": _clean(name), **_counts(every), "time": "0"})
     for suite in suites:
@@ -129,15 +106,11 @@ def _junit_case(case: Case) -> JUnitCase:
     evidence = [f"evidence: {case.evidence}"] if case.evidence else []
     failures: tuple[JUnitFailure, ...] = ()
     if case.status == "failed":
-        failures = (
-            JUnitFailure(
-                message=case.failures[0] if case.failures else case.message,
-                type=case.group,
-                text="\n".join([case.message, *evidence, *case.failures, *case.details]),
-            ),
-        )
+        first = case.failures[0] if case.failures else case.message
+        story = "\n".join([case.message, *evidence, *case.failures, *case.details])
+        failures = (JUnitFailure(first, case.group, story),)
     return JUnitCase(
-        classname=_CLASSNAME[case.group],
+        classname="overlap-check." + ("plans" if case.group == "plan" else case.group),
         name=case.name,
         failures=failures,
         skipped=case.message if case.status == "provisional" else None,
@@ -147,21 +120,15 @@ def _junit_case(case: Case) -> JUnitCase:
 
 def render(report: Report) -> str:
     """``--format junit``: the report's checks as one suite."""
-    properties = [
-        ("tool_version", report.tool_version),
-        ("verdict", report.verdict),
-        ("exit_code", str(report.exit_code)),
-        ("real", str(report.thresholds.real)),
-        ("fake", str(report.thresholds.fake)),
-        ("warmup", str(report.warmup)),
-        ("min_runs", str(report.min_runs)),
-        ("fail_on", report.fail_on),
-        ("summary", f"overlap-check: {report.verdict}"),
-        *(("evidence", line) for line in report.evidence_summary),
-        *(("gate_reason", reason) for reason in report.gate_reasons),
-        *(("note", note) for note in report.notes),
+    outcome = [
+        (name, str(getattr(report, name))) for name in ("tool_version", "verdict", "exit_code")
     ]
-    suite = JUnitSuite(
-        "overlap-check", tuple(_junit_case(case) for case in ci_cases(report)), tuple(properties)
-    )
-    return write("overlap-check", (suite,))
+    bands = [("real", str(report.thresholds.real)), ("fake", str(report.thresholds.fake))]
+    method = [(name, str(getattr(report, name))) for name in ("warmup", "min_runs", "fail_on")]
+    lines = [("evidence", line) for line in report.evidence_summary]
+    lines += [("gate_reason", reason) for reason in report.gate_reasons]
+    lines += [("note", note) for note in report.notes]
+    summary = ("summary", f"overlap-check: {report.verdict}")
+    cases = tuple(_junit_case(case) for case in ci_cases(report))
+    properties = (*outcome, *bands, *method, summary, *lines)  # the report-wide lines
+    return write("overlap-check", (JUnitSuite("overlap-check", cases, properties),))

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from overlap_check.model import BaselineDelta, Report
+from overlap_check.model import BaselineDelta, CoreViolation, PlanResult, Report, StreamPair
 from overlap_check.model.errors import InputError
-from overlap_check.model.verdicts import CAUSE_KINDS, describe, figure_text
+from overlap_check.model.verdicts import describe, figure_text
 from overlap_check.report.cases import (
     Case,
     baseline_of,
     ci_cases,
+    contention_text,
     deciding_occurrence,
+    diagnosis_lines,
     occurrence_text,
     pair_case,
     pct,
     plan_case,
+    within_text,
 )
 from overlap_check.report.escape import displayed, markdown
-from overlap_check.report.text_cores import device_text
+from overlap_check.report.text_cores import blocks_of, device_text
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 STEP_SUMMARY_SWITCH = "OVERLAP_CHECK_STEP_SUMMARY"  # "0": do not write the step summary
@@ -34,12 +37,6 @@ _ICON = {"failed": "❌", "warning": "⚠️", "passed": "✅"}
 def cell(text: object) -> str:
     """Text safe inside a table cell or a list item: no markup, link or mention (escape.py)."""
     return markdown(str(text))
-
-
-def _icon(case: Case) -> str:
-    if case.status == "failed":
-        return _ICON["failed"]
-    return _ICON["warning"] if case.warning else _ICON["passed"]
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
@@ -59,78 +56,60 @@ def _change(delta: BaselineDelta | None) -> str:
 
 
 def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
-    return f"{_icon(case)} {verdict}" + (" (provisional)" if provisional else "")
+    return f"{_ICON[case.level]} {verdict}" + (" (provisional)" if provisional else "")
 
 
-def _rank_title(rank: int | None) -> str:
-    return "all ranks" if rank is None else f"rank {rank}"
-
-
-def _plan_sections(report: Report) -> list[str]:
+def _judged_sections(report: Report) -> list[str]:
+    """A table per rank of its plans, with their notes (without plans: of its stream pairs)."""
     lines: list[str] = []
-    with_baseline = report.baseline is not None
-    ranks = list(dict.fromkeys(plan.rank for plan in report.plans))
-    for rank in ranks:
-        plans = [plan for plan in report.plans if plan.rank == rank]
-        header = ["plan", "hidden_pct", "verdict", "overlap_pct", "runs used"]
-        header += ["vs baseline"] * with_baseline + ["deciding occurrence"]
-        rows = []
-        notes = []
-        for plan in plans:
-            case = plan_case(plan, report)
-            deciding = deciding_occurrence(plan)
-            worst_text = (
-                f"{occurrence_text(deciding[1], report.thresholds)} "
-                f"(run {deciding[0]}, #{deciding[1].index})"
-                if deciding
-                else "—"
+    judged: Sequence[PlanResult | StreamPair] = report.plans or report.stream_pairs
+    for rank in dict.fromkeys(j.rank for j in judged):
+        rows, notes = [], []
+        for j in (j for j in judged if j.rank == rank):
+            name, row, last = (
+                _plan_row(j, report) if isinstance(j, PlanResult) else _pair_row(j, report)
             )
-            capped = plan.diagnosed is not None and plan.diagnosed.capped
-            row: list[object] = [
-                plan.name,
-                figure_text(plan.hidden_pct, report.thresholds) + (" (capped)" if capped else ""),
-                _verdict_cell(case, plan.verdict, plan.provisional),
-                pct(plan.overlap_pct),
-                f"{plan.runs_used} of {len(plan.per_run)}",
-            ]
-            if with_baseline:
-                row.append(_change(baseline_of(report, plan.name, plan.rank)))
-            rows.append([*row, worst_text])
-            if plan.diagnosis:
-                notes.append(f"- **{cell(plan.name)}**: {cell(plan.diagnosis)}")
-            found = plan.diagnosed
-            if found is not None:
-                causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
-                notes += [f"  - cause {n}: {cell(t)}" for n, t in enumerate(causes, start=1)]
-                where = found.path or "path unknown"
-                notes += [f"  - fix ({where}): {cell(step)}" for step in found.fix]
-            notes += [f"- **{cell(plan.name)}**: {cell(finding)}" for finding in plan.findings]
-        lines += ["", f"### Plans, {_rank_title(rank)}", "", *_table(header, rows)]
+            if report.baseline is not None:
+                row.append(_change(baseline_of(report, name, j.rank)))
+            rows.append(row + last)
+            if isinstance(j, PlanResult):
+                notes += [f"- **{cell(j.name)}**: {cell(j.diagnosis)}"] if j.diagnosis else []
+                notes += [f"  - {label}: {cell(text)}" for label, text in diagnosis_lines(j)]
+                notes += [f"- **{cell(j.name)}**: {cell(finding)}" for finding in j.findings]
+        if report.plans:
+            header = ["plan", "hidden_pct", "verdict", "overlap_pct", "runs used"]
+            last_header, title = ["deciding occurrence"], "Plans"
+        else:
+            header = ["streams", "overlap_pct (busy time)", "verdict", "runs used"]
+            last_header, title = [], "Stream pairs"
+        header += ["vs baseline"] * (report.baseline is not None) + last_header
+        where = "all ranks" if rank is None else f"rank {rank}"
+        lines += ["", f"### {title}, {where}", "", *_table(header, rows)]
         lines += ["", *notes] if notes else []
     return lines
 
 
-def _pair_sections(report: Report) -> list[str]:
-    lines: list[str] = []
-    with_baseline = report.baseline is not None
-    for rank in dict.fromkeys(pair.rank for pair in report.stream_pairs):
-        header = ["streams", "overlap_pct (busy time)", "verdict", "runs used"]
-        header += ["vs baseline"] * with_baseline
-        rows = []
-        for pair in (p for p in report.stream_pairs if p.rank == rank):
-            name = f"stream {pair.side} vs {pair.main}"
-            warm = sum(run.warm for run in pair.per_run)
-            row: list[object] = [
-                f"{name} (main)",
-                figure_text(pair.overlap_pct, report.thresholds),
-                _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional),
-                f"{warm} of {len(pair.per_run)}",
-            ]
-            if with_baseline:
-                row.append(_change(baseline_of(report, name, pair.rank)))
-            rows.append(row)
-        lines += ["", f"### Stream pairs, {_rank_title(rank)}", "", *_table(header, rows)]
-    return lines
+def _plan_row(plan: PlanResult, report: Report) -> tuple[str, list[object], list[object]]:
+    """The plan's name (as the baseline names it), its row's cells before the baseline
+    column and after it."""
+    deciding = deciding_occurrence(plan)
+    worst = "—"
+    if deciding:
+        run, occ = deciding
+        worst = f"{occurrence_text(occ, report.thresholds)} (run {run}, #{occ.index})"
+    capped = " (capped)" if plan.diagnosed is not None and plan.diagnosed.capped else ""
+    hidden = figure_text(plan.hidden_pct, report.thresholds) + capped
+    verdict = _verdict_cell(plan_case(plan, report), plan.verdict, plan.provisional)
+    used = f"{plan.runs_used} of {len(plan.per_run)}"
+    return plan.name, [plan.name, hidden, verdict, pct(plan.overlap_pct), used], [worst]
+
+
+def _pair_row(pair: StreamPair, report: Report) -> tuple[str, list[object], list[object]]:
+    name = f"stream {pair.side} vs {pair.main}"
+    verdict = _verdict_cell(pair_case(pair, report), pair.verdict, pair.provisional)
+    used = f"{sum(run.warm for run in pair.per_run)} of {len(pair.per_run)}"
+    figure = figure_text(pair.overlap_pct, report.thresholds)
+    return name, [f"{name} (main)", figure, verdict, used], []
 
 
 def _core_section(report: Report) -> list[str]:
@@ -138,107 +117,82 @@ def _core_section(report: Report) -> list[str]:
     if cores is None:
         return []
     lines = ["", "### Core limits", ""]
-    if cores.device is not None:
-        device = cores.device
+    if (device := cores.device) is not None:
         lines.append(f"Device: {device_text(device)} ({device.source}).")
     total = max(cores.violation_count, len(cores.violations))
     if not total and not (cores.checked_kernels or cores.limits):
         lines.append("No core limits configured (limit_core_num, ge_aicore_num or a graph dump).")
     elif not total:
-        lines.append(
-            f"✅ {cores.checked_kernels} kernel(s) within limit_core_num "
-            f"({cores.exempt_kernels} exempt)."
-        )
+        lines.append(f"✅ {within_text(cores)}.")
     else:
         lines += [f"❌ {total} side-stream kernel(s) over limit_core_num.", ""]
-        rows = [
-            (
-                v.run,
-                "—" if v.rank is None else v.rank,
-                v.plan or "—",
-                v.name,
-                v.stream_id,
-                v.accelerator_core,
-                v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num,
-                f"{v.kind} {v.limit}",
-            )
-            for v in cores.violations[:MAX_ROWS]
-        ]
         header = ["run", "rank", "plan", "kernel", "stream", "core", "blocks", "limit"]
-        lines += _table(header, rows)
+        lines += _table(header, [_violation_cells(v) for v in cores.violations[:MAX_ROWS]])
         if total > MAX_ROWS:
             lines.append(f"\n… and {total - MAX_ROWS} more (see the JSON report).")
     warnings = max(cores.warning_count, len(cores.warnings))
     if warnings:
         lines.append(f"\n⚠️ {warnings} kernel(s) reported, not judged (MIX_AIV or non-Ascend C).")
     if cores.contention:
-        count = max(cores.contention_count, len(cores.contention))
-        lines.append(
-            f"\n{count} interval(s) where main + side block demand exceeds the device cores "
-            f"({cores.over_limit_ns / 1000:.3f} µs in all)."
-        )
+        lines.append(f"\n{contention_text(cores)}.")
     return lines
+
+
+def _rank_cell(rank: int | None) -> object:
+    return "—" if rank is None else rank
+
+
+def _violation_cells(v: CoreViolation) -> list[object]:
+    cells = [v.run, _rank_cell(v.rank), v.plan or "—", v.name, v.stream_id, v.accelerator_core]
+    return [*cells, blocks_of(v), f"{v.kind} {v.limit}"]
 
 
 def _communication_section(report: Report) -> list[str]:
     """Communication busy / hidden / exposed per rank and per step, beside the profiler's."""
     if not report.communication:
         return []
-    from overlap_check.report import text_communication as comm
+    from overlap_check.report import text as comm
 
     steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
-    return [
-        "",
-        "### Communication",
-        "",
-        f"{comm.EXPLANATION}.",
-        "",
+    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", ""]
+    lines += [
         *_table(comm.RANK_HEADER, comm.rank_cells(report)),
         "",
-        f"{comm.STEPS}.",
-        "",
-        *_table(comm.STEP_HEADER, steps),
+        f"{comm.COMMUNICATION_STEPS}.",
     ]
+    return [*lines, "", *_table(comm.STEP_HEADER, steps)]
 
 
 def _baseline_section(report: Report) -> list[str]:
     """Baseline figures the tables do not show: missing from this report."""
     tolerance = report.baseline_tolerance or 0.0
-    missing = [d for d in report.baseline or () if d.status == "missing-in-head"]
-    if not missing:
-        return []
-    lines = ["", f"### Baseline (tolerance {tolerance:.3f})", ""]
-    return lines + [f"- ❌ {cell(describe(delta, tolerance))}" for delta in missing]
+    deltas = report.baseline or ()
+    missing = [f"❌ {describe(d, tolerance)}" for d in deltas if d.status == "missing-in-head"]
+    return _items(f"### Baseline (tolerance {tolerance:.3f})", missing)
+
+
+def _items(title: str, items: Sequence[str]) -> list[str]:
+    """A titled list; nothing when there are no items."""
+    return ["", title, "", *[f"- {cell(item)}" for item in items]] if items else []
 
 
 def render(report: Report) -> str:
     """The Markdown summary of a report."""
     passed = report.verdict == "pass"
     lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
-    provisional = [p.name for p in report.plans if p.provisional] or [
-        f"stream {p.side}" for p in report.stream_pairs if p.provisional
-    ]
-    if provisional:
-        lines += [
-            "",
-            f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; "
-            "the result may change with more runs or a repaired capture.",
-        ]
-    if report.gate_reasons:
-        lines += ["", "**Why the gate failed:**", ""]
-        lines += [f"- {cell(reason)}" for reason in report.gate_reasons]
-    if report.evidence_summary:
-        lines += ["", "**Evidence:**", ""]
-        lines += [f"- {cell(line)}" for line in report.evidence_summary]
-    lines += _plan_sections(report) if report.plans else _pair_sections(report)
+    if any(p.provisional for p in report.plans) or any(p.provisional for p in report.stream_pairs):
+        more = "the result may change with more runs or a repaired capture."
+        lines += ["", f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; {more}"]
+    lines += _items("**Why the gate failed:**", report.gate_reasons)
+    lines += _items("**Evidence:**", report.evidence_summary)
+    lines += _judged_sections(report)
     lines += _communication_section(report)
     lines += _core_section(report)
     lines += _baseline_section(report)
     gate_cases = [case for case in ci_cases(report) if case.group == "gate"]
     if gate_cases and not report.gate_reasons:
         lines += ["", f"❌ {cell(gate_cases[0].message)}"]
-    if report.notes:
-        lines += ["", "**Notes:**", ""] + [f"- {cell(note)}" for note in report.notes]
+    lines += _items("**Notes:**", report.notes)
     lines += [
         "",
         f"<sub>overlap-check {cell(report.tool_version)}: median over warm {report.per}s "
@@ -250,11 +204,9 @@ def render(report: Report) -> str:
 
 
 def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
-    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set.
-
-    Written whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off
-    (for a step whose summary another step writes).
-    """
+    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set. Written
+    whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off (for a step
+    whose summary another step writes)."""
     target = step_summary_target(environ)
     if target is not None:
         append_markdown(render(displayed(report)), target)
@@ -291,16 +243,10 @@ def render_comparison(
         "(absolute drop of a plan's hidden_pct, or a stream pair's overlap_pct).",
         "",
     ]
-    rows = [
-        (
-            d.plan,
-            "—" if d.rank is None else d.rank,
-            pct(d.base),
-            pct(d.head),
-            "—" if d.delta is None else f"{d.delta:+.3f}",
-            ("❌ " if d in failed else "") + d.status,
-        )
-        for d in deltas
-    ]
+    rows = []
+    for d in deltas:
+        change = "—" if d.delta is None else f"{d.delta:+.3f}"
+        status = ("❌ " if d in failed else "") + d.status
+        rows.append((d.plan, _rank_cell(d.rank), pct(d.base), pct(d.head), change, status))
     lines += _table(["plan", "rank", "base", "head", "change", "status"], rows)
     return "\n".join(lines) + "\n"

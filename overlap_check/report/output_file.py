@@ -1,14 +1,11 @@
 """Writing an output file (``--output``) so that a reader never sees half of it.
 
-The text goes to a temporary file in the target's folder (same file system, so
-the rename is atomic), is flushed to disk, and then replaces the target with
-:func:`os.replace`. A failure at any point leaves the old file as it was and no
-temporary file behind.
-
-Only a regular file is replaced: a symbolic link (to a file, dangling, or to a
-device) and anything not a regular file (a device such as /dev/null, a FIFO, a
-folder) is refused, naming the path (exit 2), so that a report never overwrites
-what a link points at and, as root, never replaces a device with a file.
+The text goes to a temporary file in the target's folder (same file system, so the
+rename is atomic), is flushed to disk, and replaces the target (:func:`os.replace`);
+a failure leaves the old file and no temporary one. Only a regular file is replaced:
+a symbolic link or anything else (a device, a FIFO, a folder) is refused, naming the
+path (exit 2), so that a report never overwrites what a link points at and, as root,
+never replaces a device with a file.
 """
 
 from __future__ import annotations
@@ -22,15 +19,8 @@ from pathlib import Path
 from overlap_check.model.errors import InputError
 
 # --output FILE: the format its suffix names (analyze and lint; each keeps the ones it has)
-SUFFIX_FORMATS = {
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".xml": "junit",
-    ".txt": "text",
-    ".log": "text",
-    ".sarif": "sarif",
-}
+SUFFIX_FORMATS = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".xml": "junit"}
+SUFFIX_FORMATS |= {".txt": "text", ".log": "text", ".sarif": "sarif"}
 
 
 def format_of_suffix(path: str | Path, formats: Collection[str]) -> str | None:
@@ -45,9 +35,8 @@ def _kind(mode: int) -> str | None:
     kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
              (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")]  # fmt: skip
-    return next(
-        (w for test, w in kinds if test(mode)), None if stat.S_ISREG(mode) else "a special file"
-    )
+    other = None if stat.S_ISREG(mode) else "a special file"
+    return next((what for test, what in kinds if test(mode)), other)
 
 
 def check_target(path: str | Path) -> None:
@@ -58,12 +47,8 @@ def check_target(path: str | Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return
     if kind is not None:
-        raise InputError(
-            f"is {kind}: overlap-check writes only a regular file, never through a link "
-            "or into a device",
-            path=path,
-            hint="remove it or name another file",
-        )
+        never = "overlap-check writes only a regular file, never through a link or into a device"
+        raise InputError(f"is {kind}: {never}", path=path, hint="remove it or name another file")
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from overlap_check.model import (
     BarrierCandidate,
+    CommunicationStep,
     Occurrence,
     PlanResult,
     PlanRun,
@@ -16,14 +16,11 @@ from overlap_check.model import (
     Thresholds,
     rank_text,
 )
-from overlap_check.model.verdicts import CAUSE_KINDS
-from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
-from overlap_check.report.text_communication import render_communication
-from overlap_check.report.text_table import Painter, fitted, table
-
-if TYPE_CHECKING:
-    from overlap_check.report.text_cores import Origins
 from overlap_check.model.verdicts import barrier_phrase, figure_text
+from overlap_check.report.cases import diagnosis_lines, pct
+from overlap_check.report.color import BASELINE_STYLE, VERDICT_STYLE, bold, paint
+from overlap_check.report.text_cores import Origins, render_cores
+from overlap_check.report.text_table import Painter, fitted, table
 
 WINDOW = "window overlap_pct = overlap / min(side window, dominator window), median over warm runs"
 HIDDEN = "hidden_pct: side busy time under the main path, warm median (decides)"
@@ -32,16 +29,7 @@ BUSY = (
 )
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _known(value: int | None) -> str:
-    """A stream id as the report prints it: ``-`` when unknown, as for ranks."""
-    return "-" if value is None else str(value)
-
-
-def _us(ns: float | None) -> str:
+def us(ns: float | None) -> str:
     return "n/a" if ns is None else f"{ns / 1000:.3f}"
 
 
@@ -78,7 +66,7 @@ def _per_run(runs: Sequence[PlanRun], thresholds: Thresholds) -> str:
     """Each sample's hidden_pct (what decides), its window overlap_pct beside it."""
     return ", ".join(
         f"{r.sample or f'run {r.run}'}{'' if r.warm else ' (cold)'} "
-        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {_pct(r.overlap_pct)})"
+        f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {pct(r.overlap_pct)})"
         for r in runs
     )
 
@@ -87,19 +75,15 @@ def _occurrence_counts(plan: PlanResult) -> str:
     warm = [r for r in plan.per_run if r.warm] or list(plan.per_run)
     if not warm:
         return "-"
+    counts = {(r.judged, r.occurrences) for r in warm}
     first = warm[0]
-    text = f"{first.judged}/{first.occurrences}"
-    return (
-        text
-        if all((r.judged, r.occurrences) == (first.judged, first.occurrences) for r in warm)
-        else text + "*"
-    )
+    return f"{first.judged}/{first.occurrences}" + ("*" if len(counts) > 1 else "")
 
 
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
     if start is None or end is None or origin is None:
         return "[n/a]"
-    return f"[{_us(start - origin)}, {_us(end - origin)}] µs"
+    return f"[{us(start - origin)}, {us(end - origin)}] µs"
 
 
 def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str:
@@ -116,7 +100,7 @@ def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str
         f"{_window(occ.side_start_ns, occ.side_end_ns, origin)}, dominator window "
         f"{_window(occ.dom_start_ns, occ.dom_end_ns, origin)} ({occ.dominator}), "
         f"hidden_pct {figure_text(occ.hidden_pct, thresholds)} ({occ.verdict or 'not judged'}"
-        f" on its own; plan verdict {plan.verdict}), overlap_pct {_pct(occ.overlap_pct)}, "
+        f" on its own; plan verdict {plan.verdict}), overlap_pct {pct(occ.overlap_pct)}, "
         f"barrier {barrier}"
     )
 
@@ -142,24 +126,18 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
         return []  # the deciding occurrence's line says it all
     worst = {o.index for o in run.worst}
     flagged = [o for o in layers if o.join_not_waited]
-    picked: list[Occurrence] = []
+    first: dict[int, Occurrence] = {}  # by index, the first pick of each
     for o in [deciding, *(o for o in layers if o.index in worst), *flagged]:
-        if o.index not in {p.index for p in picked} and len(picked) < MAX_LAYERS:
-            picked.append(o)
-    picked.sort(key=lambda o: o.index)
+        first.setdefault(o.index, o)
+    picked = sorted(list(first.values())[:MAX_LAYERS], key=lambda o: o.index)
     origin = origins.get((plan.rank, run.run))
-    rows = [
-        [
-            str(o.layer if o.layer is not None else o.index),
-            _window(o.side_start_ns, o.side_end_ns, origin),
-            _window(o.dom_start_ns, o.dom_end_ns, origin),
-            figure_text(o.hidden_pct, thresholds),
-            o.verdict or "-",
-            _pct(o.overlap_pct),
-            "did not wait" if o.join_not_waited else "",
-        ]
-        for o in picked
-    ]
+    rows = []
+    for o in picked:
+        layer = str(o.layer if o.layer is not None else o.index)
+        side = _window(o.side_start_ns, o.side_end_ns, origin)
+        dom = _window(o.dom_start_ns, o.dom_end_ns, origin)
+        figures = [figure_text(o.hidden_pct, thresholds), o.verdict or "-", pct(o.overlap_pct)]
+        rows.append([layer, side, dom, *figures, "did not wait" if o.join_not_waited else ""])
     total = max(run.occurrences, len(layers))
     shown = f"{len(picked)} of {total}" if len(picked) < total else str(total)
     header = ["layer", "side window", "dominator window", "hidden_pct", "verdict"]
@@ -175,83 +153,45 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
 def _plans(report: Report, color: bool) -> list[str]:
     origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
     thresholds = report.thresholds
-    rows = [
-        [
-            plan.name,
-            rank_text(plan.rank),
-            figure_text(plan.hidden_pct, thresholds)
-            + (" (capped)" if plan.diagnosed and plan.diagnosed.capped else "")
-            + (" (provisional)" if plan.provisional else ""),
-            plan.verdict,
-            _pct(plan.overlap_pct),
-            _pct(plan.busy_overlap_pct),
-            f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}",
-            _occurrence_counts(plan),
-            _deciding_cell(plan, thresholds),
-        ]
-        for plan in report.plans
-    ]
-    header = [
-        "plan",
-        "rank",
-        "hidden_pct",
-        "verdict",
-        "overlap_pct",
-        "busy_pct",
-        "used",
-        "judged/occ",
-        "deciding occurrence",
-    ]
+    rows = []
+    for plan in report.plans:
+        hidden = figure_text(plan.hidden_pct, thresholds)
+        hidden += " (capped)" if plan.diagnosed and plan.diagnosed.capped else ""
+        hidden += " (provisional)" if plan.provisional else ""
+        used = f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}"
+        cells = [plan.name, rank_text(plan.rank), hidden, plan.verdict, pct(plan.overlap_pct)]
+        counts, deciding = _occurrence_counts(plan), _deciding_cell(plan, thresholds)
+        rows.append([*cells, pct(plan.busy_overlap_pct), used, counts, deciding])
+    header = ["plan", "rank", "hidden_pct", "verdict", "overlap_pct", "busy_pct", "used"]
+    header += ["judged/occ", "deciding occurrence"]
     painters = {2: _judged(color), 3: _styled(VERDICT_STYLE, color)}
-    lines = [
-        _heading("Plans", HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure", color),
-        *table(header, rows, paint=painters),
-        "",
-    ]
+    explanation = HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure"
+    lines = [_heading("Plans", explanation, color), *table(header, rows, paint=painters), ""]
     for plan in report.plans:
         lines.append(f"  {plan.name}, rank {rank_text(plan.rank)}: {plan.diagnosis}")
-        lines += _diagnosed(plan)
-        lines.append(
-            f"    streams: side {_known(plan.side_stream)}, main {_known(plan.main_stream)}; "
-            f"hidden_pct per {_samples(plan)[:-1]}: {_per_run(plan.per_run, thresholds)}"
-        )
-        if plan.side_kind != "compute":
-            lines.append(
-                f"    side ops: {plan.side_kind} tasks, hidden_pct against compute on any "
-                "other stream"
-            )
+        lines += [f"    {label}: {text}" for label, text in diagnosis_lines(plan)]
+        streams = f"side {rank_text(plan.side_stream)}, main {rank_text(plan.main_stream)}"
+        per_run = _per_run(plan.per_run, thresholds)
+        lines.append(f"    streams: {streams}; hidden_pct per {_samples(plan)[:-1]}: {per_run}")
+        tasks = f"{plan.side_kind} tasks, hidden_pct against compute on any other stream"
+        lines += _line("side ops: ", tasks if plan.side_kind != "compute" else "")
         real, partial, fake = plan.verdict_counts
-        if real + partial + fake:
-            lines.append(
-                f"    warm occurrences by hidden_pct: {real} real, {partial} partial, {fake} fake"
-            )
-        deciding = _deciding(plan, origins, thresholds)
-        if deciding:
-            lines.append(f"    deciding occurrence {deciding}")
+        counts = f"{real} real, {partial} partial, {fake} fake" if real + partial + fake else ""
+        lines += _line("warm occurrences by hidden_pct: ", counts)
+        lines += _line("deciding occurrence ", _deciding(plan, origins, thresholds))
         lines += _layers(plan, origins, thresholds)
         lines += [f"    finding: {finding}" for finding in plan.findings]
-        walls = _walls(plan)
-        if walls:
-            lines.append(f"    walls: {walls}")
-        unjudged = _unjudged(plan)
-        if unjudged:
-            lines.append(f"    not judged (warm runs): {unjudged}")
-        lines += [
-            f"    barrier candidate: {barrier_phrase(b, plan.fake_occurrences, hint=False)}"
-            for b in plan.barrier_candidates
-        ]
+        lines += _line("walls: ", _walls(plan))
+        lines += _line("not judged (warm runs): ", _unjudged(plan))
+        faked = plan.fake_occurrences
+        phrases = [barrier_phrase(b, faked, hint=False) for b in plan.barrier_candidates]
+        lines += [f"    barrier candidate: {phrase}" for phrase in phrases]
     return lines
 
 
-def _diagnosed(plan: PlanResult) -> list[str]:
-    """The measured 3c causes (largest first) and the fix steps of the plan's diagnosis."""
-    found = plan.diagnosed
-    if found is None:
-        return []
-    causes = [e.text for e in found.evidence if e.kind in CAUSE_KINDS]
-    lines = [f"    cause {n}: {text}" for n, text in enumerate(causes, start=1)]
-    where = found.path or "path unknown"
-    return lines + [f"    fix ({where}): {step}" for step in found.fix]
+def _line(label: str, text: str) -> list[str]:
+    """A line of a plan's block, when there is something to say."""
+    return [f"    {label}{text}"] if text else []
 
 
 def _walls(plan: PlanResult) -> str:
@@ -260,19 +200,17 @@ def _walls(plan: PlanResult) -> str:
     if w is None or not w.layers:
         return ""
     text = (
-        f"{w.layers} per {_samples(plan)[:-1]}, wall {_us(w.layer_wall_ns)} µs, dominator "
-        f"{_us(w.dominator_ns)} µs, side ops {_us(w.side_total_ns)} µs; join wait "
-        f"{_us(w.join_wait_ns)} µs"
+        f"{w.layers} per {_samples(plan)[:-1]}, wall {us(w.layer_wall_ns)} µs, dominator "
+        f"{us(w.dominator_ns)} µs, side ops {us(w.side_total_ns)} µs; join wait "
+        f"{us(w.join_wait_ns)} µs"
     )
     if w.join_wait_worst_ns:
-        text += (
-            f" (worst {_us(w.join_wait_worst_ns)} µs, layer {w.join_wait_worst_layer} of run "
-            f"{w.join_wait_worst_run})"
-        )
-    tail, step = _us(w.side_tail_ns), _us(w.step_wall_ns)
+        where = f"layer {w.join_wait_worst_layer} of run {w.join_wait_worst_run}"
+        text += f" (worst {us(w.join_wait_worst_ns)} µs, {where})"
+    tail, step = us(w.side_tail_ns), us(w.step_wall_ns)
     text += f", side tail {tail} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
-        ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {_us(t.ns)} µs" for t in w.tail_ops)
+        ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {us(t.ns)} µs" for t in w.tail_ops)
         text += f"; tail ops {ops}"
     return text + f"; step wall {step} µs"
 
@@ -285,38 +223,22 @@ def _reference(report: Report, color: bool) -> list[str]:
     ref = report.reference
     if ref is None:
         return []
-    rows = [
-        [
-            d.plan,
-            rank_text(d.rank),
-            str(d.layers),
-            f"{_us(d.before.layer_wall_ns)} -> {_us(d.after.layer_wall_ns)}",
-            _signed(d.layer_wall_delta_pct),
-            f"{_us(d.before.dominator_ns)} -> {_us(d.after.dominator_ns)}",
-            f"{_us(d.before.side_total_ns)} -> {_us(d.after.side_total_ns)}",
-            f"{_us(d.before.step_wall_ns)} -> {_us(d.after.step_wall_ns)}",
-            _signed(d.step_wall_delta_pct),
-            f"{_us(d.before.join_wait_ns)} -> {_us(d.after.join_wait_ns)}",
-            _us(d.new_join_wait_ns),
-        ]
-        for d in ref.plans
-    ]
-    header = [
-        "plan",
-        "rank",
-        "layers",
-        "layer wall µs",
-        "Δ%",
-        "dominator µs",
-        "side ops µs",
-        "step wall µs",
-        "Δ%",
-        "join wait µs",
-        "new join wait µs",
-    ]
+    rows = []
+    for d in ref.plans:  # each wall figure before -> after, its change beside two of them
+        layer, dominator, side, step, join = (
+            f"{us(getattr(d.before, f))} -> {us(getattr(d.after, f))}" for f in WALLS
+        )
+        layer_delta, step_delta = _signed(d.layer_wall_delta_pct), _signed(d.step_wall_delta_pct)
+        cells = [d.plan, rank_text(d.rank), str(d.layers), layer, layer_delta, dominator, side]
+        rows.append([*cells, step, step_delta, join, us(d.new_join_wait_ns)])
+    header = ["plan", "rank", "layers", "layer wall µs", "Δ%", "dominator µs", "side ops µs"]
+    header += ["step wall µs", "Δ%", "join wait µs", "new join wait µs"]
     explanation = f"against {ref.path}, warm medians, before -> after; Δ% positive = slower"
     steps = [_steps_line(d) for d in ref.plans]
     return ["", _heading("Reference", explanation, color), *table(header, rows), *steps]
+
+
+WALLS = ("layer_wall_ns", "dominator_ns", "side_total_ns", "step_wall_ns", "join_wait_ns")
 
 
 def _steps_line(d: ReferenceDelta) -> str:
@@ -329,12 +251,11 @@ def _steps_line(d: ReferenceDelta) -> str:
     if d.worst_step is None:
         return text
     worst = d.steps[d.worst_step - 1]
-    where = f"run {worst.after.run}" + (
-        "" if worst.after.step is None else f" step {worst.after.step}"
-    )
+    step = "" if worst.after.step is None else f" step {worst.after.step}"
+    where = f"run {worst.after.run}{step}"
     return text + (
         f"; step wall Δ median {_signed(d.step_delta_median_pct)}, worst {where}: "
-        f"{_us(worst.before.wall_ns)} -> {_us(worst.after.wall_ns)} µs "
+        f"{us(worst.before.wall_ns)} -> {us(worst.after.wall_ns)} µs "
         f"({_signed(worst.delta_pct)})"
     )
 
@@ -352,18 +273,13 @@ def _unjudged(plan: PlanResult) -> str:
 def _pairs(report: Report, color: bool) -> list[str]:
     if not report.stream_pairs:
         return [bold("Stream pairs", color) + ": none (fewer than two compute streams)"]
-    rows = [
-        [
-            rank_text(p.rank),
-            str(p.main),
-            str(p.side),
-            _us(p.overlap_ns),
-            figure_text(p.overlap_pct, report.thresholds)
-            + (" (provisional)" if p.provisional else ""),
-            p.verdict,
-        ]
-        for p in report.stream_pairs
-    ]
+    rows = []
+    for p in report.stream_pairs:
+        figure = figure_text(p.overlap_pct, report.thresholds)
+        figure += " (provisional)" if p.provisional else ""
+        rows.append(
+            [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns), figure, p.verdict]
+        )
     header = ["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"]
     return [
         _heading("Stream pairs", BUSY, color),
@@ -372,16 +288,10 @@ def _pairs(report: Report, color: bool) -> list[str]:
 
 
 def _ranks(report: Report, color: bool) -> list[str]:
-    rows = [
-        [
-            rank_text(r.rank),
-            _known(r.main_stream),
-            f"{r.parallelism:.3f}",
-            _us(r.concurrent_ns),
-            _us(r.wall_ns),
-        ]
-        for r in report.ranks
-    ]
+    rows = []
+    for r in report.ranks:
+        figures = [f"{r.parallelism:.3f}", us(r.concurrent_ns), us(r.wall_ns)]
+        rows.append([rank_text(r.rank), rank_text(r.main_stream), *figures])
     header = ["rank", "main", "parallelism", "concurrent_us (>= 2 streams)", "wall_us"]
     explanation = "warm medians; parallelism = kernel time / wall span, ~1.0 is serial"
     helpers = [
@@ -394,35 +304,17 @@ def _ranks(report: Report, color: bool) -> list[str]:
 
 
 def _streams(run: RunInfo) -> str:
-    return " ".join(f"{s.stream_id}:{s.kernels}/{_us(s.busy_ns)}" for s in run.streams) or "-"
+    return " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in run.streams) or "-"
 
 
 def _runs(report: Report, color: bool) -> list[str]:
-    rows = [
-        [
-            rank_text(r.rank),
-            str(r.index),
-            "warm" if r.warm else "cold",
-            r.source,
-            r.level or "-",
-            _streams(r),
-            str(r.skipped_rows),
-            str(r.unplaced_rows),
-            r.path,
-        ]
-        for r in report.runs
-    ]
-    header = [
-        "rank",
-        "run",
-        "warm",
-        "source",
-        "level",
-        "streams id:kernels/busy_us",
-        "skipped",
-        "unplaced",
-        "path",
-    ]
+    rows = []
+    for r in report.runs:
+        warm = "warm" if r.warm else "cold"
+        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", _streams(r)]
+        rows.append([*cells, str(r.skipped_rows), str(r.unplaced_rows), r.path])
+    header = ["rank", "run", "warm", "source", "level", "streams id:kernels/busy_us", "skipped"]
+    header += ["unplaced", "path"]
     unit = "steps" if report.per == "step" else "runs"
     explanation = (
         f"first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes"
@@ -433,15 +325,13 @@ def _runs(report: Report, color: bool) -> list[str]:
 def _cores_section(report: Report, color: bool) -> list[str]:
     if report.cores is None:
         return []
-    from overlap_check.report.text_cores import render_cores
-
     origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
     return ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
 
 
 def _baseline(report: Report, color: bool) -> list[str]:
     rows = [
-        [d.plan, rank_text(d.rank), _pct(d.base), _pct(d.head), _pct(d.delta), d.status]
+        [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
         for d in report.baseline or ()
     ]
     header = ["plan", "rank", "base", "head", "delta", "status"]
@@ -449,26 +339,63 @@ def _baseline(report: Report, color: bool) -> list[str]:
     return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
 
 
+COMMUNICATION = (
+    "whole device, per rank: busy = union of communication ops, hidden = its part under "
+    "compute on any stream, exposed = busy - hidden; warm medians"
+)
+COMMUNICATION_STEPS = (
+    "per step; profiler: step_trace_time.csv Communication, Overlapped, "
+    "Communication(Not Overlapped), Computing, Free; diff: largest gap / its Communication"
+)
+
+
+def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
+    """One step's row: ours, then the profiler's (shared by the text and markdown reports)."""
+    p = s.profiler
+    theirs = ["-"] * 5
+    if p is not None:
+        figures = (p.communication_ns, p.overlapped_ns, p.not_overlapped_ns, p.computing_ns)
+        theirs = [us(ns) for ns in (*figures, p.free_ns)]
+    ours = [us(ns) for ns in (s.busy_ns, s.hidden_ns, s.exposed_ns, s.compute_ns)]
+    step, warm = "-" if s.step is None else str(s.step), "warm" if s.warm else "cold"
+    diff = "-" if s.profiler_difference is None else f"{s.profiler_difference:.2%}"
+    return [rank_text(rank), str(s.run), step, warm, *ours, *theirs, diff]
+
+
+STEP_HEADER = ["rank", "run", "step", "warm", "busy_us", "hidden_us", "exposed_us", "compute_us"]
+STEP_HEADER += ["profiler comm_us", "overlapped_us", "not_overlapped_us", "computing_us"]
+STEP_HEADER += ["free_us", "diff"]
+RANK_HEADER = ["rank", "busy_us", "hidden_us", "exposed_us", "hidden_pct"]
+
+
+def rank_cells(report: Report) -> list[list[str]]:
+    rows = []
+    for c in report.communication:
+        busy = us(c.busy_ns) + (" (provisional)" if c.provisional else "")
+        rows.append([rank_text(c.rank), busy, us(c.hidden_ns), us(c.exposed_ns), pct(c.hidden_pct)])
+    return rows
+
+
+def _communication(report: Report, color: bool) -> list[str]:
+    """The section's lines and a blank one; [] when no rank had a communication row."""
+    if not report.communication:
+        return []
+    steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    ranks = table(RANK_HEADER, rank_cells(report))
+    head = bold("Communication", color) + f" ({COMMUNICATION})"
+    return [head, *ranks, "  " + COMMUNICATION_STEPS, *table(STEP_HEADER, steps), ""]
+
+
 @fitted  # to the terminal's width, its terms explained (text_table.py)
 def render(report: Report, *, color: bool = False) -> str:
     """The whole text report, ending with a newline; ``color``: with ANSI colours."""
-    status = paint(
-        "PASS" if report.verdict == "pass" else "FAIL",
-        "bold green" if report.verdict == "pass" else "bold red",
-        color,
-    )
+    passed = report.verdict == "pass"
+    status = paint("PASS" if passed else "FAIL", "bold green" if passed else "bold red", color)
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
     if report.provisional:
         # First, before any verdict: a provisional figure is not yet evidence.
-        lines.insert(
-            0,
-            paint(
-                f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture "
-                "before trusting the verdict",
-                "bold yellow",
-                color,
-            ),
-        )
+        warning = f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture"
+        lines.insert(0, paint(warning + " before trusting the verdict", "bold yellow", color))
     if report.gate_reasons:
         lines.append(paint("Gate failed because:", "bold red", color))
         lines += [f"  - {reason}" for reason in report.gate_reasons]
@@ -482,9 +409,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.plans:
         lines += [*_plans(report, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
-    communication = render_communication(report, color)
-    if communication:
-        lines += [*communication, ""]
+    lines += _communication(report, color)
     lines += _runs(report, color)
     lines += _reference(report, color)
     if report.baseline:

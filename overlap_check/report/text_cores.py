@@ -30,68 +30,40 @@ def device_text(device: DeviceCores) -> str:
     return f"{aic} AI Core (aic) / {aiv} AI Vector (aiv){guess}"
 
 
-def _us(ns: int) -> str:
-    """Exact microseconds from integer nanoseconds."""
+def blocks_of(v: CoreViolation) -> int | None:
+    """The block count a core-limit rule was applied to (Block Num or Mix Block Num)."""
+    return v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num
+
+
+def exact_us(ns: int) -> str:
+    """Integer ns as decimal µs, exactly: a 16-digit µs epoch with 3 decimals is no float64."""
     sign = "-" if ns < 0 else ""
     ns = abs(ns)
     return f"{sign}{ns // 1000}.{ns % 1000:03d}"
 
 
 def _limit_line(limit: AppliedLimit) -> str:
-    counts = []
-    if limit.aicore is not None:
-        counts.append(f"aic {limit.aicore}")
-    if limit.vectorcore is not None:
-        counts.append(f"aiv {limit.vectorcore}")
-    if limit.source == "plan":
-        what = f"plan {limit.plan} ({limit.mode})"
-    elif limit.source == "graph-dump":
-        what = "graph dump"
-    else:
-        what = "GE global"
-    parts = [what]
-    if counts:
-        parts.append(", ".join(counts))
-    if limit.detail:
-        parts.append(limit.detail)
+    cores = (("aic", limit.aicore), ("aiv", limit.vectorcore))
+    counts = ", ".join(f"{kind} {n}" for kind, n in cores if n is not None)
+    plan = f"plan {limit.plan} ({limit.mode})"
+    what = {"plan": plan, "graph-dump": "graph dump"}.get(limit.source, "GE global")
+    parts = [part for part in (what, counts, limit.detail) if part]
     return "    " + ": ".join(parts) + f" -- governs {limit.kernels} kernel(s)"
 
 
 def _grouped(items: Sequence[CoreViolation]) -> list[str]:
     """One row per (rank, stream, kernel, rule): the same op repeats in every layer and run."""
-    groups: dict[tuple[object, ...], list[CoreViolation]] = {}
+    groups: dict[tuple[str, ...], list[int]] = {}
     for v in items:
-        blocks = v.mix_block_num if v.blocks_field == "mix_block_num" else v.block_num
-        key = (
-            v.rank,
-            v.stream_id,
-            v.name,
-            v.accelerator_core,
-            v.blocks_field,
-            blocks,
-            v.kind,
-            v.limit,
-            v.limit_source,
-        )
-        groups.setdefault(key, []).append(v)
-    rows = []
-    for group, members in list(groups.items())[:MAX_ROWS]:
-        rank, stream, name, core, field, count, kind, limit, source = group
-        runs = sorted({m.run for m in members})
-        label = "Mix Block Num" if field == "mix_block_num" else "Block Num"
-        rows.append(
-            [
-                ",".join(str(r) for r in runs),
-                "-" if rank is None else str(rank),
-                "-" if stream is None else str(stream),
-                str(name),
-                str(core),
-                f"{label} {count}",
-                f"{kind} {limit}",
-                str(source),
-                str(len(members)),
-            ]
-        )
+        label = "Mix Block Num" if v.blocks_field == "mix_block_num" else "Block Num"
+        stream = "-" if v.stream_id is None else str(v.stream_id)
+        rule = (f"{label} {blocks_of(v)}", f"{v.kind} {v.limit}", str(v.limit_source))
+        cells = (rank_text(v.rank), stream, str(v.name), str(v.accelerator_core), *rule)
+        groups.setdefault(cells, []).append(v.run)
+    rows = [
+        [",".join(str(r) for r in sorted(set(runs))), *cells, str(len(runs))]
+        for cells, runs in list(groups.items())[:MAX_ROWS]
+    ]
     header = ["runs", "rank", "stream", "kernel", "core", "blocks", "limit", "source", "times"]
     lines = table(header, rows, indent=INDENT)
     if len(groups) > MAX_ROWS:
@@ -106,20 +78,15 @@ def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: b
     """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
     start times are microseconds from the run's first kernel; without, absolute epoch µs.
     ``color``: violations red, warnings and contention yellow (ANSI)."""
-    lines = [bold("Cores", color)]
     device = cores.device
-    if device is None:
-        lines.append("  device: unknown")
-    else:
-        where = _SOURCE_WORDS.get(device.source, device.source)
+    said = "unknown"
+    if device is not None and (device.aicore > 0 or device.vectorcore > 0):
         detail = f" ({device.detail})" if device.detail else ""
-        if device.aicore > 0 or device.vectorcore > 0:
-            lines.append(f"  device: {device_text(device)}, {where}{detail}")
-        else:
-            lines.append(
-                "  device: cores unknown (no info.json, [device], --soc or --soc-ini, "
-                "and no Block Num to guess them from)"
-            )
+        said = f"{device_text(device)}, {_SOURCE_WORDS.get(device.source, device.source)}{detail}"
+    elif device is not None:
+        said = "cores unknown (no info.json, [device], --soc or --soc-ini, and no Block Num to "
+        said += "guess them from)"
+    lines = [bold("Cores", color), f"  device: {said}"]
     if cores.limits:
         lines.append("  limits applied (first wins: plan, then graph dump, then GE global):")
         lines += [_limit_line(limit) for limit in cores.limits]
@@ -160,26 +127,21 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     if cores.contention_count == 0:
         guess = " (as guessed)" if device.source == "observed" else ""
         return [head + f"demand never exceeds the device's cores{guess}"]
-    over = paint(f"{_us(cores.over_limit_ns)} µs over the device's cores", "yellow", color)
+    over = paint(f"{exact_us(cores.over_limit_ns)} µs over the device's cores", "yellow", color)
     lines = [
         head + f"{over} in total "
-        f"(aicore {_us(cores.aicore_over_limit_ns)} µs, "
-        f"vectorcore {_us(cores.vectorcore_over_limit_ns)} µs), "
+        f"(aicore {exact_us(cores.aicore_over_limit_ns)} µs, "
+        f"vectorcore {exact_us(cores.vectorcore_over_limit_ns)} µs), "
         f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
     ]
-    rows = [
-        [
-            str(c.run),
-            rank_text(c.rank),
-            _us(c.start_ns - (origins.get((c.rank, c.run)) or 0)),
-            _us(c.duration_ns),
-            c.kind,
-            f"{c.demand}/{c.maximum}",
-            ",".join(str(s) for s in c.streams),
-            ", ".join(c.kernels[:4]) + (f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""),
-        ]
-        for c in cores.contention[:MAX_ROWS]
-    ]
+    rows = []
+    for c in cores.contention[:MAX_ROWS]:
+        start = exact_us(c.start_ns - (origins.get((c.rank, c.run)) or 0))
+        kernels = ", ".join(c.kernels[:4]) + (
+            f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
+        )
+        cells = [str(c.run), rank_text(c.rank), start, exact_us(c.duration_ns), c.kind]
+        rows.append([*cells, f"{c.demand}/{c.maximum}", ",".join(map(str, c.streams)), kernels])
     header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]
     lines += table(header, rows, indent=INDENT)
     if cores.contention_count > len(rows):

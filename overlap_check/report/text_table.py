@@ -1,5 +1,6 @@
 """Aligned plain-text tables for the text report, with optional colour per column, and the
-report fitted to the terminal's width (``COLUMNS``, default 100)."""
+report fitted to the terminal's width (``COLUMNS``, default 100), the words that need
+explaining explained once at its end."""
 
 from __future__ import annotations
 
@@ -44,13 +45,11 @@ def table(
     indent: str = "  ",
     paint: Mapping[int, Painter] | None = None,
 ) -> list[str]:
-    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A table
-    wider than WIDTH has its widest cells wrapped at blanks within their column; one that
-    cannot fit so shows its last column under each row instead (``path: ...``).
-
-    ``paint`` maps a column index to a painter for its body cells; the padding is
-    added outside the escapes, so coloured and plain tables line up the same.
-    """
+    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A
+    table wider than WIDTH has its widest cells wrapped at blanks within their column; one
+    that cannot fit so shows its last column under each row instead (``path: ...``).
+    ``paint`` maps a column index to a painter for its body cells; the padding is added
+    outside the escapes, so coloured and plain tables line up the same."""
     return [line for group in _groups(header, rows, indent, paint or {}) for line in group]
 
 
@@ -115,10 +114,9 @@ def wrap_lines(text: str, width: int) -> str:
 
 
 def fitted(render: F) -> F:
-    """A text renderer for a terminal: the terms it uses explained at its end (text_terms.py),
+    """A text renderer for a terminal: the terms it uses explained at its end (:func:`terms`),
     and fitted to ``width`` (keyword; default 100): its tables (:func:`table`), then its long
     lines (:func:`wrap_lines`)."""
-    from overlap_check.report.text_terms import terms
 
     @functools.wraps(render)
     def fitted_render(*args: Any, width: int | None = None, **kwargs: Any) -> str:
@@ -131,3 +129,26 @@ def fitted(render: F) -> F:
             WIDTH.reset(token)
 
     return fitted_render  # type: ignore[return-value]
+
+
+# term -> what it means; listed under "Terms" when the report uses the term
+TERMS = {
+    "dominator": "the main-stream operator the side work is meant to hide under (--dominator)",
+    "occurrence": "one layer's side operators with the dominator they run beside",
+    "side window": "from the first side operator's start to the last one's end, per occurrence",
+    "cold": "the first --warmup runs (or steps), discarded; the warm ones are judged",
+    "provisional": "judged on fewer runs than --min-runs, or on captures that lost rows (the "
+    "PROVISIONAL line says which): not yet evidence",
+    "barrier": "a main-stream operator that made one stream wait for the other",
+    "join wait": "time the main stream waited for the side stream where they join",
+    "side tail": "side work still running after the dominator ended",
+    "wall": "elapsed time, first start to last end (of a layer or a step)",
+    "contention": "main + side block demand above the device's cores at the same instant",
+    "judged/occ": "occurrences judged / occurrences found",
+}
+
+
+def terms(report_text: str) -> str:
+    """The "Terms" section (after a blank line) of the terms ``report_text`` uses; "": none."""
+    used = [(t, m) for t, m in TERMS.items() if re.search(rf"\b{re.escape(t)}\b", report_text)]
+    return "".join(["\nTerms:\n", *[f"  {t}: {m}\n" for t, m in used]]) if used else ""

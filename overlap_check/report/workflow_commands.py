@@ -1,15 +1,11 @@
 """GitHub Actions workflow commands (``::error file=F,line=N,title=T::message``).
 
-The one escaping of user text for ``--format github`` (analyze and lint). The
-runner takes any output line that starts with ``::`` as a command, so text from
-a plan name, a kernel name or a path must neither end the line nor end the
-property list. The rules are those of GitHub's actions/toolkit (command.ts):
-in the message ``%``, CR and LF are percent-encoded; in a property value
-``:`` and ``,`` as well. GitHub decodes them again when it shows the annotation.
-
-GitHub places an annotation's ``file=`` relative to the workspace (the checkout), so a
-path, given relative to the working directory or absolute, is made relative to
-``GITHUB_WORKSPACE``, else to the repository root holding it (:func:`workspace_path`).
+The one escaping of user text for ``--format github`` (analyze and lint). The runner
+takes any output line that starts with ``::`` as a command, so a plan name, a kernel
+name or a path must neither end the line nor end the property list. The rules are
+GitHub's actions/toolkit (command.ts): in the message ``%``, CR and LF are
+percent-encoded; in a property value ``:`` and ``,`` as well. GitHub places ``file=``
+relative to the workspace (:func:`workspace_path`).
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from overlap_check.model import Capture, Occurrence, PlanResult, PlanRun, Report
-from overlap_check.report.plots.files import output_paths, picture_format
-from overlap_check.report.plots.select import CHART_KINDS, Chart, ChartKind, Selection, charts
+from overlap_check.model.errors import UsageError
+from overlap_check.report.plots.select import CHART_KINDS, ChartKind, Selection, charts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -39,14 +39,12 @@ def write_plots(
     kinds: Sequence[ChartKind] = CHART_KINDS,
     measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None,
 ) -> list[Path]:
-    """Draw the charts of ``report`` (its kernels from ``captures``); return the files written.
-
-    ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default: the
-    worst warm occurrence of each plan, or without plans the busiest overlap region
-    of a warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
-    measures an occurrence the report does not list (Selection.measure).
-    Raises UsageError for a bad suffix or a choice the report does not hold.
-    """
+    """Draw the charts of ``report`` (its kernels from ``captures``); return the files
+    written. ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default:
+    the worst warm occurrence of each plan, or without plans the busiest overlap region of a
+    warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
+    measures an occurrence the report does not list (Selection.measure). Raises UsageError
+    for a bad suffix or a choice the report does not hold."""
     from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "drawing pictures")
@@ -56,27 +54,42 @@ def write_plots(
     picture_format(target)
     unknown = [k for k in kinds if k not in CHART_KINDS]
     if unknown:
-        from overlap_check.model.errors import UsageError
-
         raise UsageError(f"unknown chart kind {unknown[0]!r}", hint="timeline, runs or demand")
     selection = Selection(plan, rank, run, occurrence, tuple(kinds), measure)
     chosen = charts(report, captures, selection)
-    written: list[Path] = []
-    for chart, file in zip(chosen, output_paths(target, [c.slug for c in chosen]), strict=True):
-        figure = _draw(chart)
-        written.append(canvas.save(figure, file))
-    return written
-
-
-def _draw(chart: Chart) -> Figure:
     from overlap_check.report.plots.demand import draw_demand
     from overlap_check.report.plots.runs import draw_runs
     from overlap_check.report.plots.timeline import draw_timeline
-    from overlap_check.report.plots.views import DemandView, RunsView, TimelineView
 
-    if isinstance(chart.view, TimelineView):
-        return draw_timeline(chart.view)
-    if isinstance(chart.view, RunsView):
-        return draw_runs(chart.view)
-    assert isinstance(chart.view, DemandView)
-    return draw_demand(chart.view)
+    # a chart's view is of its kind's class (select.charts)
+    draw: dict[str, Callable[[Any], Figure]] = {"timeline": draw_timeline, "runs": draw_runs}
+    draw["demand"] = draw_demand
+    files = output_paths(target, [c.slug for c in chosen])
+    return [canvas.save(draw[c.kind](c.view), file) for c, file in zip(chosen, files, strict=True)]
+
+
+SUFFIXES = (".png", ".svg")
+
+
+def picture_format(path: Path) -> str:
+    """``png`` or ``svg`` from the file name, or a UsageError naming the file."""
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        what = f"cannot tell the picture format from {path.name!r}"
+        raise UsageError(what, path=path, hint="name the file *.png or *.svg")
+    return suffix[1:]
+
+
+def output_paths(path: Path, slugs: Sequence[str]) -> list[Path]:
+    """The file of each chart: the first is ``path``, the others ``<stem>-<slug><suffix>``.
+    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``."""
+    paths: list[Path] = []
+    seen: dict[str, int] = {}
+    for i, slug in enumerate(slugs):
+        if i == 0:
+            paths.append(path)
+            continue
+        seen[slug] = seen.get(slug, 0) + 1
+        unique = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
+        paths.append(path.with_name(f"{path.stem}-{unique}{path.suffix}"))
+    return paths

@@ -7,6 +7,8 @@ device maximum, shading the time where the sum goes above it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
@@ -15,7 +17,7 @@ from matplotlib.patches import Patch
 
 from overlap_check.report.plots import canvas
 from overlap_check.report.plots.views import (
-    DemandView,
+    TimelineView,
     block_demand,
     clip,
     demand_steps,
@@ -24,16 +26,16 @@ from overlap_check.report.plots.views import (
 from overlap_check.report.text_cores import device_text
 
 KINDS = (("aicore", "AI Core (cube) blocks"), ("vectorcore", "AI Vector blocks"))
+FILL: dict[str, Any] = {"alpha": 0.85, "linewidth": 0, "zorder": 3}  # a stream's blocks
+EXCESS: dict[str, Any] = {"color": canvas.BARRIER, "alpha": 0.35, "linewidth": 0, "zorder": 4}
+EXCESS["hatch"] = "xx"  # the blocks above the device maximum
 
 
-def draw_demand(view: DemandView) -> Figure:
+def draw_demand(view: TimelineView) -> Figure:
     demand = block_demand(view.kernels, view.device)
     in_view = clip(demand, view.start_ns, view.end_ns)
-    streams = lane_order(
-        [int(s) for s in in_view["stream_id"].unique().to_list()],
-        view.main_stream,
-        view.side_stream,
-    )
+    streams = [int(s) for s in in_view["stream_id"].unique().to_list()]
+    streams = lane_order(streams, view.main_stream, view.side_stream)
     height_in = 6.0
     figure = canvas.new_figure(14.0, height_in)
     figure.subplots_adjust(
@@ -41,146 +43,74 @@ def draw_demand(view: DemandView) -> Figure:
     )
     axes = figure.subplots(2, 1, sharex=True)
     to_x = canvas.TimeScale(view.start_ns, view.end_ns)
-    colours = {
-        s: canvas.STREAM_COLOURS[i % len(canvas.STREAM_COLOURS)] for i, s in enumerate(streams)
-    }
+    palette = canvas.STREAM_COLOURS
+    colours = {s: palette[i % len(palette)] for i, s in enumerate(streams)}
     over_any = False
     for ax, (kind, label) in zip(axes, KINDS, strict=True):
-        maximum = _device_max(view, kind)
-        over_any |= _panel(ax, view, in_view, kind, streams, colours, maximum, to_x)
+        over_any |= _panel(ax, view, in_view, kind, colours, to_x)
         ax.set_ylabel(label, fontsize=9)
     axes[-1].set_xlim(0, to_x.span)
     to_x.label_axis(axes[-1])
     canvas.title(figure, view.title, None, height_in)
     device = view.device
-    source = (
-        f"device {device_text(device)}, from {device.source}"
-        if device is not None
-        else "device cores unknown: no maximum drawn"
-    )
-    axes[0].set_title(
-        f"blocks demanded by the kernels running at each instant, stacked by stream (each"
-        f" kernel capped at the device's cores); {source}",
-        fontsize=9,
-        loc="left",
-        color="#444444",
-    )
-    _legend(figure, view, streams, colours, over_any)
+    source = "device cores unknown: no maximum drawn"
+    if device is not None:
+        source = f"device {device_text(device)}, from {device.source}"
+    what = "blocks demanded by the kernels running at each instant, stacked by stream"
+    subtitle = f"{what} (each kernel capped at the device's cores); {source}"
+    axes[0].set_title(subtitle, fontsize=9, loc="left", color="#444444")
+    _legend(figure, view, colours, over_any)
     return figure
-
-
-def _device_max(view: DemandView, kind: str) -> int | None:
-    """The kind's device cores; None (no line) where unknown (0)."""
-    if view.device is None:
-        return None
-    return (view.device.aicore if kind == "aicore" else view.device.vectorcore) or None
-
-
-def _guessed(view: DemandView) -> bool:
-    return view.device is not None and view.device.source == "observed"
 
 
 def _panel(
     ax: Axes,
-    view: DemandView,
+    view: TimelineView,
     demand: pl.DataFrame,
     kind: str,
-    streams: list[int],
-    colours: dict[int, str],
-    maximum: int | None,
+    colours: dict[int, str],  # by stream, in lane order
     to_x: canvas.TimeScale,
 ) -> bool:
     """One core kind's stacked demand; True when it goes above the device maximum."""
-    edges, levels = demand_steps(demand, kind, streams, view.start_ns, view.end_ns)
+    cores: int | None = None if view.device is None else getattr(view.device, kind)
+    maximum = cores or None  # the kind's device cores; None (no line) where unknown (0)
+    edges, levels = demand_steps(demand, kind, list(colours), view.start_ns, view.end_ns)
     x = to_x(edges)
+    xs = np.repeat(x, 2)[1:-1]  # step fill: each segment's value at both of its edges
     base = np.zeros(max(edges.size - 1, 0), dtype=np.int64)
-    for row, stream in enumerate(streams):
+    for row, colour in enumerate(colours.values()):
         top = base + levels[row]
-        # Step fill: repeat each segment's value at both of its edges.
-        xs = np.repeat(x, 2)[1:-1]
-        ax.fill_between(
-            xs,
-            np.repeat(base, 2),
-            np.repeat(top, 2),
-            color=colours[stream],
-            alpha=0.85,
-            linewidth=0,
-            zorder=3,
-        )
+        ax.fill_between(xs, np.repeat(base, 2), np.repeat(top, 2), color=colour, **FILL)
         base = top
-    for window, colour in ((view.side_window, canvas.SIDE), (view.dom_window, canvas.DOMINATOR)):
-        if window is not None:
-            lo, hi = to_x(np.array(window))
-            ax.axvspan(lo, hi, color=colour, alpha=0.09, zorder=1, linewidth=0)
+    canvas.shade_windows(ax, view.side_window, view.dom_window, to_x)
     peak = int(base.max()) if base.size else 0
     above = False
     if maximum is not None:
         ax.axhline(maximum, color=canvas.BARRIER, linestyle="--", linewidth=1.2, zorder=4)
-        ax.text(
-            0.995,
-            maximum,
-            f"device max {maximum}" + (" (guess)" if _guessed(view) else ""),
-            transform=ax.get_yaxis_transform(),
-            ha="right",
-            va="bottom",
-            fontsize=8,
-            color=canvas.BARRIER,
-            zorder=6,
-            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.85},
-        )
+        guess = " (guess)" if view.device is not None and view.device.source == "observed" else ""
+        box = {"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.85}
+        style: dict[str, Any] = {"ha": "right", "va": "bottom", "fontsize": 8, "zorder": 6}
+        text = f"device max {maximum}{guess}"
+        axis = ax.get_yaxis_transform()
+        ax.text(0.995, maximum, text, transform=axis, color=canvas.BARRIER, bbox=box, **style)
         over = base > maximum
         if over.any():
             above = True  # shade the time where the streams together ask for more
-            xs = np.repeat(x, 2)[1:-1]
-            ax.fill_between(
-                xs,
-                maximum,
-                np.repeat(base, 2),
-                where=np.repeat(over, 2),
-                color=canvas.BARRIER,
-                alpha=0.35,
-                linewidth=0,
-                zorder=4,
-                hatch="xx",
-            )
+            where = np.repeat(over, 2)
+            ax.fill_between(xs, maximum, np.repeat(base, 2), where=where, **EXCESS)
     ax.set_ylim(0, max(peak, maximum or 0, 1) * 1.15)
     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6, zorder=0)
-    for spine in ("top", "right"):
-        ax.spines[spine].set_visible(False)
+    canvas.hide_spines(ax, "top", "right")
     if peak == 0:
-        ax.text(
-            0.5,
-            0.5,
-            "no blocks demanded in this range (no block counts, or none of this core kind)",
-            ha="center",
-            va="center",
-            transform=ax.transAxes,
-            color="#777777",
-            fontsize=9,
-        )
+        text = "no blocks demanded in this range (no block counts, or none of this core kind)"
+        canvas.note(ax, 0.5, 0.5, text, transform=ax.transAxes, fontsize=9)
     return above
 
 
-def _legend(
-    figure: Figure, view: DemandView, streams: list[int], colours: dict[int, str], over: bool
-) -> None:
-    def name(stream: int) -> str:
-        role = (
-            " (main)"
-            if stream == view.main_stream
-            else " (side)"
-            if stream == view.side_stream
-            else ""
-        )
-        return f"stream {stream}{role}"
-
-    handles = [Patch(color=colours[s], label=name(s)) for s in streams]
+def _legend(figure: Figure, view: TimelineView, colours: dict[int, str], over: bool) -> None:
+    label = {s: canvas.stream_label(s, view.main_stream, view.side_stream) for s in colours}
+    handles = [Patch(color=c, label=label[s]) for s, c in colours.items()]
     if over:
-        handles.append(
-            Patch(color=canvas.BARRIER, alpha=0.35, hatch="xx", label="above device max")
-        )
-    if view.side_window is not None:
-        handles.append(Patch(color=canvas.SIDE, alpha=0.25, label="side window"))
-    if view.dom_window is not None:
-        handles.append(Patch(color=canvas.DOMINATOR, alpha=0.25, label="dominator window"))
-    figure.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+        over_max = "above device max"
+        handles.append(Patch(color=canvas.BARRIER, alpha=0.35, hatch="xx", label=over_max))
+    canvas.legend(figure, handles + canvas.window_handles(view.side_window, view.dom_window))

@@ -20,13 +20,11 @@ from overlap_check.model.table import compute_kernels
 def pick_occurrence(
     result: PlanResult, run: int | None, occurrence: int | None
 ) -> tuple[PlanRun, Occurrence | None] | None:
-    """The plan run and occurrence to draw: the chosen one, or the deciding one.
-
-    Deciding: PlanResult.deciding_occurrence, the one the report names (the lowest
-    hidden_pct); None when no run recorded any occurrence. A chosen occurrence is taken
-    from the report's records (worst, unpaired, the layer table); one the report did not
-    record comes back as ``(plan_run, None)``: the caller measures it from the capture.
-    """
+    """The plan run and occurrence to draw: the chosen one, or the deciding one. Deciding:
+    PlanResult.deciding_occurrence, the one the report names (the lowest hidden_pct); None
+    when no run recorded any occurrence. A chosen occurrence is taken from the report's
+    records (worst, unpaired, the layer table); one the report did not record comes back as
+    ``(plan_run, None)``: the caller measures it from the capture."""
     runs = list(result.per_run)
     if run is not None:
         runs = [r for r in runs if r.run == run]  # with --per step: every step of it
@@ -41,12 +39,9 @@ def pick_occurrence(
         in_range = [r for r in runs if 0 < occurrence <= r.occurrences]
         if not in_range:
             most = max((r.occurrences for r in runs), default=0)
-            raise UsageError(
-                f"plan {result.name!r} has no occurrence {occurrence}",
-                hint=f"occurrences per run: at most {most}",
-            )
-        warm = [r for r in in_range if r.warm]
-        return (warm or in_range)[0], None
+            hint = f"occurrences per run: at most {most}"
+            raise UsageError(f"plan {result.name!r} has no occurrence {occurrence}", hint=hint)
+        return min(in_range, key=lambda r: not r.warm), None  # the first warm run, else the first
     deciding = replace(result, per_run=tuple(runs)).deciding_occurrence()
     if deciding is not None:
         return deciding
@@ -66,39 +61,28 @@ def barrier_marks(
     run: int,
     occurrence: int,
 ) -> tuple[BarrierCandidate, ...]:
-    """This occurrence's instances of the report's barrier candidates.
-
-    The report names each candidate once (its first instance); here every kernel
-    of that name and stream that starts between this side window's end and this
-    dominator's start is marked, with the idle gap before it on its stream, so
-    whichever occurrence is drawn shows its own barrier.
-    """
+    """This occurrence's instances of the report's barrier candidates. The report names each
+    candidate once (its first instance); here every kernel of that name and stream that
+    starts between this side window's end and this dominator's start is marked, with the
+    idle gap before it on its stream, so whichever occurrence is drawn shows its own
+    barrier."""
     if not candidates or side is None or dom is None or side[1] > dom[0]:
         return ()
+    compute = compute_kernels(kernels)
     keys = pl.DataFrame(
-        {"name": [c.name for c in candidates], "stream_id": [c.stream_id for c in candidates]},
+        [(c.name, c.stream_id) for c in candidates],
         schema={"name": pl.String, "stream_id": pl.Int64},
+        orient="row",
     ).unique()
-    rows = (
-        compute_kernels(kernels)
-        .filter(pl.col("start_ns").is_between(side[1], dom[0]))
-        .join(keys, on=["name", "stream_id"])
-        .sort("start_ns")
-    )
+    between = compute.filter(pl.col("start_ns").is_between(side[1], dom[0]))
+    rows = between.join(keys, on=["name", "stream_id"]).sort("start_ns")
     marks = []
     for row in rows.iter_rows(named=True):  # a handful: barriers between two windows
-        stream = compute_kernels(kernels).filter(pl.col("stream_id") == row["stream_id"])
-        before = stream.filter(pl.col("start_ns") < row["start_ns"])["end_ns"].max()
-        gap = row["start_ns"] - before if isinstance(before, int) else 0
+        start = row["start_ns"]
+        earlier = (pl.col("stream_id") == row["stream_id"]) & (pl.col("start_ns") < start)
+        before = compute.filter(earlier)["end_ns"].max()
+        gap = start - before if isinstance(before, int) else 0
         first = next(c for c in candidates if c.name == row["name"])
-        marks.append(
-            replace(
-                first,
-                start_ns=row["start_ns"],
-                gap_ns=max(gap, 0),
-                after_side_end_ns=row["start_ns"] - side[1],
-                run=run,
-                occurrence=occurrence,
-            )
-        )
+        found = {"start_ns": start, "gap_ns": max(gap, 0), "after_side_end_ns": start - side[1]}
+        marks.append(replace(first, run=run, occurrence=occurrence, **found))
     return tuple(marks)

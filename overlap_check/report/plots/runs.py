@@ -7,6 +7,8 @@ warm-run median is a dashed line in the rank's colour.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -33,8 +35,7 @@ def draw_runs(view: RunsView) -> Figure:
     runs_max = max((p.run for p in points), default=1)
     ticks = {p.run: p.label for p in points if p.label}
     for ax, panel in zip(axes, panels, strict=False):
-        _bands(ax, view.thresholds)
-        notes: list[tuple[float, str, str, str]] = _band_notes(view.thresholds)
+        notes = _bands(ax, view.thresholds)
         for colour_index, series in enumerate(panel.series):
             colour = canvas.STREAM_COLOURS[colour_index % len(canvas.STREAM_COLOURS)]
             _series(ax, series, colour, offset=_offset(colour_index, len(panel.series)))
@@ -48,15 +49,8 @@ def draw_runs(view: RunsView) -> Figure:
         ax.set_title(panel.title, fontsize=10, loc="left")
         _axes_style(ax, runs_max, view.unit, ticks, view.figure)
     if not panels:
-        axes[0].text(
-            0.5,
-            0.5,
-            "no plan or stream pair to chart",
-            ha="center",
-            va="center",
-            transform=axes[0].transAxes,
-            color="#777777",
-        )
+        nothing = "no plan or stream pair to chart"
+        canvas.note(axes[0], 0.5, 0.5, nothing, transform=axes[0].transAxes)
         _axes_style(axes[0], 1, view.unit, {}, view.figure)
     canvas.title(figure, view.title, None, height_in, x=0.08)
     _legend(figure)
@@ -70,26 +64,20 @@ def _offset(index: int, count: int) -> float:
     return (index - (count - 1) / 2) * min(0.08, 0.4 / count)
 
 
-def _bands(ax: Axes, thresholds: Thresholds) -> None:
-    ax.axhspan(thresholds.real, 1.05, color=canvas.REAL_BAND, alpha=0.10, linewidth=0)
-    ax.axhspan(thresholds.fake, thresholds.real, color=canvas.PARTIAL_BAND, alpha=0.12, linewidth=0)
-    ax.axhspan(-0.05, thresholds.fake, color=canvas.FAKE_BAND, alpha=0.12, linewidth=0)
-
-
-def _band_notes(thresholds: Thresholds) -> list[tuple[float, str, str, str]]:
-    return [
-        ((thresholds.real + 1.0) / 2, f"real ≥ {thresholds.real:g}", "#555555", "normal"),
-        ((thresholds.fake + thresholds.real) / 2, "partial", "#555555", "normal"),
-        (thresholds.fake / 2, f"fake ≤ {thresholds.fake:g}", "#555555", "normal"),
-    ]
+def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]]:
+    """The verdict bands shaded; their names, to write beside the axes."""
+    real, fake = thresholds.real, thresholds.fake
+    ax.axhspan(real, 1.05, color=canvas.REAL_BAND, alpha=0.10, linewidth=0)
+    ax.axhspan(fake, real, color=canvas.PARTIAL_BAND, alpha=0.12, linewidth=0)
+    ax.axhspan(-0.05, fake, color=canvas.FAKE_BAND, alpha=0.12, linewidth=0)
+    names = [((real + 1.0) / 2, f"real ≥ {real:g}"), ((fake + real) / 2, "partial")]
+    return [(y, text, "#555555", "normal") for y, text in [*names, (fake / 2, f"fake ≤ {fake:g}")]]
 
 
 def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]:
-    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where possible.
-
-    Labels beside the axes must not overprint each other when two medians (or a
-    median and a band name) are close.
-    """
+    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where
+    possible. Labels beside the axes must not overprint each other when two medians (or a
+    median and a band name) are close."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     placed = [min(max(values[i], lo), hi) for i in order]
     for k in range(1, len(placed)):  # push up
@@ -99,25 +87,15 @@ def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]
         for k in range(len(placed) - 1, -1, -1):
             nxt = placed[k + 1] - gap if k + 1 < len(placed) else hi
             placed[k] = min(placed[k], nxt)
-    result = [0.0] * len(values)
-    for k, i in enumerate(order):
-        result[i] = placed[k]
-    return result
+    at = dict(zip(order, placed, strict=True))  # each value's place, by its index
+    return [at[i] for i in range(len(values))]
 
 
 def _right_notes(ax: Axes, notes: list[tuple[float, str, str, str]]) -> None:
     ys = spread([n[0] for n in notes], gap=0.11, lo=-0.03, hi=1.03)
+    style: dict[str, Any] = {"transform": ax.get_yaxis_transform(), "fontsize": 8, "va": "center"}
     for y, (_, text, colour, weight) in zip(ys, notes, strict=True):
-        ax.text(
-            1.01,
-            y,
-            text,
-            transform=ax.get_yaxis_transform(),
-            fontsize=8,
-            va="center",
-            color=colour,
-            fontweight=weight,
-        )
+        ax.text(1.01, y, text, color=colour, fontweight=weight, **style)
 
 
 def _series(ax: Axes, series: RunSeries, colour: str, offset: float) -> None:
@@ -126,15 +104,8 @@ def _series(ax: Axes, series: RunSeries, colour: str, offset: float) -> None:
     warm = np.array([p.warm for p in series.points], dtype=bool)
     ax.plot(runs, values, color=colour, linewidth=0.8, alpha=0.5, zorder=2)
     ax.scatter(runs[warm], values[warm], s=36, color=colour, zorder=4, label=series.label)
-    ax.scatter(
-        runs[~warm],
-        values[~warm],
-        s=36,
-        facecolors="white",
-        edgecolors=canvas.COLD,
-        linewidths=1.2,
-        zorder=4,
-    )
+    cold: dict[str, Any] = {"facecolors": "white", "edgecolors": canvas.COLD, "linewidths": 1.2}
+    ax.scatter(runs[~warm], values[~warm], s=36, zorder=4, **cold)
     missing = np.isnan(values)
     if missing.any():  # a run without a judged occurrence: say so at the bottom
         ax.scatter(runs[missing], np.zeros(missing.sum()), marker="x", color=colour, zorder=4)
@@ -153,26 +124,17 @@ def _axes_style(ax: Axes, runs_max: int, unit: str, ticks: dict[int, str], figur
         ax.set_xticks(positions)
     ax.set_xlabel(unit, fontsize=9)
     ax.set_ylabel(figure, fontsize=9)
-    for spine in ("top", "right"):
-        ax.spines[spine].set_visible(False)
+    canvas.hide_spines(ax, "top", "right")
 
 
 def _legend(figure: Figure) -> None:
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color="#555555", label="warm run (judged)"),
-        Line2D(
-            [],
-            [],
-            marker="o",
-            linestyle="",
-            markerfacecolor="white",
-            markeredgecolor=canvas.COLD,
-            label="cold run (discarded)",
-        ),
-        Line2D([], [], marker="x", linestyle="", color="#555555", label="no judged occurrence"),
-        Line2D([], [], linestyle="--", color="#555555", label="warm-run median"),
-        Patch(color=canvas.REAL_BAND, alpha=0.3, label="real band"),
-        Patch(color=canvas.PARTIAL_BAND, alpha=0.3, label="partial band"),
-        Patch(color=canvas.FAKE_BAND, alpha=0.3, label="fake band"),
+    grey = "#555555"
+    cold: dict[str, Any] = {"markerfacecolor": "white", "markeredgecolor": canvas.COLD}
+    handles: list[Line2D | Patch] = [
+        Line2D([], [], marker="o", linestyle="", color=grey, label="warm run (judged)"),
+        Line2D([], [], marker="o", linestyle="", label="cold run (discarded)", **cold),
+        Line2D([], [], marker="x", linestyle="", color=grey, label="no judged occurrence"),
+        Line2D([], [], linestyle="--", color=grey, label="warm-run median"),
     ]
-    figure.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    handles += [Patch(color=c, alpha=0.3, label=f"{name} band") for name, c in canvas.BANDS.items()]
+    canvas.legend(figure, handles)

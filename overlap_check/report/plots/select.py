@@ -25,13 +25,11 @@ from overlap_check.model import (
     StreamPair,
     StreamPairRun,
     Thresholds,
-    Verdict,
 )
 from overlap_check.model.errors import UsageError
 from overlap_check.model.verdicts import decided_text, figure_text
 from overlap_check.report.plots.picking import barrier_marks, pick_occurrence
 from overlap_check.report.plots.views import (
-    DemandView,
     RunPoint,
     RunSeries,
     RunsPanel,
@@ -45,6 +43,7 @@ from overlap_check.report.plots.views import (
 
 ChartKind = Literal["timeline", "runs", "demand"]
 CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
+ByRun = dict[tuple[int | None, int], tuple[RunInfo, Capture]]  # (rank, run) -> run, capture
 _VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "real": 4}
 
 
@@ -52,7 +51,7 @@ _VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "rea
 class Chart:
     kind: ChartKind
     slug: str  # file-name part: "timeline-moe-shared-expert-rank0"
-    view: TimelineView | RunsView | DemandView
+    view: TimelineView | RunsView  # a demand chart draws its timeline's view (demand_view)
 
 
 @dataclass(frozen=True)
@@ -82,14 +81,9 @@ def charts(report: Report, captures: Sequence[Capture], selection: Selection) ->
         out.append(Chart("runs", "runs", runs_view(report, plans, selection)))
     if "demand" in selection.kinds:
         device = report.cores.device if report.cores is not None else None
-        out.extend(
-            Chart(
-                "demand",
-                slug.replace("timeline", "demand", 1),
-                demand_view(view, device or view.device),
-            )
-            for slug, view in timelines
-        )
+        for slug, view in timelines:
+            demand = demand_view(view, device or view.device)
+            out.append(Chart("demand", slug.replace("timeline", "demand", 1), demand))
     return out
 
 
@@ -100,79 +94,57 @@ def _timelines(
     by_run = _captures_by_run(report, captures)
     multi_rank = len({r.rank for r in report.runs}) > 1
     if plans:
-        return [
-            (
-                _slug("timeline", p.name, p.rank, multi_rank),
-                plan_timeline(report, p, by_run, selection),
-            )
-            for p in plans
-        ]
-    return [
-        (
-            _slug("timeline", "streams", rank, multi_rank),
-            stream_timeline(report, rank, by_run, selection),
-        )
-        for rank in _chosen_ranks(report, selection)
-    ]
+        views = [(p.name, p.rank, plan_timeline(report, p, by_run, selection)) for p in plans]
+    else:
+        ranks = _chosen_ranks(report, selection)
+        views = [("streams", r, stream_timeline(report, r, by_run, selection)) for r in ranks]
+    return [(_slug(name, rank, multi_rank), view) for name, rank, view in views]
 
 
-def _slug(kind: str, name: str, rank: int | None, multi_rank: bool) -> str:
+def _slug(name: str, rank: int | None, multi_rank: bool) -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "plan"
     suffix = f"-rank{rank}" if multi_rank and rank is not None else ""
-    return f"{kind}-{safe}{suffix}"
-
-
-# --------------------------------------------------------------------------- choice
+    return f"timeline-{safe}{suffix}"
 
 
 def _chosen_plans(report: Report, selection: Selection) -> list[PlanResult]:
-    plans = list(report.plans)
-    if selection.plan is not None:
-        plans = [p for p in plans if p.name == selection.plan]
+    plans, wanted = list(report.plans), selection.plan
+    if wanted is not None:
+        plans = [p for p in plans if p.name == wanted]
         if not plans:
             known = ", ".join(sorted({p.name for p in report.plans})) or "none"
-            raise UsageError(
-                f"no plan named {selection.plan!r} in this analysis", hint=f"plans: {known}"
-            )
+            raise UsageError(f"no plan named {wanted!r} in this analysis", hint=f"plans: {known}")
     if selection.rank is not None and report.plans:
         plans = [p for p in plans if p.rank == selection.rank]
         if not plans:
-            raise UsageError(
-                f"no plan result for rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
-            )
+            raise _no_rank(report, f"no plan result for rank {selection.rank}")
     return plans
 
 
 def _chosen_ranks(report: Report, selection: Selection) -> list[int | None]:
     ranks = list(dict.fromkeys(r.rank for r in report.runs))
-    if selection.rank is not None:
-        if selection.rank not in ranks:
-            raise UsageError(
-                f"no run of rank {selection.rank}", hint=f"ranks: {_known_ranks(report)}"
-            )
-        return [selection.rank]
-    return ranks
+    if selection.rank is None:
+        return ranks
+    if selection.rank not in ranks:
+        raise _no_rank(report, f"no run of rank {selection.rank}")
+    return [selection.rank]
 
 
-def _known_ranks(report: Report) -> str:
-    return ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
+def _no_rank(report: Report, message: str) -> UsageError:
+    known = ", ".join(str(r) for r in dict.fromkeys(r.rank for r in report.runs)) or "none"
+    return UsageError(message, hint=f"ranks: {known}")
 
 
-def _captures_by_run(
-    report: Report, captures: Sequence[Capture]
-) -> dict[tuple[int | None, int], tuple[RunInfo, Capture]]:
-    """(rank, run index) -> the run and its capture.
-
-    Matched by path and rank; captures whose path the report does not list are
-    taken in order within their rank, as the pipeline numbers runs.
-    """
+def _captures_by_run(report: Report, captures: Sequence[Capture]) -> ByRun:
+    """(rank, run index) -> the run and its capture. Matched by path and rank; captures
+    whose path the report does not list are taken in order within their rank, as the
+    pipeline numbers runs."""
     by_path: dict[tuple[int | None, str], list[Capture]] = {}
-    for capture in captures:
-        by_path.setdefault((capture.rank, capture.path), []).append(capture)
     by_rank: dict[int | None, list[Capture]] = {}
     for capture in captures:
+        by_path.setdefault((capture.rank, capture.path), []).append(capture)
         by_rank.setdefault(capture.rank, []).append(capture)
-    found: dict[tuple[int | None, int], tuple[RunInfo, Capture]] = {}
+    found: ByRun = {}
     for info in report.runs:
         same_path = by_path.get((info.rank, info.path))
         if same_path:
@@ -185,11 +157,7 @@ def _captures_by_run(
 
 
 def _lookup(
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    rank: int | None,
-    run: int,
-    *,
-    copies: bool = False,
+    by_run: ByRun, rank: int | None, run: int, *, copies: bool = False
 ) -> tuple[RunInfo, Capture]:
     from overlap_check.model.table import without_copies
 
@@ -205,42 +173,30 @@ def _lookup(
     return info, replace(capture, kernels=without_copies(capture.kernels))
 
 
-# --------------------------------------------------------------------------- timelines
-
-
 def _window(start: int | None, end: int | None) -> tuple[int, int] | None:
     return (start, end) if start is not None and end is not None else None
 
 
 def plan_timeline(
-    report: Report,
-    result: PlanResult,
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    selection: Selection,
+    report: Report, result: PlanResult, by_run: ByRun, selection: Selection
 ) -> TimelineView:
     chosen = pick_occurrence(result, selection.run, selection.occurrence)
     plan_line = _plan_line(result, report.thresholds)
     if chosen is None:  # nothing recorded (not split, no evidence): show the streams instead
         run = selection.run or _default_run(report, result.rank)
         view = stream_timeline(report, result.rank, by_run, Selection(run=run))
-        rank = _rank_text(result.rank)
-        return _replace_titles(
-            view,
-            f"{result.name}{rank} · run {run}: no occurrence to show",
-            f"{plan_line}. {result.diagnosis}".strip(),
-            result.verdict,
-        )
+        title = f"{result.name}{_rank_text(result.rank)} · run {run}: no occurrence to show"
+        subtitle = f"{plan_line}. {result.diagnosis}".strip()
+        return replace(view, title=title, subtitle=subtitle, verdict=result.verdict)
     plan_run, recorded = chosen
     info, capture = _lookup(by_run, result.rank, plan_run.run, copies=result.side_kind == "copy")
     occ = recorded
     if occ is None:
         assert selection.occurrence is not None
         if selection.measure is None:
-            raise UsageError(
-                f"occurrence {selection.occurrence} of run {plan_run.run} is not in the report's "
-                "layer table",
-                hint="`overlap-check plot` measures it from the capture",
-            )
+            where = f"occurrence {selection.occurrence} of run {plan_run.run}"
+            hint = "`overlap-check plot` measures it from the capture"
+            raise UsageError(f"{where} is not in the report's layer table", hint=hint)
         occ = selection.measure(result, plan_run, capture, selection.occurrence)
     side = _window(occ.side_start_ns, occ.side_end_ns)
     dom = _window(occ.dom_start_ns, occ.dom_end_ns)
@@ -275,14 +231,13 @@ def plan_timeline(
     status = f" ({occ.status})" if occ.status != "ok" else ""
     subtitle = (
         f"{which} occurrence{status}: hidden_pct {hidden}; "
-        f"window overlap_pct {window} · {_plan_line(result, thresholds)}"
+        f"window overlap_pct {window} · {plan_line}"
     )
     return TimelineView(
-        kernels=capture.kernels,
-        start_ns=view_range[0],
-        end_ns=view_range[1],
-        title=title,
-        subtitle=subtitle,
+        capture.kernels,
+        *view_range,
+        title,
+        subtitle,
         main_stream=result.main_stream,
         side_stream=result.side_stream,
         side_window=side,
@@ -323,26 +278,15 @@ def _rank_text(rank: int | None) -> str:
 
 
 def _default_run(report: Report, rank: int | None) -> int:
-    runs = [r for r in report.runs if r.rank == rank]
-    warm = [r for r in runs if r.warm]
-    if warm:
-        return warm[0].index
-    if runs:
-        return runs[0].index
-    raise UsageError("the report lists no run to draw")
-
-
-def _replace_titles(
-    view: TimelineView, title: str, subtitle: str, verdict: Verdict | None
-) -> TimelineView:
-    return replace(view, title=title, subtitle=subtitle, verdict=verdict)
+    """The rank's first warm run, else its first run."""
+    runs = sorted((r for r in report.runs if r.rank == rank), key=lambda r: not r.warm)
+    if not runs:
+        raise UsageError("the report lists no run to draw")
+    return runs[0].index
 
 
 def stream_timeline(
-    report: Report,
-    rank: int | None,
-    by_run: dict[tuple[int | None, int], tuple[RunInfo, Capture]],
-    selection: Selection,
+    report: Report, rank: int | None, by_run: ByRun, selection: Selection
 ) -> TimelineView:
     """A window of one run's streams around its busiest overlap region (no plan)."""
     run = selection.run if selection.run is not None else _default_run(report, rank)
@@ -353,24 +297,15 @@ def stream_timeline(
     if main is None and pairs:
         main = pairs[0].main
     side = pairs[0].side if pairs else None
-    figures = [_pair_text(p, info.index, report.thresholds) for p in pairs]
+    figures = "; ".join(_pair_text(p, info.index, report.thresholds) for p in pairs)
     verdict = min((p.verdict for p in pairs), key=lambda v: _VERDICT_RANK[v], default=None)
+    warm = "warm" if info.warm else "cold"
+    title = f"streams{_rank_text(rank)} · run {info.index} ({warm}) · busiest overlap region"
+    figures = figures or "no pair of compute streams"
+    subtitle = f"stream-level (interval-set) overlap_pct, this run: {figures}"
+    kernels, device = capture.kernels, capture.device_cores
     return TimelineView(
-        kernels=capture.kernels,
-        start_ns=start,
-        end_ns=end,
-        title=(
-            f"streams{_rank_text(rank)} · run {info.index} ({'warm' if info.warm else 'cold'})"
-            " · busiest overlap region"
-        ),
-        subtitle=(
-            "stream-level (interval-set) overlap_pct, this run: "
-            + ("; ".join(figures) if figures else "no pair of compute streams")
-        ),
-        main_stream=main,
-        side_stream=side,
-        verdict=verdict,
-        device=capture.device_cores,
+        kernels, start, end, title, subtitle, main, side, verdict=verdict, device=device
     )
 
 
@@ -381,68 +316,36 @@ def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
     return f"stream {pair.side} vs {pair.main}: {figure} (warm median {median}, {pair.verdict})"
 
 
-# --------------------------------------------------------------------------- runs, demand
-
-
-def _series(
-    results: Sequence[PlanResult | StreamPair],
-    value: Callable[[PlanRun | StreamPairRun], float | None],
-) -> tuple[RunSeries, ...]:
-    """One plan's or stream pair's runs, a series per rank: for a plan its hidden_pct (what
-    its verdict bands were applied to), for a pair its busy-time overlap_pct."""
-    return tuple(
-        RunSeries(
-            label=_series_label(r.rank),
-            points=_points(r.per_run, value),
-            median=r.hidden_pct if isinstance(r, PlanResult) else r.overlap_pct,
-            verdict=r.verdict,
-        )
-        for r in results
-    )
-
-
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
-    panels: list[RunsPanel] = []
-    if plans:
-        for name in dict.fromkeys(p.name for p in plans):
-            series = _series([p for p in plans if p.name == name], _hidden)
-            panels.append(RunsPanel(f"plan {name} (side work hidden under the main path)", series))
-        title = "hidden_pct per run, by plan and rank"
-    else:
+    """A panel per plan (its hidden_pct, what its verdict bands were applied to) or, without
+    plans, per stream pair (its busy-time overlap_pct); a series per rank in each."""
+    results: Sequence[PlanResult | StreamPair] = plans
+    title, figure = "hidden_pct per run, by plan and rank", "hidden_pct"
+    if not plans:
         ranks = set(_chosen_ranks(report, selection))
-        pairs = [p for p in report.stream_pairs if p.rank in ranks]
-        for key in dict.fromkeys((p.main, p.side) for p in pairs):
-            series = _series([p for p in pairs if (p.main, p.side) == key], _overlap)
-            panels.append(
-                RunsPanel(
-                    f"stream {key[1]} vs main stream {key[0]} (interval-set definition)", series
-                )
-            )
-        title = "stream-level overlap_pct per run, by rank"
+        results = [p for p in report.stream_pairs if p.rank in ranks]
+        title, figure = "stream-level overlap_pct per run, by rank", "overlap_pct"
+    panels: dict[str, list[RunSeries]] = {}
+    for r in results:
+        panel = (
+            f"plan {r.name} (side work hidden under the main path)"
+            if isinstance(r, PlanResult)
+            else f"stream {r.side} vs main stream {r.main} (interval-set definition)"
+        )
+        label = f"rank {r.rank}" if r.rank is not None else "all runs"
+        series = RunSeries(label, _points(r.per_run, figure), getattr(r, figure), r.verdict)
+        panels.setdefault(panel, []).append(series)
+    shown = tuple(RunsPanel(name, tuple(series)) for name, series in panels.items())
     unit = "sample (run·step)" if report.per == "step" else "run"
-    figure = "hidden_pct" if plans else "overlap_pct"
-    return RunsView(
-        title=title, panels=tuple(panels), thresholds=report.thresholds, unit=unit, figure=figure
-    )
+    return RunsView(title, shown, report.thresholds, unit, figure)
 
 
-def _hidden(sample: PlanRun | StreamPairRun) -> float | None:
-    return sample.hidden_pct if isinstance(sample, PlanRun) else None
-
-
-def _overlap(sample: PlanRun | StreamPairRun) -> float | None:
-    return sample.overlap_pct
-
-
-def _points(
-    per_run: Sequence[PlanRun | StreamPairRun],
-    value: Callable[[PlanRun | StreamPairRun], float | None],
-) -> tuple[RunPoint, ...]:
+def _points(per_run: Sequence[PlanRun | StreamPairRun], figure: str) -> tuple[RunPoint, ...]:
     """One point per sample: at its run, or with --per step at its position among the samples."""
     if not any(r.sample for r in per_run):
-        return tuple(RunPoint(r.run, r.warm, value(r)) for r in per_run)
+        return tuple(RunPoint(r.run, r.warm, getattr(r, figure)) for r in per_run)
     return tuple(
-        RunPoint(i, r.warm, value(r), _sample_tick(r.sample))
+        RunPoint(i, r.warm, getattr(r, figure), _sample_tick(r.sample))
         for i, r in enumerate(per_run, start=1)
     )
 
@@ -452,20 +355,7 @@ def _sample_tick(sample: str | None) -> str | None:
     return f"{match.group(1)}·{match.group(2)}" if match else sample
 
 
-def _series_label(rank: int | None) -> str:
-    return f"rank {rank}" if rank is not None else "all runs"
-
-
-def demand_view(timeline: TimelineView, device: DeviceCores | None) -> DemandView:
+def demand_view(timeline: TimelineView, device: DeviceCores | None) -> TimelineView:
+    """The block demand over the timeline's range and windows, on ``device``'s cores."""
     title = timeline.title.split(" · hidden_pct")[0].split(" · busiest")[0]
-    return DemandView(
-        kernels=timeline.kernels,
-        start_ns=timeline.start_ns,
-        end_ns=timeline.end_ns,
-        title=f"{title} · block demand",
-        device=device,
-        main_stream=timeline.main_stream,
-        side_stream=timeline.side_stream,
-        side_window=timeline.side_window,
-        dom_window=timeline.dom_window,
-    )
+    return replace(timeline, title=f"{title} · block demand", device=device)

@@ -39,6 +39,10 @@ MIN_GAP_FRACTION = 0.01  # idle gaps shorter than this share of the view are not
 SIDE_TASK_HATCH = "//"  # a communication or copy plan's side tasks
 SIDE_TASK_EDGE = "#8a4a0e"  # a darker side colour: the hatch lines take the edge colour
 SIDE_TASKS = "side tasks"  # their collection's label (tests find it by it)
+TASK_BARS: dict[str, Any] = {"edgecolors": SIDE_TASK_EDGE, "hatch": SIDE_TASK_HATCH}
+TASK_BARS["linewidths"] = 0.6  # side tasks: hatched, a darker edge
+BAR_LABEL: dict[str, Any] = {"ha": "center", "va": "center", "color": "white", "clip_on": True}
+ROW_TEXT: dict[str, Any] = {"va": "center", "fontsize": 8, "zorder": 4}  # window rows' figures
 
 
 def bar_vertices(
@@ -48,20 +52,10 @@ def bar_vertices(
     height: float,
 ) -> Any:
     """Rectangle corners for PolyCollection: an (n, 4, 2) array built in one numpy step.
-
-    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path.
-    """
-    top = y - height / 2
-    bottom = y + height / 2
-    return np.stack(
-        [
-            np.stack([x0, top], 1),
-            np.stack([x1, top], 1),
-            np.stack([x1, bottom], 1),
-            np.stack([x0, bottom], 1),
-        ],
-        axis=1,
-    )
+    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path."""
+    top, bottom = y - height / 2, y + height / 2
+    corners = ((x0, top), (x1, top), (x1, bottom), (x0, bottom))
+    return np.stack([np.stack(corner, 1) for corner in corners], axis=1)
 
 
 def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
@@ -79,11 +73,8 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
         side = pl.col("name").str.contains(view.side_pattern)
     elif view.side_stream is not None and view.side_window is not None:
         lo, hi = view.side_window
-        side = (
-            (pl.col("stream_id") == view.side_stream)
-            & (pl.col("start_ns") >= lo)
-            & (pl.col("end_ns") <= hi)
-        )
+        on_side = pl.col("stream_id") == view.side_stream
+        side = on_side & (pl.col("start_ns") >= lo) & (pl.col("end_ns") <= hi)
     on_main = (
         pl.col("stream_id") == view.main_stream if view.main_stream is not None else pl.lit(True)
     )
@@ -95,36 +86,26 @@ def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
     barrier: pl.Expr = pl.lit(False)
     if view.barriers:
         keys = pl.DataFrame(
-            {
-                "start_ns": [b.start_ns for b in view.barriers],
-                "stream_id": [b.stream_id for b in view.barriers],
-            },
+            [(b.start_ns, b.stream_id) for b in view.barriers],
             schema={"start_ns": pl.Int64, "stream_id": pl.Int64},
+            orient="row",
         )
         barrier = pl.struct("start_ns", "stream_id").is_in(keys.to_struct().implode())
-    role = (
-        pl.when(task)
-        .then(pl.lit("side-task"))
-        .when(pl.col("is_communication") | pl.col("stream_id").is_null())
-        .then(pl.lit("communication"))
-        .when(barrier)
-        .then(pl.lit("barrier"))
-        .when(side)
-        .then(pl.lit("side"))
-        .when(dominator)
-        .then(pl.lit("dominator"))
-        .otherwise(pl.lit("other"))
-    )
+    comm = pl.col("is_communication") | pl.col("stream_id").is_null()
+    # the first test that holds names the role
+    first = pl.when(task).then(pl.lit("side-task")).when(comm).then(pl.lit("communication"))
+    marked = first.when(barrier).then(pl.lit("barrier")).when(side).then(pl.lit("side"))
+    role = marked.when(dominator).then(pl.lit("dominator")).otherwise(pl.lit("other"))
     return rows.select(role.alias("role"))["role"]
 
 
-ROLE_COLOURS = {
-    "side": canvas.SIDE,
-    "side-task": canvas.SIDE,
-    "dominator": canvas.DOMINATOR,
-    "barrier": canvas.BARRIER,
-    "communication": canvas.COMMUNICATION,
-    "other": canvas.OTHER,
+ROLES = {  # role -> its colour and legend entry, in legend order
+    "side": (canvas.SIDE, "side operators"),
+    "side-task": (canvas.SIDE, "side {} tasks"),  # the plan's side_kind
+    "dominator": (canvas.DOMINATOR, "dominator"),
+    "barrier": (canvas.BARRIER, "barrier candidate"),
+    "communication": (canvas.COMMUNICATION, "communication"),
+    "other": (canvas.OTHER, "other kernels"),
 }
 
 
@@ -156,7 +137,6 @@ def draw_timeline(view: TimelineView) -> Figure:
     lane_y = {lane: window_rows + i for i, lane in enumerate(lanes)}
 
     if has_windows:
-        _shade_windows(ax, view, to_x)
         _window_rows(ax, view, to_x)
     else:
         concurrent_ns = _concurrent_row(ax, view, to_x)
@@ -164,37 +144,28 @@ def draw_timeline(view: TimelineView) -> Figure:
     # Kernels: one collection. Zero-length kernels get a hairline so they show.
     x0 = to_x(rows["start_ns"].to_numpy())
     x1 = np.maximum(to_x(rows["end_ns"].to_numpy()), x0 + span * 4e-4)
-    y = window_rows + lane_index(np.asarray(lanes, dtype=np.int64), lane_key).astype(float)
+    lane_of = lane_index(np.asarray(lanes, dtype=np.int64), lane_key)
+    y = window_rows + lane_of.astype(float)
     task = np.zeros(rows.height, dtype=bool)  # a communication or copy plan's side tasks
     if has_windows or view.side_pattern is not None:
         roles = kernel_roles(view, rows).to_list() if rows.height else []
-        colours = [ROLE_COLOURS[r] for r in roles]
+        colours = [ROLES[r][0] for r in roles]
         task = np.asarray([r == "side-task" for r in roles], dtype=bool).reshape(rows.height)
     else:  # no plan: colour by stream, as the demand chart does
         roles = ["communication"] if (lane_key == COMMUNICATION_LANE).any() else []
         palette = np.array([_stream_colour(i, lane) for i, lane in enumerate(lanes)], dtype=object)
-        colours = palette[lane_index(np.asarray(lanes, dtype=np.int64), lane_key)].tolist()
+        colours = palette[lane_of].tolist()
+    plain = [c for c, t in zip(colours, task, strict=True) if not t]
+    bars = bar_vertices(x0[~task], x1[~task], y[~task], LANE_HEIGHT)
+    ax.add_collection(
+        PolyCollection(bars, facecolors=plain, edgecolors="white", linewidths=0.3, zorder=3)
+    )
     # A communication or copy plan's side tasks: their own hatched collection, so they
     # stand apart from compute and from the other communication on the same lane.
-    bars = PolyCollection(
-        bar_vertices(x0[~task], x1[~task], y[~task], LANE_HEIGHT),
-        facecolors=[c for c, t in zip(colours, task, strict=True) if not t],
-        edgecolors="white",
-        linewidths=0.3,
-        zorder=3,
-    )
-    ax.add_collection(bars)
     if task.any():
+        bars = bar_vertices(x0[task], x1[task], y[task], LANE_HEIGHT)
         ax.add_collection(
-            PolyCollection(
-                bar_vertices(x0[task], x1[task], y[task], LANE_HEIGHT),
-                facecolors=canvas.SIDE,
-                edgecolors=SIDE_TASK_EDGE,
-                hatch=SIDE_TASK_HATCH,
-                linewidths=0.6,
-                zorder=3,
-                label=SIDE_TASKS,
-            )
+            PolyCollection(bars, facecolors=canvas.SIDE, zorder=3, label=SIDE_TASKS, **TASK_BARS)
         )
     _label_bars(ax, rows, x0, x1, y, span)
     idle_shown = False
@@ -211,30 +182,21 @@ def draw_timeline(view: TimelineView) -> Figure:
     to_x.label_axis(ax)
     ax.grid(axis="x", color="#e6e6e6", linewidth=0.6, zorder=0)
     ax.set_axisbelow(True)
-    for spine in ("top", "right", "left"):
-        ax.spines[spine].set_visible(False)
+    canvas.hide_spines(ax, "top", "right", "left")
     canvas.title(figure, view.title, view.verdict, height_in)
     if view.subtitle:
         ax.set_title(view.subtitle, fontsize=9, loc="left", color="#444444")
     span_ns = max(view.end_ns - view.start_ns, 1)
     _legend(figure, view, set(roles), lanes, idle_shown, concurrent_summary(concurrent_ns, span_ns))
     if rows.height == 0:
-        ax.text(
-            span / 2,
-            n_rows / 2 - 0.5,
-            "no kernels in this range",
-            ha="center",
-            va="center",
-            color="#777777",
-        )
+        canvas.note(ax, span / 2, n_rows / 2 - 0.5, "no kernels in this range")
     return figure
 
 
 def _lane_label(lane: int, view: TimelineView) -> str:
     if lane == COMMUNICATION_LANE:
         return "communication"
-    role = " (main)" if lane == view.main_stream else " (side)" if lane == view.side_stream else ""
-    return f"stream {lane}{role}"
+    return canvas.stream_label(lane, view.main_stream, view.side_stream)
 
 
 def lane_index(lanes: npt.NDArray[np.int64], keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -255,24 +217,16 @@ def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int
     """Stream view: the time with >= 2 compute streams busy, as bars and shading; its total."""
     seg_s, seg_e = concurrent_segments(view.kernels, view.start_ns, view.end_ns)
     lo, hi = to_x(seg_s), to_x(seg_e)
-    ax.add_collection(
-        PolyCollection(
-            bar_vertices(lo, hi, np.zeros(lo.size), WINDOW_HEIGHT),
-            facecolors=canvas.OVERLAP,
-            linewidths=0,
-            zorder=3,
-        )
-    )
     bottom, top = ax.get_ylim()
-    ax.add_collection(  # the same stretches shaded down through every lane
-        PolyCollection(
-            bar_vertices(lo, hi, np.full(lo.size, (bottom + top) / 2), abs(bottom - top)),
-            facecolors=canvas.OVERLAP,
-            alpha=0.12,
-            linewidths=0,
-            zorder=1,
+    # the row's bars, then the same stretches shaded down through every lane
+    for y, height, alpha, z in (
+        (0.0, WINDOW_HEIGHT, None, 3),
+        ((bottom + top) / 2, abs(bottom - top), 0.12, 1),
+    ):
+        bars = bar_vertices(lo, hi, np.full(lo.size, y), height)
+        ax.add_collection(
+            PolyCollection(bars, facecolors=canvas.OVERLAP, alpha=alpha, linewidths=0, zorder=z)
         )
-    )
     return int((seg_e - seg_s).sum())
 
 
@@ -282,119 +236,69 @@ def concurrent_summary(total_ns: int, span_ns: int) -> str:
     return f"≥ 2 streams busy: {canvas.format_duration(total_ns)} ({total_ns / span_ns:.0%})"
 
 
-def _shade_windows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
-    for window, colour in ((view.side_window, canvas.SIDE), (view.dom_window, canvas.DOMINATOR)):
-        if window is not None:
-            lo, hi = to_x(np.array(window))
-            ax.axvspan(lo, hi, color=colour, alpha=0.09, zorder=1, linewidth=0)
-    if view.side_window is not None and view.dom_window is not None:
-        both = intervals.window_overlap(view.side_window, view.dom_window)
-        if both > 0:
-            start = max(view.side_window[0], view.dom_window[0])
-            lo, hi = to_x(np.array([start, start + both]))
-            ax.axvspan(lo, hi, color=canvas.OVERLAP, alpha=0.16, zorder=1, linewidth=0)
+def _overlap(view: TimelineView) -> tuple[int, int] | None:
+    """Where the side and dominator windows overlap; None: they do not."""
+    if view.side_window is None or view.dom_window is None:
+        return None
+    both = intervals.window_overlap(view.side_window, view.dom_window)
+    start = max(view.side_window[0], view.dom_window[0])
+    return (start, start + both) if both > 0 else None
 
 
 def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
-    for row, window, colour, name in (
+    """The shaded windows, their rows (side, dominator) and the overlap row between them."""
+    canvas.shade_windows(ax, view.side_window, view.dom_window, to_x)
+    overlap = _overlap(view)
+    if overlap is not None:
+        lo, hi = to_x(np.array(overlap))
+        ax.axvspan(lo, hi, color=canvas.OVERLAP, alpha=0.16, zorder=1, linewidth=0)
+    pct = "" if view.overlap_pct is None else f" = overlap_pct {view.overlap_pct:.2f}"
+    bars = [
         (0, view.side_window, canvas.SIDE, "side"),
         (1, view.dom_window, canvas.DOMINATOR, "dominator"),
-    ):
+    ]
+    bars += [(2, overlap, canvas.OVERLAP, "")] if overlap is not None else []
+    for row, window, colour, name in bars:
         if window is None:
-            ax.text(
-                0.005,
-                row,
-                f"no {name} operators in this occurrence",
-                va="center",
-                fontsize=8,
-                color="#777777",
-                transform=ax.get_yaxis_transform(),
-            )
+            where = ax.get_yaxis_transform()
+            text = f"no {name} operators in this occurrence"
+            ax.text(0.005, row, text, va="center", fontsize=8, color="#777777", transform=where)
             continue
         lo, hi = to_x(np.array(window))
         ax.barh(row, hi - lo, left=lo, height=WINDOW_HEIGHT, color=colour, zorder=3)
-        ax.text(
-            hi,
-            row,
-            f"  {canvas.format_duration(window[1] - window[0])}",
-            va="center",
-            fontsize=8,
-            color="#333333",
-            zorder=4,
-        )
-    if view.side_window is None or view.dom_window is None:
+        text = f"  {canvas.format_duration(window[1] - window[0])}{pct if row == 2 else ''}"
+        ax.text(hi, row, text, color="#333333", **ROW_TEXT)
+    if overlap is not None or view.side_window is None or view.dom_window is None:
         return
-    both = intervals.window_overlap(view.side_window, view.dom_window)
-    pct = "" if view.overlap_pct is None else f" = overlap_pct {view.overlap_pct:.2f}"
-    if both > 0:
-        start = max(view.side_window[0], view.dom_window[0])
-        lo, hi = to_x(np.array([start, start + both]))
-        ax.barh(2, hi - lo, left=lo, height=WINDOW_HEIGHT, color=canvas.OVERLAP, zorder=3)
-        ax.text(
-            hi,
-            2,
-            f"  {canvas.format_duration(both)}{pct}",
-            va="center",
-            fontsize=8,
-            color="#333333",
-            zorder=4,
-        )
-    else:
-        gap = max(view.side_window[0], view.dom_window[0]) - min(
-            view.side_window[1], view.dom_window[1]
-        )
-        lo, hi = to_x(
-            np.array(
-                [
-                    min(view.side_window[1], view.dom_window[1]),
-                    max(view.side_window[0], view.dom_window[0]),
-                ]
-            )
-        )
-        ax.plot(
-            [lo, hi], [2, 2], color=canvas.BARRIER, linewidth=2, zorder=3, solid_capstyle="butt"
-        )
-        # Right-aligned to the gap: a barrier annotation, if any, extends to the right.
-        ax.text(
-            lo,
-            2,
-            f"no overlap: windows {canvas.format_duration(gap)} apart{pct}  ",
-            ha="right",
-            va="center",
-            fontsize=8,
-            color=canvas.BARRIER,
-            zorder=4,
-        )
+    first_end = min(view.side_window[1], view.dom_window[1])
+    last_start = max(view.side_window[0], view.dom_window[0])
+    lo, hi = to_x(np.array([first_end, last_start]))
+    ax.plot([lo, hi], [2, 2], color=canvas.BARRIER, linewidth=2, zorder=3, solid_capstyle="butt")
+    # Right-aligned to the gap: a barrier annotation, if any, extends to the right.
+    text = f"no overlap: windows {canvas.format_duration(last_start - first_end)} apart{pct}  "
+    ax.text(lo, 2, text, ha="right", color=canvas.BARRIER, **ROW_TEXT)
+
+
+def _width_pt(ax: Axes) -> float:
+    """The axes' width in points (what a label must fit in)."""
+    return float(ax.get_position().width * ax.figure.get_figwidth() * 72)  # type: ignore[union-attr]
 
 
 def _label_bars(
     ax: Axes, rows: pl.DataFrame, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, span: float
 ) -> None:
-    """Short names inside bars wide enough for them.
-
-    A label needs about 20 pt, so a 14-inch axes holds a few dozen at most,
-    however many kernels are in view: the loop below is bounded by the width.
-    """
+    """Short names inside bars wide enough for them. A label needs about 20 pt, so a 14-inch
+    axes holds a few dozen at most, however many kernels are in view: the loop below is
+    bounded by the width."""
     if rows.height == 0:
         return
-    width_pt = ax.get_position().width * ax.figure.get_figwidth() * 72  # type: ignore[union-attr]
-    bar_pt = (x1 - x0) / span * width_pt
+    bar_pt = (x1 - x0) / span * _width_pt(ax)
     names = short_names(rows["name"])
     room = np.floor((bar_pt - 4) / CHAR_WIDTH_PT).astype(np.int64)  # characters that fit
     fits = np.flatnonzero(room >= np.minimum(names.str.len_chars().to_numpy(), 4))
     for i in fits:  # bounded by the axes width, not by the number of kernels
         text = fit_label(str(names[int(i)]), int(room[i]))
-        ax.text(
-            (x0[i] + x1[i]) / 2,
-            y[i],
-            text,
-            ha="center",
-            va="center",
-            fontsize=LABEL_FONT_PT,
-            color="white",
-            zorder=5,
-            clip_on=True,
-        )
+        ax.text((x0[i] + x1[i]) / 2, y[i], text, fontsize=LABEL_FONT_PT, zorder=5, **BAR_LABEL)
 
 
 def fit_label(text: str, room: int) -> str:
@@ -411,33 +315,18 @@ def _mark_idle_gaps(
     gap_s, gap_e = idle_gaps(view.kernels, view.main_stream, view.start_ns, view.end_ns, min_gap)
     if gap_s.size == 0:
         return False
-    lo = to_x(gap_s)
-    hi = to_x(gap_e)
-    holes = PolyCollection(
-        bar_vertices(lo, hi, np.full(lo.size, float(lane)), LANE_HEIGHT * 0.8),
-        facecolors="none",
-        edgecolors=canvas.BARRIER,
-        hatch="////",
-        linewidths=0.6,
-        alpha=0.55,
-        zorder=2,
-    )
-    ax.add_collection(holes)
-    width_pt = ax.get_position().width * ax.figure.get_figwidth() * 72  # type: ignore[union-attr]
+    lo, hi = to_x(gap_s), to_x(gap_e)
+    holes = bar_vertices(lo, hi, np.full(lo.size, float(lane)), LANE_HEIGHT * 0.8)
+    idle: dict[str, Any] = {"edgecolors": canvas.BARRIER, "hatch": "////", "alpha": 0.55}
+    ax.add_collection(PolyCollection(holes, facecolors="none", linewidths=0.6, zorder=2, **idle))
+    width_pt = _width_pt(ax)
+    box = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}
+    style: dict[str, Any] = {"ha": "center", "va": "top", "color": canvas.BARRIER, "zorder": 5}
     for a, b, ns in zip(lo, hi, gap_e - gap_s, strict=True):
         text = f"idle {canvas.format_duration(int(ns))}"
         if (b - a) / span * width_pt >= len(text) * CHAR_WIDTH_PT + 4:
-            ax.text(
-                (a + b) / 2,
-                lane + LANE_HEIGHT / 2 + 0.02,
-                text,
-                ha="center",
-                va="top",
-                fontsize=LABEL_FONT_PT,
-                color=canvas.BARRIER,
-                zorder=5,
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
-            )
+            y = lane + LANE_HEIGHT / 2 + 0.02
+            ax.text((a + b) / 2, y, text, fontsize=LABEL_FONT_PT, bbox=box, **style)
     return True
 
 
@@ -445,31 +334,19 @@ def _mark_barriers(
     ax: Axes, view: TimelineView, lane_y: dict[int, int], to_x: canvas.TimeScale
 ) -> None:
     shown = [b for b in view.barriers if view.start_ns <= b.start_ns <= view.end_ns][:5]
+    arrow = {"arrowstyle": "-|>", "color": canvas.BARRIER, "linewidth": 1.2}
+    box = {"facecolor": "white", "edgecolor": canvas.BARRIER, "boxstyle": "round,pad=0.2"}
+    note: dict[str, Any] = {"textcoords": "offset points", "ha": "left", "va": "bottom"}
+    note |= {"fontsize": 8, "color": canvas.BARRIER, "fontweight": "bold", "zorder": 6}
     for barrier in shown:
         y = lane_y.get(barrier.stream_id)
         if y is None:
             continue
-        x = float(to_x(barrier.start_ns))
-        ax.annotate(
-            f"barrier? {short_name(barrier.name)}\n"
-            f"idle {canvas.format_duration(barrier.gap_ns)} before",
-            xy=(x, y - LANE_HEIGHT / 2),
-            xytext=(6, 14),
-            textcoords="offset points",
-            ha="left",
-            va="bottom",
-            fontsize=8,
-            color=canvas.BARRIER,
-            fontweight="bold",
-            arrowprops={"arrowstyle": "-|>", "color": canvas.BARRIER, "linewidth": 1.2},
-            zorder=6,
-            bbox={
-                "facecolor": "white",
-                "edgecolor": canvas.BARRIER,
-                "boxstyle": "round,pad=0.2",
-                "linewidth": 0.6,
-            },
-        )
+        idle = f"idle {canvas.format_duration(barrier.gap_ns)} before"
+        text = f"barrier? {short_name(barrier.name)}\n{idle}"
+        xy = (float(to_x(barrier.start_ns)), y - LANE_HEIGHT / 2)
+        bbox = {**box, "linewidth": 0.6}
+        ax.annotate(text, xy=xy, xytext=(6, 14), arrowprops=arrow, bbox=bbox, **note)
 
 
 def _legend(
@@ -480,55 +357,22 @@ def _legend(
     idle_shown: bool,
     concurrent: str,
 ) -> None:
-    names = {
-        "side": "side operators",
-        "side-task": f"side {view.side_kind} tasks",
-        "dominator": "dominator",
-        "barrier": "barrier candidate",
-        "communication": "communication",
-        "other": "other kernels",
-    }
-    handles = [
-        Patch(
-            facecolor=ROLE_COLOURS[r],
-            edgecolor=SIDE_TASK_EDGE if r == "side-task" else ROLE_COLOURS[r],
-            hatch=SIDE_TASK_HATCH if r == "side-task" else None,
-            label=names[r],
-        )
-        for r in names
-        if r in roles
-    ]
-    if view.side_window is not None:
-        handles.append(Patch(color=canvas.SIDE, alpha=0.25, label="side window"))
-    if view.dom_window is not None:
-        handles.append(Patch(color=canvas.DOMINATOR, alpha=0.25, label="dominator window"))
-    if (
-        view.side_window is not None
-        and view.dom_window is not None
-        and intervals.window_overlap(view.side_window, view.dom_window) > 0
-    ):
+    handles = []
+    for r in (r for r in ROLES if r in roles):
+        colour, name = ROLES[r]
+        edge, hatch = (SIDE_TASK_EDGE, SIDE_TASK_HATCH) if r == "side-task" else (colour, None)
+        label = name.format(view.side_kind)
+        handles.append(Patch(facecolor=colour, edgecolor=edge, hatch=hatch, label=label))
+    handles += canvas.window_handles(view.side_window, view.dom_window)
+    if _overlap(view) is not None:
         handles.append(Patch(color=canvas.OVERLAP, alpha=0.4, label="overlap"))
     if view.side_window is None and view.dom_window is None and view.side_pattern is None:
-        handles = [
-            Patch(color=_stream_colour(i, lane), label=f"stream {lane}")
-            for i, lane in enumerate(lanes)
-            if lane != COMMUNICATION_LANE
-        ] + handles
-        handles.append(Patch(color=canvas.OVERLAP, label=concurrent))
+        shown = [(i, lane) for i, lane in enumerate(lanes) if lane != COMMUNICATION_LANE]
+        by_stream = [
+            Patch(color=_stream_colour(i, lane), label=f"stream {lane}") for i, lane in shown
+        ]
+        handles = [*by_stream, *handles, Patch(color=canvas.OVERLAP, label=concurrent)]
     if idle_shown:
-        handles.append(
-            Patch(
-                facecolor="none",
-                edgecolor=canvas.BARRIER,
-                hatch="////",
-                label="idle on main stream",
-            )
-        )
-    figure.legend(
-        handles=handles,
-        loc="lower center",
-        ncol=len(handles),
-        fontsize=8,
-        frameon=False,
-        bbox_to_anchor=(0.5, 0.0),
-    )
+        idle = "idle on main stream"
+        handles.append(Patch(facecolor="none", edgecolor=canvas.BARRIER, hatch="////", label=idle))
+    canvas.legend(figure, handles, bbox_to_anchor=(0.5, 0.0))

@@ -22,6 +22,7 @@ from overlap_check.model import (
     Verdict,
     intervals,
 )
+from overlap_check.model.core_kinds import AIC_DEMAND, AIV_DEMAND, core_code
 from overlap_check.model.table import compute_kernels
 
 # Margin around an occurrence's windows, as a fraction of their hull, so that the
@@ -35,11 +36,9 @@ COMMUNICATION_LANE = -1  # lane key of communication rows (they have no Stream I
 
 @dataclass(frozen=True)
 class TimelineView:
-    """One window of one capture's timeline, with the plan's marks.
-
-    ``kernels`` is the capture's whole kernel table; drawing clips it to
-    ``[start_ns, end_ns]``. Windows are ``(start_ns, end_ns)`` on the capture clock.
-    """
+    """One window of one capture's timeline, with the plan's marks. ``kernels`` is the
+    capture's whole kernel table; drawing clips it to ``[start_ns, end_ns]``. Windows are
+    ``(start_ns, end_ns)`` on the capture clock."""
 
     kernels: pl.DataFrame
     start_ns: int
@@ -96,30 +95,11 @@ class RunsView:
     figure: str = "overlap_pct"
 
 
-@dataclass(frozen=True)
-class DemandView:
-    """Blocks demanded per core kind over a time range, stacked by stream."""
-
-    kernels: pl.DataFrame
-    start_ns: int
-    end_ns: int
-    title: str
-    device: DeviceCores | None
-    main_stream: int | None = None
-    side_stream: int | None = None
-    side_window: tuple[int, int] | None = None
-    dom_window: tuple[int, int] | None = None
-
-
-# --------------------------------------------------------------------------- names
-
-
 def short_names(names: pl.Series) -> pl.Series:
-    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` -> ``GroupedMatmul``.
-
-    Drops a path prefix, the aclnn prefix with its kernel/op-type suffixes, and
-    trailing numeric ids (``hcom_allReduce__868_0_1`` -> ``hcom_allReduce``).
-    """
+    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` ->
+    ``GroupedMatmul``. Drops a path prefix, the aclnn prefix with its kernel/op-type
+    suffixes, and trailing numeric ids (``hcom_allReduce__868_0_1`` ->
+    ``hcom_allReduce``)."""
     short: pl.Series = (
         names.cast(pl.String)
         .str.replace(r"^.*/", "")
@@ -143,9 +123,6 @@ def format_duration(ns: float) -> str:
 def short_name(name: str) -> str:
     label = short_names(pl.Series([name]))[0]
     return str(label) if label else name
-
-
-# --------------------------------------------------------------------------- windows
 
 
 def occurrence_range(
@@ -177,15 +154,12 @@ def idle_gaps(
     kernels: pl.DataFrame, stream: int, start_ns: int, end_ns: int, min_gap_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gaps of at least ``min_gap_ns`` between the busy intervals of one stream in a range.
-
-    Only gaps between two kernels count: before the stream's first kernel in view
-    there is no evidence that the stream was idle rather than simply out of view.
-    """
+    Only gaps between two kernels count: before the stream's first kernel in view there is
+    no evidence that the stream was idle rather than simply out of view."""
     rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
     busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
     if busy_s.size < 2:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty.copy()
+        return busy_s[:0], busy_e[:0]
     gap_s, gap_e = busy_e[:-1], busy_s[1:]
     keep = (gap_e - gap_s) >= min_gap_ns
     return gap_s[keep], gap_e[keep]
@@ -197,8 +171,7 @@ def concurrent_segments(
     """Merged stretches of ``[start_ns, end_ns]`` with at least two compute streams busy."""
     rows = clip(compute_kernels(kernels), start_ns, end_ns)
     if rows.height == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty.copy()
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     seg_s, seg_e, level = _stream_levels(rows)
     keep = level >= 2
     cs, ce = intervals.clip(seg_s[keep], seg_e[keep], start_ns, end_ns)
@@ -210,25 +183,16 @@ def _stream_levels(
     rows: pl.DataFrame,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """How many compute streams are busy on each segment (each stream merged first)."""
-    per_stream = rows.group_by("stream_id").agg("start_ns", "end_ns")
-    merged = [
-        intervals.merge(np.asarray(s, dtype=np.int64), np.asarray(e, dtype=np.int64))
-        for s, e in zip(
-            per_stream["start_ns"].to_list(), per_stream["end_ns"].to_list(), strict=True
-        )
-    ]
-    return intervals.sweep(
-        np.concatenate([m[0] for m in merged]), np.concatenate([m[1] for m in merged])
-    )
+    starts, ends, streams = (rows[c].to_numpy() for c in ("start_ns", "end_ns", "stream_id"))
+    merged_s, merged_e, _ = intervals.grouped_merge(starts, ends, streams)
+    return intervals.sweep(merged_s, merged_e)
 
 
 def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
     """The range of ``width_ns`` holding the most time with >= 2 compute streams busy.
-
-    Candidate ranges start where a concurrent stretch starts; the concurrent time
-    inside each is read from a prefix sum, so there is no loop over kernels.
-    Without any concurrency: the range holding the most kernel starts.
-    """
+    Candidate ranges start where a concurrent stretch starts; the concurrent time inside
+    each is read from a prefix sum, so there is no loop over kernels. Without any
+    concurrency: the range holding the most kernel starts."""
     rows = compute_kernels(kernels)
     if rows.height == 0:
         return 0, max(width_ns, 1)
@@ -244,17 +208,9 @@ def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
         begin = int(starts[int(np.argmax(counts))])
         return begin, begin + width_ns
     cs, ce = seg_s[concurrent], seg_e[concurrent]
-    before_end = np.concatenate([[0], np.cumsum(ce - cs)])  # concurrent time before segment i
-
-    def covered_until(t: np.ndarray) -> np.ndarray:
-        done = np.searchsorted(ce, t, side="right")  # segments finished by t
-        current = np.minimum(done, cs.size - 1)
-        partial = np.where(done < cs.size, np.clip(t - cs[current], 0, None), 0)
-        return before_end[done] + partial
-
     # Centre each candidate on a concurrent stretch's start, a little before it.
     begins = np.clip(cs - width_ns // 10, first, last - width_ns)
-    inside = covered_until(begins + width_ns) - covered_until(begins)
+    inside = intervals.covered_length(cs, ce, begins, begins + width_ns)
     begin = int(begins[int(np.argmax(inside))])
     return begin, begin + width_ns
 
@@ -270,36 +226,19 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
     return max(span * STREAM_VIEW_KERNELS // rows.height, 1)
 
 
-# --------------------------------------------------------------------------- blocks
-
-
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
-    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs.
-
-    The contention rule of overlap_check.measure.cores, so the chart shows what the
-    report judged: aicore = AI_CORE and MIX_AIC ``Block Num``; vectorcore =
-    AI_VECTOR_CORE and MIX_AIV ``Block Num`` plus MIX_AIC ``Mix Block Num``
-    (MIX_AIV's Mix Block Num is undocumented and left out). With the device
-    known, each kernel's demand is capped at its cores: ``Block Num`` is a
-    logical count and 256 blocks on 48 cores run in waves.
-    """
-    core = pl.col("accelerator_core")
-    aic: pl.Expr = (
-        pl.when(core.is_in(["AI_CORE", "MIX_AIC"])).then(pl.col("block_num")).fill_null(0)
-    )
-    aiv: pl.Expr = (
-        pl.when(core.is_in(["AI_VECTOR_CORE", "MIX_AIV"]))
-        .then(pl.col("block_num"))
-        .when(core == "MIX_AIC")
-        .then(pl.col("mix_block_num"))
-        .fill_null(0)
-    )
+    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs. The
+    contention rule of overlap_check.measure.cores (model.core_kinds), so the chart shows
+    what the report judged. With the device known, each kernel's demand is capped at its
+    cores: ``Block Num`` is a logical count and 256 blocks on 48 cores run in waves."""
+    aic, aiv = AIC_DEMAND.fill_null(0), AIV_DEMAND.fill_null(0)
     if device is not None:  # capped at the cores where known (0: unknown, not capped)
         if device.aicore > 0:
             aic = pl.min_horizontal(aic, pl.lit(device.aicore))
         if device.vectorcore > 0:
             aiv = pl.min_horizontal(aiv, pl.lit(device.vectorcore))
-    return compute_kernels(kernels).select(
+    rows = compute_kernels(kernels)
+    return rows.with_columns(core_code(rows)).select(
         "stream_id",
         "start_ns",
         "end_ns",
@@ -311,30 +250,17 @@ def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl
 def demand_steps(
     demand: pl.DataFrame, kind: str, streams: list[int], start_ns: int, end_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``.
-
-    Returns ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one
-    row per stream (in ``streams`` order) and n columns, the blocks that stream
-    demands on each segment. Computed with intervals.sweep, no per-kernel loop.
-    """
+    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``. Returns
+    ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one row per stream
+    (in ``streams`` order) and n columns, the blocks that stream demands on each segment."""
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
-    edges = np.unique(
-        np.concatenate(
-            [[start_ns, end_ns], rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy()]
-        ).astype(np.int64)
-    )
+    times = [np.array([start_ns, end_ns]), rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy()]
+    edges = np.unique(np.concatenate(times).astype(np.int64))
     levels = np.zeros((len(streams), max(edges.size - 1, 0)), dtype=np.int64)
-    for row, stream in enumerate(streams):  # one sweep per stream (a handful), not per kernel
+    for row, stream in enumerate(streams):  # a handful of streams, no loop over kernels
         part = rows.filter(pl.col("stream_id") == stream)
-        seg_s, _seg_e, value = intervals.sweep(
-            part["start_ns"].to_numpy(), part["end_ns"].to_numpy(), part[kind].to_numpy()
-        )
-        if seg_s.size == 0:
-            continue
-        # Each grid segment lies inside exactly one sweep segment (or none).
-        index = np.searchsorted(seg_s, edges[:-1], side="right") - 1
-        inside = (index >= 0) & (edges[:-1] < _seg_e[np.maximum(index, 0)])
-        levels[row] = np.where(inside, value[np.maximum(index, 0)], 0)
+        starts, ends, blocks = (part[c].to_numpy() for c in ("start_ns", "end_ns", kind))
+        levels[row] = intervals.covered_sums(edges[:-1], edges[1:], starts, ends, blocks)
     return edges, levels
