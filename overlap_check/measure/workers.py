@@ -162,21 +162,18 @@ def reduce_all(
     """
     outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
     remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
-    parallel = workers > 1 and len(remote) > 1
     with _sigterm_ends_workers():
-        if parallel:
+        if workers > 1 and len(remote) > 1:
             _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
-        out: list[CaptureFigures] = []
-        for k, job in enumerate(jobs):
-            outcome = (
-                outcomes[k]
-                if k in outcomes
-                # a capture alone takes its rank's decisions itself (figures.capture_figures)
-                else reduce_one(job, options, limits, info_cores, len(jobs) == 1)
-            )
-            if isinstance(outcome, OverlapCheckError):
-                raise outcome
-            out.append(outcome)
+        for k in _largest_first(jobs):
+            if k not in outcomes:  # a capture alone takes its rank's decisions itself
+                outcomes[k] = reduce_one(jobs[k], options, limits, info_cores, len(jobs) == 1)
+    out: list[CaptureFigures] = []
+    for k in range(len(jobs)):  # the first failure in job order, as a serial read meets it
+        outcome = outcomes[k]
+        if isinstance(outcome, OverlapCheckError):
+            raise outcome
+        out.append(outcome)
     return out
 
 
@@ -200,13 +197,38 @@ def _reduce_remote(
             initargs=(threads,),
         ) as pool:
             try:
-                futures = [
-                    pool.submit(reduce_one, jobs[k], options, limits, info_cores) for k in remote
-                ]
-                for k, future in zip(remote, futures, strict=True):
+                order = _largest_first([jobs[k] for k in remote])
+                futures = {
+                    remote[i]: pool.submit(reduce_one, jobs[remote[i]], options, limits, info_cores)
+                    for i in order
+                }
+                for k, future in futures.items():
                     outcomes[k] = _outcome(future)
             except KeyboardInterrupt:  # Terminated (SIGTERM) too
                 _end_workers(pool)
                 raise  # the CLI's one message and exit 130 (143)
     except (BrokenProcessPool, RuntimeError, OSError):
         pass  # no worker could take them (died, or a daemon may not start any): here
+
+
+def _largest_first(sources: Sequence[Job]) -> list[int]:
+    """Positions of ``sources`` in the order workers take them: the biggest input first (the
+    last capture read decides when all are done), and the captures that share one kernel
+    file (hard links) one after another, so that a worker parses it once (kernel_csv)."""
+    groups: dict[object, list[int]] = {}
+    for i, source in enumerate(sources):
+        kernel_file = None
+        if isinstance(source, Source):
+            kernel_file = source.primary or source.kernel_details
+        try:
+            stat = None if kernel_file is None else kernel_file.stat()
+        except OSError:
+            stat = None
+        key = i if stat is None else (stat.st_dev, stat.st_ino)
+        groups.setdefault(key, []).append(i)
+    sizes = {
+        key: sum(input_bytes([s]) for s in (sources[i] for i in members) if isinstance(s, Source))
+        for key, members in groups.items()
+    }
+    ranked = sorted(groups, key=lambda key: -sizes[key])
+    return [i for key in ranked for i in groups[key]]
