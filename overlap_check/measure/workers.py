@@ -189,6 +189,7 @@ def _reduce_remote(
     """The outcomes of the ``remote`` jobs from a pool of ``workers``, into ``outcomes``
     (none where the pool could not take them)."""
     threads = str(max(1, cpu_count() // workers))
+    order = [remote[i] for i in _largest_first([jobs[k] for k in remote])]
     try:
         with ProcessPoolExecutor(
             workers,
@@ -197,10 +198,9 @@ def _reduce_remote(
             initargs=(threads,),
         ) as pool:
             try:
-                order = _largest_first([jobs[k] for k in remote])
                 futures = {
-                    remote[i]: pool.submit(reduce_one, jobs[remote[i]], options, limits, info_cores)
-                    for i in order
+                    k: pool.submit(reduce_one, jobs[k], options, limits, info_cores)
+                    for k in order
                 }
                 for k, future in futures.items():
                     outcomes[k] = _outcome(future)
@@ -211,24 +211,21 @@ def _reduce_remote(
         pass  # no worker could take them (died, or a daemon may not start any): here
 
 
-def _largest_first(sources: Sequence[Job]) -> list[int]:
-    """Positions of ``sources`` in the order workers take them: the biggest input first (the
+def _size(job: Job) -> int:
+    return input_bytes([job]) if isinstance(job, Source) else 0
+
+
+def _largest_first(jobs: Sequence[Job]) -> list[int]:
+    """Positions of ``jobs`` in the order they are reduced: the biggest input first (the
     last capture read decides when all are done), and the captures that share one kernel
-    file (hard links) one after another, so that a worker parses it once (kernel_csv)."""
+    file (hard links) one after another, so that a reducer parses it once (kernel_csv)."""
     groups: dict[object, list[int]] = {}
-    for i, source in enumerate(sources):
-        kernel_file = None
-        if isinstance(source, Source):
-            kernel_file = source.primary or source.kernel_details
+    for i, job in enumerate(jobs):
+        kernel_file = job.primary or job.kernel_details if isinstance(job, Source) else None
         try:
             stat = None if kernel_file is None else kernel_file.stat()
         except OSError:
             stat = None
-        key = i if stat is None else (stat.st_dev, stat.st_ino)
-        groups.setdefault(key, []).append(i)
-    sizes = {
-        key: sum(input_bytes([s]) for s in (sources[i] for i in members) if isinstance(s, Source))
-        for key, members in groups.items()
-    }
-    ranked = sorted(groups, key=lambda key: -sizes[key])
-    return [i for key in ranked for i in groups[key]]
+        groups.setdefault(i if stat is None else (stat.st_dev, stat.st_ino), []).append(i)
+    ranked = sorted(groups.values(), key=lambda group: -sum(_size(jobs[i]) for i in group))
+    return [i for group in ranked for i in group]
