@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -63,4 +64,4 @@ def test_workers_take_the_ranks_of_one_file_one_after_another(tmp_path: Path) ->
     order = [sources[i] for i in workers._largest_first(sources)]
     files = [(s.kernel_details or s.path).stat().st_ino for s in order]
     # each file's ranks together: as many changes of file as there are files, less one
-    assert sum(a != b for a, b in zip(files, files[1:], strict=False)) == len(set(files)) - 1
+    assert sum(a != b for a, b in pairwise(files)) == len(set(files)) - 1
