@@ -54,10 +54,8 @@ def check(
     """Analyse profiler output (paths) or already-read captures into a Report.
 
     ``workers``: processes reading PATHs (None: one per core, capped by the captures,
-    and none for one capture or small input; 1: all in this process). Like every
-    multiprocessing user, a script calling this at top level needs an
-    ``if __name__ == "__main__":`` guard.
-    """
+    and none for one capture or small input; 1: all in this process). A script calling
+    this at top level needs an ``if __name__ == "__main__":`` guard (multiprocessing)."""
     return check_paths(paths_or_captures, options, workers=workers).report
 
 
@@ -112,8 +110,8 @@ def check_paths(
 
 
 def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckError | None]:
-    """Sources per PATH; a PATH that fails stops the list (its error comes after the reads
-    of the PATHs before it, as readers.load_paths would raise it)."""
+    """Sources per PATH up to one that fails, and its error (raised after the reads of the
+    PATHs before it, as readers.load_paths would)."""
     found: list[list[Source]] = []
     for path in paths:
         try:
@@ -126,10 +124,9 @@ def _discover(paths: Sequence[Path]) -> tuple[list[list[Source]], OverlapCheckEr
 def _info_cores(
     held: Sequence[Capture], sources: Sequence[Source]
 ) -> list[tuple[DeviceCores, ...]]:
-    """Per capture (in job order), the cores its info.json files give, known before any
-    capture is read: the device cores decided over all runs are the smallest of them, so
-    each capture's contention is swept for those (figures.capture_figures). Only the small
-    info.json files are read here; the reader reads them again with the capture."""
+    """Per capture (in job order), the cores its info.json files give, read ahead (small)
+    so that each capture's contention is swept for the decided cores, the smallest of
+    them (figures.capture_figures)."""
     known = [() if c.device_cores is None else (c.device_cores,) for c in held]
     return known + [tuple(info_json_cores(s.device_info)) for s in sources]
 

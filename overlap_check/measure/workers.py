@@ -1,9 +1,13 @@
 """Captures reduced to their figures, by worker processes when the input pays for them.
 
-One ``ProcessPoolExecutor`` task per capture read from disk; a failure is data (the
-worker returns the tool's error, the parent raises the first one in capture order). This
-module imports no polars at import time: a worker sets its polars thread count (see
-:func:`_start_worker`) before the first task imports the engine.
+One ``ProcessPoolExecutor`` task per capture read from disk, the biggest first and the
+captures that share one kernel file (hard-linked ranks) one after another, so that each
+reducer parses such a file once (readers.kernel_csv). A failure is data: the worker
+returns the tool's error, the parent raises the first one in capture order. Workers are
+"spawn"ed: fork, or a forkserver preloading polars, would copy a process whose polars
+threads already run (and on 2 cores a forkserver saves CPU, not time: one interpreter
+imports polars before the first fork). This module imports no polars: a worker sets its
+polars thread count (:func:`_start_worker`) before its first task imports the engine.
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing import get_context
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -27,11 +31,10 @@ if TYPE_CHECKING:
     from overlap_check.measure.figures import CaptureFigures
 
 # Below this much kernel input (bytes of the kernel files, all captures together) the
-# captures are reduced in this process alone. A worker process costs ~0.7 s of a core to
-# start (a fresh interpreter importing polars), and this process already keeps ~1.4 of 2
-# cores busy (polars reads on every core), so a worker pays off only for long inputs.
-# Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial 2.97 s, with a
-# worker 3.22 s; 2 x 328 MB serial 3.67 s, with a worker 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
+# captures are reduced in this process alone: a worker costs ~0.7 s of a core to start
+# (a fresh interpreter importing polars), and this process's polars already reads on
+# every core. Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial
+# 2.97 s, with a worker 3.22 s; 2 x 328 MB 3.67 s / 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
 PARALLEL_MIN_BYTES = 600 * 2**20
 
 WAIT_SLICE_S = 0.25  # how soon a Ctrl-C is answered while workers read
@@ -46,19 +49,18 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def input_bytes(sources: Sequence[Source]) -> int:
+def input_bytes(jobs: Sequence[Job]) -> int:
     files = {
         f
-        for s in sources
+        for s in jobs
+        if isinstance(s, Source)
         for f in (s.primary, s.kernel_details, *s.op_summary, *s.dbs, *s.traces, *s.task_time)
         if f is not None
     }
     total = 0
     for file in files:
-        try:
+        with suppress(OSError):  # the reader names the file when it cannot read it
             total += file.stat().st_size
-        except OSError:  # the reader names the file when it cannot read it
-            continue
     return total
 
 
@@ -73,14 +75,12 @@ def worker_count(sources: Sequence[Source], requested: int | None) -> int:
 
 
 def _start_worker(threads: str) -> None:
-    # Ctrl-C reaches the whole process group: a worker would print its own
-    # KeyboardInterrupt traceback. The parent alone answers it (one message, exit 130)
-    # and ends the workers itself (_end_workers). SIGTERM keeps its default here: the
-    # pool ends a broken pool's workers with it.
+    # Ctrl-C reaches the whole process group: the parent alone answers it (one message,
+    # exit 130) and ends the workers (_end_workers); a worker would print a traceback.
+    # SIGTERM keeps its default: the pool ends a broken pool's workers with it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # In the worker only, before polars starts its pool: workers share the cores, and more
-    # polars threads than cores only make every capture slower (measured on 2 cores, 5 x
-    # 1M kernels, best of 5: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread ones).
+    # Before polars starts its pool: more polars threads than cores only make every capture
+    # slower (2 cores, 5 x 1M kernels: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread).
     os.environ.setdefault("POLARS_MAX_THREADS", threads)
 
 
@@ -101,11 +101,9 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def _sigterm_ends_workers() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in this (main) thread while captures are read, so
-    that the parent ends its workers (if any) and says so before it exits (a SIGTERM to
-    the whole group may end a worker first: the pool breaks, and the command ends all the
-    same). Left as it is where a caller handles SIGTERM itself (``run``'s forwarder) or
-    off the main thread."""
+    """SIGTERM raises :class:`Terminated` here while captures are read, so that the parent
+    ends its workers and says so before it exits. Left as it is where a caller handles
+    SIGTERM itself (``run``'s forwarder) or off the main thread."""
     try:
         mine = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         previous = signal.signal(signal.SIGTERM, _terminated) if mine else None
@@ -116,17 +114,6 @@ def _sigterm_ends_workers() -> Iterator[None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _outcome(
-    future: Future[CaptureFigures | OverlapCheckError],
-) -> CaptureFigures | OverlapCheckError:
-    """The future's result, waited for in short slices: a SIGINT that lands on one of the
-    pool's threads is only acted on when the main thread wakes up (an endless wait would
-    never see Ctrl-C)."""
-    while not future.done():
-        wait([future], timeout=WAIT_SLICE_S)
-    return future.result()
 
 
 def reduce_one(
@@ -154,29 +141,23 @@ def reduce_all(
     info_cores: Sequence[Sequence[DeviceCores]] = (),
 ) -> list[CaptureFigures]:
     """The figures of each job, in order; the first job (in order) that failed raises.
-    ``info_cores``: every capture's info.json cores (figures.capture_figures).
-
-    With ``workers`` > 1, the captures to read go to that many "spawn"ed processes (fork
-    can deadlock a process whose polars pool already runs); captures already in memory,
-    and any a dead worker left, are reduced here.
-    """
+    ``info_cores``: every capture's info.json cores (figures.capture_figures). With
+    ``workers`` > 1 the captures to read go to that many processes; captures in memory,
+    and any a dead worker left, are reduced here."""
     outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
     remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
-    parallel = workers > 1 and len(remote) > 1
     with _sigterm_ends_workers():
-        if parallel:
+        if workers > 1 and len(remote) > 1:
             _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
-        out: list[CaptureFigures] = []
-        for k, job in enumerate(jobs):
-            outcome = (
-                outcomes[k]
-                if k in outcomes
-                # a capture alone takes its rank's decisions itself (figures.capture_figures)
-                else reduce_one(job, options, limits, info_cores, len(jobs) == 1)
-            )
-            if isinstance(outcome, OverlapCheckError):
-                raise outcome
-            out.append(outcome)
+        for k in _largest_first(jobs):
+            if k not in outcomes:  # a capture alone takes its rank's decisions itself
+                outcomes[k] = reduce_one(jobs[k], options, limits, info_cores, len(jobs) == 1)
+    out: list[CaptureFigures] = []
+    for k in range(len(jobs)):  # the first failure in job order, as a serial read meets it
+        outcome = outcomes[k]
+        if isinstance(outcome, OverlapCheckError):
+            raise outcome
+        out.append(outcome)
     return out
 
 
@@ -192,6 +173,7 @@ def _reduce_remote(
     """The outcomes of the ``remote`` jobs from a pool of ``workers``, into ``outcomes``
     (none where the pool could not take them)."""
     threads = str(max(1, cpu_count() // workers))
+    order = [remote[i] for i in _largest_first([jobs[k] for k in remote])]
     try:
         with ProcessPoolExecutor(
             workers,
@@ -200,13 +182,33 @@ def _reduce_remote(
             initargs=(threads,),
         ) as pool:
             try:
-                futures = [
-                    pool.submit(reduce_one, jobs[k], options, limits, info_cores) for k in remote
-                ]
-                for k, future in zip(remote, futures, strict=True):
-                    outcomes[k] = _outcome(future)
+                futures = {
+                    k: pool.submit(reduce_one, jobs[k], options, limits, info_cores) for k in order
+                }
+                for k, future in futures.items():
+                    # in short slices: a SIGINT that lands on one of the pool's threads is
+                    # acted on only when this thread wakes up
+                    while not future.done():
+                        wait([future], timeout=WAIT_SLICE_S)
+                    outcomes[k] = future.result()
             except KeyboardInterrupt:  # Terminated (SIGTERM) too
                 _end_workers(pool)
                 raise  # the CLI's one message and exit 130 (143)
     except (BrokenProcessPool, RuntimeError, OSError):
         pass  # no worker could take them (died, or a daemon may not start any): here
+
+
+def _largest_first(jobs: Sequence[Job]) -> list[int]:
+    """Positions of ``jobs`` in the order they are reduced: the biggest input first (the
+    last capture read decides when all are done), the captures of one kernel file together."""
+    groups: dict[object, list[int]] = {}
+    for i, job in enumerate(jobs):
+        key: object = i
+        kernel_file = job.primary or job.kernel_details if isinstance(job, Source) else None
+        with suppress(OSError):  # unreadable: a group of its own (the reader names it)
+            if kernel_file is not None:
+                stat = kernel_file.stat()
+                key = (stat.st_dev, stat.st_ino)
+        groups.setdefault(key, []).append(i)
+    ranked = sorted(groups.values(), key=lambda group: -input_bytes([jobs[i] for i in group]))
+    return [i for group in ranked for i in group]

@@ -221,7 +221,7 @@ def file_source(path: Path) -> Source:
             hint="give a *_ascend_pt dir, a PROF_* dir, kernel_details.csv, op_summary_*.csv, "
             "trace_view.json, a profiler .db or a PyTorch profiler trace (*.pt.trace.json[.gz])",
         )
-    siblings = output_dir_source(path.parent)
+    siblings = output_dir_source(path.parent) or Source(path.parent, "output_dir")
 
     def others(paths: tuple[Path, ...]) -> tuple[Path, ...]:
         return tuple(p for p in paths if p != path)
@@ -230,10 +230,10 @@ def file_source(path: Path) -> Source:
         path=path,
         kind="file",
         primary=path,
-        dbs=others(siblings.dbs) if siblings else (),
-        traces=others(siblings.traces) if siblings else (),
-        task_time=others(siblings.task_time) if siblings else (),
-        step_trace=siblings.step_trace if siblings else None,
+        dbs=others(siblings.dbs),
+        traces=others(siblings.traces),
+        task_time=others(siblings.task_time),
+        step_trace=siblings.step_trace,
     )
 
 

@@ -14,7 +14,7 @@ at Level0, a ``hcom_*`` name with an ``N/A`` core) are kept with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
@@ -105,8 +105,29 @@ def finish_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return finish_kernels(frame.lazy().with_columns(texts)).collect()
 
 
+# The last hard-linked kernel file this process read, by identity: the ranks of a cluster
+# copied from one capture share one file, and a worker reads them one after another
+# (workers.reduce_all orders them so). A file with one link is never kept: no memory held.
+_linked: tuple[tuple[int, int, int, int, bool], KernelFile] | None = None
+
+
 def read_kernel_csv(path: Path, *, shapes: bool = False) -> KernelFile:
     """Read kernel_details.csv or an op_summary_*.csv (``shapes``: with Input Shapes)."""
+    global _linked
+    try:
+        stat = path.stat()
+    except OSError:  # read_csv_table names the file
+        stat = None
+    if stat is None or stat.st_nlink < 2:
+        return _read_kernel_csv(path, shapes)
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, shapes)
+    if _linked is None or _linked[0] != key:
+        _linked = None  # the old table is freed before the new one is read
+        _linked = (key, _read_kernel_csv(path, shapes))
+    return replace(_linked[1], path=path)
+
+
+def _read_kernel_csv(path: Path, shapes: bool) -> KernelFile:
     columns = KERNEL_COLUMNS + ((OPTIONAL_KERNEL_COLUMNS["input_shapes"],) if shapes else ())
     table = read_csv_table(path, columns, what="kernel_details / op_summary", finish=finish_kernels)
     frame = table.frame
