@@ -5,7 +5,8 @@ rules apply: a side result read without a join (OC201, OC104's twin), a side str
 that reads a current-stream result it never waited for (OC202), a current-stream
 tensor freed while a side stream may still read it (OC203, the caching allocator
 reuses its memory at once), and ``record_stream`` on long-lived objects (OC204,
-OC103's twin). Like OC104 they follow names within one function body.
+OC103's twin). Like OC104 they follow names within one function body. The twins
+share their Ascend rule's code in rules.py; OC202 and OC203 are here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from overlap_check.lint.flow import (
     Step,
     flattened,
     is_sync,
-    unsynced_uses,
 )
 from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
@@ -91,23 +91,6 @@ def _cuda_blocks(ctx: Context) -> Iterator[tuple[Flattener, SideBlock]]:
         for block in flat.side_blocks:
             if block.cuda:
                 yield flat, block
-
-
-def oc201_cuda_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
-    if not ctx.module.calls(CUDA_STREAM_CTX):
-        return
-    reads = Reads(ctx.project, ctx.module.path)
-    for unsynced in unsynced_uses(ctx.module, reads, lambda block: True if block.cuda else None):
-        block = unsynced.block
-        yield ctx.finding(
-            "OC201",
-            unsynced.use,
-            f"`{unsynced.use.id}` is computed on side stream `{block.stream}` (line "
-            f"{block.node.lineno}) and used on the current stream with no synchronisation "
-            "in between",
-            f"before this use call torch.cuda.current_stream().wait_stream({block.stream}), "
-            "or record a torch.cuda.Event on the side stream and .wait() it here",
-        )
 
 
 def oc202_side_reads_unwaited_input(ctx: Context) -> Iterator[Finding]:

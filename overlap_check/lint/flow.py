@@ -64,15 +64,9 @@ class SideBlock:
     loops: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class UnsyncedUse:
-    use: ast.Name
-    block: SideBlock
-
-
 def unsynced_uses(
     module: SourceModule, reads: Reads, eager: Callable[[SideBlock], bool | None]
-) -> Iterator[UnsyncedUse]:
+) -> Iterator[tuple[ast.Name, SideBlock]]:
     """The first unsynchronised main-stream read of each side block's results.
 
     ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
@@ -80,13 +74,11 @@ def unsynced_uses(
     for flat in flattened(module, reads.project):
         for side_block in flat.side_blocks:
             is_eager = eager(side_block)
-            if is_eager is None:
-                continue
-            if _joins_itself(flat, side_block):
+            if is_eager is None or _joins_itself(flat, side_block):
                 continue
             use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
             if use is not None:
-                yield UnsyncedUse(use, side_block)
+                yield use, side_block
 
 
 def flattened(module: SourceModule, project: Project | None = None) -> Iterator[Flattener]:
