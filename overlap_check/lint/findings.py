@@ -46,10 +46,6 @@ class LintResult:
     suppressed_findings: tuple[tuple[Finding, str], ...] = ()
 
     @property
-    def exit_code(self) -> int:
-        return 1 if self.findings else 0
-
-    @property
     def suppressed(self) -> int:
         return len(self.suppressed_findings)
 

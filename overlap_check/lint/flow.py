@@ -40,8 +40,6 @@ from overlap_check.lint.uses import (
     stores,
 )
 
-_SCOPES = SCOPES
-
 
 @dataclass(frozen=True)
 class Step:
@@ -81,10 +79,16 @@ def unsynced_uses(
                 yield use, side_block
 
 
-def flattened(module: SourceModule, project: Project | None = None) -> Iterator[Flattener]:
-    """The module body and each function body as steps, with their side blocks (``project``:
-    also the blocks of project wrappers that return a stream context)."""
-    main_names = _main_stream_names(module)
+def flattened(module: SourceModule, project: Project) -> Iterator[Flattener]:
+    """The module body and each function body as steps, with their side blocks (also the
+    blocks of project wrappers that return a stream context)."""
+    main_names = {  # names and `self.` attributes that hold the main stream
+        name
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Assign) and _is_main_getter(node.value, module.aliases)
+        for name in map(dotted_name, node.targets)
+        if name is not None
+    }
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
         n.body
@@ -92,23 +96,10 @@ def flattened(module: SourceModule, project: Project | None = None) -> Iterator[
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body in bodies:
-        flat = Flattener(module.aliases, main_names, project, module.path)
-        flat.top_level = body is module.tree.body
+        flat = Flattener(module, project, main_names, top_level=body is module.tree.body)
         flat.block(body, None, NO_FACTS)
         if flat.side_blocks:
             yield flat
-
-
-def _main_stream_names(module: SourceModule) -> set[str]:
-    """Names and ``self.`` attributes that hold the main stream (``current_stream()``)."""
-    names: set[str] = set()
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Assign) and _is_main_getter(node.value, module.aliases):
-            for target in node.targets:
-                dotted = dotted_name(target)
-                if dotted is not None:
-                    names.add(dotted)
-    return names
 
 
 def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
@@ -117,15 +108,15 @@ def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
 
 class Flattener:
     def __init__(
-        self, aliases: Aliases, main_names: set[str], project: Project | None = None, path: str = ""
+        self, module: SourceModule, project: Project, main_names: set[str], top_level: bool
     ) -> None:
-        self.aliases = aliases
+        self.aliases = module.aliases
         self.project = project
-        self.path = path
+        self.path = module.path
         self.main_names = main_names
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
-        self.top_level = False  # the module body (its names live on), not a function's
+        self.top_level = top_level  # the module body (its names live on), not a function's
         self.loops: tuple[int, ...] = ()  # the loops around the statement being flattened
 
     def add(self, step: Step) -> None:
@@ -175,7 +166,7 @@ class Flattener:
             if self.aliases.qualify(call.func) in (STREAM_CTX, CUDA_STREAM_CTX):
                 args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
             else:  # a project wrapper that returns torch.npu.stream(s) (or a fake context)
-                wrapped = self.project.stream_argument(self.path, call) if self.project else None
+                wrapped = self.project.stream_argument(self.path, call)
                 args = [wrapped] if wrapped is not None else []
             if not args:
                 continue
@@ -192,7 +183,7 @@ class Flattener:
             self.statement(stmt, side, facts)
 
     def statement(self, stmt: ast.stmt, side: str | None, facts: Facts) -> None:
-        if isinstance(stmt, _SCOPES):
+        if isinstance(stmt, SCOPES):
             return  # analysed on its own
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             start = len(self.steps)
@@ -206,8 +197,9 @@ class Flattener:
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
                 assigned = self.side_results(stmt.body)
-                block = SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
-                self.side_blocks.append(replace(block, loops=self.loops))
+                end = len(self.steps)
+                block = SideBlock(stmt, stream, end, assigned, start, facts, cuda, self.loops)
+                self.side_blocks.append(block)
         elif isinstance(stmt, ast.If):
             self.add(Step((stmt.test,), side, False, facts))
             self.block(stmt.body, side, facts | facts_of(stmt.test, True))
@@ -281,7 +273,7 @@ def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
     while todo:
         current = todo.pop()
         yield current
-        todo.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, _SCOPES))
+        todo.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, SCOPES))
 
 
 def _callee_name(call: ast.Call) -> str:
