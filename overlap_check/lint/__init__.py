@@ -15,8 +15,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
-from overlap_check.lint.context import Context
-from overlap_check.lint.findings import Finding, LintResult
+from overlap_check.lint.findings import Context, Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
 from overlap_check.lint.project import Project
 from overlap_check.lint.rules import RULES

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX
+from overlap_check.lint.findings import Context, Finding
 from overlap_check.lint.flow import (
     Flattener,
     SideBlock,
@@ -23,12 +23,8 @@ from overlap_check.lint.flow import (
     flattened,
     is_sync,
 )
-from overlap_check.lint.imports import dotted_name
+from overlap_check.lint.source import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
-
-if TYPE_CHECKING:
-    from overlap_check.lint.context import Context
-    from overlap_check.lint.findings import Finding
 
 
 def _waits(node: ast.AST) -> bool:

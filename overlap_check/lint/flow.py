@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
-from overlap_check.lint.imports import Aliases, dotted_name
 from overlap_check.lint.project import Project
-from overlap_check.lint.source import SourceModule
+from overlap_check.lint.source import Aliases, SourceModule, dotted_name
 from overlap_check.lint.uses import (
     NO_FACTS,
     SCOPES,

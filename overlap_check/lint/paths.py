@@ -23,8 +23,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from overlap_check.lint.apis import GE_MARKERS
-from overlap_check.lint.imports import dotted_name
-from overlap_check.lint.source import SourceModule
+from overlap_check.lint.source import SourceModule, dotted_name
 from overlap_check.model.errors import InputError
 
 NGX_CACHE = "torch.npu.npugraph_ex.inference.cache_compile"

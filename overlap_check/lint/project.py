@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from overlap_check.lint import apis
-from overlap_check.lint.imports import Aliases, collect_aliases, dotted_name
-from overlap_check.lint.source import ApiRef, SourceModule
+from overlap_check.lint.source import Aliases, ApiRef, SourceModule, collect_aliases, dotted_name
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _MAX_UP = 8  # folders searched above a file for an absolutely imported module
@@ -85,25 +84,23 @@ class Project:
         return self._parsed[path]
 
     def _module_file(self, importer: str, module: str, level: int) -> str | None:
+        """The file of ``from module import ...`` (``level``: relative) seen from ``importer``."""
         key = (str(Path(importer).parent), module, level)
         if key not in self._files:
-            self._files[key] = self._find_module(importer, module, level)
+            parents = Path(importer).parents
+            if level:
+                bases = [parents[level - 1]] if level <= len(parents) else []
+            else:
+                bases = list(parents)[:_MAX_UP]
+            stems = [base.joinpath(*(p for p in module.split(".") if p)) for base in bases]
+            found = [
+                candidate
+                for stem in stems
+                for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py")
+                if candidate is not None and candidate.is_file()
+            ]
+            self._files[key] = str(found[0]) if found else None
         return self._files[key]
-
-    def _find_module(self, importer: str, module: str, level: int) -> str | None:
-        parts = [p for p in module.split(".") if p]
-        if level:
-            bases = (
-                [Path(importer).parents[level - 1]] if level <= len(Path(importer).parents) else []
-            )
-        else:
-            bases = list(Path(importer).parents)[:_MAX_UP]
-        for base in bases:
-            stem = base.joinpath(*parts)
-            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                if candidate is not None and candidate.is_file():
-                    return str(candidate)
-        return None
 
     def _function(self, path: str, name: str, hops: int = 3) -> tuple[str, list[FunctionNode]]:
         """The top-level functions ``name`` stands for in ``path``, through its imports."""

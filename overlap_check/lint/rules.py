@@ -15,12 +15,10 @@ from functools import partial
 
 from overlap_check.lint import apis, cuda
 from overlap_check.lint.apis import Family
-from overlap_check.lint.context import Context
-from overlap_check.lint.findings import Finding
+from overlap_check.lint.findings import Context, Finding
 from overlap_check.lint.flow import SideBlock, unsynced_uses
-from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.paths import ExecPath
-from overlap_check.lint.source import ApiRef, SourceModule
+from overlap_check.lint.source import ApiRef, SourceModule, dotted_name
 from overlap_check.lint.uses import Reads
 
 

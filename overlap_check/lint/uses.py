@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.project import Callee, Project
+from overlap_check.lint.source import dotted_name
 
 Fact = tuple[str, bool]  # (flag: a name or attribute chain, its truth)
 Facts = frozenset[Fact]
