@@ -18,15 +18,16 @@ from overlap_check.lint.apis import Family
 from overlap_check.lint.findings import Context, Finding
 from overlap_check.lint.flow import SideBlock, unsynced_uses
 from overlap_check.lint.paths import ExecPath
-from overlap_check.lint.source import ApiRef, SourceModule, dotted_name
+from overlap_check.lint.source import ApiRef, SourceModule, dotted_name, keyword_true
 from overlap_check.lint.uses import Reads
 
 
 def _is_timing_event(ref: ApiRef) -> bool:
     """``torch.npu.Event(enable_timing=True)`` measures time; it is not a stream-ordering tool."""
-    return ref.qualname == apis.EVENT_CLS and any(
-        k.arg == "enable_timing" and isinstance(k.value, ast.Constant) and k.value.value is True
-        for k in (ref.call.keywords if ref.call else [])
+    return (
+        ref.qualname == apis.EVENT_CLS
+        and ref.call is not None
+        and keyword_true(ref.call, "enable_timing")
     )
 
 

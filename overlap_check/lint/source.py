@@ -103,6 +103,14 @@ def collect_aliases(tree: ast.Module) -> Aliases:
     return aliases
 
 
+def keyword_true(call: ast.Call, name: str) -> bool:
+    """``call`` passes ``name=True``."""
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords
+    )
+
+
 def dotted_name(node: ast.AST) -> str | None:
     """``self.w13.weight`` for an attribute chain on a plain name, else None (calls, subscripts)."""
     parts: list[str] = []
