@@ -25,12 +25,7 @@ class Finding:
 
     def to_dict(self) -> dict[str, str | int]:
         return {
-            "rule": self.rule,
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "message": self.message,
-            "hint": self.hint,
+            key: getattr(self, key) for key in ("rule", "path", "line", "col", "message", "hint")
         }
 
 

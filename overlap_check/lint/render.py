@@ -74,21 +74,15 @@ def render_junit(result: LintResult) -> str:
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
     cases = tuple(
-        JUnitCase(
-            classname="overlap-check.lint",
-            name=path,
-            failures=tuple(
-                JUnitFailure(
-                    message=f"{f.rule} {f.message}",
-                    type=f.rule,
-                    text=f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}",
-                )
-                for f in found
-            ),
-        )
+        JUnitCase("overlap-check.lint", path, tuple(_junit_failure(f) for f in found))
         for path, found in by_file.items()
     )
     return write("overlap-check lint", (JUnitSuite("overlap-check lint", cases),))
+
+
+def _junit_failure(f: Finding) -> JUnitFailure:
+    text = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}"
+    return JUnitFailure(message=f"{f.rule} {f.message}", type=f.rule, text=text)
 
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -100,50 +94,33 @@ def _uri(path: str) -> str:
 
 
 def render_sarif(result: LintResult) -> str:
-    rule_ids = list(RULES)
     rules = [
         {"id": code, "name": code, "shortDescription": {"text": summary},
          "defaultConfiguration": {"level": "error"}}
         for code, (_, summary) in RULES.items()
     ]  # fmt: skip
-    listed = [(f, None) for f in result.findings] + list(result.suppressed_findings)
-    results = [
-        {
-            "ruleId": f.rule,
-            "ruleIndex": rule_ids.index(f.rule),
-            "level": "error",
-            "message": {"text": f"{f.message}\nhint: {f.hint}"},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(f.path)},
-                        "region": {"startLine": f.line, "startColumn": f.col},
-                    }
-                }
-            ],
-            **({"suppressions": [{"kind": how}]} if how else {}),
-        }
-        for f, how in listed
-    ]
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
+    results = []
+    for f, how in [(f, None) for f in result.findings] + list(result.suppressed_findings):
+        region = {"startLine": f.line, "startColumn": f.col}
+        place = {"artifactLocation": {"uri": _uri(f.path)}, "region": region}
+        results.append(
             {
-                "tool": {
-                    "driver": {
-                        "name": "overlap-check",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": rules,
-                    }
-                },
-                # ast columns count UTF-8 bytes; the same as code points on ASCII lines
-                "columnKind": "unicodeCodePoints",
-                "results": results,
+                "ruleId": f.rule,
+                "ruleIndex": list(RULES).index(f.rule),
+                "level": "error",
+                "message": {"text": f"{f.message}\nhint: {f.hint}"},
+                "locations": [{"physicalLocation": place}],
+                **({"suppressions": [{"kind": how}]} if how else {}),
             }
-        ],
+        )
+    driver = {"name": "overlap-check", "version": __version__, "semanticVersion": __version__}
+    run = {
+        "tool": {"driver": {**driver, "rules": rules}},
+        # ast columns count UTF-8 bytes; the same as code points on ASCII lines
+        "columnKind": "unicodeCodePoints",
+        "results": results,
     }
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
