@@ -1,15 +1,10 @@
 """The catalogue of multi-stream APIs: which family each belongs to, where each lives.
 
-Two families (docs/method.md, "API routing"):
-
-* GE: the TorchAir graph (Ascend IR) APIs, string-tagged: stream switch, wait and
-  core limits in ``torchair.scope``, tagged events in ``torchair.ops``.
-* explicit: torch_npu stream objects (``torch.npu.Stream``/``stream``/``Event``)
-  and npugraph_ex's string-tag APIs in ``torch.npu.npugraph_ex.scope``.
-
-npugraph_ex's tagged events are documented under ``torch.npu.npugraph_ex.scope``
-by the inference recipes while torch_npu's own tests call them from
-``torch.npu.npugraph_ex.ops``; both spellings are accepted.
+Two families (docs/method.md, "API routing"): GE, the TorchAir graph (Ascend IR)
+string-tag APIs (stream switch, wait and core limits in ``torchair.scope``, tagged events
+in ``torchair.ops``); explicit, torch_npu's stream objects (``torch.npu.Stream`` /
+``stream`` / ``Event``) and npugraph_ex's string tags in ``torch.npu.npugraph_ex.scope``
+(its tagged events also from ``torch.npu.npugraph_ex.ops``, as torch_npu's tests call them).
 """
 
 from __future__ import annotations

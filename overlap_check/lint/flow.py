@@ -1,22 +1,18 @@
-"""Data flow across streams for OC104: side-stream results used on the main stream.
+"""Data flow across streams (OC104, OC201): side-stream results used on the main stream.
 
-Each function body (and the module body) is flattened into steps in source
-order, each step knowing which side stream it runs on (``None`` = main). For
-every ``with torch.npu.stream(s):`` block on a side stream, the names it
-assigns are followed through the steps after the block: a main-stream step
-that reads one before any main-stream synchronisation is a finding.
+Each function body (and the module body) is flattened into steps in source order, each
+knowing the side stream it runs on (``None`` = main). The names a ``with
+torch.npu.stream(s):`` block assigns are followed through the steps after it: a
+main-stream read before any main-stream synchronisation is a finding.
 
-Deliberately conservative (a reviewer must agree with every finding): a
-``return`` that hands a side result back as it is (``return b``, ``return a, b``)
-is not a use (npugraph_ex joins the streams at the graph end); in eager modules
-a ``return`` whose expression computes with it (``return a + b``) is, since that
-expression runs on the main stream before anything joins. Anything that looks
-like a wait (``wait_stream``, ``Event.wait``, ``wait_event``, ``synchronize``,
-tagged-event waits, a helper named ``*wait*`` or ``*sync*``) counts as
-synchronisation, a name reassigned on the main stream is no longer pending, and
-uses on another side stream are not judged. Path sensitive (uses.py): a read
-under a branch exclusive with the side block's (``if flag:`` / ``elif not flag:``)
-is not judged, nor a read of metadata only (``x.shape``, a helper that reads it).
+Conservative (a reviewer must agree with every finding): a ``return`` handing a side
+result back as it is (``return a, b``) is no use (npugraph_ex joins the streams at the
+graph end), but in eager code ``return a + b`` is (it runs on the main stream before
+anything joins). Anything that looks like a wait (``wait_stream``, ``Event.wait``,
+``synchronize``, tagged-event waits, a helper named ``*wait*`` or ``*sync*``)
+synchronises; a name reassigned on the main stream is no longer pending; reads on
+another side stream, under a branch exclusive with the block's, or of metadata only
+(uses.py) are not judged.
 """
 
 from __future__ import annotations

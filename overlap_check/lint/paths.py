@@ -1,19 +1,12 @@
 """The execution path a module runs under, from its compile calls.
 
-* ``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph
-  (``config.mode = "reduce-overhead"``/``"npugraph_ex"`` makes it TorchAir's
-  aclgraph mode, where both API families are accepted);
-* ``torch.compile(..., backend="npugraph_ex")`` -> npugraph_ex;
-* both in one module -> ``any`` (a dispatcher; path rules are skipped);
-* neither -> the one path that the other linted files compile with (a model
-  file is usually compiled by a separate runner), else eager.
-
-``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` in a module overrides all this.
-
-A module that compiles both ways (a dispatcher) is judged per function where it
-shows which: a function compiled one way (``torch.compile(self.decode, ...)``,
-``cache_compile(model_fn, ...)``), and what it calls of its module (``self.m()``,
-``f()``), runs that way (:func:`function_paths`).
+``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph (TorchAir's
+aclgraph mode, where both API families are accepted, with ``config.mode`` set to
+``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(..., backend="npugraph_ex")`` -> npugraph_ex; both
+-> ``any`` (a dispatcher: path rules are skipped, but a function compiled one way, and
+what it calls of its module, runs that way: :func:`function_paths`); neither -> the one
+path the other linted files compile with (a runner usually compiles the model file),
+else eager. ``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
 """
 
 from __future__ import annotations

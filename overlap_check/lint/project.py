@@ -1,21 +1,19 @@
 """What the linted files know of each other: functions by name, and the project's wrappers.
 
-* Calls are resolved to the functions they run, within the same repository:
-  ``self.m(...)`` to the methods named ``m`` of the module, ``f(...)`` to the module's
-  own ``f`` or to the ``f`` that ``from pkg.mod import f`` (or a relative import)
-  names: ``pkg/mod.py`` (or ``pkg/mod/__init__.py``, following one re-export) in a
-  folder above the calling file. Files outside the linted ones are parsed, never run.
-* A wrapper is a function whose body only returns a stream-switch / core-limit
-  context or a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``
-  / ``return FakeContextManager()``): the project's own API. The rules judge its
-  callers instead of its module.
+* A call is resolved to the functions it runs, within the repository: ``self.m(...)`` to
+  the module's methods named ``m``, ``f(...)`` to its own ``f`` or to what ``from pkg.mod
+  import f`` (or a relative import) names: ``pkg/mod.py`` or ``pkg/mod/__init__.py``
+  (following one re-export) in a folder above the caller. Those files are parsed, never run.
+* A wrapper is a function whose body only returns a stream-switch / core-limit context or
+  a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``): the project's own
+  API. The rules judge its callers instead of its module.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,32 +132,29 @@ class Project:
             return [Callee(where, node, 0) for node in nodes]
         return []
 
-    def wrapped(self, path: str, call: ast.Call) -> frozenset[str]:
-        """The tracked APIs (qualified names) that a call of a project wrapper returns."""
-        found: set[str] = set()
+    def _wrappers_called(
+        self, path: str, call: ast.Call
+    ) -> Iterator[tuple[Callee, Aliases, frozenset[str]]]:
+        """The project functions a call runs, with their file's aliases and what each
+        returns if it is a wrapper."""
         for callee in self.callees(path, call):
             parsed = self.parsed(callee.path)
             if parsed is not None:
-                found |= self.wrapper_apis(callee.node, parsed.aliases)
-        return frozenset(found)
+                yield callee, parsed.aliases, self.wrapper_apis(callee.node, parsed.aliases)
 
     def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
         """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
         ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
         A wrapper that may return a graph-mode switch instead (chosen at run time) is not
         followed: under GE the graph orders the streams itself."""
-        for callee in self.callees(path, call):
-            parsed = self.parsed(callee.path)
-            if parsed is None:
-                continue
-            wrapped = self.wrapper_apis(callee.node, parsed.aliases)
+        for callee, aliases, wrapped in self._wrappers_called(path, call):
             if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
                 continue  # not a wrapper, or one that may pick a graph-mode switch instead
             params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
             for ret in ast.walk(callee.node):
                 if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)):
                     continue
-                if parsed.aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
+                if aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
                     continue
                 first = ret.value.args[0] if ret.value.args else None
                 if not isinstance(first, ast.Name) or first.id not in params:
@@ -194,7 +189,8 @@ class Project:
                     call = item.context_expr
                     if not isinstance(call, ast.Call) or module.aliases.qualify(call.func):
                         continue
-                    wrapped = self.wrapped(module.path, call)
+                    called = self._wrappers_called(module.path, call)
+                    wrapped = frozenset[str]().union(*(returned for _, _, returned in called))
                     streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
                     if len({apis.family(q) for q in wrapped}) == 1:
                         calls.append(ApiRef(min(wrapped), call.func, call))

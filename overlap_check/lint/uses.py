@@ -1,15 +1,12 @@
 """Which reads of a tensor touch its data, and under which branch conditions they run.
 
-* Metadata is not data: ``x.shape``, ``x.size()``, ``x.dim()``, ``x.numel()``,
-  ``x.dtype``, ``x.device``, ``len(x)``, ``x is None`` read what the host already
-  knows, so a stream need not have finished writing ``x``. Nor is handing ``x`` to a
-  project function whose body reads only that of the parameter (followed through
-  further such calls, see project.py).
-* Facts: a branch taken tells the truth of its condition's flags. The body of
-  ``if flag and ready:`` runs with both true, its ``else`` (when the test is one flag)
-  with it false; ``if not flag`` the reverse; the right operand of ``a and b`` runs
-  with ``a`` true. Two places whose facts disagree on a flag never both run
-  (:func:`exclusive`), provided nothing assigns the flag between them.
+* Metadata is not data: ``x.shape``, ``x.size()``, ``len(x)``, ``x is None`` read what
+  the host already knows, so a stream need not have finished writing ``x``; nor does a
+  project function whose body reads only that of the parameter (project.py).
+* Facts: a branch taken tells the truth of its condition's flags (``if flag and ready:``
+  runs with both true, its ``else`` with a one-flag test false, ``if not flag`` the
+  reverse; ``b`` in ``a and b`` with ``a`` true). Places whose facts disagree on a flag
+  never both run (:func:`exclusive`), provided nothing assigns the flag between them.
 """
 
 from __future__ import annotations
