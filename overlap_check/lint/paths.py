@@ -2,11 +2,12 @@
 
 ``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph (TorchAir's
 aclgraph mode, where both API families are accepted, with ``config.mode`` set to
-``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(..., backend="npugraph_ex")`` -> npugraph_ex; both
--> ``any`` (a dispatcher: path rules are skipped, but a function compiled one way, and
-what it calls of its module, runs that way: :func:`function_paths`); neither -> the one
-path the other linted files compile with (a runner usually compiles the model file),
-else eager. ``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
+``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(...,
+backend="npugraph_ex")`` -> npugraph_ex; both -> ``any`` (a dispatcher: path rules are
+skipped, but a function compiled one way, and what it calls of its module, runs that way:
+:func:`function_paths`); neither -> the one path the other linted files compile with (a
+runner usually compiles the model file), else eager. ``# overlap-check:
+path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
 """
 
 from __future__ import annotations
