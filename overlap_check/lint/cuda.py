@@ -16,20 +16,9 @@ from collections.abc import Iterator
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX
 from overlap_check.lint.findings import Context, Finding
-from overlap_check.lint.flow import (
-    Flattener,
-    SideBlock,
-    Step,
-    flattened,
-    is_sync,
-)
+from overlap_check.lint.flow import Flattener, SideBlock, Step, flattened, is_sync
 from overlap_check.lint.source import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
-
-
-def _waits(node: ast.AST) -> bool:
-    """Any wait or synchronisation at all (the OC202/OC203 checks give it the benefit)."""
-    return is_sync(node, stream="")
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:
@@ -94,20 +83,19 @@ def oc202_side_reads_unwaited_input(ctx: Context) -> Iterator[Finding]:
     for flat, block in _cuda_blocks(ctx):
         before = flat.steps[: block.start]
         made = _made_on_main(before, ctx, new=False)
-        waited = max((i for i, s in enumerate(before) if any(map(_waits, s.nodes))), default=-1)
+        waited = max((i for i, s in enumerate(before) if any(map(is_sync, s.nodes))), default=-1)
         assigned: set[str] = set()
         for index, name in _side_reads(flat, block, reads):
             step = flat.steps[index]
-            if any(map(_waits, step.nodes)):
+            if any(map(is_sync, step.nodes)):
                 break  # the side stream waits here (event.wait(), s.wait_stream(...))
             if name.id in made and made[name.id] > waited and name.id not in assigned:
                 producer = getattr(before[made[name.id]].nodes[0], "lineno", 0)
                 yield ctx.finding(
                     "OC202",
                     name,
-                    f"`{name.id}` is computed on the current stream (line "
-                    f"{producer}) and read on side stream "
-                    f"`{block.stream}`, which never waited for it",
+                    f"`{name.id}` is computed on the current stream (line {producer}) and read "
+                    f"on side stream `{block.stream}`, which never waited for it",
                     f"call {block.stream}.wait_stream(torch.cuda.current_stream()) before the "
                     "block, or record a torch.cuda.Event after the producer and .wait() it "
                     "inside the block",
@@ -154,7 +142,7 @@ def _freed_after(steps: list[Step], name: str, *, top_level: bool) -> str | None
     for step in steps:
         if step.side is not None:
             continue
-        if any(map(_waits, step.nodes)):
+        if any(map(is_sync, step.nodes)):
             return None
         for node in step.nodes:
             if isinstance(node, ast.Delete) and any(dotted_name(t) == name for t in node.targets):

@@ -280,7 +280,9 @@ def _callee_name(call: ast.Call) -> str:
     return ""
 
 
-def is_sync(node: ast.AST, stream: str) -> bool:
+def is_sync(node: ast.AST, stream: str = "") -> bool:
+    """Whether ``node`` waits or synchronises; with no ``stream`` any wait at all counts
+    (OC202 / OC203 give it the benefit), else not ``stream.wait_stream(...)``."""
     for call in _walk_local(node):
         if not isinstance(call, ast.Call):
             continue
