@@ -91,9 +91,7 @@ def right_home(qualname: str) -> str | None:
     if homes is None or prefix in homes or qualname.split(".")[0] not in _ROOTS:
         return None
     if qualname.startswith("torchair"):
-        if leaf in (SWITCH, WAIT_TENSOR, LIMIT):
-            return f"{GE_SCOPE}.{leaf}"
-        return f"{GE_OPS}.{leaf}"
+        return f"{GE_SCOPE if leaf in (SWITCH, WAIT_TENSOR, LIMIT) else GE_OPS}.{leaf}"
     if leaf == WAIT_TENSOR:
         # npugraph_ex has no wait_tensor: it orders streams with events.
         return f"{NGX_SCOPE}.npu_tagged_event_wait (or torch.npu.Event / Stream.wait_stream)"

@@ -184,16 +184,15 @@ class Project:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if self.wrapper_apis(node, module.aliases):
                     inside |= {id(child) for child in ast.walk(node)}
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    call = item.context_expr
-                    if not isinstance(call, ast.Call) or module.aliases.qualify(call.func):
-                        continue
-                    called = self._wrappers_called(module.path, call)
-                    wrapped = frozenset[str]().union(*(returned for _, _, returned in called))
-                    streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
-                    if len({apis.family(q) for q in wrapped}) == 1:
-                        calls.append(ApiRef(min(wrapped), call.func, call))
+            elif isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call):
+                call = node.context_expr
+                if module.aliases.qualify(call.func):
+                    continue
+                called = self._wrappers_called(module.path, call)
+                wrapped = frozenset[str]().union(*(returned for _, _, returned in called))
+                streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
+                if len({apis.family(q) for q in wrapped}) == 1:
+                    calls.append(ApiRef(min(wrapped), call.func, call))
         calls = [ref for ref in calls if id(ref.node) not in inside]
         calls.sort(key=lambda ref: (ref.line, ref.col))
         return frozenset(inside), tuple(calls), streams

@@ -243,22 +243,17 @@ def _has_stream_switch(ctx: Context) -> bool:
     function named like one."""
     if any(apis.split(r.qualname)[1] != apis.LIMIT for r in ctx.wrapper_calls):
         return True
-    module = ctx.module
-    for node in ast.walk(module.tree):
-        if not isinstance(node, (ast.With, ast.AsyncWith)):
+    for item in ast.walk(ctx.module.tree):
+        if not (isinstance(item, ast.withitem) and isinstance(item.context_expr, ast.Call)):
             continue
-        for item in node.items:
-            call = item.context_expr
-            if not isinstance(call, ast.Call):
-                continue
-            qualname = module.aliases.qualify(call.func)
-            if qualname is not None:
-                if qualname == apis.STREAM_CTX or apis.split(qualname)[1] == apis.SWITCH:
-                    return True
-                continue
-            callee = dotted_name(call.func) or ""
-            if "stream" in callee.rpartition(".")[2].lower():
-                return True
+        func = item.context_expr.func
+        qualname = ctx.module.aliases.qualify(func)
+        if qualname is None:
+            switch = "stream" in (dotted_name(func) or "").rpartition(".")[2].lower()
+        else:
+            switch = qualname == apis.STREAM_CTX or apis.split(qualname)[1] == apis.SWITCH
+        if switch:
+            return True
     return False
 
 

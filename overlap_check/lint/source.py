@@ -215,12 +215,8 @@ def _scan_comments(
         ignore = _IGNORE.search(token.string)
         if ignore is not None:
             listed = ignore.group("rules")
-            if listed is None:
-                suppressions[line] = frozenset({ALL_RULES})
-            else:
-                suppressions[line] = frozenset(
-                    part.strip().upper() for part in listed.split(",") if part.strip()
-                )
+            parts = [ALL_RULES] if listed is None else listed.split(",")
+            suppressions[line] = frozenset(p.strip().upper() for p in parts if p.strip())
         declared = _PATH_PRAGMA.search(token.string)
         if declared is not None and pragma is None:
             pragma = (declared.group("path").lower(), line)
