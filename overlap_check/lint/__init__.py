@@ -1,9 +1,9 @@
 """`overlap-check lint`: a static checker of multi-stream API routing in model source.
 
-It parses Python with ``ast`` (never imports or runs it), resolves the
-torch / torch_npu / torchair import aliases, works out each module's execution
-path from its compile calls and reports the mistakes of docs/method.md's "API
-routing" as findings (rule, file, line, column, message, fix hint).
+It parses Python with ``ast`` (never imports or runs it), resolves the torch / torch_npu /
+torchair import aliases, works out each module's execution path from its compile calls and
+reports the mistakes of docs/method.md's "API routing" as findings (rule, file, line,
+column, message, fix hint).
 
     result = lint_paths(["models/"], ignore=["OC105"])
     for finding in result.findings: ...
@@ -55,8 +55,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
             found.append(path)
         else:
             raise InputError("no such file or directory", path=path)
-    unique: dict[Path, None] = dict.fromkeys(found)
-    return list(unique)
+    return list(dict.fromkeys(found))
 
 
 def parse_rule_list(

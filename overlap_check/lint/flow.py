@@ -260,10 +260,8 @@ def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, classes or lambdas.
-
-    Iterative, so that deeply nested generated code cannot exhaust the stack.
-    """
+    """``ast.walk`` that does not enter nested functions, classes or lambdas (iterative:
+    deeply nested generated code cannot exhaust the stack)."""
     todo = [node]
     while todo:
         current = todo.pop()

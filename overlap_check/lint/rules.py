@@ -32,10 +32,9 @@ def _is_timing_event(ref: ApiRef) -> bool:
 
 
 def _by_path(ctx: Context) -> Iterator[tuple[Context, dict[Family, list[ApiRef]]]]:
-    """The module's multi-stream API calls of each family, in source order, grouped by the
-    path they run under (one group unless its functions are judged on their own). Wrapper
-    calls count as the API they wrap; the insides of the module's own wrappers are their
-    callers' to judge."""
+    """The module's multi-stream API calls of each family in source order, by the path they
+    run under. Wrapper calls count as the API they wrap; the insides of the module's own
+    wrappers are their callers' to judge."""
     groups: dict[ExecPath, dict[Family, list[ApiRef]]] = {}
     for ref in sorted([*ctx.module.refs, *ctx.wrapper_calls], key=lambda r: (r.line, r.col)):
         fam = apis.family(ref.qualname)
