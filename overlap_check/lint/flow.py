@@ -244,19 +244,16 @@ def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
     target = loop.target
     if not isinstance(target, ast.Name) or not isinstance(loop.iter, (ast.Tuple, ast.List)):
         return False
-    allowed: set[int] = set()
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-        if isinstance(node, ast.Attribute) and node.attr == "record_stream":
-            allowed.add(id(node.value))
-        elif isinstance(node, ast.Compare) and all(
-            isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
-        ):
-            allowed.add(id(node.left))
-    return all(
-        id(node) in allowed
-        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
-        if isinstance(node, ast.Name) and node.id == target.id
-    )
+    nodes = list(ast.walk(ast.Module(body=loop.body, type_ignores=[])))
+    allowed = {
+        id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr == "record_stream"
+    }
+    allowed |= {
+        id(n.left)
+        for n in nodes
+        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
+    }
+    return all(id(n) in allowed for n in nodes if isinstance(n, ast.Name) and n.id == target.id)
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
@@ -343,9 +340,7 @@ def _first_unsynced_use(
             return None
         if step.is_return and not eager:
             continue
-        skip: set[int] = set()
-        if step.is_return:
-            skip = set().union(*(_handed_back(node) for node in step.nodes))
+        skip = set[int]().union(*(_handed_back(node) for node in step.nodes))
         uses = [
             name
             for node in step.nodes

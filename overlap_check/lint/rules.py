@@ -128,15 +128,13 @@ def _long_lived_locals(function: ast.AST) -> dict[str, str]:
     """Local names bound to long-lived objects: ``w = self.w13``, ``for p in m.parameters()``."""
     local: dict[str, str] = {}
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                reason = _long_lived(node.value, local)
-                if reason is None and isinstance(node.value, ast.Call):
-                    callee = dotted_name(node.value.func) or ""
-                    reason = "a parameter" if callee.endswith("Parameter") else None
-                if reason is not None:
-                    local[target.id] = reason
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            callee = (dotted_name(value.func) or "") if isinstance(value, ast.Call) else ""
+            param = "a parameter" if callee.endswith("Parameter") else None  # nn.Parameter(...)
+            reason = _long_lived(value, local) or param
+            if reason is not None and len(node.targets) == 1:
+                local[node.targets[0].id] = reason
         elif isinstance(node, (ast.For, ast.comprehension)):
             it = node.iter
             if (
@@ -158,20 +156,21 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 def _record_stream_calls(
     tree: ast.Module,
-) -> Iterator[tuple[ast.Call, ast.expr, _Function]]:
-    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``, with their function."""
+) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
+    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``: the call, what it
+    records, its function and the API's name."""
     todo: list[tuple[ast.AST, _Function]] = [(tree, None)]
     while todo:  # iterative: deeply nested generated code must not exhaust the stack
         node, function = todo.pop()
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "record_stream":
-                yield node, func.value, function
+                yield node, func.value, function, "record_stream"
             elif (dotted_name(func) or "").endswith("npu_record_tagged_stream"):
                 keywords = (k.value for k in node.keywords if k.arg in ("input", "self"))
                 target = node.args[0] if node.args else next(keywords, None)
                 if target is not None:
-                    yield node, target, function
+                    yield node, target, function, "npu_record_tagged_stream"
         inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
         todo.extend((child, inner) for child in ast.iter_child_nodes(node))
 
@@ -191,15 +190,12 @@ def _record_stream_long_lived(ctx: Context, rule: str) -> Iterator[Finding]:
     if _cuda_module(ctx.module) != (rule == "OC204"):
         return
     locals_of: dict[int, dict[str, str]] = {}  # computed only for functions that record
-    for call, target, function in _record_stream_calls(ctx.module.tree):
+    for call, target, function, api in _record_stream_calls(ctx.module.tree):
         if function is not None and id(function) not in locals_of:
             locals_of[id(function)] = _long_lived_locals(function)
         reason = _long_lived(target, locals_of.get(id(function), {}))
         if reason is None:
             continue
-        api = "npu_record_tagged_stream"
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "record_stream":
-            api = "record_stream"
         yield ctx.finding(
             rule,
             call,
