@@ -14,14 +14,8 @@ from enum import Enum
 SWITCH = "npu_stream_switch"
 WAIT_TENSOR = "npu_wait_tensor"
 LIMIT = "limit_core_num"
-TAGGED = frozenset(
-    {
-        "npu_create_tagged_event",
-        "npu_tagged_event_record",
-        "npu_tagged_event_wait",
-        "npu_record_tagged_stream",
-    }
-)
+TAGGED_EVENTS = ("npu_create_tagged_event", "npu_tagged_event_record", "npu_tagged_event_wait")
+TAGGED = frozenset({*TAGGED_EVENTS, "npu_record_tagged_stream"})  # and record_stream's twin
 STRING_TAG = frozenset({SWITCH, WAIT_TENSOR, LIMIT}) | TAGGED
 
 GE_SCOPE = "torchair.scope"
@@ -29,6 +23,7 @@ GE_OPS = "torchair.ops"
 NGX = "torch.npu.npugraph_ex"
 NGX_SCOPE = f"{NGX}.scope"
 NGX_OPS = f"{NGX}.ops"
+GE_EVENT_OPS = (f"{GE_OPS}.record", f"{GE_OPS}.wait")
 
 # Where each string-tag API really lives (OC102).
 HOMES: dict[str, frozenset[str]] = {
@@ -41,6 +36,7 @@ HOMES: dict[str, frozenset[str]] = {
 STREAM_CTX = "torch.npu.stream"
 STREAM_CLS = "torch.npu.Stream"
 EVENT_CLS = "torch.npu.Event"
+STREAM_OBJECTS = (STREAM_CLS, STREAM_CTX, EVENT_CLS)
 CUDA_STREAM_CTX = "torch.cuda.stream"  # CUDA's twin (OC2xx rules); no family: no graph paths
 STREAM_CONTEXTS = frozenset({STREAM_CTX, CUDA_STREAM_CTX})
 MAIN_STREAM_GETTERS = frozenset(
@@ -70,17 +66,11 @@ def family(qualname: str) -> Family | None:
     Wrong-namespace spellings (``torchair.scope.npu_tagged_event_record``) still
     belong to their root's family; OC102 reports the namespace itself.
     """
-    _, leaf = split(qualname)
-    root = qualname.split(".")[0]
-    if root == "torchair":
-        if leaf in STRING_TAG or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
-            return Family.GE
-        return None
-    if root in ("torch", "torch_npu"):
-        if qualname in (STREAM_CLS, STREAM_CTX, EVENT_CLS):
-            return Family.EXPLICIT
-        if leaf in STRING_TAG:
-            return Family.EXPLICIT
+    root, leaf = qualname.split(".")[0], split(qualname)[1]
+    if root == "torchair" and (leaf in STRING_TAG or qualname in GE_EVENT_OPS):
+        return Family.GE
+    if root in ("torch", "torch_npu") and (leaf in STRING_TAG or qualname in STREAM_OBJECTS):
+        return Family.EXPLICIT
     return None
 
 
@@ -106,7 +96,7 @@ def counterpart(qualname: str, target: Family) -> str:
             return (
                 f"`with torch.npu.stream(s)` on a torch.npu.Stream(), or {NGX_SCOPE}.{SWITCH}(tag)"
             )
-        if leaf == WAIT_TENSOR or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
+        if leaf == WAIT_TENSOR or qualname in GE_EVENT_OPS:
             return "torch.npu.Event().record() / .wait(stream), or Stream.wait_stream"
         return f"{NGX_SCOPE}.{leaf}"
     if qualname in (STREAM_CLS, STREAM_CTX) or leaf == SWITCH:

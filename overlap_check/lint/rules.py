@@ -76,7 +76,7 @@ def oc101_mixed_families(module_ctx: Context) -> Iterator[Finding]:
 
 def oc102_wrong_namespace(ctx: Context) -> Iterator[Finding]:
     imported = ctx.module.aliases.from_imports
-    places: list[tuple[ast.AST, str]] = [(i.node, i.qualname) for i in imported.values()]
+    places: list[tuple[ast.AST, str]] = [(node, name) for name, node in imported.values()]
     places += [  # a from-imported name is reported once, at its import
         (ref.node, ref.qualname)
         for ref in ctx.module.refs

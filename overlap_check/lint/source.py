@@ -39,19 +39,12 @@ def canonical(qualname: str) -> str:
 
 
 @dataclass(frozen=True)
-class ImportedName:
-    """A name bound by ``from X import y [as z]``: where it was imported, for OC102."""
-
-    qualname: str
-    node: ast.ImportFrom
-
-
-@dataclass(frozen=True)
 class Aliases:
     """Local name -> dotted module or object path, for the tracked roots."""
 
     names: dict[str, str]
-    from_imports: dict[str, ImportedName]
+    # a name bound by `from X import y [as z]` -> its canonical name and import (for OC102)
+    from_imports: dict[str, tuple[str, ast.ImportFrom]]
 
     def qualify(self, node: ast.AST) -> str | None:
         """The canonical dotted path ``node`` refers to, or None when it is not a tracked API."""
@@ -67,18 +60,13 @@ class Aliases:
 
 def collect_aliases(tree: ast.Module) -> Aliases:
     names: dict[str, str] = {}
-    from_imports: dict[str, ImportedName] = {}
+    from_imports: dict[str, tuple[str, ast.ImportFrom]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
-                if root not in ROOTS:
-                    continue
-                if alias.asname is not None:
-                    names[alias.asname] = alias.name
-                else:
-                    # `import torch.npu` binds `torch`, not `torch.npu`.
-                    names[root] = root
+                if root in ROOTS:  # `import torch.npu` binds `torch`, not `torch.npu`
+                    names[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom):
             # Relative imports (level > 0) are the user's own modules.
             if node.level or node.module is None or node.module.split(".")[0] not in ROOTS:
@@ -89,17 +77,15 @@ def collect_aliases(tree: ast.Module) -> Aliases:
                 local = alias.asname or alias.name
                 qualname = f"{node.module}.{alias.name}"
                 names[local] = qualname
-                from_imports[local] = ImportedName(canonical(qualname), node)
+                from_imports[local] = (canonical(qualname), node)
     aliases = Aliases(names, from_imports)
     # Module-level shorthands such as `ngx = torch.npu.npugraph_ex` (top level only:
     # a local of the same name inside a function could be anything).
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Name) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
-                resolved = aliases.qualify(stmt.value)
-                if resolved is not None:
-                    names[target.id] = resolved
+            resolved = aliases.qualify(stmt.value)  # None unless a name or attribute chain
+            if isinstance(stmt.targets[0], ast.Name) and resolved is not None:
+                names[stmt.targets[0].id] = resolved
     return aliases
 
 
