@@ -169,8 +169,26 @@ class Project:
 
     def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:
         """What a wrapper function returns (empty when ``node`` is no wrapper)."""
-        if id(node) not in self._wrappers:
-            self._wrappers[id(node)] = _wrapper_apis(node, aliases)
+        if id(node) in self._wrappers:
+            return self._wrappers[id(node)]
+        found: set[str] = set()
+        todo: list[ast.stmt] = list(node.body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, ast.If):
+                todo += stmt.body + stmt.orelse
+            elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+                qualname = aliases.qualify(stmt.value.func)
+                if qualname is not None and (
+                    qualname in apis.STREAM_CONTEXTS
+                    or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
+                ):
+                    found.add(qualname)
+            elif not isinstance(stmt, (ast.Pass, ast.Return)) and not (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            ):
+                todo, found = [], set()  # more than choosing a context: not a wrapper
+        self._wrappers[id(node)] = frozenset(found)
         return self._wrappers[id(node)]
 
     def wrappers_in(self, module: SourceModule) -> tuple[frozenset[int], tuple[ApiRef, ...], bool]:
@@ -196,24 +214,3 @@ class Project:
         calls = [ref for ref in calls if id(ref.node) not in inside]
         calls.sort(key=lambda ref: (ref.line, ref.col))
         return frozenset(inside), tuple(calls), streams
-
-
-def _wrapper_apis(node: FunctionNode, aliases: Aliases) -> frozenset[str]:
-    found: set[str] = set()
-    todo: list[ast.stmt] = list(node.body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, ast.If):
-            todo += stmt.body + stmt.orelse
-        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
-            qualname = aliases.qualify(stmt.value.func)
-            if qualname is not None and (
-                qualname in apis.STREAM_CONTEXTS
-                or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
-            ):
-                found.add(qualname)
-        elif not isinstance(stmt, (ast.Pass, ast.Return, ast.Expr)):
-            return frozenset()  # more than choosing a context: not a wrapper
-        elif isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Constant):
-            return frozenset()
-    return frozenset(found)
