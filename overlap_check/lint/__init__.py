@@ -11,7 +11,6 @@ column, message, fix hint).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
@@ -148,14 +147,8 @@ def lint_paths(
 
 
 def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
-    spans: tuple[tuple[int, int, ExecPath], ...] = ()
-    if path.path is ExecPath.ANY and path.source == "compile":  # compiled both ways here
-        by_function = function_paths(module)
-        spans = tuple(
-            (node.lineno, node.end_lineno or node.lineno, by_function[id(node)])
-            for node in ast.walk(module.tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in by_function
-        )
+    both = path.path is ExecPath.ANY and path.source == "compile"  # compiled both ways here
+    spans = function_paths(module) if both else ()
     inside, calls, streams = project.wrappers_in(module)
     return Context(module, path, project, spans, inside, calls, streams)
 

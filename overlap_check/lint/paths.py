@@ -143,12 +143,8 @@ def resolve_paths(modules: list[SourceModule]) -> dict[str, PathInfo]:
     kinds = {info.path for info in compiled}
     fallback: PathInfo
     if len(kinds) == 1:
-        first = compiled[0]
-        fallback = replace(
-            first,
-            source="project",
-            dynamic_fullgraph=any(info.dynamic_fullgraph for info in compiled),
-        )
+        dynamic = any(info.dynamic_fullgraph for info in compiled)
+        fallback = replace(compiled[0], source="project", dynamic_fullgraph=dynamic)
     elif kinds:
         first = min(compiled, key=lambda info: info.where)
         fallback = PathInfo(ExecPath.ANY, "project", first.file, first.line)
@@ -183,9 +179,9 @@ def _compiled(module: SourceModule) -> list[tuple[ast.Call, ExecPath]]:
     return found
 
 
-def function_paths(module: SourceModule) -> dict[int, ExecPath]:
-    """``id(function)`` -> the one path it is compiled for, in a module compiled both ways;
-    ANY for a function both compiles reach. Functions no compile reaches are absent."""
+def function_paths(module: SourceModule) -> tuple[tuple[int, int, ExecPath], ...]:
+    """(first line, last line, path) of each function of a module compiled both ways that a
+    compile reaches: the one path it is compiled for, ANY where both compiles reach it."""
     functions: dict[str, list[_Function]] = {}
     enclosing: dict[int, _Function] = {}
     for node in ast.walk(module.tree):
@@ -224,4 +220,9 @@ def function_paths(module: SourceModule) -> dict[int, ExecPath]:
                     head, _, leaf = name.rpartition(".")
                     if head in ("", "self", "cls"):
                         todo += functions.get(leaf, [])
-    return {key: next(iter(p)) if len(p) == 1 else ExecPath.ANY for key, p in reached.items()}
+    return tuple(
+        (f.lineno, f.end_lineno or f.lineno, next(iter(p)) if len(p) == 1 else ExecPath.ANY)
+        for named in functions.values()
+        for f in named
+        if (p := reached.get(id(f)))
+    )
