@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from overlap_check.cli import cli
 from overlap_check.lint import RULES, ExecPath, lint_paths
-from overlap_check.lint.imports import collect_aliases
+from overlap_check.lint.source import collect_aliases
 from overlap_check.model.errors import InputError, UsageError
 from overlap_check.report.workflow_commands import workspace_path
 

@@ -27,8 +27,7 @@ import xmlschema
 import overlap_check
 from overlap_check.judge.baseline import apply_baseline
 from overlap_check.lint import lint_paths
-from overlap_check.lint.render import render_junit
-from overlap_check.lint.sarif import render_sarif
+from overlap_check.lint.render import render_junit, render_sarif
 from overlap_check.model import CoreLimit, Options, Plan, Report
 from overlap_check.model.errors import OverlapCheckError
 from overlap_check.model.json_codec import to_dict

@@ -1,9 +1,9 @@
 """`overlap-check lint`: a static checker of multi-stream API routing in model source.
 
-It parses Python with ``ast`` (never imports or runs it), resolves the
-torch / torch_npu / torchair import aliases, works out each module's execution
-path from its compile calls and reports the mistakes of docs/method.md's "API
-routing" as findings (rule, file, line, column, message, fix hint).
+It parses Python with ``ast`` (never imports or runs it), resolves the torch / torch_npu /
+torchair import aliases, works out each module's execution path from its compile calls and
+reports the mistakes of docs/method.md's "API routing" as findings (rule, file, line,
+column, message, fix hint).
 
     result = lint_paths(["models/"], ignore=["OC105"])
     for finding in result.findings: ...
@@ -11,12 +11,10 @@ routing" as findings (rule, file, line, column, message, fix hint).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
-from overlap_check.lint.context import Context
-from overlap_check.lint.findings import Finding, LintResult
+from overlap_check.lint.findings import Context, Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
 from overlap_check.lint.project import Project
 from overlap_check.lint.rules import RULES
@@ -56,8 +54,7 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
             found.append(path)
         else:
             raise InputError("no such file or directory", path=path)
-    unique: dict[Path, None] = dict.fromkeys(found)
-    return list(unique)
+    return list(dict.fromkeys(found))
 
 
 def parse_rule_list(
@@ -84,12 +81,6 @@ def parse_rule_list(
     return codes
 
 
-def _wanted(rule: str, select: frozenset[str] | None, ignore: frozenset[str] | None) -> bool:
-    if select is not None and not any(rule.startswith(code) for code in select):
-        return False
-    return not (ignore is not None and any(rule.startswith(code) for code in ignore))
-
-
 def _config_suppressed(finding: Finding, suppress: Sequence[str]) -> bool:
     """Whether a ``PATH[:LINE]:RULE`` entry names the finding (the path pattern matches
     from the right, as ``PurePath.match``: ``glm.py`` or ``models/*/glm.py``)."""
@@ -105,27 +96,37 @@ def _config_suppressed(finding: Finding, suppress: Sequence[str]) -> bool:
     return False
 
 
-def lint_modules(
-    modules: Sequence[SourceModule],
+def lint_paths(
+    paths: Iterable[str | Path],
     select: Iterable[str] | str | None = None,
     ignore: Iterable[str] | str | None = None,
     suppress: Sequence[str] = (),
 ) -> LintResult:
-    """Run the rules over parsed modules (the execution path is resolved across all of them).
+    """Lint files and directories (recursing ``*.py``); the execution path is resolved
+    across all of them.
 
-    ``suppress``: ``PATH[:LINE]:RULE`` entries (config ``[lint] suppress``), counted as
-    suppressed like ``# overlap-check: ignore[RULE]`` comments."""
-    selected = parse_rule_list(select, option="select")
+    ``select`` / ``ignore``: rule codes or prefixes (``"OC1"``), as a comma-separated
+    string or a list. ``suppress``: ``PATH[:LINE]:RULE`` entries (config ``[lint]
+    suppress``), counted as suppressed like ``# overlap-check: ignore[RULE]`` comments.
+    Raises InputError (exit 2) for a missing or unreadable file or a syntax error (with
+    the line), UsageError for an unknown rule code.
+    """
+    selected = parse_rule_list(select, option="select")  # bad codes fail before any parsing
     ignored = parse_rule_list(ignore, option="ignore")
-    paths = resolve_paths(list(modules))
+    checks = [
+        check
+        for rule, (check, _) in RULES.items()
+        if (selected is None or any(rule.startswith(code) for code in selected))
+        and not (ignored is not None and any(rule.startswith(code) for code in ignored))
+    ]
+    modules = [read_module(path) for path in discover(paths)]
+    resolved = resolve_paths(modules)
     project = Project(modules)
     findings: set[Finding] = set()
     suppressed: dict[Finding, str] = {}
     for module in modules:
-        ctx = _context(module, paths[module.path], project)
-        for rule, (check, _) in RULES.items():
-            if not _wanted(rule, selected, ignored):
-                continue
+        ctx = _context(module, resolved[module.path], project)
+        for check in checks:
             try:
                 produced = list(check(ctx))
             except RecursionError as err:
@@ -140,40 +141,16 @@ def lint_modules(
     return LintResult(
         findings=tuple(sorted(findings)),
         files=tuple(module.path for module in modules),
-        paths=paths,
+        paths=resolved,
         suppressed_findings=tuple(sorted(suppressed.items())),
     )
 
 
 def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
-    spans: tuple[tuple[int, int, ExecPath], ...] = ()
-    if path.path is ExecPath.ANY and path.source == "compile":  # compiled both ways here
-        by_function = function_paths(module)
-        spans = tuple(
-            (node.lineno, node.end_lineno or node.lineno, by_function[id(node)])
-            for node in ast.walk(module.tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in by_function
-        )
+    both = path.path is ExecPath.ANY and path.source == "compile"  # compiled both ways here
+    spans = function_paths(module) if both else ()
     inside, calls, streams = project.wrappers_in(module)
     return Context(module, path, project, spans, inside, calls, streams)
-
-
-def lint_paths(
-    paths: Iterable[str | Path],
-    select: Iterable[str] | str | None = None,
-    ignore: Iterable[str] | str | None = None,
-    suppress: Sequence[str] = (),
-) -> LintResult:
-    """Lint files and directories (recursing ``*.py``).
-
-    ``select`` / ``ignore``: rule codes or prefixes (``"OC1"``), as a comma-separated
-    string or a list. Raises InputError (exit 2) for a missing or unreadable file
-    or a syntax error (with the line), UsageError for an unknown rule code.
-    """
-    selected = parse_rule_list(select, option="select")  # bad codes fail before any parsing
-    ignored = parse_rule_list(ignore, option="ignore")
-    modules = [read_module(path) for path in discover(paths)]
-    return lint_modules(modules, select=selected, ignore=ignored, suppress=suppress)
 
 
 # The lint's paths as the analysis names them (model.ExecutionPath); TorchAir's aclgraph

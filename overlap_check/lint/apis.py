@@ -1,15 +1,10 @@
 """The catalogue of multi-stream APIs: which family each belongs to, where each lives.
 
-Two families (docs/method.md, "API routing"):
-
-* GE: the TorchAir graph (Ascend IR) APIs, string-tagged: stream switch, wait and
-  core limits in ``torchair.scope``, tagged events in ``torchair.ops``.
-* explicit: torch_npu stream objects (``torch.npu.Stream``/``stream``/``Event``)
-  and npugraph_ex's string-tag APIs in ``torch.npu.npugraph_ex.scope``.
-
-npugraph_ex's tagged events are documented under ``torch.npu.npugraph_ex.scope``
-by the inference recipes while torch_npu's own tests call them from
-``torch.npu.npugraph_ex.ops``; both spellings are accepted.
+Two families (docs/method.md, "API routing"): GE, the TorchAir graph (Ascend IR)
+string-tag APIs (stream switch, wait and core limits in ``torchair.scope``, tagged events
+in ``torchair.ops``); explicit, torch_npu's stream objects (``torch.npu.Stream`` /
+``stream`` / ``Event``) and npugraph_ex's string tags in ``torch.npu.npugraph_ex.scope``
+(its tagged events also from ``torch.npu.npugraph_ex.ops``, as torch_npu's tests call them).
 """
 
 from __future__ import annotations
@@ -19,14 +14,8 @@ from enum import Enum
 SWITCH = "npu_stream_switch"
 WAIT_TENSOR = "npu_wait_tensor"
 LIMIT = "limit_core_num"
-TAGGED = frozenset(
-    {
-        "npu_create_tagged_event",
-        "npu_tagged_event_record",
-        "npu_tagged_event_wait",
-        "npu_record_tagged_stream",
-    }
-)
+TAGGED_EVENTS = ("npu_create_tagged_event", "npu_tagged_event_record", "npu_tagged_event_wait")
+TAGGED = frozenset({*TAGGED_EVENTS, "npu_record_tagged_stream"})  # and record_stream's twin
 STRING_TAG = frozenset({SWITCH, WAIT_TENSOR, LIMIT}) | TAGGED
 
 GE_SCOPE = "torchair.scope"
@@ -34,6 +23,7 @@ GE_OPS = "torchair.ops"
 NGX = "torch.npu.npugraph_ex"
 NGX_SCOPE = f"{NGX}.scope"
 NGX_OPS = f"{NGX}.ops"
+GE_EVENT_OPS = (f"{GE_OPS}.record", f"{GE_OPS}.wait")
 
 # Where each string-tag API really lives (OC102).
 HOMES: dict[str, frozenset[str]] = {
@@ -46,6 +36,7 @@ HOMES: dict[str, frozenset[str]] = {
 STREAM_CTX = "torch.npu.stream"
 STREAM_CLS = "torch.npu.Stream"
 EVENT_CLS = "torch.npu.Event"
+STREAM_OBJECTS = (STREAM_CLS, STREAM_CTX, EVENT_CLS)
 CUDA_STREAM_CTX = "torch.cuda.stream"  # CUDA's twin (OC2xx rules); no family: no graph paths
 STREAM_CONTEXTS = frozenset({STREAM_CTX, CUDA_STREAM_CTX})
 MAIN_STREAM_GETTERS = frozenset(
@@ -75,17 +66,11 @@ def family(qualname: str) -> Family | None:
     Wrong-namespace spellings (``torchair.scope.npu_tagged_event_record``) still
     belong to their root's family; OC102 reports the namespace itself.
     """
-    _, leaf = split(qualname)
-    root = qualname.split(".")[0]
-    if root == "torchair":
-        if leaf in STRING_TAG or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
-            return Family.GE
-        return None
-    if root in ("torch", "torch_npu"):
-        if qualname in (STREAM_CLS, STREAM_CTX, EVENT_CLS):
-            return Family.EXPLICIT
-        if leaf in STRING_TAG:
-            return Family.EXPLICIT
+    root, leaf = qualname.split(".")[0], split(qualname)[1]
+    if root == "torchair" and (leaf in STRING_TAG or qualname in GE_EVENT_OPS):
+        return Family.GE
+    if root in ("torch", "torch_npu") and (leaf in STRING_TAG or qualname in STREAM_OBJECTS):
+        return Family.EXPLICIT
     return None
 
 
@@ -96,9 +81,7 @@ def right_home(qualname: str) -> str | None:
     if homes is None or prefix in homes or qualname.split(".")[0] not in _ROOTS:
         return None
     if qualname.startswith("torchair"):
-        if leaf in (SWITCH, WAIT_TENSOR, LIMIT):
-            return f"{GE_SCOPE}.{leaf}"
-        return f"{GE_OPS}.{leaf}"
+        return f"{GE_SCOPE if leaf in (SWITCH, WAIT_TENSOR, LIMIT) else GE_OPS}.{leaf}"
     if leaf == WAIT_TENSOR:
         # npugraph_ex has no wait_tensor: it orders streams with events.
         return f"{NGX_SCOPE}.npu_tagged_event_wait (or torch.npu.Event / Stream.wait_stream)"
@@ -113,7 +96,7 @@ def counterpart(qualname: str, target: Family) -> str:
             return (
                 f"`with torch.npu.stream(s)` on a torch.npu.Stream(), or {NGX_SCOPE}.{SWITCH}(tag)"
             )
-        if leaf == WAIT_TENSOR or qualname in (f"{GE_OPS}.record", f"{GE_OPS}.wait"):
+        if leaf == WAIT_TENSOR or qualname in GE_EVENT_OPS:
             return "torch.npu.Event().record() / .wait(stream), or Stream.wait_stream"
         return f"{NGX_SCOPE}.{leaf}"
     if qualname in (STREAM_CLS, STREAM_CTX) or leaf == SWITCH:

@@ -5,35 +5,20 @@ rules apply: a side result read without a join (OC201, OC104's twin), a side str
 that reads a current-stream result it never waited for (OC202), a current-stream
 tensor freed while a side stream may still read it (OC203, the caching allocator
 reuses its memory at once), and ``record_stream`` on long-lived objects (OC204,
-OC103's twin). Like OC104 they follow names within one function body.
+OC103's twin). Like OC104 they follow names within one function body. The twins
+share their Ascend rule's code in rules.py; OC202 and OC203 are here.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX
-from overlap_check.lint.flow import (
-    Flattener,
-    SideBlock,
-    Step,
-    flattened,
-    is_sync,
-    unsynced_uses,
-)
-from overlap_check.lint.imports import dotted_name
+from overlap_check.lint.findings import Context, Finding
+from overlap_check.lint.flow import Flattener, SideBlock, Step, flattened, is_sync
+from overlap_check.lint.source import dotted_name
 from overlap_check.lint.uses import Reads, host_call, stores
-
-if TYPE_CHECKING:
-    from overlap_check.lint.context import Context
-    from overlap_check.lint.findings import Finding
-
-
-def _waits(node: ast.AST) -> bool:
-    """Any wait or synchronisation at all (the OC202/OC203 checks give it the benefit)."""
-    return is_sync(node, stream="")
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:
@@ -93,42 +78,24 @@ def _cuda_blocks(ctx: Context) -> Iterator[tuple[Flattener, SideBlock]]:
                 yield flat, block
 
 
-def oc201_cuda_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
-    if not ctx.module.calls(CUDA_STREAM_CTX):
-        return
-    reads = Reads(ctx.project, ctx.module.path)
-    for unsynced in unsynced_uses(ctx.module, reads, lambda block: True if block.cuda else None):
-        block = unsynced.block
-        yield ctx.finding(
-            "OC201",
-            unsynced.use,
-            f"`{unsynced.use.id}` is computed on side stream `{block.stream}` (line "
-            f"{block.node.lineno}) and used on the current stream with no synchronisation "
-            "in between",
-            f"before this use call torch.cuda.current_stream().wait_stream({block.stream}), "
-            "or record a torch.cuda.Event on the side stream and .wait() it here",
-        )
-
-
 def oc202_side_reads_unwaited_input(ctx: Context) -> Iterator[Finding]:
     reads = Reads(ctx.project, ctx.module.path)
     for flat, block in _cuda_blocks(ctx):
         before = flat.steps[: block.start]
         made = _made_on_main(before, ctx, new=False)
-        waited = max((i for i, s in enumerate(before) if any(map(_waits, s.nodes))), default=-1)
+        waited = max((i for i, s in enumerate(before) if any(map(is_sync, s.nodes))), default=-1)
         assigned: set[str] = set()
         for index, name in _side_reads(flat, block, reads):
             step = flat.steps[index]
-            if any(map(_waits, step.nodes)):
+            if any(map(is_sync, step.nodes)):
                 break  # the side stream waits here (event.wait(), s.wait_stream(...))
             if name.id in made and made[name.id] > waited and name.id not in assigned:
                 producer = getattr(before[made[name.id]].nodes[0], "lineno", 0)
                 yield ctx.finding(
                     "OC202",
                     name,
-                    f"`{name.id}` is computed on the current stream (line "
-                    f"{producer}) and read on side stream "
-                    f"`{block.stream}`, which never waited for it",
+                    f"`{name.id}` is computed on the current stream (line {producer}) and read "
+                    f"on side stream `{block.stream}`, which never waited for it",
                     f"call {block.stream}.wait_stream(torch.cuda.current_stream()) before the "
                     "block, or record a torch.cuda.Event after the producer and .wait() it "
                     "inside the block",
@@ -175,7 +142,7 @@ def _freed_after(steps: list[Step], name: str, *, top_level: bool) -> str | None
     for step in steps:
         if step.side is not None:
             continue
-        if any(map(_waits, step.nodes)):
+        if any(map(is_sync, step.nodes)):
             return None
         for node in step.nodes:
             if isinstance(node, ast.Delete) and any(dotted_name(t) == name for t in node.targets):

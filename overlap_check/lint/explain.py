@@ -155,8 +155,5 @@ def explain(rule: str, summary: str) -> str:
     """The text ``lint --explain RULE`` prints."""
     why, wrong, right = EXPLAIN[rule]
     why = textwrap.fill(why, width=88)
-    return f"{rule}: {summary}\n\n{why}\n\nWrong:\n\n{_indent(wrong)}\nRight:\n\n{_indent(right)}"
-
-
-def _indent(code: str) -> str:
-    return "".join(f"    {line}\n" if line else "\n" for line in code.splitlines())
+    wrong, right = textwrap.indent(wrong, "    "), textwrap.indent(right, "    ")
+    return f"{rule}: {summary}\n\n{why}\n\nWrong:\n\n{wrong}\nRight:\n\n{right}"

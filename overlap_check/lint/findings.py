@@ -1,11 +1,15 @@
-"""What the linter reports: one finding per mistake, and the result of a run."""
+"""What a rule sees of one module (its Context) and what the linter reports: one finding
+per mistake, and the result of a run."""
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from overlap_check.lint.paths import PathInfo
+from overlap_check.lint.paths import ExecPath, PathInfo
+from overlap_check.lint.project import Project
+from overlap_check.lint.source import ApiRef, SourceModule
 
 
 @dataclass(frozen=True, order=True)
@@ -21,13 +25,34 @@ class Finding:
 
     def to_dict(self) -> dict[str, str | int]:
         return {
-            "rule": self.rule,
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "message": self.message,
-            "hint": self.hint,
+            key: getattr(self, key) for key in ("rule", "path", "line", "col", "message", "hint")
         }
+
+
+@dataclass(frozen=True)
+class Context:
+    """One module under its path; ``spans``: (first line, last line, path) of functions
+    judged on their own (a module compiled both ways); ``in_wrappers``: the nodes inside
+    the module's own wrapper functions; ``wrapper_calls``: its calls of project wrappers."""
+
+    module: SourceModule
+    path: PathInfo
+    project: Project
+    spans: tuple[tuple[int, int, ExecPath], ...] = ()
+    in_wrappers: frozenset[int] = frozenset()
+    wrapper_calls: tuple[ApiRef, ...] = ()
+    stream_wrappers: bool = False  # `with` of a project wrapper that may return torch.npu.stream
+
+    def path_at(self, node: ast.AST) -> PathInfo:
+        """The path the code at ``node`` runs under: its function's, else the module's."""
+        line = getattr(node, "lineno", 0)
+        inside = [span for span in self.spans if span[0] <= line <= span[1]]
+        return replace(self.path, path=max(inside)[2]) if inside else self.path
+
+    def finding(self, rule: str, node: ast.AST, message: str, hint: str) -> Finding:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + 1
+        return Finding(self.module.path, line, col, rule, message, hint)
 
 
 @dataclass(frozen=True)
@@ -44,10 +69,6 @@ class LintResult:
     # findings suppressed knowingly, each with how: "inSource" (a comment) or "external"
     # (the config's [lint] suppress list), SARIF's names
     suppressed_findings: tuple[tuple[Finding, str], ...] = ()
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.findings else 0
 
     @property
     def suppressed(self) -> int:

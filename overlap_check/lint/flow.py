@@ -1,22 +1,18 @@
-"""Data flow across streams for OC104: side-stream results used on the main stream.
+"""Data flow across streams (OC104, OC201): side-stream results used on the main stream.
 
-Each function body (and the module body) is flattened into steps in source
-order, each step knowing which side stream it runs on (``None`` = main). For
-every ``with torch.npu.stream(s):`` block on a side stream, the names it
-assigns are followed through the steps after the block: a main-stream step
-that reads one before any main-stream synchronisation is a finding.
+Each function body (and the module body) is flattened into steps in source order, each
+knowing the side stream it runs on (``None`` = main). The names a ``with
+torch.npu.stream(s):`` block assigns are followed through the steps after it: a
+main-stream read before any main-stream synchronisation is a finding.
 
-Deliberately conservative (a reviewer must agree with every finding): a
-``return`` that hands a side result back as it is (``return b``, ``return a, b``)
-is not a use (npugraph_ex joins the streams at the graph end); in eager modules
-a ``return`` whose expression computes with it (``return a + b``) is, since that
-expression runs on the main stream before anything joins. Anything that looks
-like a wait (``wait_stream``, ``Event.wait``, ``wait_event``, ``synchronize``,
-tagged-event waits, a helper named ``*wait*`` or ``*sync*``) counts as
-synchronisation, a name reassigned on the main stream is no longer pending, and
-uses on another side stream are not judged. Path sensitive (uses.py): a read
-under a branch exclusive with the side block's (``if flag:`` / ``elif not flag:``)
-is not judged, nor a read of metadata only (``x.shape``, a helper that reads it).
+Conservative (a reviewer must agree with every finding): a ``return`` handing a side
+result back as it is (``return a, b``) is no use (npugraph_ex joins the streams at the
+graph end), but in eager code ``return a + b`` is (it runs on the main stream before
+anything joins). Anything that looks like a wait (``wait_stream``, ``Event.wait``,
+``synchronize``, tagged-event waits, a helper named ``*wait*`` or ``*sync*``)
+synchronises; a name reassigned on the main stream is no longer pending; reads on
+another side stream, under a branch exclusive with the block's, or of metadata only
+(uses.py) are not judged.
 """
 
 from __future__ import annotations
@@ -26,9 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from overlap_check.lint.apis import CUDA_STREAM_CTX, MAIN_STREAM_GETTERS, STREAM_CTX
-from overlap_check.lint.imports import Aliases, dotted_name
 from overlap_check.lint.project import Project
-from overlap_check.lint.source import SourceModule
+from overlap_check.lint.source import Aliases, SourceModule, dotted_name
 from overlap_check.lint.uses import (
     NO_FACTS,
     SCOPES,
@@ -39,8 +34,6 @@ from overlap_check.lint.uses import (
     host_call,
     stores,
 )
-
-_SCOPES = SCOPES
 
 
 @dataclass(frozen=True)
@@ -64,15 +57,9 @@ class SideBlock:
     loops: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class UnsyncedUse:
-    use: ast.Name
-    block: SideBlock
-
-
 def unsynced_uses(
     module: SourceModule, reads: Reads, eager: Callable[[SideBlock], bool | None]
-) -> Iterator[UnsyncedUse]:
+) -> Iterator[tuple[ast.Name, SideBlock]]:
     """The first unsynchronised main-stream read of each side block's results.
 
     ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
@@ -80,19 +67,23 @@ def unsynced_uses(
     for flat in flattened(module, reads.project):
         for side_block in flat.side_blocks:
             is_eager = eager(side_block)
-            if is_eager is None:
-                continue
-            if _joins_itself(flat, side_block):
+            if is_eager is None or _joins_itself(flat, side_block):
                 continue
             use = _first_unsynced_use(side_block, flat.steps, is_eager, reads)
             if use is not None:
-                yield UnsyncedUse(use, side_block)
+                yield use, side_block
 
 
-def flattened(module: SourceModule, project: Project | None = None) -> Iterator[Flattener]:
-    """The module body and each function body as steps, with their side blocks (``project``:
-    also the blocks of project wrappers that return a stream context)."""
-    main_names = _main_stream_names(module)
+def flattened(module: SourceModule, project: Project) -> Iterator[Flattener]:
+    """The module body and each function body as steps, with their side blocks (also the
+    blocks of project wrappers that return a stream context)."""
+    main_names = {  # names and `self.` attributes that hold the main stream
+        name
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Assign) and _is_main_getter(node.value, module.aliases)
+        for name in map(dotted_name, node.targets)
+        if name is not None
+    }
     bodies: list[list[ast.stmt]] = [module.tree.body]
     bodies += [
         n.body
@@ -100,23 +91,10 @@ def flattened(module: SourceModule, project: Project | None = None) -> Iterator[
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body in bodies:
-        flat = Flattener(module.aliases, main_names, project, module.path)
-        flat.top_level = body is module.tree.body
+        flat = Flattener(module, project, main_names, top_level=body is module.tree.body)
         flat.block(body, None, NO_FACTS)
         if flat.side_blocks:
             yield flat
-
-
-def _main_stream_names(module: SourceModule) -> set[str]:
-    """Names and ``self.`` attributes that hold the main stream (``current_stream()``)."""
-    names: set[str] = set()
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Assign) and _is_main_getter(node.value, module.aliases):
-            for target in node.targets:
-                dotted = dotted_name(target)
-                if dotted is not None:
-                    names.add(dotted)
-    return names
 
 
 def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
@@ -125,15 +103,15 @@ def _is_main_getter(node: ast.expr, aliases: Aliases) -> bool:
 
 class Flattener:
     def __init__(
-        self, aliases: Aliases, main_names: set[str], project: Project | None = None, path: str = ""
+        self, module: SourceModule, project: Project, main_names: set[str], top_level: bool
     ) -> None:
-        self.aliases = aliases
+        self.aliases = module.aliases
         self.project = project
-        self.path = path
+        self.path = module.path
         self.main_names = main_names
         self.steps: list[Step] = []
         self.side_blocks: list[SideBlock] = []
-        self.top_level = False  # the module body (its names live on), not a function's
+        self.top_level = top_level  # the module body (its names live on), not a function's
         self.loops: tuple[int, ...] = ()  # the loops around the statement being flattened
 
     def add(self, step: Step) -> None:
@@ -183,7 +161,7 @@ class Flattener:
             if self.aliases.qualify(call.func) in (STREAM_CTX, CUDA_STREAM_CTX):
                 args = [*call.args, *(k.value for k in call.keywords if k.arg == "stream")]
             else:  # a project wrapper that returns torch.npu.stream(s) (or a fake context)
-                wrapped = self.project.stream_argument(self.path, call) if self.project else None
+                wrapped = self.project.stream_argument(self.path, call)
                 args = [wrapped] if wrapped is not None else []
             if not args:
                 continue
@@ -200,7 +178,7 @@ class Flattener:
             self.statement(stmt, side, facts)
 
     def statement(self, stmt: ast.stmt, side: str | None, facts: Facts) -> None:
-        if isinstance(stmt, _SCOPES):
+        if isinstance(stmt, SCOPES):
             return  # analysed on its own
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             start = len(self.steps)
@@ -214,8 +192,9 @@ class Flattener:
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
                 assigned = self.side_results(stmt.body)
-                block = SideBlock(stmt, stream, len(self.steps), assigned, start, facts, cuda)
-                self.side_blocks.append(replace(block, loops=self.loops))
+                end = len(self.steps)
+                block = SideBlock(stmt, stream, end, assigned, start, facts, cuda, self.loops)
+                self.side_blocks.append(block)
         elif isinstance(stmt, ast.If):
             self.add(Step((stmt.test,), side, False, facts))
             self.block(stmt.body, side, facts | facts_of(stmt.test, True))
@@ -265,31 +244,26 @@ def _bookkeeping_loop(loop: ast.For | ast.AsyncFor) -> bool:
     target = loop.target
     if not isinstance(target, ast.Name) or not isinstance(loop.iter, (ast.Tuple, ast.List)):
         return False
-    allowed: set[int] = set()
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-        if isinstance(node, ast.Attribute) and node.attr == "record_stream":
-            allowed.add(id(node.value))
-        elif isinstance(node, ast.Compare) and all(
-            isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops
-        ):
-            allowed.add(id(node.left))
-    return all(
-        id(node) in allowed
-        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
-        if isinstance(node, ast.Name) and node.id == target.id
-    )
+    nodes = list(ast.walk(ast.Module(body=loop.body, type_ignores=[])))
+    allowed = {
+        id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr == "record_stream"
+    }
+    allowed |= {
+        id(n.left)
+        for n in nodes
+        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
+    }
+    return all(id(n) in allowed for n in nodes if isinstance(n, ast.Name) and n.id == target.id)
 
 
 def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, classes or lambdas.
-
-    Iterative, so that deeply nested generated code cannot exhaust the stack.
-    """
+    """``ast.walk`` that does not enter nested functions, classes or lambdas (iterative:
+    deeply nested generated code cannot exhaust the stack)."""
     todo = [node]
     while todo:
         current = todo.pop()
         yield current
-        todo.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, _SCOPES))
+        todo.extend(c for c in ast.iter_child_nodes(current) if not isinstance(c, SCOPES))
 
 
 def _callee_name(call: ast.Call) -> str:
@@ -301,7 +275,9 @@ def _callee_name(call: ast.Call) -> str:
     return ""
 
 
-def is_sync(node: ast.AST, stream: str) -> bool:
+def is_sync(node: ast.AST, stream: str = "") -> bool:
+    """Whether ``node`` waits or synchronises; with no ``stream`` any wait at all counts
+    (OC202 / OC203 give it the benefit), else not ``stream.wait_stream(...)``."""
     for call in _walk_local(node):
         if not isinstance(call, ast.Call):
             continue
@@ -364,9 +340,7 @@ def _first_unsynced_use(
             return None
         if step.is_return and not eager:
             continue
-        skip: set[int] = set()
-        if step.is_return:
-            skip = set().union(*(_handed_back(node) for node in step.nodes))
+        skip = set[int]().union(*(_handed_back(node) for node in step.nodes))
         uses = [
             name
             for node in step.nodes

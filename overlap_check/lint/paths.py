@@ -1,19 +1,13 @@
 """The execution path a module runs under, from its compile calls.
 
-* ``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph
-  (``config.mode = "reduce-overhead"``/``"npugraph_ex"`` makes it TorchAir's
-  aclgraph mode, where both API families are accepted);
-* ``torch.compile(..., backend="npugraph_ex")`` -> npugraph_ex;
-* both in one module -> ``any`` (a dispatcher; path rules are skipped);
-* neither -> the one path that the other linted files compile with (a model
-  file is usually compiled by a separate runner), else eager.
-
-``# overlap-check: path=ge|npugraph_ex|aclgraph|eager|any`` in a module overrides all this.
-
-A module that compiles both ways (a dispatcher) is judged per function where it
-shows which: a function compiled one way (``torch.compile(self.decode, ...)``,
-``cache_compile(model_fn, ...)``), and what it calls of its module (``self.m()``,
-``f()``), runs that way (:func:`function_paths`).
+``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph (TorchAir's
+aclgraph mode, where both API families are accepted, with ``config.mode`` set to
+``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(...,
+backend="npugraph_ex")`` -> npugraph_ex; both -> ``any`` (a dispatcher: path rules are
+skipped, but a function compiled one way, and what it calls of its module, runs that way:
+:func:`function_paths`); neither -> the one path the other linted files compile with (a
+runner usually compiles the model file), else eager. ``# overlap-check:
+path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
 """
 
 from __future__ import annotations
@@ -23,8 +17,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from overlap_check.lint.apis import GE_MARKERS
-from overlap_check.lint.imports import dotted_name
-from overlap_check.lint.source import SourceModule
+from overlap_check.lint.source import SourceModule, dotted_name, keyword_true
 from overlap_check.model.errors import InputError
 
 NGX_CACHE = "torch.npu.npugraph_ex.inference.cache_compile"
@@ -62,74 +55,54 @@ class PathInfo:
 
     def describe(self, module: str = "") -> str:
         """``GE graph (TorchAir backend), compiled at line 40`` as seen from ``module``."""
-        label = _LABELS[self.path]
         where = f"line {self.line}" if self.file == module else self.where
-        if self.source == "pragma":
-            return f"{label}, declared at {where}"
-        if self.source == "project":
-            return f"{label}, from the compile call at {where}"
-        if self.source == "compile":
-            return f"{label}, compiled at {where}"
-        return f"{label} (no graph compile in the linted files)"
+        how = {
+            "pragma": "declared at",
+            "project": "from the compile call at",
+            "compile": "compiled at",
+        }
+        if self.source in how:
+            return f"{_LABELS[self.path]}, {how[self.source]} {where}"
+        return f"{_LABELS[self.path]} (no graph compile in the linted files)"
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path.value, "source": self.source, "where": self.where}
 
 
-def _keyword_true(call: ast.Call, name: str) -> bool:
-    return any(
-        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True
-        for k in call.keywords
-    )
-
-
-def _string_constants(tree: ast.Module) -> dict[str, str]:
-    """Names assigned a string literal anywhere (``backend = "npugraph_ex"``)."""
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    found[target.id] = node.value.value
-    return found
-
-
 def _npugraph_ex_compiles(module: SourceModule) -> list[ast.Call]:
-    constants: dict[str, str] | None = None
+    """``torch.compile(..., backend="npugraph_ex")`` (the backend maybe a variable assigned
+    the string: ``backend = "npugraph_ex"``), then npugraph_ex's ``cache_compile`` calls."""
     calls = []
     for ref in module.calls("torch.compile"):
         assert ref.call is not None
         for keyword in ref.call.keywords:
+            value = keyword.value
             if keyword.arg != "backend":
                 continue
-            value = keyword.value
-            if isinstance(value, ast.Name):
-                constants = _string_constants(module.tree) if constants is None else constants
-                backend = constants.get(value.id)
-            elif isinstance(value, ast.Constant) and isinstance(value.value, str):
-                backend = value.value
-            else:
-                backend = None
-            if backend == "npugraph_ex":
+            if isinstance(value, ast.Name):  # the last string assigned to it, if any
+                strings = [
+                    node.value
+                    for node in ast.walk(module.tree)
+                    if isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)
+                    and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+                ]
+                value = strings[-1] if strings else value
+            if isinstance(value, ast.Constant) and value.value == "npugraph_ex":
                 calls.append(ref.call)
-    return calls
+    return calls + [r.call for r in module.calls(NGX_CACHE) if r.call]
 
 
 def _aclgraph_mode(tree: ast.Module) -> bool:
     """``config.mode = "reduce-overhead"`` (or ``"npugraph_ex"``) on a TorchAir config."""
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Constant)
-            and node.value.value in ("reduce-overhead", "npugraph_ex")
-            and any(isinstance(t, ast.Attribute) and t.attr == "mode" for t in node.targets)
-        ):
-            return True
-    return False
+    return any(
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and node.value.value in ("reduce-overhead", "npugraph_ex")
+        and any(isinstance(t, ast.Attribute) and t.attr == "mode" for t in node.targets)
+        for node in ast.walk(tree)
+    )
 
 
 def own_path(module: SourceModule) -> PathInfo | None:
@@ -147,7 +120,7 @@ def own_path(module: SourceModule) -> PathInfo | None:
             ) from None
         return PathInfo(path, "pragma", module.path, line)
     ge = module.calls(*GE_MARKERS)
-    ngx = _npugraph_ex_compiles(module) + [r.call for r in module.calls(NGX_CACHE) if r.call]
+    ngx = _npugraph_ex_compiles(module)
     if ge and ngx:
         return PathInfo(ExecPath.ANY, "compile", module.path, ge[0].line)
     if ge:
@@ -155,7 +128,7 @@ def own_path(module: SourceModule) -> PathInfo | None:
         return PathInfo(path, "compile", module.path, ge[0].line)
     if ngx:
         dynamic_fullgraph = any(
-            _keyword_true(call, "fullgraph") and _keyword_true(call, "dynamic") for call in ngx
+            keyword_true(call, "fullgraph") and keyword_true(call, "dynamic") for call in ngx
         )
         return PathInfo(
             ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic_fullgraph
@@ -170,12 +143,8 @@ def resolve_paths(modules: list[SourceModule]) -> dict[str, PathInfo]:
     kinds = {info.path for info in compiled}
     fallback: PathInfo
     if len(kinds) == 1:
-        first = compiled[0]
-        fallback = replace(
-            first,
-            source="project",
-            dynamic_fullgraph=any(info.dynamic_fullgraph for info in compiled),
-        )
+        dynamic = any(info.dynamic_fullgraph for info in compiled)
+        fallback = replace(compiled[0], source="project", dynamic_fullgraph=dynamic)
     elif kinds:
         first = min(compiled, key=lambda info: info.where)
         fallback = PathInfo(ExecPath.ANY, "project", first.file, first.line)
@@ -190,7 +159,6 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 def _compiled(module: SourceModule) -> list[tuple[ast.Call, ExecPath]]:
     """Each compile call of the module with the path it compiles for."""
     found = [(call, ExecPath.NPUGRAPH_EX) for call in _npugraph_ex_compiles(module)]
-    found += [(r.call, ExecPath.NPUGRAPH_EX) for r in module.calls(NGX_CACHE) if r.call]
     found += [(r.call, ExecPath.GE) for r in module.calls(GE_CACHE) if r.call]
     ge_backends = {  # npu_backend = torchair.get_npu_backend(...)
         t.id
@@ -211,9 +179,9 @@ def _compiled(module: SourceModule) -> list[tuple[ast.Call, ExecPath]]:
     return found
 
 
-def function_paths(module: SourceModule) -> dict[int, ExecPath]:
-    """``id(function)`` -> the one path it is compiled for, in a module compiled both ways;
-    ANY for a function both compiles reach. Functions no compile reaches are absent."""
+def function_paths(module: SourceModule) -> tuple[tuple[int, int, ExecPath], ...]:
+    """(first line, last line, path) of each function of a module compiled both ways that a
+    compile reaches: the one path it is compiled for, ANY where both compiles reach it."""
     functions: dict[str, list[_Function]] = {}
     enclosing: dict[int, _Function] = {}
     for node in ast.walk(module.tree):
@@ -252,4 +220,9 @@ def function_paths(module: SourceModule) -> dict[int, ExecPath]:
                     head, _, leaf = name.rpartition(".")
                     if head in ("", "self", "cls"):
                         todo += functions.get(leaf, [])
-    return {key: next(iter(p)) if len(p) == 1 else ExecPath.ANY for key, p in reached.items()}
+    return tuple(
+        (f.lineno, f.end_lineno or f.lineno, next(iter(p)) if len(p) == 1 else ExecPath.ANY)
+        for named in functions.values()
+        for f in named
+        if (p := reached.get(id(f)))
+    )

@@ -1,27 +1,24 @@
 """What the linted files know of each other: functions by name, and the project's wrappers.
 
-* Calls are resolved to the functions they run, within the same repository:
-  ``self.m(...)`` to the methods named ``m`` of the module, ``f(...)`` to the module's
-  own ``f`` or to the ``f`` that ``from pkg.mod import f`` (or a relative import)
-  names: ``pkg/mod.py`` (or ``pkg/mod/__init__.py``, following one re-export) in a
-  folder above the calling file. Files outside the linted ones are parsed, never run.
-* A wrapper is a function whose body only returns a stream-switch / core-limit
-  context or a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``
-  / ``return FakeContextManager()``): the project's own API. The rules judge its
-  callers instead of its module.
+* A call is resolved to the functions it runs, within the repository: ``self.m(...)`` to
+  the module's methods named ``m``, ``f(...)`` to its own ``f`` or to what ``from pkg.mod
+  import f`` (or a relative import) names: ``pkg/mod.py`` or ``pkg/mod/__init__.py``
+  (following one re-export) in a folder above the caller. Those files are parsed, never run.
+* A wrapper is a function whose body only returns a stream-switch / core-limit context or
+  a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``): the project's own
+  API. The rules judge its callers instead of its module.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from overlap_check.lint import apis
-from overlap_check.lint.imports import Aliases, collect_aliases, dotted_name
-from overlap_check.lint.source import ApiRef, SourceModule
+from overlap_check.lint.source import Aliases, ApiRef, SourceModule, collect_aliases, dotted_name
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _MAX_UP = 8  # folders searched above a file for an absolutely imported module
@@ -85,25 +82,23 @@ class Project:
         return self._parsed[path]
 
     def _module_file(self, importer: str, module: str, level: int) -> str | None:
+        """The file of ``from module import ...`` (``level``: relative) seen from ``importer``."""
         key = (str(Path(importer).parent), module, level)
         if key not in self._files:
-            self._files[key] = self._find_module(importer, module, level)
+            parents = Path(importer).parents
+            if level:
+                bases = [parents[level - 1]] if level <= len(parents) else []
+            else:
+                bases = list(parents)[:_MAX_UP]
+            stems = [base.joinpath(*(p for p in module.split(".") if p)) for base in bases]
+            found = [
+                candidate
+                for stem in stems
+                for candidate in (stem.with_suffix(".py") if module else None, stem / "__init__.py")
+                if candidate is not None and candidate.is_file()
+            ]
+            self._files[key] = str(found[0]) if found else None
         return self._files[key]
-
-    def _find_module(self, importer: str, module: str, level: int) -> str | None:
-        parts = [p for p in module.split(".") if p]
-        if level:
-            bases = (
-                [Path(importer).parents[level - 1]] if level <= len(Path(importer).parents) else []
-            )
-        else:
-            bases = list(Path(importer).parents)[:_MAX_UP]
-        for base in bases:
-            stem = base.joinpath(*parts)
-            for candidate in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                if candidate is not None and candidate.is_file():
-                    return str(candidate)
-        return None
 
     def _function(self, path: str, name: str, hops: int = 3) -> tuple[str, list[FunctionNode]]:
         """The top-level functions ``name`` stands for in ``path``, through its imports."""
@@ -137,32 +132,29 @@ class Project:
             return [Callee(where, node, 0) for node in nodes]
         return []
 
-    def wrapped(self, path: str, call: ast.Call) -> frozenset[str]:
-        """The tracked APIs (qualified names) that a call of a project wrapper returns."""
-        found: set[str] = set()
+    def _wrappers_called(
+        self, path: str, call: ast.Call
+    ) -> Iterator[tuple[Callee, Aliases, frozenset[str]]]:
+        """The project functions a call runs, with their file's aliases and what each
+        returns if it is a wrapper."""
         for callee in self.callees(path, call):
             parsed = self.parsed(callee.path)
             if parsed is not None:
-                found |= self.wrapper_apis(callee.node, parsed.aliases)
-        return frozenset(found)
+                yield callee, parsed.aliases, self.wrapper_apis(callee.node, parsed.aliases)
 
     def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
         """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
         ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
         A wrapper that may return a graph-mode switch instead (chosen at run time) is not
         followed: under GE the graph orders the streams itself."""
-        for callee in self.callees(path, call):
-            parsed = self.parsed(callee.path)
-            if parsed is None:
-                continue
-            wrapped = self.wrapper_apis(callee.node, parsed.aliases)
+        for callee, aliases, wrapped in self._wrappers_called(path, call):
             if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
                 continue  # not a wrapper, or one that may pick a graph-mode switch instead
             params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
             for ret in ast.walk(callee.node):
                 if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)):
                     continue
-                if parsed.aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
+                if aliases.qualify(ret.value.func) not in apis.STREAM_CONTEXTS:
                     continue
                 first = ret.value.args[0] if ret.value.args else None
                 if not isinstance(first, ast.Name) or first.id not in params:
@@ -177,8 +169,26 @@ class Project:
 
     def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:
         """What a wrapper function returns (empty when ``node`` is no wrapper)."""
-        if id(node) not in self._wrappers:
-            self._wrappers[id(node)] = _wrapper_apis(node, aliases)
+        if id(node) in self._wrappers:
+            return self._wrappers[id(node)]
+        found: set[str] = set()
+        todo: list[ast.stmt] = list(node.body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, ast.If):
+                todo += stmt.body + stmt.orelse
+            elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+                qualname = aliases.qualify(stmt.value.func)
+                if qualname is not None and (
+                    qualname in apis.STREAM_CONTEXTS
+                    or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
+                ):
+                    found.add(qualname)
+            elif not isinstance(stmt, (ast.Pass, ast.Return)) and not (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            ):
+                todo, found = [], set()  # more than choosing a context: not a wrapper
+        self._wrappers[id(node)] = frozenset(found)
         return self._wrappers[id(node)]
 
     def wrappers_in(self, module: SourceModule) -> tuple[frozenset[int], tuple[ApiRef, ...], bool]:
@@ -192,36 +202,15 @@ class Project:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if self.wrapper_apis(node, module.aliases):
                     inside |= {id(child) for child in ast.walk(node)}
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    call = item.context_expr
-                    if not isinstance(call, ast.Call) or module.aliases.qualify(call.func):
-                        continue
-                    wrapped = self.wrapped(module.path, call)
-                    streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
-                    if len({apis.family(q) for q in wrapped}) == 1:
-                        calls.append(ApiRef(min(wrapped), call.func, call))
+            elif isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call):
+                call = node.context_expr
+                if module.aliases.qualify(call.func):
+                    continue
+                called = self._wrappers_called(module.path, call)
+                wrapped = frozenset[str]().union(*(returned for _, _, returned in called))
+                streams |= bool(wrapped) and wrapped <= apis.STREAM_CONTEXTS
+                if len({apis.family(q) for q in wrapped}) == 1:
+                    calls.append(ApiRef(min(wrapped), call.func, call))
         calls = [ref for ref in calls if id(ref.node) not in inside]
         calls.sort(key=lambda ref: (ref.line, ref.col))
         return frozenset(inside), tuple(calls), streams
-
-
-def _wrapper_apis(node: FunctionNode, aliases: Aliases) -> frozenset[str]:
-    found: set[str] = set()
-    todo: list[ast.stmt] = list(node.body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, ast.If):
-            todo += stmt.body + stmt.orelse
-        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
-            qualname = aliases.qualify(stmt.value.func)
-            if qualname is not None and (
-                qualname in apis.STREAM_CONTEXTS
-                or apis.split(qualname)[1] in (apis.SWITCH, apis.LIMIT)
-            ):
-                found.add(qualname)
-        elif not isinstance(stmt, (ast.Pass, ast.Return, ast.Expr)):
-            return frozenset()  # more than choosing a context: not a wrapper
-        elif isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Constant):
-            return frozenset()
-    return frozenset(found)

@@ -1,17 +1,26 @@
-"""Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0."""
+"""Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0.
+
+SARIF (for GitHub code scanning and other viewers): one run whose tool rules are every
+lint rule, one result per finding at its file, line and column. Paths are made relative
+to the workspace (``GITHUB_WORKSPACE``, else the repository root: GitHub resolves them
+against the checkout) wherever lint runs; others become ``file://`` URIs.
+tests/data/sarif/ holds the official schema the output is validated against.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import PurePath
+from urllib.parse import quote
 
 from overlap_check import __version__
 from overlap_check.lint.findings import Finding, LintResult
-from overlap_check.lint.sarif import render_sarif
+from overlap_check.lint.rules import RULES
 from overlap_check.report.color import bold, paint
 from overlap_check.report.escape import displayed, guarded, json_text
 from overlap_check.report.junit import JUnitCase, JUnitFailure, JUnitSuite, write
-from overlap_check.report.workflow_commands import command
+from overlap_check.report.workflow_commands import command, workspace_path
 
 FORMATS = ("text", "json", "github", "junit", "sarif")
 
@@ -65,21 +74,54 @@ def render_junit(result: LintResult) -> str:
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
     cases = tuple(
-        JUnitCase(
-            classname="overlap-check.lint",
-            name=path,
-            failures=tuple(
-                JUnitFailure(
-                    message=f"{f.rule} {f.message}",
-                    type=f.rule,
-                    text=f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}",
-                )
-                for f in found
-            ),
-        )
+        JUnitCase("overlap-check.lint", path, tuple(_junit_failure(f) for f in found))
         for path, found in by_file.items()
     )
     return write("overlap-check lint", (JUnitSuite("overlap-check lint", cases),))
+
+
+def _junit_failure(f: Finding) -> JUnitFailure:
+    text = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}\nhint: {f.hint}"
+    return JUnitFailure(message=f"{f.rule} {f.message}", type=f.rule, text=text)
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _uri(path: str) -> str:
+    pure = PurePath(workspace_path(path))
+    return pure.as_uri() if pure.is_absolute() else quote(pure.as_posix())
+
+
+def render_sarif(result: LintResult) -> str:
+    rules = [
+        {"id": code, "name": code, "shortDescription": {"text": summary},
+         "defaultConfiguration": {"level": "error"}}
+        for code, (_, summary) in RULES.items()
+    ]  # fmt: skip
+    results = []
+    for f, how in [(f, None) for f in result.findings] + list(result.suppressed_findings):
+        region = {"startLine": f.line, "startColumn": f.col}
+        place = {"artifactLocation": {"uri": _uri(f.path)}, "region": region}
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": list(RULES).index(f.rule),
+                "level": "error",
+                "message": {"text": f"{f.message}\nhint: {f.hint}"},
+                "locations": [{"physicalLocation": place}],
+                **({"suppressions": [{"kind": how}]} if how else {}),
+            }
+        )
+    driver = {"name": "overlap-check", "version": __version__, "semanticVersion": __version__}
+    run = {
+        "tool": {"driver": {**driver, "rules": rules}},
+        # ast columns count UTF-8 bytes; the same as code points on ASCII lines
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
 RENDERERS: dict[str, Callable[[LintResult], str]] = {

@@ -11,112 +11,89 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 
 from overlap_check.lint import apis, cuda
 from overlap_check.lint.apis import Family
-from overlap_check.lint.context import Context
-from overlap_check.lint.findings import Finding
-from overlap_check.lint.flow import unsynced_uses
-from overlap_check.lint.imports import dotted_name
+from overlap_check.lint.findings import Context, Finding
+from overlap_check.lint.flow import SideBlock, unsynced_uses
 from overlap_check.lint.paths import ExecPath
-from overlap_check.lint.source import ApiRef, SourceModule
+from overlap_check.lint.source import ApiRef, SourceModule, dotted_name, keyword_true
 from overlap_check.lint.uses import Reads
 
 
 def _is_timing_event(ref: ApiRef) -> bool:
     """``torch.npu.Event(enable_timing=True)`` measures time; it is not a stream-ordering tool."""
-    return ref.qualname == apis.EVENT_CLS and any(
-        k.arg == "enable_timing" and isinstance(k.value, ast.Constant) and k.value.value is True
-        for k in (ref.call.keywords if ref.call else [])
+    return (
+        ref.qualname == apis.EVENT_CLS
+        and ref.call is not None
+        and keyword_true(ref.call, "enable_timing")
     )
 
 
-def family_calls(ctx: Context) -> dict[Family, list[ApiRef]]:
-    """The multi-stream API calls of each family, in source order: wrapper calls count as
-    the API they wrap; the insides of the module's own wrappers are their callers' to judge."""
-    found: dict[Family, list[ApiRef]] = {Family.GE: [], Family.EXPLICIT: []}
+def _by_path(ctx: Context) -> Iterator[tuple[Context, dict[Family, list[ApiRef]]]]:
+    """The module's multi-stream API calls of each family in source order, by the path they
+    run under. Wrapper calls count as the API they wrap; the insides of the module's own
+    wrappers are their callers' to judge."""
+    groups: dict[ExecPath, dict[Family, list[ApiRef]]] = {}
     for ref in sorted([*ctx.module.refs, *ctx.wrapper_calls], key=lambda r: (r.line, r.col)):
         fam = apis.family(ref.qualname)
         if ref.call is None or fam is None or _is_timing_event(ref):
             continue
         if id(ref.node) not in ctx.in_wrappers:
-            found[fam].append(ref)
-    return found
-
-
-def _by_path(ctx: Context) -> Iterator[tuple[Context, dict[Family, list[ApiRef]]]]:
-    """The module's calls of each family grouped by the path they run under (one group,
-    the module's, unless its functions are judged on their own)."""
-    groups: dict[ExecPath, dict[Family, list[ApiRef]]] = {}
-    for fam, refs in family_calls(ctx).items():
-        for ref in refs:
             path = ctx.path_at(ref.node).path
             groups.setdefault(path, {Family.GE: [], Family.EXPLICIT: []})[fam].append(ref)
     for path, calls in groups.items():
         yield replace(ctx, path=replace(ctx.path, path=path), spans=()), calls
 
 
-def _other(family: Family) -> Family:
-    return Family.EXPLICIT if family is Family.GE else Family.GE
+_OTHER = {Family.GE: Family.EXPLICIT, Family.EXPLICIT: Family.GE}
 
 
 def _path_family(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Family | None:
     """The family that fits the module's path (None where both or neither are judged)."""
-    if ctx.path.path is ExecPath.GE:
-        return Family.GE
-    if ctx.path.path is ExecPath.NPUGRAPH_EX:
-        return Family.EXPLICIT
     if ctx.path.path is ExecPath.ACLGRAPH and calls[Family.GE] and calls[Family.EXPLICIT]:
         # TorchAir's aclgraph accepts both; the minority family is the odd one out.
         return Family.GE if len(calls[Family.GE]) > len(calls[Family.EXPLICIT]) else Family.EXPLICIT
-    return None
+    return {ExecPath.GE: Family.GE, ExecPath.NPUGRAPH_EX: Family.EXPLICIT}.get(ctx.path.path)
 
 
 def oc101_mixed_families(module_ctx: Context) -> Iterator[Finding]:
     for ctx, calls in _by_path(module_ctx):
-        yield from _oc101(ctx, calls)
-
-
-def _oc101(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
-    keep = _path_family(ctx, calls)
-    if keep is None or not calls[keep] or not calls[_other(keep)]:
-        return
-    first = calls[keep][0]
-    for ref in calls[_other(keep)]:
-        yield ctx.finding(
-            "OC101",
-            ref.node,
-            f"{ref.qualname} ({_other(keep).value} family) is mixed with the {keep.value} family "
-            f"({first.qualname} at line {first.line}) in one module",
-            f"one module, one family: use {apis.counterpart(ref.qualname, keep)}",
-        )
+        keep = _path_family(ctx, calls)
+        if keep is None or not calls[keep]:
+            continue
+        first = calls[keep][0]
+        for ref in calls[_OTHER[keep]]:
+            yield ctx.finding(
+                "OC101",
+                ref.node,
+                f"{ref.qualname} ({_OTHER[keep].value} family) is mixed with the {keep.value} "
+                f"family ({first.qualname} at line {first.line}) in one module",
+                f"one module, one family: use {apis.counterpart(ref.qualname, keep)}",
+            )
 
 
 def oc102_wrong_namespace(ctx: Context) -> Iterator[Finding]:
-    from_imported = ctx.module.aliases.from_imports
-    seen: set[tuple[int, str]] = set()
-    for imported in from_imported.values():
-        home = apis.right_home(imported.qualname)
-        if home is not None and (id(imported.node), imported.qualname) not in seen:
-            seen.add((id(imported.node), imported.qualname))
-            yield _namespace_finding(ctx, imported.node, imported.qualname, home)
-    for ref in ctx.module.refs:
-        if isinstance(ref.node, ast.Name) and ref.node.id in from_imported:
-            continue  # reported once, at its import
-        home = apis.right_home(ref.qualname)
-        if home is not None:
-            yield _namespace_finding(ctx, ref.node, ref.qualname, home)
-
-
-def _namespace_finding(ctx: Context, node: ast.AST, qualname: str, home: str) -> Finding:
-    prefix, leaf = apis.split(qualname)
-    return ctx.finding(
-        "OC102",
-        node,
-        f"{leaf} is not in {prefix}: GE tagged events live in torchair.ops, GE stream switch/wait "
-        "in torchair.scope, npugraph_ex's in torch.npu.npugraph_ex.scope",
-        f"use {home}",
-    )
+    imported = ctx.module.aliases.from_imports
+    places: list[tuple[ast.AST, str]] = [(node, name) for name, node in imported.values()]
+    places += [  # a from-imported name is reported once, at its import
+        (ref.node, ref.qualname)
+        for ref in ctx.module.refs
+        if not (isinstance(ref.node, ast.Name) and ref.node.id in imported)
+    ]
+    for node, qualname in places:
+        home = apis.right_home(qualname)
+        if home is None:
+            continue
+        prefix, leaf = apis.split(qualname)
+        yield ctx.finding(
+            "OC102",
+            node,
+            f"{leaf} is not in {prefix}: GE tagged events live in torchair.ops, GE stream "
+            "switch/wait in torchair.scope, npugraph_ex's in torch.npu.npugraph_ex.scope",
+            f"use {home}",
+        )
 
 
 _CACHE = re.compile(r"(^|_)(kv_)?caches?($|_)|^past_key_values?$", re.IGNORECASE)
@@ -151,15 +128,13 @@ def _long_lived_locals(function: ast.AST) -> dict[str, str]:
     """Local names bound to long-lived objects: ``w = self.w13``, ``for p in m.parameters()``."""
     local: dict[str, str] = {}
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                reason = _long_lived(node.value, local)
-                if reason is None and isinstance(node.value, ast.Call):
-                    callee = dotted_name(node.value.func) or ""
-                    reason = "a parameter" if callee.endswith("Parameter") else None
-                if reason is not None:
-                    local[target.id] = reason
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            callee = (dotted_name(value.func) or "") if isinstance(value, ast.Call) else ""
+            param = "a parameter" if callee.endswith("Parameter") else None  # nn.Parameter(...)
+            reason = _long_lived(value, local) or param
+            if reason is not None and len(node.targets) == 1:
+                local[node.targets[0].id] = reason
         elif isinstance(node, (ast.For, ast.comprehension)):
             it = node.iter
             if (
@@ -181,20 +156,21 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 def _record_stream_calls(
     tree: ast.Module,
-) -> Iterator[tuple[ast.Call, ast.expr, _Function]]:
-    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``, with their function."""
+) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
+    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``: the call, what it
+    records, its function and the API's name."""
     todo: list[tuple[ast.AST, _Function]] = [(tree, None)]
     while todo:  # iterative: deeply nested generated code must not exhaust the stack
         node, function = todo.pop()
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "record_stream":
-                yield node, func.value, function
+                yield node, func.value, function, "record_stream"
             elif (dotted_name(func) or "").endswith("npu_record_tagged_stream"):
                 keywords = (k.value for k in node.keywords if k.arg in ("input", "self"))
                 target = node.args[0] if node.args else next(keywords, None)
                 if target is not None:
-                    yield node, target, function
+                    yield node, target, function, "npu_record_tagged_stream"
         inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
         todo.extend((child, inner) for child in ast.iter_child_nodes(node))
 
@@ -209,27 +185,17 @@ def _cuda_module(module: SourceModule) -> bool:
     return "cuda" in roots and "npu" not in roots and not ascend
 
 
-def oc103_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
-    if not _cuda_module(ctx.module):
-        yield from _record_stream_long_lived(ctx, "OC103")
-
-
-def oc204_cuda_record_stream_long_lived(ctx: Context) -> Iterator[Finding]:
-    if _cuda_module(ctx.module):
-        yield from _record_stream_long_lived(ctx, "OC204")
-
-
 def _record_stream_long_lived(ctx: Context, rule: str) -> Iterator[Finding]:
+    """OC103, or OC204 in CUDA code."""
+    if _cuda_module(ctx.module) != (rule == "OC204"):
+        return
     locals_of: dict[int, dict[str, str]] = {}  # computed only for functions that record
-    for call, target, function in _record_stream_calls(ctx.module.tree):
+    for call, target, function, api in _record_stream_calls(ctx.module.tree):
         if function is not None and id(function) not in locals_of:
             locals_of[id(function)] = _long_lived_locals(function)
         reason = _long_lived(target, locals_of.get(id(function), {}))
         if reason is None:
             continue
-        api = "npu_record_tagged_stream"
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "record_stream":
-            api = "record_stream"
         yield ctx.finding(
             rule,
             call,
@@ -239,27 +205,31 @@ def _record_stream_long_lived(ctx: Context, rule: str) -> Iterator[Finding]:
         )
 
 
-def _eager_or_unjudged(ctx: Context, node: ast.AST) -> bool | None:
-    """None under GE (explicit streams there are OC101/OC108), else whether it is eager."""
-    path = ctx.path_at(node).path
-    return None if path is ExecPath.GE else path is ExecPath.EAGER
-
-
-def oc104_side_result_unsynced(ctx: Context) -> Iterator[Finding]:
-    if not ctx.module.calls(apis.STREAM_CTX) and not ctx.stream_wrappers:
+def _side_result_unsynced(ctx: Context, rule: str) -> Iterator[Finding]:
+    """OC104, or OC201 for torch.cuda.stream blocks."""
+    cuda = rule == "OC201"
+    if not ctx.module.calls(apis.CUDA_STREAM_CTX if cuda else apis.STREAM_CTX) and (
+        cuda or not ctx.stream_wrappers
+    ):
         return  # no side stream
-    reads = Reads(ctx.project, ctx.module.path)
-    eager = lambda block: None if block.cuda else _eager_or_unjudged(ctx, block.node)  # noqa: E731
-    for unsynced in unsynced_uses(ctx.module, reads, eager):
-        block = unsynced.block
+
+    def eager(block: SideBlock) -> bool | None:
+        """Whether reads in a ``return`` count (eager: nothing joins the streams at its end);
+        None for another rule's block, or under GE (explicit streams there are OC101/OC108)."""
+        path = ctx.path_at(block.node).path
+        if block.cuda != cuda or (path is ExecPath.GE and not cuda):
+            return None
+        return cuda or path is ExecPath.EAGER
+
+    device, main = ("cuda", "current") if cuda else ("npu", "main")
+    for use, block in unsynced_uses(ctx.module, Reads(ctx.project, ctx.module.path), eager):
         yield ctx.finding(
-            "OC104",
-            unsynced.use,
-            f"`{unsynced.use.id}` is computed on side stream `{block.stream}` "
-            f"(line {block.node.lineno}) and used on the main stream with no synchronisation "
-            "in between",
-            f"before this use call torch.npu.current_stream().wait_stream({block.stream}), "
-            "or record a torch.npu.Event on the side stream and .wait() it here",
+            rule,
+            use,
+            f"`{use.id}` is computed on side stream `{block.stream}` (line {block.node.lineno}) "
+            f"and used on the {main} stream with no synchronisation in between",
+            f"before this use call torch.{device}.current_stream().wait_stream({block.stream}), "
+            f"or record a torch.{device}.Event on the side stream and .wait() it here",
         )
 
 
@@ -268,22 +238,17 @@ def _has_stream_switch(ctx: Context) -> bool:
     function named like one."""
     if any(apis.split(r.qualname)[1] != apis.LIMIT for r in ctx.wrapper_calls):
         return True
-    module = ctx.module
-    for node in ast.walk(module.tree):
-        if not isinstance(node, (ast.With, ast.AsyncWith)):
+    for item in ast.walk(ctx.module.tree):
+        if not (isinstance(item, ast.withitem) and isinstance(item.context_expr, ast.Call)):
             continue
-        for item in node.items:
-            call = item.context_expr
-            if not isinstance(call, ast.Call):
-                continue
-            qualname = module.aliases.qualify(call.func)
-            if qualname is not None:
-                if qualname == apis.STREAM_CTX or apis.split(qualname)[1] == apis.SWITCH:
-                    return True
-                continue
-            callee = dotted_name(call.func) or ""
-            if "stream" in callee.rpartition(".")[2].lower():
-                return True
+        func = item.context_expr.func
+        qualname = ctx.module.aliases.qualify(func)
+        if qualname is None:
+            switch = "stream" in (dotted_name(func) or "").rpartition(".")[2].lower()
+        else:
+            switch = qualname == apis.STREAM_CTX or apis.split(qualname)[1] == apis.SWITCH
+        if switch:
+            return True
     return False
 
 
@@ -317,43 +282,37 @@ def _left_to_oc105(ctx: Context, ref: ApiRef) -> bool:
 
 def oc107_torchair_in_eager(module_ctx: Context) -> Iterator[Finding]:
     for ctx, calls in _by_path(module_ctx):
-        if ctx.path.path is ExecPath.EAGER:
-            yield from _oc107(ctx, calls)
-
-
-def _oc107(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
-    for ref in calls[Family.GE]:
-        if _left_to_oc105(ctx, ref):
+        if ctx.path.path is not ExecPath.EAGER:
             continue
-        yield ctx.finding(
-            "OC107",
-            ref.node,
-            f"{ref.qualname} is TorchAir graph-mode (string-tag) style, but this module runs "
-            f"{ctx.path.describe(ctx.module.path)}",
-            f"in eager code use {apis.counterpart(ref.qualname, Family.EXPLICIT)}; if a TorchAir "
-            "runner compiles this module, lint it together or add `# overlap-check: path=ge`",
-        )
+        for ref in calls[Family.GE]:
+            if _left_to_oc105(ctx, ref):
+                continue
+            yield ctx.finding(
+                "OC107",
+                ref.node,
+                f"{ref.qualname} is TorchAir graph-mode (string-tag) style, but this module "
+                f"runs {ctx.path.describe(ctx.module.path)}",
+                f"in eager code use {apis.counterpart(ref.qualname, Family.EXPLICIT)}; if a "
+                "TorchAir runner compiles this module, lint it together or add "
+                "`# overlap-check: path=ge`",
+            )
 
 
 def oc108_family_vs_path(module_ctx: Context) -> Iterator[Finding]:
     for ctx, calls in _by_path(module_ctx):
-        yield from _oc108(ctx, calls)
-
-
-def _oc108(ctx: Context, calls: dict[Family, list[ApiRef]]) -> Iterator[Finding]:
-    keep = _path_family(ctx, calls)
-    if keep is None or ctx.path.path is ExecPath.ACLGRAPH or calls[keep]:
-        return  # both families present: that is OC101
-    for ref in calls[_other(keep)]:
-        if _left_to_oc105(ctx, ref):
-            continue
-        yield ctx.finding(
-            "OC108",
-            ref.node,
-            f"{ref.qualname} belongs to the {_other(keep).value} family, but this module runs "
-            f"{ctx.path.describe(ctx.module.path)}",
-            f"use {apis.counterpart(ref.qualname, keep)}",
-        )
+        keep = _path_family(ctx, calls)
+        if keep is None or ctx.path.path is ExecPath.ACLGRAPH or calls[keep]:
+            continue  # both families present: that is OC101
+        for ref in calls[_OTHER[keep]]:
+            if _left_to_oc105(ctx, ref):
+                continue
+            yield ctx.finding(
+                "OC108",
+                ref.node,
+                f"{ref.qualname} belongs to the {_OTHER[keep].value} family, but this module "
+                f"runs {ctx.path.describe(ctx.module.path)}",
+                f"use {apis.counterpart(ref.qualname, keep)}",
+            )
 
 
 def oc110_stream_objects_dynamic(ctx: Context) -> Iterator[Finding]:
@@ -378,9 +337,12 @@ Rule = Callable[[Context], Iterator[Finding]]
 RULES: dict[str, tuple[Rule, str]] = {
     "OC101": (oc101_mixed_families, "GE and explicit-stream APIs mixed in one module"),
     "OC102": (oc102_wrong_namespace, "stream switch / tagged event API in the wrong namespace"),
-    "OC103": (oc103_record_stream_long_lived, "record_stream on a long-lived object"),
+    "OC103": (
+        partial(_record_stream_long_lived, rule="OC103"),
+        "record_stream on a long-lived object",
+    ),
     "OC104": (
-        oc104_side_result_unsynced,
+        partial(_side_result_unsynced, rule="OC104"),
         "side-stream result used on the main stream unsynchronised",
     ),
     "OC105": (oc105_limit_without_switch, "limit_core_num in a module with no stream switch"),
@@ -391,7 +353,7 @@ RULES: dict[str, tuple[Rule, str]] = {
         "Stream/Event objects under npugraph_ex fullgraph+dynamic",
     ),
     "OC201": (
-        cuda.oc201_cuda_side_result_unsynced,
+        partial(_side_result_unsynced, rule="OC201"),
         "CUDA: side-stream result used on the current stream unsynchronised",
     ),
     "OC202": (
@@ -402,5 +364,8 @@ RULES: dict[str, tuple[Rule, str]] = {
         cuda.oc203_freed_without_record_stream,
         "CUDA: tensor read on a side stream freed without record_stream",
     ),
-    "OC204": (oc204_cuda_record_stream_long_lived, "CUDA: record_stream on a long-lived object"),
+    "OC204": (
+        partial(_record_stream_long_lived, rule="OC204"),
+        "CUDA: record_stream on a long-lived object",
+    ),
 }

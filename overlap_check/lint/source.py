@@ -1,7 +1,11 @@
-"""One parsed module: its tree, comments, aliases and the tracked API calls in it.
+"""One parsed module: its tree, comments, import aliases and the tracked API calls in it.
 
-The source is parsed with ``ast`` and tokenised for comments; it is never
-imported or run.
+The source is parsed with ``ast`` and tokenised for comments; it is never imported or
+run. Aliases say which dotted API a name or attribute chain stands for; only the three
+roots that carry multi-stream APIs are tracked (``torch``, ``torch_npu``,
+``torchair``), everything else resolves to ``None`` and is never reported. Resolution
+is flow-insensitive: every import anywhere in the module (top level, inside functions,
+inside ``try``) counts.
 """
 
 from __future__ import annotations
@@ -13,8 +17,96 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from overlap_check.lint.imports import Aliases, collect_aliases
 from overlap_check.model.errors import InputError, regular_file
+
+ROOTS = frozenset({"torch", "torch_npu", "torchair"})
+
+# Spellings that are the same object as a shorter canonical name, so that the
+# rules only need to know one name per API.
+_CANONICAL: tuple[tuple[str, str], ...] = (
+    ("torch_npu.npu", "torch.npu"),
+    ("torchair.configs.compiler_config.CompilerConfig", "torchair.CompilerConfig"),
+    ("torchair.npu_fx_compiler.get_npu_backend", "torchair.get_npu_backend"),
+)
+
+
+def canonical(qualname: str) -> str:
+    """The one name the rules use (``torch_npu.npu.Stream`` -> ``torch.npu.Stream``)."""
+    for old, new in _CANONICAL:
+        if qualname == old or qualname.startswith(old + "."):
+            return new + qualname[len(old) :]
+    return qualname
+
+
+@dataclass(frozen=True)
+class Aliases:
+    """Local name -> dotted module or object path, for the tracked roots."""
+
+    names: dict[str, str]
+    # a name bound by `from X import y [as z]` -> its canonical name and import (for OC102)
+    from_imports: dict[str, tuple[str, ast.ImportFrom]]
+
+    def qualify(self, node: ast.AST) -> str | None:
+        """The canonical dotted path ``node`` refers to, or None when it is not a tracked API."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.names.get(head)
+        if base is None:
+            return None
+        return canonical(f"{base}.{rest}" if rest else base)
+
+
+def collect_aliases(tree: ast.Module) -> Aliases:
+    names: dict[str, str] = {}
+    from_imports: dict[str, tuple[str, ast.ImportFrom]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                if root in ROOTS:  # `import torch.npu` binds `torch`, not `torch.npu`
+                    names[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom):
+            # Relative imports (level > 0) are the user's own modules.
+            if node.level or node.module is None or node.module.split(".")[0] not in ROOTS:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                qualname = f"{node.module}.{alias.name}"
+                names[local] = qualname
+                from_imports[local] = (canonical(qualname), node)
+    aliases = Aliases(names, from_imports)
+    # Module-level shorthands such as `ngx = torch.npu.npugraph_ex` (top level only:
+    # a local of the same name inside a function could be anything).
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            resolved = aliases.qualify(stmt.value)  # None unless a name or attribute chain
+            if isinstance(stmt.targets[0], ast.Name) and resolved is not None:
+                names[stmt.targets[0].id] = resolved
+    return aliases
+
+
+def keyword_true(call: ast.Call, name: str) -> bool:
+    """``call`` passes ``name=True``."""
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords
+    )
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``self.w13.weight`` for an attribute chain on a plain name, else None (calls, subscripts)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
 
 _IGNORE = re.compile(r"#\s*overlap-check:\s*ignore(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
 _PATH_PRAGMA = re.compile(r"#\s*overlap-check:\s*path\s*=\s*(?P<path>[\w-]+)", re.IGNORECASE)
@@ -109,12 +201,8 @@ def _scan_comments(
         ignore = _IGNORE.search(token.string)
         if ignore is not None:
             listed = ignore.group("rules")
-            if listed is None:
-                suppressions[line] = frozenset({ALL_RULES})
-            else:
-                suppressions[line] = frozenset(
-                    part.strip().upper() for part in listed.split(",") if part.strip()
-                )
+            parts = [ALL_RULES] if listed is None else listed.split(",")
+            suppressions[line] = frozenset(p.strip().upper() for p in parts if p.strip())
         declared = _PATH_PRAGMA.search(token.string)
         if declared is not None and pragma is None:
             pragma = (declared.group("path").lower(), line)

@@ -1,15 +1,12 @@
 """Which reads of a tensor touch its data, and under which branch conditions they run.
 
-* Metadata is not data: ``x.shape``, ``x.size()``, ``x.dim()``, ``x.numel()``,
-  ``x.dtype``, ``x.device``, ``len(x)``, ``x is None`` read what the host already
-  knows, so a stream need not have finished writing ``x``. Nor is handing ``x`` to a
-  project function whose body reads only that of the parameter (followed through
-  further such calls, see project.py).
-* Facts: a branch taken tells the truth of its condition's flags. The body of
-  ``if flag and ready:`` runs with both true, its ``else`` (when the test is one flag)
-  with it false; ``if not flag`` the reverse; the right operand of ``a and b`` runs
-  with ``a`` true. Two places whose facts disagree on a flag never both run
-  (:func:`exclusive`), provided nothing assigns the flag between them.
+* Metadata is not data: ``x.shape``, ``x.size()``, ``len(x)``, ``x is None`` read what
+  the host already knows, so a stream need not have finished writing ``x``; nor does a
+  project function whose body reads only that of the parameter (project.py).
+* Facts: a branch taken tells the truth of its condition's flags (``if flag and ready:``
+  runs with both true, its ``else`` with a one-flag test false, ``if not flag`` the
+  reverse; ``b`` in ``a and b`` with ``a`` true). Places whose facts disagree on a flag
+  never both run (:func:`exclusive`), provided nothing assigns the flag between them.
 """
 
 from __future__ import annotations
@@ -17,8 +14,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from overlap_check.lint.imports import dotted_name
 from overlap_check.lint.project import Callee, Project
+from overlap_check.lint.source import dotted_name
 
 Fact = tuple[str, bool]  # (flag: a name or attribute chain, its truth)
 Facts = frozenset[Fact]
@@ -43,9 +40,7 @@ def host_call(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Name):
         return func.id in HOST_FUNCS
-    return isinstance(func, ast.Attribute) and (
-        func.attr in HOST_METHODS or func.attr in META_ATTRS
-    )
+    return isinstance(func, ast.Attribute) and func.attr in HOST_METHODS | META_ATTRS
 
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -133,45 +128,32 @@ class Reads:
         callees = self.project.callees(self.path, node)
         if not callees:
             return set()
-        skip = set()
-        for index, arg in enumerate(node.args):
-            if isinstance(arg, ast.Name) and all(
-                self.metadata_only(c, index=index) for c in callees
-            ):
-                skip.add(id(arg))
-        for keyword in node.keywords:
-            value = keyword.value
-            if (
-                isinstance(value, ast.Name)
-                and keyword.arg is not None
-                and all(self.metadata_only(c, name=keyword.arg) for c in callees)
-            ):
-                skip.add(id(keyword))
-        return skip
+        params: list[tuple[ast.AST, int | str]] = [
+            (arg, index) for index, arg in enumerate(node.args) if isinstance(arg, ast.Name)
+        ]
+        params += [
+            (k, k.arg) for k in node.keywords if isinstance(k.value, ast.Name) and k.arg is not None
+        ]
+        return {id(n) for n, param in params if all(self.metadata_only(c, param) for c in callees)}
 
-    def metadata_only(self, callee: Callee, *, index: int = -1, name: str = "") -> bool:
+    def metadata_only(self, callee: Callee, param: int | str) -> bool:
         """Whether ``callee`` reads only the metadata of one parameter (by position or name)."""
         arguments = callee.node.args
         positional = [*arguments.posonlyargs, *arguments.args]
-        if index >= 0:
-            position = index + callee.offset
-            if position >= len(positional):
+        if isinstance(param, int):
+            if param + callee.offset >= len(positional):
                 return False
-            name = positional[position].arg
-        elif name not in {a.arg for a in [*arguments.args, *arguments.kwonlyargs]}:
+            param = positional[param + callee.offset].arg
+        elif param not in {a.arg for a in [*arguments.args, *arguments.kwonlyargs]}:
             return False
-        key = (callee.path, id(callee.node), name)
+        key = (callee.path, id(callee.node), param)
         memo = self.project.metadata_memo
         if key not in memo:
             memo[key] = False  # a recursive call is not proof
-            memo[key] = self._reads_only_metadata(callee, name)
+            reads = self if callee.path == self.path else Reads(self.project, callee.path)
+            memo[key] = not any(
+                param in stores(stmt)
+                or any(read.id == param for read, _ in reads.data_reads(stmt, nested=True))
+                for stmt in callee.node.body
+            )
         return memo[key]
-
-    def _reads_only_metadata(self, callee: Callee, name: str) -> bool:
-        reads = self if callee.path == self.path else Reads(self.project, callee.path)
-        for stmt in callee.node.body:
-            if name in stores(stmt):
-                return False
-            if any(read.id == name for read, _ in reads.data_reads(stmt, nested=True)):
-                return False
-        return True
