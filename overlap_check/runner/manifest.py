@@ -1,10 +1,7 @@
-"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run.
-
-It records the command and, per run, when, how it ended and which result dirs (relative to
-its folder) it left, so that nothing is lost when a run fails or is interrupted and
-``overlap-check analyze <out>`` can judge the same data later. The session never leaves it
-``running``, whatever ends it (a failing run, a signal, a full disk: a small reserve file
-beside it is given up for the closing write); only a read-only file system or SIGKILL can.
+"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run,
+so that nothing is lost when a run fails or is interrupted and ``analyze <out>`` can judge
+the same data later. Its fields, statuses and the reserve file: docs/run.md, "What ends up
+on disk".
 """
 
 from __future__ import annotations
@@ -25,8 +22,6 @@ from overlap_check.report.output_file import write_atomically
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 
-# ok: judged. failed: non-zero exit. no-profile: nothing exported. incomplete: the export was
-# cut short. bad-data: the export could not be read. interrupted: Ctrl-C / SIGTERM.
 RunStatus = Literal[
     "running", "ok", "failed", "no-profile", "incomplete", "bad-data", "interrupted"
 ]
@@ -70,7 +65,7 @@ class Manifest:
     manifest_version: int = MANIFEST_VERSION
 
     def with_run(self, record: RunRecord) -> Manifest:
-        """A copy with ``record`` added, or replacing the record with the same index."""
+        """A copy with ``record`` added, or replacing the one with its index."""
         others = tuple(r for r in self.runs if r.index != record.index)
         runs = tuple(sorted((*others, record), key=lambda r: r.index))
         return replace(self, runs=runs, updated=now_iso())
@@ -98,8 +93,8 @@ DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def reserve_space(out_dir: Path) -> None:
-    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up (best
-    effort: under ``ulimit -f`` or on a full disk the session goes on without one)."""
+    """Keep a reserve that :func:`write_manifest` can give up (best effort: under ``ulimit -f``
+    or on a full disk the session goes on without one)."""
     reserve = out_dir / RESERVE_NAME
     try:
         with reserve.open("wb") as handle:
@@ -112,7 +107,6 @@ def reserve_space(out_dir: Path) -> None:
 
 
 def release_reserve(out_dir: Path) -> bool:
-    """Delete the reserve file; True if there was one."""
     try:
         (out_dir / RESERVE_NAME).unlink()
     except FileNotFoundError:

@@ -1,22 +1,10 @@
-"""overlap-check's profiler payload, loaded by Python as ``sitecustomize`` (docs/run.md).
+"""overlap-check's profiler payload, loaded by Python as ``sitecustomize``.
 
-``overlap-check run --profiler torch_npu`` (or ``torch``) puts this file's folder first on
-PYTHONPATH, so ``site`` imports it in the workload and in every Python process it starts.
-Inert unless ``OVERLAP_CHECK_RUN_DIR`` is set. It:
-
-1. wraps the loader of ``torch_npu`` (``torch`` with ``OVERLAP_CHECK_PROFILER=torch``) and,
-   once that module has *finished* importing, starts the process-wide capture
-   (:meth:`Controller.start_profiler`), stopped and so exported at interpreter exit; it
-   never imports torch_npu on its own;
-2. serves ``overlap_check.profile()`` (``OVERLAP_CHECK_WINDOW``): ``auto``: the first block
-   discards the process-wide capture and captures only itself; ``explicit``: only blocks
-   are captured; ``process``: blocks are ignored;
-3. chains to the ``sitecustomize`` that would have run without it.
-
-Each process appends what happened (JSON lines) to ``<run dir>/.overlap-check/payload-<pid>
-.jsonl`` so that a run without a profile can be explained. Nothing here may break the
-workload: every failure is logged and swallowed. Standard library only, Python 3.8+: it
-runs in the workload's interpreter, which need not have overlap-check installed.
+``overlap-check run`` puts this folder first on PYTHONPATH; once ``torch_npu`` (or ``torch``)
+has finished importing, the payload starts the profiler, serves ``overlap_check.profile()``,
+logs each step and chains to the next ``sitecustomize`` (docs/run.md, "--profiler torch_npu").
+Nothing here may break the workload: every failure is logged and swallowed. Standard library
+only, Python 3.8+: it runs in the workload's interpreter, which need not have overlap-check.
 """
 
 from __future__ import annotations
@@ -36,7 +24,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-# Names shared with overlap_check.runner.torch_npu_injection (kept equal by a test).
+# Names shared with overlap_check.runner.profilers (kept equal by a test).
 PAYLOAD_MODULE = "_overlap_check_payload"
 ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"
 ENV_LEVEL = "OVERLAP_CHECK_LEVEL"
@@ -102,9 +90,7 @@ class Controller:
             pass
 
     def start_profiler(self, module: ModuleType) -> Any:
-        """Create and start the profiler of ``module`` (torch_npu, or torch on CUDA) with the
-        documented arguments (docs/run.md); every optimizer step is a torch profiler step, so
-        the trace holds ``ProfilerStep#N`` (without an optimizer, step 0 records it all)."""
+        """Start the profiler of ``module`` (torch_npu, or torch on CUDA) as docs/run.md shows."""
         profiler: Any = importlib.import_module(module.__name__ + ".profiler")
         if self.profiler == "torch":
             prof = profiler.profile(
@@ -153,7 +139,6 @@ class Controller:
         self.log("profiler-stopped", mode=mode, seconds=round(time.monotonic() - began, 3))
 
     def on_torch_npu_imported(self, torch_npu: ModuleType) -> None:
-        """Called once torch_npu has finished importing in this process."""
         with self.lock:
             if self.torch_npu_imported:
                 return
@@ -176,7 +161,7 @@ class Controller:
             self.log("profiler-started", mode="process", level=self.level)
 
     def discard_process_capture(self) -> None:
-        """Stop the process-wide capture and delete what it wrote (window mode)."""
+        """Stop the process-wide capture and delete what it wrote (window auto)."""
         prof, self.process_prof = self.process_prof, None
         self.stop_profiler(prof, "process")
         marker = f"_{os.getpid()}_"
@@ -247,14 +232,9 @@ class Controller:
 
 
 def register_exit_hook(hook: Any) -> None:
-    """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down.
-
-    torch_npu parses the capture inside ``stop()``, with thread and process pools; a plain
-    ``atexit`` hook runs after ``threading._shutdown()``, when concurrent.futures refuses new
-    work. ``threading._register_atexit`` hooks run first (concurrent.futures is imported
-    here so that its own hooks come after ours). ``atexit`` stays as a fallback (the hook is
-    idempotent).
-    """
+    """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down (why:
+    docs/run.md); importing concurrent.futures first puts its own hooks after ours. ``atexit``
+    stays as a fallback (the hook is idempotent)."""
     try:
         import concurrent.futures.process
         import concurrent.futures.thread  # noqa: F401
@@ -388,7 +368,6 @@ def chain_next_sitecustomize(own_file: str) -> str | None:
 
 
 def install(environ: Any = None) -> Controller | None:
-    """Set up the controller and the import hook from the environment."""
     env = os.environ if environ is None else environ
     run_dir = env.get(ENV_RUN_DIR)
     if not run_dir:
@@ -421,7 +400,6 @@ CONTROLLER: Controller | None = None
 
 
 def window_enter() -> bool:
-    """Entry point for ``overlap_check.profile()``."""
     return CONTROLLER.window_enter() if CONTROLLER is not None else False
 
 
