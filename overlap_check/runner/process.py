@@ -112,23 +112,14 @@ class _Sink:
         with self._lock:
             if self.output is not None:
                 try:
-                    self._to_output(chunk)
+                    self.output.write(self._decoder.decode(chunk))
+                    self.output.flush()
                     return
                 except (OSError, ValueError) as err:  # ValueError: a closed stream
                     to_devnull(self.output)
                     self.output = None
                     self.problem = f"output stopped ({_reason(err)}); the rest went to the log"
             self._to_log(chunk)
-
-    def _to_output(self, chunk: bytes) -> None:
-        assert self.output is not None
-        buffer = getattr(self.output, "buffer", None)
-        if buffer is not None:
-            buffer.write(chunk)
-            buffer.flush()
-        else:
-            self.output.write(self._decoder.decode(chunk))
-            self.output.flush()
 
     def _to_log(self, chunk: bytes) -> None:
         if self.log_path is None:

@@ -142,45 +142,38 @@ def run_status(result: WorkloadResult, problem: str | None, incomplete: str | No
     return "ok"
 
 
+@dataclass
 class _Session:
     """The manifest as it stands, the writes that keep it on disk, and the run's callbacks."""
 
-    def __init__(
-        self, plan: RunPlan, manifest: Manifest, progress: Progress, forwarder: SignalForwarder
-    ) -> None:
-        self.plan, self.out, self.manifest = plan, plan.out_dir, manifest
-        self.progress, self.forwarder = progress, forwarder
+    plan: RunPlan
+    manifest: Manifest
+    progress: Progress
+    forwarder: SignalForwarder
 
     def save(self, manifest: Manifest, *, closing: bool = False) -> None:
         self.manifest = manifest
-        write_manifest(self.out, manifest, closing=closing)
+        write_manifest(self.plan.out_dir, manifest, closing=closing)
 
     def finish(self, status: SessionStatus, problem: str | None = None) -> Manifest:
         manifest = replace(self.manifest, status=status, problem=problem, updated=now_iso())
         self.save(manifest, closing=True)
-        release_reserve(self.out)
+        release_reserve(self.plan.out_dir)
         return manifest
 
     def disk_error(self, err: OSError) -> InputError:
         """Close the manifest after a failed write, if the disk still lets us; the error."""
-        reason = _os_reason(err)
-        closed = True
-        manifest = self.manifest
-        for record in manifest.runs:
+        reason, out = _os_reason(err), self.plan.out_dir
+        for record in self.manifest.runs:
             if record.status == "running":
-                manifest = manifest.with_run(
-                    replace(record, ended=now_iso(), status="failed", problem=reason)
-                )
-        self.manifest = manifest
+                failed = replace(record, ended=now_iso(), status="failed", problem=reason)
+                self.manifest = self.manifest.with_run(failed)
+        hint = f"{len(self.manifest.usable_runs())} completed run(s) kept in {out}"
         try:
             self.finish("failed", problem=f"cannot write: {reason}")
         except OSError:
-            closed = False
-        done = len(self.manifest.usable_runs())
-        hint = f"{done} completed run(s) kept in {self.out}"
-        if not closed:
-            hint += f"; {self.out / MANIFEST_NAME} could not be updated and may still say running"
-        return InputError(f"cannot write the runs: {reason}", path=self.out, hint=hint)
+            hint += f"; {out / MANIFEST_NAME} could not be updated and may still say running"
+        return InputError(f"cannot write the runs: {reason}", path=out, hint=hint)
 
 
 def execute(

@@ -10,6 +10,7 @@ only, Python 3.8+: it runs in the workload's interpreter, which need not have ov
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -70,8 +71,9 @@ class Controller:
         self.owner_pid = os.getpid()  # a fork()ed child must not stop our profilers
 
     def log(self, event: str, **fields: Any) -> None:
-        """Append one event to this process's status file; never raises."""
-        try:
+        """Append one event to this process's status file; never raises (the workload matters
+        more than our bookkeeping)."""
+        with contextlib.suppress(Exception):
             folder = os.path.join(self.run_dir, STATUS_DIR)
             os.makedirs(folder, exist_ok=True)
             record = {"event": event, "pid": os.getpid(), "time_ns": time.time_ns()}
@@ -79,46 +81,52 @@ class Controller:
             path = os.path.join(folder, f"payload-{os.getpid()}.jsonl")
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record, default=str) + "\n")
-        except Exception:  # the workload matters more than our bookkeeping
-            pass
 
     def warn(self, message: str) -> None:
-        try:
+        with contextlib.suppress(Exception):
             sys.stderr.write(f"overlap-check: {message}\n")
             sys.stderr.flush()
-        except Exception:
-            pass
 
-    def start_profiler(self, module: ModuleType) -> Any:
-        """Start the profiler of ``module`` (torch_npu, or torch on CUDA) as docs/run.md shows."""
-        profiler: Any = importlib.import_module(module.__name__ + ".profiler")
-        if self.profiler == "torch":
-            prof = profiler.profile(
-                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
-                schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
-                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
-                with_stack=self.stack,
-            )
-        else:
-            experimental = profiler._ExperimentalConfig(
-                profiler_level=getattr(profiler.ProfilerLevel, self.level),
-                aic_metrics=profiler.AiCMetrics.PipeUtilization,
-            )
-            prof = profiler.profile(
-                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
-                experimental_config=experimental,
-                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
-            )
-        prof.start()
-        if self.profiler == "torch":
-            try:
-                optimizer: Any = importlib.import_module("torch.optim.optimizer")
-                optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
-            except Exception as err:  # no optimizer hooks (torch < 2.0): one step, recorded whole
-                self.log("error", stage="step-hook", message=repr(err))
-        if not self.atexit_registered:
-            register_exit_hook(self.at_exit)
-            self.atexit_registered = True
+    def start_profiler(self, mode: str) -> Any:
+        """Start the profiler (torch_npu's, or torch's on CUDA) as docs/run.md shows; None,
+        logged and warned, when it cannot."""
+        try:
+            if mode == "process":
+                self.process_before = set(os.listdir(self.run_dir))
+            # In window mode this may import torch_npu: the hook sees window_used, starts nothing.
+            profiler: Any = importlib.import_module(self.profiler + ".profiler")
+            if self.profiler == "torch":
+                prof = profiler.profile(
+                    activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
+                    schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
+                    on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
+                    with_stack=self.stack,
+                )
+            else:
+                experimental = profiler._ExperimentalConfig(
+                    profiler_level=getattr(profiler.ProfilerLevel, self.level),
+                    aic_metrics=profiler.AiCMetrics.PipeUtilization,
+                )
+                prof = profiler.profile(
+                    activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+                    experimental_config=experimental,
+                    on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
+                )
+            prof.start()
+            if self.profiler == "torch":
+                try:
+                    optimizer: Any = importlib.import_module("torch.optim.optimizer")
+                    optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
+                except Exception as err:  # torch < 2.0 has no optimizer hooks: one step, whole
+                    self.log("error", stage="step-hook", message=repr(err))
+            if not self.atexit_registered:
+                register_exit_hook(self.at_exit)
+                self.atexit_registered = True
+        except Exception as err:
+            self.log("error", stage="start", mode=mode, message=repr(err))
+            self.warn(f"could not start {self.profiler}.profiler: {err!r}")
+            return None
+        self.log("profiler-started", mode=mode, level=self.level)
         return prof
 
     def step(self, prof: Any) -> None:
@@ -151,14 +159,7 @@ class Controller:
             if self.window == "explicit" or self.window_used:
                 self.log("deferred", reason="window", window=self.window)
                 return
-            try:
-                self.process_before = set(os.listdir(self.run_dir))
-                self.process_prof = self.start_profiler(torch_npu)
-            except Exception as err:
-                self.log("error", stage="start", mode="process", message=repr(err))
-                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
-                return
-            self.log("profiler-started", mode="process", level=self.level)
+            self.process_prof = self.start_profiler("process")
 
     def discard_process_capture(self) -> None:
         """Stop the process-wide capture and delete what it wrote (window auto)."""
@@ -197,17 +198,8 @@ class Controller:
             self.window_used = True
             if self.process_prof is not None:
                 self.discard_process_capture()
-            try:
-                # Under `run` the workload uses torch_npu anyway; importing it here
-                # fires the hook, which sees window_used and starts nothing.
-                torch_npu = importlib.import_module(self.profiler)
-                self.window_prof = self.start_profiler(torch_npu)
-            except Exception as err:
-                self.log("error", stage="start", mode="window", message=repr(err))
-                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
-                return False
-            self.log("profiler-started", mode="window", level=self.level)
-            return True
+            self.window_prof = self.start_profiler("window")
+            return self.window_prof is not None
 
     def window_exit(self, opened: bool) -> None:
         if os.getpid() != self.owner_pid:
