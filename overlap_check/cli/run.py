@@ -99,7 +99,7 @@ def run(ctx: click.Context, /, **params: Any) -> None:
             # if it is caught later; exec() of a string clears the mark again.
             exec("")
             state.forget_empty_out()
-            raise Interrupted(state.interrupted_message(), hint=state.interrupted_hint()) from None
+            raise state.interrupted() from None
 
 
 class _Progress:
@@ -140,16 +140,14 @@ class _Progress:
                 (self.out / LOCK_NAME).unlink(missing_ok=True)
                 self.out.rmdir()  # only when still empty
 
-    def interrupted_message(self) -> str:
+    def interrupted(self) -> Interrupted:
         if self.manifest is None:
-            return "interrupted before the first run"
+            return Interrupted("interrupted before the first run")
         done = len(self.manifest.usable_runs())
-        return f"interrupted while judging; {done} completed run(s) kept in {self.out}"
-
-    def interrupted_hint(self) -> str | None:
-        if self.manifest is None or not self.manifest.usable_runs():
-            return None
-        return f"judge them with: overlap-check analyze {self.out}"
+        return Interrupted(
+            f"interrupted while judging; {done} completed run(s) kept in {self.out}",
+            hint=f"judge them with: overlap-check analyze {self.out}" if done else None,
+        )
 
 
 def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _Progress) -> None:

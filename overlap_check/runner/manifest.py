@@ -194,44 +194,35 @@ def _check_result_dirs(manifest: Manifest, path: Path) -> None:
 
 
 def run_folder_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """PATHs as ``analyze`` reads them: each ``run`` folder replaced by its completed runs'
-    result dirs (:func:`judged_paths`); the notes say which runs were left out."""
+    """PATHs as ``analyze`` reads them: each ``run`` folder (one holding ``manifest.json``)
+    replaced by its ``ok`` runs' result dirs (another may have left a partial profile), and
+    notes saying which runs were left out."""
     expanded: list[str] = []
     notes: list[str] = []
     for path in paths:
-        found = judged_paths(Path(path))
-        if found is None:
+        folder = Path(path)
+        if not (folder / MANIFEST_NAME).is_file():
             expanded.append(path)
             continue
-        dirs, why = found
+        manifest = read_manifest(folder)
+        usable = manifest.usable_runs()
+        why = [
+            f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
+            for r in manifest.runs
+            if r not in usable
+        ]
+        if manifest.status == "running":
+            why.append(
+                f"the run session in {folder} never finished (manifest status running): "
+                "only its completed runs are judged"
+            )
+        dirs = [folder / d for r in usable for d in r.result_dirs] if why else [folder]
         if not dirs:
             raise InputError(
                 "no completed run to judge in this run folder",
-                path=Path(path) / MANIFEST_NAME,
+                path=folder / MANIFEST_NAME,
                 hint="; ".join(why) or None,
             )
         expanded += [str(d) for d in dirs]
         notes += why
     return expanded, notes
-
-
-def judged_paths(folder: Path) -> tuple[list[Path], list[str]] | None:
-    """What ``analyze`` reads for a ``run`` folder (one holding ``manifest.json``): its ``ok``
-    runs only (another may have left a partial profile), and notes; None: not a run folder."""
-    if not (folder / MANIFEST_NAME).is_file():
-        return None
-    manifest = read_manifest(folder)
-    usable = manifest.usable_runs()
-    notes = [
-        f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
-        for r in manifest.runs
-        if r not in usable
-    ]
-    if manifest.status == "running":
-        notes.append(
-            f"the run session in {folder} never finished (manifest status running): "
-            "only its completed runs are judged"
-        )
-    if not notes:
-        return [folder], []
-    return [folder / d for r in usable for d in r.result_dirs], notes

@@ -207,10 +207,11 @@ def run_workload(
             stderr=subprocess.STDOUT if terminal is None else terminal,  # one pipe keeps the order
             start_new_session=True,
         )
-    except FileNotFoundError:
-        return _not_started(127, f"command not found: {argv[0]}", began, forwarder)
-    except OSError as err:  # PermissionError, ENOEXEC ...
-        return _not_started(126, f"cannot execute {argv[0]}: {_reason(err)}", began, forwarder)
+    except OSError as err:  # the shell's codes: 127 not found, 126 not executable
+        code, why = 127, f"command not found: {argv[0]}"
+        if not isinstance(err, FileNotFoundError):  # PermissionError, ENOEXEC ...
+            code, why = 126, f"cannot execute {argv[0]}: {_reason(err)}"
+        return WorkloadResult(code, time.monotonic() - began, forwarder.interrupted, problem=why)
     forwarder.child = child
     pump = None
     try:
@@ -236,12 +237,6 @@ def _wait(child: subprocess.Popen[bytes]) -> int:
             return child.wait(timeout=0.1)
         except subprocess.TimeoutExpired:
             continue
-
-
-def _not_started(
-    code: int, problem: str, began: float, forwarder: SignalForwarder
-) -> WorkloadResult:
-    return WorkloadResult(code, time.monotonic() - began, forwarder.interrupted, problem=problem)
 
 
 def describe_exit(exit_code: int) -> str:

@@ -274,13 +274,12 @@ def _dash_m_module(orig_argv: list[str]) -> str | None:
 class _NotifyingLoader(importlib.abc.Loader):
     """Delegates to the real loader and calls back once the module has executed."""
 
-    def __init__(self, inner: Any, callback: Any) -> None:
+    def __init__(self, inner: importlib.abc.Loader, callback: Any) -> None:
         self._inner = inner
         self._callback = callback
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        module: ModuleType | None = self._inner.create_module(spec)
-        return module
+        return self._inner.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
         # Give the module its real loader back before it runs (introspection, resources).
@@ -303,10 +302,7 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
         self.busy = False
 
     def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != self.module_name or self.busy:
             return None
@@ -315,9 +311,7 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
             for finder in list(sys.meta_path):
                 if finder is self or not hasattr(finder, "find_spec"):
                     continue
-                spec: importlib.machinery.ModuleSpec | None = finder.find_spec(
-                    fullname, path, target
-                )
+                spec = finder.find_spec(fullname, path, target)
                 if spec is not None:
                     if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                         spec.loader = _NotifyingLoader(spec.loader, self.callback)
