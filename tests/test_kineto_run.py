@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from overlap_check.runner.manifest import read_manifest
-from overlap_check.runner.msprof import choose_profiler
+from overlap_check.runner.profilers import choose_profiler
 
 
 def _load(name: str, path: Path) -> ModuleType:

@@ -20,7 +20,7 @@ from types import ModuleType
 import pytest
 
 from overlap_check.model.errors import InputError, UsageError
-from overlap_check.runner import msprof, torch_npu_injection
+from overlap_check.runner import profilers
 from overlap_check.runner.manifest import (
     MANIFEST_NAME,
     Manifest,
@@ -44,7 +44,7 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 HARNESS = _load("overlap_check_test_harness", Path(__file__).parent / "standins" / "harness.py")
-PAYLOAD_FILE = torch_npu_injection.INJECT_DIR / "sitecustomize.py"
+PAYLOAD_FILE = profilers.INJECT_DIR / "sitecustomize.py"
 
 
 def run_python(
@@ -59,7 +59,7 @@ def injected(
     tmp_path: Path, run_dir: Path, *, level: str = "Level1", window: str = "auto", **kw: str
 ) -> dict[str, str]:
     base = HARNESS.standin_env(tmp_path, **kw)
-    return torch_npu_injection.injection_env(base, run_dir, level=level, window=window, run_index=1)
+    return profilers.injection_env(base, run_dir, level=level, window=window, run_index=1)
 
 
 # --------------------------------------------------------------------------- injection env
@@ -67,11 +67,11 @@ def injected(
 
 def test_payload_names_match_the_injection_module() -> None:
     payload = _load("payload_under_test", PAYLOAD_FILE)
-    assert payload.ENV_RUN_DIR == torch_npu_injection.ENV_RUN_DIR
-    assert payload.ENV_LEVEL == torch_npu_injection.ENV_LEVEL
-    assert payload.ENV_WINDOW == torch_npu_injection.ENV_WINDOW
-    assert payload.STATUS_DIR == torch_npu_injection.STATUS_DIR
-    assert payload.PAYLOAD_MODULE == torch_npu_injection.PAYLOAD_MODULE
+    assert payload.ENV_RUN_DIR == profilers.ENV_RUN_DIR
+    assert payload.ENV_LEVEL == profilers.ENV_LEVEL
+    assert payload.ENV_WINDOW == profilers.ENV_WINDOW
+    assert payload.STATUS_DIR == profilers.STATUS_DIR
+    assert payload.PAYLOAD_MODULE == profilers.PAYLOAD_MODULE
     from overlap_check.runner import api
 
     assert api.PAYLOAD_MODULE == payload.PAYLOAD_MODULE
@@ -88,33 +88,31 @@ def test_payload_is_python_3_8_syntax() -> None:
 
 def test_injection_env_prepends_the_payload_and_keeps_the_user_path(tmp_path: Path) -> None:
     base = {"PYTHONPATH": f"/a{os.pathsep}/b", "HOME": "/home/x"}
-    env = torch_npu_injection.injection_env(
+    env = profilers.injection_env(
         base, tmp_path / "run-2", level="Level2", window="explicit", run_index=2
     )
-    assert env["PYTHONPATH"] == os.pathsep.join([str(torch_npu_injection.INJECT_DIR), "/a", "/b"])
+    assert env["PYTHONPATH"] == os.pathsep.join([str(profilers.INJECT_DIR), "/a", "/b"])
     assert env["OVERLAP_CHECK_RUN_DIR"] == str((tmp_path / "run-2").resolve())
     assert env["OVERLAP_CHECK_LEVEL"] == "Level2"
     assert env["OVERLAP_CHECK_WINDOW"] == "explicit"
     assert env["OVERLAP_CHECK_RUN_INDEX"] == "2"
     assert env["HOME"] == "/home/x"
     assert base["PYTHONPATH"] == f"/a{os.pathsep}/b"  # the caller's mapping is untouched
-    bare = torch_npu_injection.injection_env(
-        {}, tmp_path, level="Level1", window="auto", run_index=1
-    )
-    assert bare["PYTHONPATH"] == str(torch_npu_injection.INJECT_DIR)
+    bare = profilers.injection_env({}, tmp_path, level="Level1", window="auto", run_index=1)
+    assert bare["PYTHONPATH"] == str(profilers.INJECT_DIR)
 
 
 def test_check_output_path_follows_torch_npus_rule(tmp_path: Path) -> None:
-    torch_npu_injection.check_output_path(tmp_path / "overlap-check-runs" / "20260101-120000")
-    torch_npu_injection.check_output_path(tmp_path / "my runs" / "v1.2_~x")
+    profilers.check_output_path(tmp_path / "overlap-check-runs" / "20260101-120000")
+    profilers.check_output_path(tmp_path / "my runs" / "v1.2_~x")
     with pytest.raises(UsageError, match="torch_npu cannot write under") as err:
-        torch_npu_injection.check_output_path(tmp_path / "runs+fast")
+        profilers.check_output_path(tmp_path / "runs+fast")
     assert err.value.hint is not None and "--out" in err.value.hint
     link = tmp_path / "link"
     (tmp_path / "a=b").mkdir()
     link.symlink_to(tmp_path / "a=b")
     with pytest.raises(UsageError):  # judged on the real path, as torch_npu does
-        torch_npu_injection.check_output_path(link / "out")
+        profilers.check_output_path(link / "out")
 
 
 # --------------------------------------------------------------------------- the payload
@@ -145,11 +143,11 @@ def test_payload_starts_the_profiler_with_the_documented_arguments(tmp_path: Pat
         "export",
     ]
     assert HARNESS.calls(tmp_path, "phase")[0]["profiling"] is True
-    found = torch_npu_injection.find_result_dirs(run_dir)
+    found = profilers.find_result_dirs(run_dir)
     assert len(found) == 1 and found[0].name.endswith("_ascend_pt")
     assert f"_{profiles[0]['pid']}_" in found[0].name  # <host>_<pid>_<timestamp>_ascend_pt
-    assert torch_npu_injection.is_parsed(found[0])
-    (trace,) = torch_npu_injection.read_process_traces(run_dir)
+    assert profilers.is_parsed(found[0])
+    (trace,) = profilers.read_process_traces(run_dir)
     assert trace.events == (
         "payload-loaded",
         "torch_npu-imported",
@@ -172,16 +170,16 @@ def test_payload_never_imports_torch_npu_itself(tmp_path: Path) -> None:
     result = run_python([str(HARNESS.WORKLOAD), "--no-npu"], injected(tmp_path, run_dir), tmp_path)
     assert result.returncode == 0, result.stderr
     assert HARNESS.read_jsonl(tmp_path / "torch_npu-calls.jsonl") == []  # not even imported
-    (trace,) = torch_npu_injection.read_process_traces(run_dir)
+    (trace,) = profilers.read_process_traces(run_dir)
     assert trace.events == ("payload-loaded",)
-    assert torch_npu_injection.find_result_dirs(run_dir) == ()
-    why = torch_npu_injection.explain_missing_profile(run_dir, "auto")
+    assert profilers.find_result_dirs(run_dir) == ()
+    why = profilers.explain_missing_profile(run_dir, "auto")
     assert "torch_npu was never imported" in why
 
 
 def test_payload_is_inert_without_a_run_dir_and_still_chains(tmp_path: Path) -> None:
     env = HARNESS.standin_env(tmp_path, extra_path=str(HARNESS.USER_SITE))
-    env["PYTHONPATH"] = str(torch_npu_injection.INJECT_DIR) + os.pathsep + env["PYTHONPATH"]
+    env["PYTHONPATH"] = str(profilers.INJECT_DIR) + os.pathsep + env["PYTHONPATH"]
     result = run_python([str(HARNESS.WORKLOAD)], env, tmp_path)
     assert result.returncode == 0, result.stderr
     assert HARNESS.calls(tmp_path, "profile") == []
@@ -218,10 +216,10 @@ def test_a_child_process_is_profiled_into_the_same_run_dir(tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     starts = HARNESS.calls(tmp_path, "start")
     assert len({s["pid"] for s in starts}) == 2
-    found = torch_npu_injection.find_result_dirs(run_dir)
+    found = profilers.find_result_dirs(run_dir)
     assert len(found) == 2
     assert sorted(p.name.split("_")[-4] for p in found) == sorted(str(s["pid"]) for s in starts)
-    assert len(torch_npu_injection.read_process_traces(run_dir)) == 2
+    assert len(profilers.read_process_traces(run_dir)) == 2
 
 
 def test_a_launcher_process_is_not_profiled_but_its_ranks_are(tmp_path: Path) -> None:
@@ -244,13 +242,13 @@ def test_a_launcher_process_is_not_profiled_but_its_ranks_are(tmp_path: Path) ->
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    traces = torch_npu_injection.read_process_traces(run_dir)
+    traces = profilers.read_process_traces(run_dir)
     events = sorted(t.events for t in traces)
     assert events == [
         ("payload-loaded", "torch_npu-imported", "profiler-started", "profiler-stopped"),
         ("payload-loaded", "torch_npu-imported", "skipped"),
     ]
-    assert len(torch_npu_injection.find_result_dirs(run_dir)) == 1
+    assert len(profilers.find_result_dirs(run_dir)) == 1
 
 
 def test_python_m_torch_distributed_run_is_a_launcher(tmp_path: Path) -> None:
@@ -267,9 +265,9 @@ def test_python_m_torch_distributed_run_is_a_launcher(tmp_path: Path) -> None:
     env = injected(tmp_path, run_dir, extra_path=str(fake))
     result = run_python(["-X", "utf8", "-m", "torch.distributed.run"], env, tmp_path)
     assert result.returncode == 0, result.stderr
-    skipped = [t for t in torch_npu_injection.read_process_traces(run_dir) if "skipped" in t.events]
+    skipped = [t for t in profilers.read_process_traces(run_dir) if "skipped" in t.events]
     assert len(skipped) == 1
-    assert len(torch_npu_injection.find_result_dirs(run_dir)) == 1  # the rank's only
+    assert len(profilers.find_result_dirs(run_dir)) == 1  # the rank's only
 
 
 def test_dash_m_module() -> None:
@@ -299,7 +297,7 @@ def test_a_forked_child_leaves_the_capture_to_its_parent(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     stops = HARNESS.calls(tmp_path, "stop")
     assert [s["phases"] for s in stops] == [["after-fork"]]  # stopped once, by the parent
-    assert len(torch_npu_injection.find_result_dirs(run_dir)) == 1
+    assert len(profilers.find_result_dirs(run_dir)) == 1
 
 
 def test_a_failed_parse_is_explained(tmp_path: Path) -> None:
@@ -307,15 +305,15 @@ def test_a_failed_parse_is_explained(tmp_path: Path) -> None:
     env = injected(tmp_path, run_dir)
     env["FAKE_TORCH_NPU_PARSE_FAIL"] = "1"
     assert run_python([str(HARNESS.WORKLOAD)], env, tmp_path).returncode == 0
-    (written,) = torch_npu_injection.find_result_dirs(run_dir)
-    assert not torch_npu_injection.is_parsed(written)
-    why = torch_npu_injection.explain_missing_profile(run_dir, "auto")
+    (written,) = profilers.find_result_dirs(run_dir)
+    assert not profilers.is_parsed(written)
+    why = profilers.explain_missing_profile(run_dir, "auto")
     assert f"torch_npu wrote {written.name} but did not parse it" in why
     assert str(written / "logs") in why
 
 
 def test_explain_missing_profile_without_payload(tmp_path: Path) -> None:
-    why = torch_npu_injection.explain_missing_profile(tmp_path, "auto")
+    why = profilers.explain_missing_profile(tmp_path, "auto")
     assert "payload was never loaded" in why and "--profiler msprof" in why
 
 
@@ -324,7 +322,7 @@ def test_explain_missing_profile_without_payload(tmp_path: Path) -> None:
 
 def _phases_of_surviving_capture(tmp_path: Path, run_dir: Path) -> list[list[str]]:
     exported = {c["dir"]: c["phases"] for c in HARNESS.calls(tmp_path, "export")}
-    return [exported[str(p)] for p in torch_npu_injection.find_result_dirs(run_dir)]
+    return [exported[str(p)] for p in profilers.find_result_dirs(run_dir)]
 
 
 def test_window_auto_discards_the_process_capture(tmp_path: Path) -> None:
@@ -336,7 +334,7 @@ def test_window_auto_discards_the_process_capture(tmp_path: Path) -> None:
     # Process-wide capture (load), stopped and deleted at the block; then the block alone.
     assert [c["phases"] for c in HARNESS.calls(tmp_path, "stop")] == [["load"], ["generate"]]
     assert _phases_of_surviving_capture(tmp_path, run_dir) == [["generate"]]
-    (trace,) = torch_npu_injection.read_process_traces(run_dir)
+    (trace,) = profilers.read_process_traces(run_dir)
     assert trace.events == (
         "payload-loaded",
         "torch_npu-imported",
@@ -365,7 +363,7 @@ def test_window_explicit_without_a_block_is_explained(tmp_path: Path) -> None:
     env = injected(tmp_path, run_dir, window="explicit")
     assert run_python([str(HARNESS.WORKLOAD)], env, tmp_path).returncode == 0
     assert HARNESS.calls(tmp_path, "start") == []
-    why = torch_npu_injection.explain_missing_profile(run_dir, "explicit")
+    why = profilers.explain_missing_profile(run_dir, "explicit")
     assert "no overlap_check.profile() block was entered" in why
 
 
@@ -391,7 +389,7 @@ def test_only_the_first_block_of_a_process_is_captured(tmp_path: Path) -> None:
     result = run_python(["-c", code], env, tmp_path)
     assert result.returncode == 0, result.stderr
     assert [c["phases"] for c in HARNESS.calls(tmp_path, "stop")] == [["first"]]
-    assert len(torch_npu_injection.find_result_dirs(run_dir)) == 1
+    assert len(profilers.find_result_dirs(run_dir)) == 1
 
 
 def test_profile_outside_run_is_a_no_op_and_imports_nothing(tmp_path: Path) -> None:
@@ -423,7 +421,7 @@ def test_profile_works_as_a_decorator() -> None:
 
 
 def test_msprof_argv_is_exact(tmp_path: Path) -> None:
-    argv = msprof.msprof_argv(
+    argv = profilers.msprof_argv(
         "/opt/msprof", tmp_path / "run-1", ["python", "x.py", "--n", "2"], "Level1"
     )
     assert argv == [
@@ -436,21 +434,21 @@ def test_msprof_argv_is_exact(tmp_path: Path) -> None:
         "--n",
         "2",
     ]
-    assert msprof.msprof_argv("msprof", tmp_path, ["app"], "Level2")[2] == "--task-time=l2"
+    assert profilers.msprof_argv("msprof", tmp_path, ["app"], "Level2")[2] == "--task-time=l2"
 
 
 def test_find_prof_dirs_and_the_missing_export(tmp_path: Path) -> None:
     (tmp_path / "PROF_000001_20260823165413436_00626258NIRJNPIC" / "device_0").mkdir(parents=True)
     (tmp_path / "PROF_notadir.txt").write_text("")
     (tmp_path / "PROFILE_x").mkdir()
-    found = msprof.find_prof_dirs(tmp_path)
+    found = profilers.find_prof_dirs(tmp_path)
     assert [p.name for p in found] == ["PROF_000001_20260823165413436_00626258NIRJNPIC"]
-    assert not msprof.is_exported(found[0])
-    assert "--export=on" in msprof.explain_missing_prof(tmp_path)
+    assert not profilers.is_exported(found[0])
+    assert "--export=on" in profilers.explain_missing_prof(tmp_path)
     output = found[0] / "mindstudio_profiler_output"
     output.mkdir()
     (output / "op_summary_20260823165413.csv").write_text("Op Name\n")
-    assert msprof.is_exported(found[0])
+    assert profilers.is_exported(found[0])
 
 
 @pytest.mark.parametrize(
@@ -467,7 +465,7 @@ def test_find_prof_dirs_and_the_missing_export(tmp_path: Path) -> None:
     ],
 )
 def test_is_python_command_by_name(argv0: str, expected: bool) -> None:
-    assert msprof.is_python_command(argv0, {"PATH": ""}) is expected
+    assert profilers.is_python_command(argv0, {"PATH": ""}) is expected
 
 
 def test_is_python_command_by_shebang(tmp_path: Path) -> None:
@@ -476,9 +474,9 @@ def test_is_python_command_by_shebang(tmp_path: Path) -> None:
     for script in ("torchrun", "serve.sh"):
         (tmp_path / script).chmod(0o755)
     env = {"PATH": str(tmp_path)}
-    assert msprof.is_python_command("torchrun", env)
-    assert not msprof.is_python_command("serve.sh", env)
-    assert not msprof.is_python_command("not-there", env)
+    assert profilers.is_python_command("torchrun", env)
+    assert not profilers.is_python_command("serve.sh", env)
+    assert not profilers.is_python_command("not-there", env)
 
 
 def test_choose_profiler(tmp_path: Path) -> None:
@@ -486,15 +484,16 @@ def test_choose_profiler(tmp_path: Path) -> None:
     (tmp_path / "msprof").chmod(0o755)
     with_msprof = {"PATH": str(tmp_path)}
     without = {"PATH": str(tmp_path / "empty")}
-    assert msprof.choose_profiler("auto", ["python", "x.py"], with_msprof)[0] == "torch_npu"
-    assert msprof.choose_profiler("auto", ["./serve.sh"], with_msprof)[0] == "msprof"
-    chosen, why = msprof.choose_profiler("auto", ["./serve.sh"], without)
+    assert profilers.choose_profiler("auto", ["python", "x.py"], with_msprof)[0] == "torch_npu"
+    assert profilers.choose_profiler("auto", ["./serve.sh"], with_msprof)[0] == "msprof"
+    chosen, why = profilers.choose_profiler("auto", ["./serve.sh"], without)
     assert chosen == "torch_npu" and "msprof is not on PATH" in why
     assert (
-        msprof.choose_profiler("auto", ["python"], with_msprof, configured="msprof")[0] == "msprof"
+        profilers.choose_profiler("auto", ["python"], with_msprof, configured="msprof")[0]
+        == "msprof"
     )
-    assert msprof.choose_profiler("msprof", ["python"], without)[0] == "msprof"
-    assert msprof.choose_profiler("torch_npu", ["./serve.sh"], with_msprof)[0] == "torch_npu"
+    assert profilers.choose_profiler("msprof", ["python"], without)[0] == "msprof"
+    assert profilers.choose_profiler("torch_npu", ["./serve.sh"], with_msprof)[0] == "torch_npu"
 
 
 # --------------------------------------------------------------------------- manifest
@@ -676,7 +675,7 @@ def test_describe_exit() -> None:
 def test_cut_short_finds_the_file_that_ends_mid_way(tmp_path: Path) -> None:
     import sqlite3
 
-    from overlap_check.runner.exports import cut_short
+    from overlap_check.runner.profilers import cut_short
 
     out = tmp_path / "ASCEND_PROFILER_OUTPUT"
     out.mkdir()

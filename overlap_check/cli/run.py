@@ -1,11 +1,6 @@
 """``overlap-check run [options] -- COMMAND ARGS...``: profile a workload N times, then judge it.
 
-Everything after ``--`` is the workload, passed through untouched. Each run
-writes into ``<out>/run-<i>/``; ``<out>/manifest.json`` records every run as
-it ends. The analysis is the one ``analyze`` does, on the runs that finished
-and left a whole profile, and the exit code is the gate's (3: the workload
-failed, 130: interrupted (SIGINT or SIGTERM, at any moment), 2: no profile,
-bad options, an --out that cannot be written, a full disk).
+The runs, their manifest, the exit codes and the signals: docs/run.md.
 """
 
 from __future__ import annotations
@@ -104,7 +99,7 @@ def run(ctx: click.Context, /, **params: Any) -> None:
             # if it is caught later; exec() of a string clears the mark again.
             exec("")
             state.forget_empty_out()
-            raise Interrupted(state.interrupted_message(), hint=state.interrupted_hint()) from None
+            raise state.interrupted() from None
 
 
 class _Progress:
@@ -145,25 +140,22 @@ class _Progress:
                 (self.out / LOCK_NAME).unlink(missing_ok=True)
                 self.out.rmdir()  # only when still empty
 
-    def interrupted_message(self) -> str:
+    def interrupted(self) -> Interrupted:
         if self.manifest is None:
-            return "interrupted before the first run"
+            return Interrupted("interrupted before the first run")
         done = len(self.manifest.usable_runs())
-        return f"interrupted while judging; {done} completed run(s) kept in {self.out}"
-
-    def interrupted_hint(self) -> str | None:
-        if self.manifest is None or not self.manifest.usable_runs():
-            return None
-        return f"judge them with: overlap-check analyze {self.out}"
+        return Interrupted(
+            f"interrupted while judging; {done} completed run(s) kept in {self.out}",
+            hint=f"judge them with: overlap-check analyze {self.out}" if done else None,
+        )
 
 
 def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _Progress) -> None:
     from overlap_check.cli.analyze import judge_paths
     from overlap_check.cli.config import load_config
     from overlap_check.runner.manifest import Manifest, now_iso
-    from overlap_check.runner.msprof import choose_profiler, find_msprof
+    from overlap_check.runner.profilers import check_output_path, choose_profiler, find_msprof
     from overlap_check.runner.session import RunPlan, execute, mark_bad_data, prepare_out_dir
-    from overlap_check.runner.torch_npu_injection import check_output_path
 
     command = tuple(params["command"])
     if not command:
@@ -213,15 +205,9 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
         analyze_args=("overlap-check", "analyze", str(out), *_analyze_args(ctx)),
     )
     plan = RunPlan(
-        command=command,
         out_dir=out,
-        runs=runs,
-        profiler=profiler,
-        level=level,
-        window=params["window"],
         keep_going=params["keep_going"],
         msprof_path=msprof_path,
-        cwd=cwd,
         with_stack=any((p.side or "").startswith("module:") for p in options.plans),
     )
     output = None if progress.quiet else cast("IO[Any]", progress)

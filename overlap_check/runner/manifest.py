@@ -1,10 +1,7 @@
-"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run.
-
-It records the command and, per run, when, how it ended and which result dirs (relative to
-its folder) it left, so that nothing is lost when a run fails or is interrupted and
-``overlap-check analyze <out>`` can judge the same data later. The session never leaves it
-``running``, whatever ends it (a failing run, a signal, a full disk: a small reserve file
-beside it is given up for the closing write); only a read-only file system or SIGKILL can.
+"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run,
+so that nothing is lost when a run fails or is interrupted and ``analyze <out>`` can judge
+the same data later. Its fields, statuses and the reserve file: docs/run.md, "What ends up
+on disk".
 """
 
 from __future__ import annotations
@@ -25,8 +22,6 @@ from overlap_check.report.output_file import write_atomically
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 
-# ok: judged. failed: non-zero exit. no-profile: nothing exported. incomplete: the export was
-# cut short. bad-data: the export could not be read. interrupted: Ctrl-C / SIGTERM.
 RunStatus = Literal[
     "running", "ok", "failed", "no-profile", "incomplete", "bad-data", "interrupted"
 ]
@@ -70,7 +65,7 @@ class Manifest:
     manifest_version: int = MANIFEST_VERSION
 
     def with_run(self, record: RunRecord) -> Manifest:
-        """A copy with ``record`` added, or replacing the record with the same index."""
+        """A copy with ``record`` added, or replacing the one with its index."""
         others = tuple(r for r in self.runs if r.index != record.index)
         runs = tuple(sorted((*others, record), key=lambda r: r.index))
         return replace(self, runs=runs, updated=now_iso())
@@ -98,8 +93,8 @@ DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def reserve_space(out_dir: Path) -> None:
-    """Keep a few hundred KB in ``out_dir`` that :func:`write_manifest` can give up (best
-    effort: under ``ulimit -f`` or on a full disk the session goes on without one)."""
+    """Keep a reserve that :func:`write_manifest` can give up (best effort: under ``ulimit -f``
+    or on a full disk the session goes on without one)."""
     reserve = out_dir / RESERVE_NAME
     try:
         with reserve.open("wb") as handle:
@@ -112,7 +107,6 @@ def reserve_space(out_dir: Path) -> None:
 
 
 def release_reserve(out_dir: Path) -> bool:
-    """Delete the reserve file; True if there was one."""
     try:
         (out_dir / RESERVE_NAME).unlink()
     except FileNotFoundError:
@@ -200,44 +194,35 @@ def _check_result_dirs(manifest: Manifest, path: Path) -> None:
 
 
 def run_folder_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """PATHs as ``analyze`` reads them: each ``run`` folder replaced by its completed runs'
-    result dirs (:func:`judged_paths`); the notes say which runs were left out."""
+    """PATHs as ``analyze`` reads them: each ``run`` folder (one holding ``manifest.json``)
+    replaced by its ``ok`` runs' result dirs (another may have left a partial profile), and
+    notes saying which runs were left out."""
     expanded: list[str] = []
     notes: list[str] = []
     for path in paths:
-        found = judged_paths(Path(path))
-        if found is None:
+        folder = Path(path)
+        if not (folder / MANIFEST_NAME).is_file():
             expanded.append(path)
             continue
-        dirs, why = found
+        manifest = read_manifest(folder)
+        usable = manifest.usable_runs()
+        why = [
+            f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
+            for r in manifest.runs
+            if r not in usable
+        ]
+        if manifest.status == "running":
+            why.append(
+                f"the run session in {folder} never finished (manifest status running): "
+                "only its completed runs are judged"
+            )
+        dirs = [folder / d for r in usable for d in r.result_dirs] if why else [folder]
         if not dirs:
             raise InputError(
                 "no completed run to judge in this run folder",
-                path=Path(path) / MANIFEST_NAME,
+                path=folder / MANIFEST_NAME,
                 hint="; ".join(why) or None,
             )
         expanded += [str(d) for d in dirs]
         notes += why
     return expanded, notes
-
-
-def judged_paths(folder: Path) -> tuple[list[Path], list[str]] | None:
-    """What ``analyze`` reads for a ``run`` folder (one holding ``manifest.json``): its ``ok``
-    runs only (another may have left a partial profile), and notes; None: not a run folder."""
-    if not (folder / MANIFEST_NAME).is_file():
-        return None
-    manifest = read_manifest(folder)
-    usable = manifest.usable_runs()
-    notes = [
-        f"run {r.index} not judged ({r.status}: {r.problem or f'exit code {r.exit_code}'})"
-        for r in manifest.runs
-        if r not in usable
-    ]
-    if manifest.status == "running":
-        notes.append(
-            f"the run session in {folder} never finished (manifest status running): "
-            "only its completed runs are judged"
-        )
-    if not notes:
-        return [folder], []
-    return [folder / d for r in usable for d in r.result_dirs], notes

@@ -1,11 +1,7 @@
 """Running the workload: its own process group, its output on our stderr, signals forwarded.
 
-The workload starts in a new session (its own process group) so that a Ctrl-C reaches
-overlap-check alone; it forwards it to the whole group (a launcher and its ranks), waits
-for the workload to stop (the profiler exports at exit), and only then reports the
-interruption; a second Ctrl-C sends SIGTERM, a third SIGKILL. The workload's output is
-copied to ours unless ours is a terminal, so that a closed pipe or a full disk on our side
-does not kill it.
+Why and what the user sees (Ctrl-C, a closed pipe, a full disk): docs/run.md, "Output,
+failures, Ctrl-C". The forwarding waits for the workload to stop: its profiler exports at exit.
 """
 
 from __future__ import annotations
@@ -40,9 +36,9 @@ class WorkloadResult:
 class SignalForwarder:
     """SIGINT/SIGTERM for the whole ``run`` command, so that one at any moment ends in exit 130.
 
-    While a workload runs: forward it to its process group (the second becomes SIGTERM, the
-    third SIGKILL). Inside :meth:`deferred` (the run loop, manifest writes): only record it.
-    Elsewhere (options, judging): raise KeyboardInterrupt, once; later ones are ignored.
+    While a workload runs: forward it to its process group (escalating). Inside
+    :meth:`deferred` (the run loop, manifest writes): only record it. Elsewhere (options,
+    judging): raise KeyboardInterrupt, once; later ones are ignored.
     """
 
     def __init__(self) -> None:
@@ -100,13 +96,9 @@ class SignalForwarder:
 
 
 class _Sink:
-    """Where the workload's output goes: ``output``, or the log once ``output`` fails.
-
-    A closed pipe (``run ... 2>&1 | head``) or a full disk must not stop the workload, so a
-    failing write sends the rest to the log file (or drops it when there is none, or the
-    log fails too) and remembers why; the failed stream's descriptor is pointed at
-    /dev/null, so that our own later writes and Python's final flush cannot fail either.
-    """
+    """Where the workload's output goes: ``output``, or the log once ``output`` fails (a closed
+    pipe, a full disk), else nowhere; the failed stream is pointed at /dev/null so that our
+    own later writes and Python's final flush cannot fail either."""
 
     def __init__(self, output: IO[Any] | None, log_path: Path | None) -> None:
         self.output = output
@@ -120,23 +112,14 @@ class _Sink:
         with self._lock:
             if self.output is not None:
                 try:
-                    self._to_output(chunk)
+                    self.output.write(self._decoder.decode(chunk))
+                    self.output.flush()
                     return
                 except (OSError, ValueError) as err:  # ValueError: a closed stream
                     to_devnull(self.output)
                     self.output = None
                     self.problem = f"output stopped ({_reason(err)}); the rest went to the log"
             self._to_log(chunk)
-
-    def _to_output(self, chunk: bytes) -> None:
-        assert self.output is not None
-        buffer = getattr(self.output, "buffer", None)
-        if buffer is not None:
-            buffer.write(chunk)
-            buffer.flush()
-        else:
-            self.output.write(self._decoder.decode(chunk))
-            self.output.flush()
 
     def _to_log(self, chunk: bytes) -> None:
         if self.log_path is None:
@@ -175,7 +158,6 @@ def _reason(err: BaseException) -> str:
 
 
 def _pump(source: IO[bytes], sink: _Sink) -> None:
-    """Copy a pipe into the sink until the workload closes it."""
     # A signal taken by this thread would not wake the main thread from waitpid(), so
     # the forwarding would wait for the workload's end: leave signals to the main thread.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -205,10 +187,10 @@ def run_workload(
     output: IO[Any] | None,
     log_path: Path | None = None,
 ) -> WorkloadResult:
-    """Run ``argv`` to completion; its stdout and stderr go to ``output`` (our stderr), or to
-    ``log_path`` when ``output`` is None (``-q``) or fails. A terminal is handed to the
-    workload as is; anything else is copied by us (:class:`_Sink`). Never raises for the
-    workload's own failure (a missing command: exit code 127, not executable: 126)."""
+    """Run ``argv`` to completion, its output to ``output`` (a terminal handed over as is,
+    anything else copied by :class:`_Sink`), or to ``log_path`` (``-q``, or once ``output``
+    fails). Never raises for the workload's failure (not found: exit code 127, not
+    executable: 126)."""
     if output is not None:
         output.flush()
     terminal = _terminal_fd(output)
@@ -225,10 +207,11 @@ def run_workload(
             stderr=subprocess.STDOUT if terminal is None else terminal,  # one pipe keeps the order
             start_new_session=True,
         )
-    except FileNotFoundError:
-        return _not_started(127, f"command not found: {argv[0]}", began, forwarder)
-    except OSError as err:  # PermissionError, ENOEXEC ...
-        return _not_started(126, f"cannot execute {argv[0]}: {_reason(err)}", began, forwarder)
+    except OSError as err:  # the shell's codes: 127 not found, 126 not executable
+        code, why = 127, f"command not found: {argv[0]}"
+        if not isinstance(err, FileNotFoundError):  # PermissionError, ENOEXEC ...
+            code, why = 126, f"cannot execute {argv[0]}: {_reason(err)}"
+        return WorkloadResult(code, time.monotonic() - began, forwarder.interrupted, problem=why)
     forwarder.child = child
     pump = None
     try:
@@ -254,12 +237,6 @@ def _wait(child: subprocess.Popen[bytes]) -> int:
             return child.wait(timeout=0.1)
         except subprocess.TimeoutExpired:
             continue
-
-
-def _not_started(
-    code: int, problem: str, began: float, forwarder: SignalForwarder
-) -> WorkloadResult:
-    return WorkloadResult(code, time.monotonic() - began, forwarder.interrupted, problem=problem)
 
 
 def describe_exit(exit_code: int) -> str:

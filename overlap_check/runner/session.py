@@ -1,9 +1,7 @@
 """The ``run`` loop: profile the workload N times into ``<out>/run-<i>/``, keeping a manifest.
 
-Pure orchestration: process handling is in :mod:`process`, the profilers'
-specifics in :mod:`torch_npu_injection` and :mod:`msprof`, the record in
-:mod:`manifest`. Progress goes through a callback (the CLI prints it on
-stderr); errors are raised only after the manifest says what happened.
+Orchestration only (processes: :mod:`process`, profilers: :mod:`profilers`, the record:
+:mod:`manifest`); errors are raised only after the manifest says what happened.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from overlap_check.model.errors import InputError, Interrupted, UsageError, WorkloadError
-from overlap_check.runner import exports, msprof, torch_npu_injection
+from overlap_check.runner import profilers
 from overlap_check.runner.manifest import (
     MANIFEST_NAME,
     Manifest,
@@ -39,17 +37,11 @@ from overlap_check.runner.process import (
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Everything one ``run`` session needs, decided by the CLI."""
+    """What a session needs beyond its manifest (the command, profiler, level, window, runs)."""
 
-    command: tuple[str, ...]
     out_dir: Path
-    runs: int
-    profiler: str  # "torch_npu" | "torch" (CUDA) | "msprof"
-    level: str = "Level1"
-    window: str = "auto"
     keep_going: bool = False
     msprof_path: str = "msprof"
-    cwd: Path = Path(".")
     with_stack: bool = False  # torch: torch.profiler with_stack (a module: plan needs it)
 
 
@@ -93,50 +85,46 @@ def _os_reason(err: OSError) -> str:
 
 
 def _workload(
-    plan: RunPlan, base: Mapping[str, str], run_dir: Path, index: int
+    plan: RunPlan, manifest: Manifest, base: Mapping[str, str], run_dir: Path, index: int
 ) -> tuple[list[str], dict[str, str]]:
     """One run's command line and environment."""
-    if plan.profiler == "msprof":
-        argv = msprof.msprof_argv(plan.msprof_path, run_dir, plan.command, plan.level)
-        return argv, {**base, torch_npu_injection.ENV_RUN_INDEX: str(index)}
-    env = torch_npu_injection.injection_env(
+    if manifest.profiler == "msprof":
+        argv = profilers.msprof_argv(plan.msprof_path, run_dir, manifest.command, manifest.level)
+        return argv, {**base, profilers.ENV_RUN_INDEX: str(index)}
+    env = profilers.injection_env(
         base,
         run_dir,
-        level=plan.level,
-        window=plan.window,
+        level=manifest.level,
+        window=manifest.window,
         run_index=index,
-        profiler=plan.profiler,
+        profiler=manifest.profiler,
         with_stack=plan.with_stack,
     )
-    return list(plan.command), env
+    return list(manifest.command), env
 
 
-def collect_results(plan: RunPlan, run_dir: Path) -> tuple[tuple[Path, ...], str | None]:
+def collect_results(manifest: Manifest, run_dir: Path) -> tuple[tuple[Path, ...], str | None]:
     """The usable result dirs of one run, or the reason there are none."""
-    if plan.profiler == "msprof":
-        found = tuple(p for p in msprof.find_prof_dirs(run_dir) if msprof.is_exported(p))
-        return found, None if found else msprof.explain_missing_prof(run_dir)
-    if plan.profiler == "torch":
-        found = torch_npu_injection.find_kineto_traces(run_dir)
+    if manifest.profiler == "msprof":
+        found = tuple(p for p in profilers.find_prof_dirs(run_dir) if profilers.is_exported(p))
+        return found, None if found else profilers.explain_missing_prof(run_dir)
+    if manifest.profiler == "torch":
+        found = profilers.find_kineto_traces(run_dir)
     else:
-        found = tuple(
-            p
-            for p in torch_npu_injection.find_result_dirs(run_dir)
-            if torch_npu_injection.is_parsed(p)
-        )
+        found = tuple(p for p in profilers.find_result_dirs(run_dir) if profilers.is_parsed(p))
     if found:
         return found, None
-    return found, torch_npu_injection.explain_missing_profile(run_dir, plan.window, plan.profiler)
+    return found, profilers.explain_missing_profile(run_dir, manifest.window, manifest.profiler)
 
 
 def export_problem(found: tuple[Path, ...], run_dir: Path) -> str | None:
     """Why a run's export is not whole: the profiler's stop failed, or a file is cut short."""
-    for trace in torch_npu_injection.read_process_traces(run_dir):
+    for trace in profilers.read_process_traces(run_dir):
         for error in trace.errors:
             if error.startswith("stop:"):
                 return f"the profiler's export failed in process {trace.pid}: {error[5:].strip()}"
     for result_dir in (f for f in found if f.is_dir()):  # a Kineto trace: the reader checks it
-        why = exports.cut_short(result_dir)
+        why = profilers.cut_short(result_dir)
         if why is not None:
             return why
     return None
@@ -154,45 +142,38 @@ def run_status(result: WorkloadResult, problem: str | None, incomplete: str | No
     return "ok"
 
 
+@dataclass
 class _Session:
     """The manifest as it stands, the writes that keep it on disk, and the run's callbacks."""
 
-    def __init__(
-        self, plan: RunPlan, manifest: Manifest, progress: Progress, forwarder: SignalForwarder
-    ) -> None:
-        self.plan, self.out, self.manifest = plan, plan.out_dir, manifest
-        self.progress, self.forwarder = progress, forwarder
+    plan: RunPlan
+    manifest: Manifest
+    progress: Progress
+    forwarder: SignalForwarder
 
     def save(self, manifest: Manifest, *, closing: bool = False) -> None:
         self.manifest = manifest
-        write_manifest(self.out, manifest, closing=closing)
+        write_manifest(self.plan.out_dir, manifest, closing=closing)
 
     def finish(self, status: SessionStatus, problem: str | None = None) -> Manifest:
         manifest = replace(self.manifest, status=status, problem=problem, updated=now_iso())
         self.save(manifest, closing=True)
-        release_reserve(self.out)
+        release_reserve(self.plan.out_dir)
         return manifest
 
     def disk_error(self, err: OSError) -> InputError:
         """Close the manifest after a failed write, if the disk still lets us; the error."""
-        reason = _os_reason(err)
-        closed = True
-        manifest = self.manifest
-        for record in manifest.runs:
+        reason, out = _os_reason(err), self.plan.out_dir
+        for record in self.manifest.runs:
             if record.status == "running":
-                manifest = manifest.with_run(
-                    replace(record, ended=now_iso(), status="failed", problem=reason)
-                )
-        self.manifest = manifest
+                failed = replace(record, ended=now_iso(), status="failed", problem=reason)
+                self.manifest = self.manifest.with_run(failed)
+        hint = f"{len(self.manifest.usable_runs())} completed run(s) kept in {out}"
         try:
             self.finish("failed", problem=f"cannot write: {reason}")
         except OSError:
-            closed = False
-        done = len(self.manifest.usable_runs())
-        hint = f"{done} completed run(s) kept in {self.out}"
-        if not closed:
-            hint += f"; {self.out / MANIFEST_NAME} could not be updated and may still say running"
-        return InputError(f"cannot write the runs: {reason}", path=self.out, hint=hint)
+            hint += f"; {out / MANIFEST_NAME} could not be updated and may still say running"
+        return InputError(f"cannot write the runs: {reason}", path=out, hint=hint)
 
 
 def execute(
@@ -204,15 +185,12 @@ def execute(
     progress: Progress,
     forwarder: SignalForwarder,
 ) -> Manifest:
-    """Run the workload ``plan.runs`` times; returns the final manifest.
+    """Run the workload ``manifest.runs_requested`` times; returns the final manifest.
 
-    ``forwarder``: the command's signal handling. Signals only stop the loop at its next
-    check, so the manifest is always closed: ``complete``, ``failed`` or ``interrupted``.
-
-    Raises (after writing the manifest): :class:`Interrupted` on Ctrl-C or SIGTERM,
-    :class:`WorkloadError` when a run fails, :class:`InputError` when a run
-    leaves no profile (both only without ``keep_going``), when no run at all
-    left a whole profile, or when the disk refuses a write.
+    Signals only stop the loop at its next check, so the manifest is always closed. Raises,
+    after writing it: Interrupted; WorkloadError or InputError for a run that failed or left no
+    profile (unless ``keep_going``); InputError when no run left a whole profile or the disk
+    refused a write.
     """
     session = _Session(plan, manifest, progress, forwarder)
     with forwarder.deferred():
@@ -230,7 +208,7 @@ def execute(
             raise session.disk_error(err) from None
     if not manifest.usable_runs():
         raise InputError(
-            f"none of the {plan.runs} runs left a usable profile",
+            f"none of the {manifest.runs_requested} runs left a usable profile",
             path=plan.out_dir,
             hint=next((r.problem for r in manifest.runs if r.problem), None),
         )
@@ -239,18 +217,18 @@ def execute(
 
 def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None) -> None:
     plan, progress, forwarder = session.plan, session.progress, session.forwarder
-    out = plan.out_dir
+    out, runs, profiler = plan.out_dir, session.manifest.runs_requested, session.manifest.profiler
     out.mkdir(parents=True, exist_ok=True)
     session.save(session.manifest)
     reserve_space(out)
-    session_began = time.monotonic()
-    for index in range(1, plan.runs + 1):
+    cwd, session_began = Path(session.manifest.cwd), time.monotonic()
+    for index in range(1, runs + 1):
         if forwarder.interrupted:
             return
         run_dir = out / f"run-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
         log_path = run_dir / ".overlap-check" / "workload.log"
-        argv, env = _workload(plan, base_env, run_dir, index)
+        argv, env = _workload(plan, session.manifest, base_env, run_dir, index)
         record = RunRecord(
             index=index,
             dir=run_dir.name,
@@ -262,18 +240,16 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
             manifest = replace(manifest, profiler_argv=tuple(argv))
         session.save(manifest)
         elapsed = time.monotonic() - session_began
-        progress(f"run {index}/{plan.runs} ({plan.profiler}, {elapsed:.0f} s elapsed)")
+        progress(f"run {index}/{runs} ({profiler}, {elapsed:.0f} s elapsed)")
         result = run_workload(
-            argv, env=env, cwd=plan.cwd, forwarder=forwarder, output=output, log_path=log_path
+            argv, env=env, cwd=cwd, forwarder=forwarder, output=output, log_path=log_path
         )
         if result.output_problem is not None:
             output = None  # the rest of the runs log their output, as with -q
             progress(f"run {index}: {result.output_problem}")
-        found, problem = collect_results(plan, run_dir)
+        found, problem = collect_results(session.manifest, run_dir)
         incomplete = export_problem(found, run_dir) if problem is None else None
-        traces = (
-            torch_npu_injection.read_process_traces(run_dir) if plan.profiler != "msprof" else ()
-        )
+        traces = profilers.read_process_traces(run_dir) if profiler != "msprof" else ()
         status = run_status(result, problem, incomplete)
         why = result.problem or (problem if status == "no-profile" else incomplete)
         record = replace(
@@ -290,13 +266,13 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
         session.save(session.manifest.with_run(record))
         exit_text = result.problem or describe_exit(result.exit_code)
         progress(
-            f"run {index}/{plan.runs} {status}: {exit_text}, "
+            f"run {index}/{runs} {status}: {exit_text}, "
             f"{result.seconds:.1f} s, {len(found)} result dir(s)"
         )
         if status == "interrupted":
             return
         if status == "failed":
-            message = f"run {index} of {plan.runs}: the command failed ({exit_text})"
+            message = f"run {index} of {runs}: the command failed ({exit_text})"
             if not plan.keep_going:
                 session.finish("failed")
                 hint = (

@@ -1,14 +1,9 @@
-"""The config file: discovery, validation, and merging with environment and CLI.
+"""The config file: discovery, validation, and merging with environment and CLI (docs/config.md).
 
-Discovery (relative to the working directory): ``--config FILE``, else the nearest
-``overlap-check.toml`` or ``pyproject.toml`` with ``[tool.overlap-check]`` (:mod:`.files`).
-Precedence of every value: CLI option > environment variable (``OVERLAP_CHECK_*``) > config
-file > the default in :class:`~overlap_check.model.Options` (:mod:`.merge`). Every mistake
-raises :class:`~overlap_check.model.errors.ConfigError` naming the file, the key
-(``plan[2].side``, 1-based) and, where it can be found, the line. Every setting is defined
-once in :mod:`.settings` (the click options, sections, merge and docs/config.md's tables
-derive from it); :mod:`.parse` validates a file's sections and ``[[plan]]`` tables,
-:mod:`.checks` single values, :mod:`.command_line` the ``--side ...`` plan and ``--output``.
+Every setting is defined once in :mod:`.settings`; :mod:`.files` finds and reads the file,
+:mod:`.parse` validates its sections and ``[[plan]]`` tables, :mod:`.checks` single values,
+:mod:`.merge` applies the precedence, :mod:`.command_line` the ``--side ...`` plan and
+``--output``.
 """
 
 from __future__ import annotations

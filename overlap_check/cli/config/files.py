@@ -1,11 +1,6 @@
 """Finding and reading the config file, and the line of a key for error messages.
 
-Discovery: ``--config FILE`` (relative to the working directory), else the
-nearest folder, from the working directory up, holding ``overlap-check.toml`` or a
-``pyproject.toml`` with ``[tool.overlap-check]`` (in one folder the former wins).
-The walk stops after the first folder holding ``.git`` (the repository root) or at
-the file-system root, as ruff and pytest do, so a config above the repository is
-never picked up. No file found: no config.
+The discovery rule (the nearest folder up to the repository root): docs/config.md.
 """
 
 from __future__ import annotations
@@ -31,7 +26,7 @@ PYPROJECT_TABLE = "tool.overlap-check"
 
 
 def find_config(cwd: Path) -> Path | None:
-    """The config of the nearest folder from ``cwd`` up to the repository root (module doc)."""
+    """The config of the nearest folder from ``cwd`` up to the repository root."""
     start = cwd.absolute()
     for folder in (start, *start.parents):
         found = _config_in(folder)
@@ -43,7 +38,6 @@ def find_config(cwd: Path) -> Path | None:
 
 
 def _config_in(folder: Path) -> Path | None:
-    """``folder/overlap-check.toml``, else ``folder/pyproject.toml`` if it has the tool table."""
     own = folder / CONFIG_NAME
     if own.is_file():
         return own
@@ -61,10 +55,8 @@ def _is_repository_root(folder: Path) -> bool:
 
 
 def load_config(path: str | None, cwd: Path) -> Config:
-    """Read and validate the config named by ``--config`` (relative to cwd) or found from cwd up.
-
-    Errors name the file relative to cwd when it lies there (as a user typed it).
-    """
+    """Read and validate the config named by ``--config`` (relative to cwd) or found from cwd
+    up; errors name the file relative to cwd when it lies there (as a user typed it)."""
     try:
         return _load(path, cwd)
     except ConfigError as err:

@@ -1,7 +1,6 @@
 """Options from CLI values > environment (``OVERLAP_CHECK_*``) > config file > defaults.
 
-CLI and environment values pass the same checks as the file's, and a bad one
-is named by where it came from (option, variable, or file and key).
+CLI and environment values pass the file's checks; a bad one is named by where it came from.
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ def merge_options(
 ) -> Options:
     """Options from CLI values (None: not given) > environment > config > defaults.
 
-    ``overrides`` keys: the :data:`OVERRIDE_KEYS` (the merged settings' names, ``plans``:
-    one-off plans from the command line, ``plan_names``: the ``--plan`` selection, and the
-    command-line-only ``main_stream``, ``baseline``, ``path``, ``path_source``).
+    ``overrides``: the merged settings by name, and ``plans`` (one-off plans from the command
+    line), ``plan_names`` (``--plan``) and the command-line-only values of :data:`_CLI_ONLY`.
     """
     unknown = set(overrides) - OVERRIDE_KEYS
     if unknown:

@@ -1,8 +1,7 @@
 """Validation of a config table, section by section, into a :class:`Config`.
 
-Errors name the file and the dotted key (``plan[2].side``, 1-based); the loader
-(:mod:`overlap_check.cli.config.files`) adds the line. The settings' sections come from
-config/settings.py; the ``[[plan]]`` keys are here.
+Errors name the file and the dotted key (``plan[2].side``, 1-based); :mod:`.files` adds the
+line. The sections come from :mod:`.settings`; the ``[[plan]]`` keys are here.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""Every setting defined once: its name, type, default, help, config key and environment
-variable.
+"""Every setting (a value the config file, the environment or an option can give) defined once.
 
-A setting is a value that the config file, the environment or a command-line option
-can give. The config file's sections and their checks (:mod:`.parse`), the environment
-variables and the precedence merge (:mod:`.merge`), the click options of ``analyze`` and
-``run`` (``cli/options.py``) and the tables of docs/config.md (tests/test_config.py
-compares them) all derive from :data:`SETTINGS`. A setting's type and default are those
-of the field of the same name in its ``owner`` (``model.Options`` unless said), so the
-library's defaults and the CLI's are one.
-
-Adding one: a field in ``model.Options`` (type and default), one :class:`Setting` below
-(its place among the others is its place in ``--help`` and in its config section), and
-its row in docs/config.md.
+The file's sections and checks, the environment variables, the merge, the click options and
+docs/config.md's tables (a test compares them) all derive from :data:`SETTINGS`. Type and
+default are those of the field of the same name in its ``owner`` (``model.Options`` unless
+said), so the library's defaults and the CLI's are one. Adding one: docs/config.md, "Keys".
 """
 
 from __future__ import annotations

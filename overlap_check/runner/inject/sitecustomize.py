@@ -1,27 +1,16 @@
-"""overlap-check's profiler payload, loaded by Python as ``sitecustomize`` (docs/run.md).
+"""overlap-check's profiler payload, loaded by Python as ``sitecustomize``.
 
-``overlap-check run --profiler torch_npu`` (or ``torch``) puts this file's folder first on
-PYTHONPATH, so ``site`` imports it in the workload and in every Python process it starts.
-Inert unless ``OVERLAP_CHECK_RUN_DIR`` is set. It:
-
-1. wraps the loader of ``torch_npu`` (``torch`` with ``OVERLAP_CHECK_PROFILER=torch``) and,
-   once that module has *finished* importing, starts the process-wide capture
-   (:meth:`Controller.start_profiler`), stopped and so exported at interpreter exit; it
-   never imports torch_npu on its own;
-2. serves ``overlap_check.profile()`` (``OVERLAP_CHECK_WINDOW``): ``auto``: the first block
-   discards the process-wide capture and captures only itself; ``explicit``: only blocks
-   are captured; ``process``: blocks are ignored;
-3. chains to the ``sitecustomize`` that would have run without it.
-
-Each process appends what happened (JSON lines) to ``<run dir>/.overlap-check/payload-<pid>
-.jsonl`` so that a run without a profile can be explained. Nothing here may break the
-workload: every failure is logged and swallowed. Standard library only, Python 3.8+: it
-runs in the workload's interpreter, which need not have overlap-check installed.
+``overlap-check run`` puts this folder first on PYTHONPATH; once ``torch_npu`` (or ``torch``)
+has finished importing, the payload starts the profiler, serves ``overlap_check.profile()``,
+logs each step and chains to the next ``sitecustomize`` (docs/run.md, "--profiler torch_npu").
+Nothing here may break the workload: every failure is logged and swallowed. Standard library
+only, Python 3.8+: it runs in the workload's interpreter, which need not have overlap-check.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -36,7 +25,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-# Names shared with overlap_check.runner.torch_npu_injection (kept equal by a test).
+# Names shared with overlap_check.runner.profilers (kept equal by a test).
 PAYLOAD_MODULE = "_overlap_check_payload"
 ENV_RUN_DIR = "OVERLAP_CHECK_RUN_DIR"
 ENV_LEVEL = "OVERLAP_CHECK_LEVEL"
@@ -82,8 +71,9 @@ class Controller:
         self.owner_pid = os.getpid()  # a fork()ed child must not stop our profilers
 
     def log(self, event: str, **fields: Any) -> None:
-        """Append one event to this process's status file; never raises."""
-        try:
+        """Append one event to this process's status file; never raises (the workload matters
+        more than our bookkeeping)."""
+        with contextlib.suppress(Exception):
             folder = os.path.join(self.run_dir, STATUS_DIR)
             os.makedirs(folder, exist_ok=True)
             record = {"event": event, "pid": os.getpid(), "time_ns": time.time_ns()}
@@ -91,48 +81,52 @@ class Controller:
             path = os.path.join(folder, f"payload-{os.getpid()}.jsonl")
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record, default=str) + "\n")
-        except Exception:  # the workload matters more than our bookkeeping
-            pass
 
     def warn(self, message: str) -> None:
-        try:
+        with contextlib.suppress(Exception):
             sys.stderr.write(f"overlap-check: {message}\n")
             sys.stderr.flush()
-        except Exception:
-            pass
 
-    def start_profiler(self, module: ModuleType) -> Any:
-        """Create and start the profiler of ``module`` (torch_npu, or torch on CUDA) with the
-        documented arguments (docs/run.md); every optimizer step is a torch profiler step, so
-        the trace holds ``ProfilerStep#N`` (without an optimizer, step 0 records it all)."""
-        profiler: Any = importlib.import_module(module.__name__ + ".profiler")
-        if self.profiler == "torch":
-            prof = profiler.profile(
-                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
-                schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
-                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
-                with_stack=self.stack,
-            )
-        else:
-            experimental = profiler._ExperimentalConfig(
-                profiler_level=getattr(profiler.ProfilerLevel, self.level),
-                aic_metrics=profiler.AiCMetrics.PipeUtilization,
-            )
-            prof = profiler.profile(
-                activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
-                experimental_config=experimental,
-                on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
-            )
-        prof.start()
-        if self.profiler == "torch":
-            try:
-                optimizer: Any = importlib.import_module("torch.optim.optimizer")
-                optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
-            except Exception as err:  # no optimizer hooks (torch < 2.0): one step, recorded whole
-                self.log("error", stage="step-hook", message=repr(err))
-        if not self.atexit_registered:
-            register_exit_hook(self.at_exit)
-            self.atexit_registered = True
+    def start_profiler(self, mode: str) -> Any:
+        """Start the profiler (torch_npu's, or torch's on CUDA) as docs/run.md shows; None,
+        logged and warned, when it cannot."""
+        try:
+            if mode == "process":
+                self.process_before = set(os.listdir(self.run_dir))
+            # In window mode this may import torch_npu: the hook sees window_used, starts nothing.
+            profiler: Any = importlib.import_module(self.profiler + ".profiler")
+            if self.profiler == "torch":
+                prof = profiler.profile(
+                    activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA],
+                    schedule=profiler.schedule(wait=0, warmup=0, active=CUDA_STEPS, repeat=1),
+                    on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir, use_gzip=True),
+                    with_stack=self.stack,
+                )
+            else:
+                experimental = profiler._ExperimentalConfig(
+                    profiler_level=getattr(profiler.ProfilerLevel, self.level),
+                    aic_metrics=profiler.AiCMetrics.PipeUtilization,
+                )
+                prof = profiler.profile(
+                    activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+                    experimental_config=experimental,
+                    on_trace_ready=profiler.tensorboard_trace_handler(self.run_dir),
+                )
+            prof.start()
+            if self.profiler == "torch":
+                try:
+                    optimizer: Any = importlib.import_module("torch.optim.optimizer")
+                    optimizer.register_optimizer_step_post_hook(lambda *_: self.step(prof))
+                except Exception as err:  # torch < 2.0 has no optimizer hooks: one step, whole
+                    self.log("error", stage="step-hook", message=repr(err))
+            if not self.atexit_registered:
+                register_exit_hook(self.at_exit)
+                self.atexit_registered = True
+        except Exception as err:
+            self.log("error", stage="start", mode=mode, message=repr(err))
+            self.warn(f"could not start {self.profiler}.profiler: {err!r}")
+            return None
+        self.log("profiler-started", mode=mode, level=self.level)
         return prof
 
     def step(self, prof: Any) -> None:
@@ -153,7 +147,6 @@ class Controller:
         self.log("profiler-stopped", mode=mode, seconds=round(time.monotonic() - began, 3))
 
     def on_torch_npu_imported(self, torch_npu: ModuleType) -> None:
-        """Called once torch_npu has finished importing in this process."""
         with self.lock:
             if self.torch_npu_imported:
                 return
@@ -166,17 +159,10 @@ class Controller:
             if self.window == "explicit" or self.window_used:
                 self.log("deferred", reason="window", window=self.window)
                 return
-            try:
-                self.process_before = set(os.listdir(self.run_dir))
-                self.process_prof = self.start_profiler(torch_npu)
-            except Exception as err:
-                self.log("error", stage="start", mode="process", message=repr(err))
-                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
-                return
-            self.log("profiler-started", mode="process", level=self.level)
+            self.process_prof = self.start_profiler("process")
 
     def discard_process_capture(self) -> None:
-        """Stop the process-wide capture and delete what it wrote (window mode)."""
+        """Stop the process-wide capture and delete what it wrote (window auto)."""
         prof, self.process_prof = self.process_prof, None
         self.stop_profiler(prof, "process")
         marker = f"_{os.getpid()}_"
@@ -212,17 +198,8 @@ class Controller:
             self.window_used = True
             if self.process_prof is not None:
                 self.discard_process_capture()
-            try:
-                # Under `run` the workload uses torch_npu anyway; importing it here
-                # fires the hook, which sees window_used and starts nothing.
-                torch_npu = importlib.import_module(self.profiler)
-                self.window_prof = self.start_profiler(torch_npu)
-            except Exception as err:
-                self.log("error", stage="start", mode="window", message=repr(err))
-                self.warn(f"could not start {self.profiler}.profiler: {err!r}")
-                return False
-            self.log("profiler-started", mode="window", level=self.level)
-            return True
+            self.window_prof = self.start_profiler("window")
+            return self.window_prof is not None
 
     def window_exit(self, opened: bool) -> None:
         if os.getpid() != self.owner_pid:
@@ -247,14 +224,9 @@ class Controller:
 
 
 def register_exit_hook(hook: Any) -> None:
-    """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down.
-
-    torch_npu parses the capture inside ``stop()``, with thread and process pools; a plain
-    ``atexit`` hook runs after ``threading._shutdown()``, when concurrent.futures refuses new
-    work. ``threading._register_atexit`` hooks run first (concurrent.futures is imported
-    here so that its own hooks come after ours). ``atexit`` stays as a fallback (the hook is
-    idempotent).
-    """
+    """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down (why:
+    docs/run.md); importing concurrent.futures first puts its own hooks after ours. ``atexit``
+    stays as a fallback (the hook is idempotent)."""
     try:
         import concurrent.futures.process
         import concurrent.futures.thread  # noqa: F401
@@ -302,13 +274,12 @@ def _dash_m_module(orig_argv: list[str]) -> str | None:
 class _NotifyingLoader(importlib.abc.Loader):
     """Delegates to the real loader and calls back once the module has executed."""
 
-    def __init__(self, inner: Any, callback: Any) -> None:
+    def __init__(self, inner: importlib.abc.Loader, callback: Any) -> None:
         self._inner = inner
         self._callback = callback
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        module: ModuleType | None = self._inner.create_module(spec)
-        return module
+        return self._inner.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
         # Give the module its real loader back before it runs (introspection, resources).
@@ -331,10 +302,7 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
         self.busy = False
 
     def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != self.module_name or self.busy:
             return None
@@ -343,9 +311,7 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
             for finder in list(sys.meta_path):
                 if finder is self or not hasattr(finder, "find_spec"):
                     continue
-                spec: importlib.machinery.ModuleSpec | None = finder.find_spec(
-                    fullname, path, target
-                )
+                spec = finder.find_spec(fullname, path, target)
                 if spec is not None:
                     if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                         spec.loader = _NotifyingLoader(spec.loader, self.callback)
@@ -388,7 +354,6 @@ def chain_next_sitecustomize(own_file: str) -> str | None:
 
 
 def install(environ: Any = None) -> Controller | None:
-    """Set up the controller and the import hook from the environment."""
     env = os.environ if environ is None else environ
     run_dir = env.get(ENV_RUN_DIR)
     if not run_dir:
@@ -421,7 +386,6 @@ CONTROLLER: Controller | None = None
 
 
 def window_enter() -> bool:
-    """Entry point for ``overlap_check.profile()``."""
     return CONTROLLER.window_enter() if CONTROLLER is not None else False
 
 
