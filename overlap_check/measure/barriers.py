@@ -1,21 +1,9 @@
-"""Barriers both ways: what one stream waited for (docs/hidden-fraction.md).
+"""Barriers both ways on the fake occurrences (by hidden_pct) of one sample: (a) the main
+stream waited for the side stream (the chain from :func:`plans.barrier_instances`'s first
+op up to the dominator), (b) the side stream waited for a main op placed late.
 
-(a) The main stream waited for the side stream: after side work ends, the main
-    stream idles, then runs a chain of small ops ahead of the dominator. The
-    first op of the chain is the search of :func:`plans.barrier_instances`
-    (reused, on the hidden fraction); the whole chain up to the dominator is
-    named (``Cast -> Swish``).
-(b) The side stream waited for the main stream: the side window starts right
-    after a main-stream op ends while the side stream idled. That op is what
-    the side work waits for (GE placed its producer late).
-
-Neither search can name a layer's join consumer (the main op after the
-dominator that consumes the side result): (a) only looks ahead of the
-dominator, (b) only at ops that ended before the side work started.
-
-:func:`instances` runs both on the fake occurrences (by hidden_pct) of one sample:
-what :mod:`overlap_check.measure.figures` keeps and
-:func:`overlap_check.measure.plans.rank_barriers` ranks for the report.
+The rules: docs/hidden-fraction.md, "Barriers both ways"; judge/ ranks what
+:func:`instances` finds.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """One capture in, only its figures out: what the report needs from each run.
 
-A worker process reduces one capture with :func:`capture_figures`; its kernel table
-never leaves the worker, so the parent holds a few KB per run.
-
-Three decisions need every run of a rank, so a worker cannot take them: the rank's
-main stream (most busy time over all samples), each plan's main stream (most
-dominator time, else the rank's) and the device cores (the smallest info.json, else
-the largest Block Num over all captures). A worker therefore computes the pair
-figures of every two streams and the plan figures with each stream that changes
-them as the main stream (plus "the main stream has nothing of this plan here"), and
-the parent picks them from the pieces of all runs. A capture alone in the analysis
-takes those decisions itself and builds the plan figures for its decided main
-streams only. The contention sweep runs with the decided cores where they are known,
-else with the fewest possible, keeping what more cores need (cores.device.sweep_cores,
-cores.contention_at). No capture is read twice. Everything else (warm-up, medians,
-verdicts, barrier ranking, the gate) is :mod:`overlap_check.judge.judgement`'s.
+A worker reduces one capture with :func:`capture_figures`; its kernel table never leaves
+the worker. The rank's main stream, each plan's main stream and the device cores need
+every run, so a worker measures the pairs of every two streams and each plan with every
+stream that could be its main one, and the parent picks (docs/architecture.md, "The path
+of `overlap-check analyze DIR`"; warm-up, medians and verdicts are judge/'s).
 """
 
 from __future__ import annotations
@@ -118,7 +108,7 @@ class PlanPieces:
     dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
     side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
     # label, stream_id, count: the ops the plan's regexes name, on any stream
-    # (selection.label_counts, per sample): what placement (3a) reads
+    # (placement.layered_counts, per sample): what placement (3a) reads
     matched: pl.DataFrame
     # streams where a main stream changes the figures (dominators, or with no dominator
     # regex any non-side kernel): a main stream elsewhere gives the figures of key None
@@ -149,7 +139,7 @@ class CaptureFigures:
     contention: ContentionEvidence | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
-    # main stream -> the streams hiding.helper_streams names with it as the main stream
+    # main stream -> the streams hiding.helper_streams_of names with it as the main stream
     helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
     # communication busy / hidden / exposed per step (None: no communication row)
     comm: CaptureCommunication | None = None

@@ -1,19 +1,9 @@
-"""How much side work really hid behind other work (docs/hidden-fraction.md).
+"""How much side work really hid behind other work: per occurrence, ``hidden_pct`` exact in
+int64 ns, the part under its own dominator, the counts per verdict band, helper streams
+and the side time only sibling side streams covered.
 
-Per occurrence (layer) of a plan, on ONE capture's kernel table:
-
-``hidden_pct = |busy(side ops) ∩ busy(main path)| / |busy(side ops)|``
-
-exact in int64 ns, where the main path of a compute plan is the compute on its main
-stream and the communication tasks (:func:`busy_without`: side streams hiding only
-each other hide nothing from the step), and of a communication or copy plan the
-compute on every other stream (:func:`other_stream_busy`); and beside it the part
-hidden under the occurrence's own dominator. Over the judged occurrences: the count
-per verdict band, the rule that caps a plan at ``partial`` when too many of them are
-fake, and which streams only ran helper work (not judged at all).
-
-Pure functions on numpy int64 arrays and polars kernel tables; interval maths
-from :mod:`overlap_check.model.intervals`.
+The rules: docs/hidden-fraction.md ("Two figures per occurrence", "Helper streams") and
+docs/method.md ("hidden_pct"). Pure functions on numpy int64 arrays and polars tables.
 """
 
 from __future__ import annotations
@@ -25,10 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.model import FAKE_SHARE, Thresholds, Verdict, intervals
+from overlap_check.model import Thresholds, Verdict, intervals
 from overlap_check.model.intervals import I64
 from overlap_check.model.table import compute_kernels
-from overlap_check.model.verdicts import bands, capped, label
+from overlap_check.model.verdicts import bands
 
 F64 = npt.NDArray[np.float64]
 BANDS: tuple[Verdict, ...] = ("real", "partial", "fake")
@@ -50,13 +40,6 @@ class Hidden:
 def i64_column(frame: pl.DataFrame, column: str) -> I64:
     """A table's Int64 column as an int64 numpy array (no copy when it can be avoided)."""
     return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
-
-
-def other_stream_busy(kernels: pl.DataFrame, side_stream: int) -> tuple[I64, I64]:
-    """Merged busy time of the compute kernels on every stream but ``side_stream``."""
-    other = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
-    other = other.filter(pl.col("stream_id") != side_stream)
-    return intervals.merge(i64_column(other, "start_ns"), i64_column(other, "end_ns"))
 
 
 def busy_without(
@@ -85,7 +68,7 @@ def hidden_fraction(
     """Hidden time of each occurrence's side ops.
 
     ``occurrence``: the occurrence index of each side op, in ``[0, n_occurrences)``.
-    ``other_busy``: merged busy time of the other streams (:func:`other_stream_busy`).
+    ``other_busy``: merged busy time of what covers them (:func:`busy_without`).
     ``dom_start``/``dom_end``: per occurrence; an occurrence without a dominator has
     ``dom_start == dom_end`` (nothing is under it).
     """
@@ -129,35 +112,14 @@ def verdict_counts(figures: npt.ArrayLike, thresholds: Thresholds) -> dict[Verdi
     return {band: int((found == band).sum()) for band in BANDS}
 
 
-def capped_verdict(
-    figures: npt.ArrayLike, thresholds: Thresholds, fake_share: float = FAKE_SHARE
-) -> Verdict:
-    """The band of the median figure, at best ``partial`` when more than ``fake_share`` of
-    the judged occurrences are fake (a median hides fake layers: 3 of 6 fake is 0.5)."""
-    values = np.asarray(figures, dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return "no-evidence"
-    counts = verdict_counts(values, thresholds)
-    verdict = label(float(np.median(values)), thresholds)
-    return capped(verdict, (counts["real"], counts["partial"], counts["fake"]), fake_share)
-
-
-def helper_streams(
-    kernels: pl.DataFrame, main_stream: int, share: float = HELPER_SHARE
-) -> tuple[int, ...]:
-    """Streams that are not judged: they ran only helper work (AI_CPU, DSA_SQE) or less
-    than ``share`` of the main stream's busy time."""
-    return helper_streams_of(kernels, [main_stream], share=share)[main_stream]
-
-
 def helper_streams_of(
     kernels: pl.DataFrame,
     mains: Iterable[int],
     busy: Mapping[int, int] | None = None,
     share: float = HELPER_SHARE,
 ) -> dict[int, tuple[int, ...]]:
-    """:func:`helper_streams` for each of ``mains`` as the main stream. ``busy``: the busy
+    """Per main stream of ``mains``, the streams not judged: they ran only helper work
+    (AI_CPU, DSA_SQE) or less than ``share`` of its busy time. ``busy``: the busy
     time of every compute stream where it is measured already (streams.StreamSets), so
     that the kernels are grouped once, not once per main stream."""
     columns = ("stream_id", "accelerator_core", "start_ns", "end_ns", "is_communication")

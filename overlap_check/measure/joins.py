@@ -1,28 +1,9 @@
-"""Layer walls and holes after the join (docs/gain.md): what a layer cost in wall time.
+"""Layer walls and holes after the join: what each layer of a sample cost in wall time
+(layer wall, dominator, side total, join wait, side tail, tail operators), the sample's
+medians and step walls, and per rank the warm medians (:func:`plan_walls`).
 
-Per sample (in :mod:`overlap_check.measure.figures`, one capture at a time), from the plan's
-occurrences (:class:`overlap_check.measure.plans.Occurrences`, built by plans.occurrences) and
-the main-stream kernels they were paired on, :func:`layer_figures` measures each layer
-(an occurrence with a dominator):
-
-- layer wall: from its dominator's start to the next layer's (the main path's structure,
-  never the side selection, so a reference with its side work inline is measured alike);
-- dominator: the dominator's duration (contention stretches it);
-- side total: the sum of its side ops' durations;
-- join wait: when the side work ends after the dominator, the main stream's idle time
-  from the dominator's end to the first main-stream op that starts at or after the side
-  work's end ("the main stream waited X µs for the side tail"); 0 otherwise. EVENT_WAIT
-  tasks are not compute kernels, so a main stream parked on one counts as idle;
-- side tail: the side ops' busy time after the dominator's end that no main-stream
-  compute covered;
-- tail operators: the main-stream kernels right after the dominator that are format,
-  layout or fill work (:data:`TAIL_OPERATORS`), up to the next other main op: their
-  count and time per layer, by operator.
-
-The sample keeps the medians over its layers and its worst join wait; per rank,
-:func:`plan_walls` takes the warm medians. :func:`step_wall` is the step column's
-figures: per profiler step, its first compute start to its last compute end (each step
-for the step-by-step comparison with a reference, gain.compare), and their median.
+The figures: docs/gain.md, "The figures of one layer". The occurrences come from
+:func:`overlap_check.measure.plans.occurrences`, one capture at a time.
 """
 
 from __future__ import annotations

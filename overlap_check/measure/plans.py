@@ -1,61 +1,10 @@
-"""Plans: occurrences, window and busy overlap, placement (3a) and barrier search (3b).
+"""Plans, per sample: each side window paired with its own dominator instance and measured,
+the per-run figures, and the first step of the barrier search (3b).
 
-Per sample (a run, or a step of a run; in :mod:`overlap_check.measure.figures`, one capture
-at a time): :func:`tag`, :func:`main_kernels`, :func:`occurrences`, :func:`plan_run`
-and :func:`barrier_instances`. Per rank (in :mod:`overlap_check.judge.judgement`, over the
-samples of all its runs): :func:`plan_result` (warm median, verdict, placement,
-barriers, diagnosis).
-
-Streams of a plan, decided once per rank so every run is judged alike
-(decide.plan_streams):
-
-- main (the dominator's stream): ``plan.main_stream``; else, with a dominator
-  regex, the stream where matching kernels spent the most time; else the
-  rank's main stream (most busy time).
-- side: ``plan.side_stream``; else the stream other than main where the side
-  ops spent the most time.
-
-Occurrences (a model repeats its layers; one side window and one dominator per
-layer). Each side window is paired with its OWN dominator instance, never with
-every dominator and never with one global window:
-
-- With a dominator regex: one occurrence per dominator instance (a layer;
-  matches on the main stream, by start). A side op belongs to the layer whose
-  dominator it overlaps, else to the nearest dominator in time
-  (:func:`overlap_check.measure.layering.assign_layers`), so side work that ran before
-  or after its dominator (fake parallelism) is still paired with it and a side
-  window never spans two layers. A dominator with no side op forms an
-  occurrence with no side ops (``no-side``): reported, not judged. Each layer is
-  flagged when its side work ended after its join had started, and a sample
-  when the side stream runs a layer behind (layering.join_not_waited, lag).
-- Without a dominator regex: side ops (sorted by start) are cut into clusters
-  wherever a whole main-stream kernel fits in the gap between one side op's
-  start and the end of all side ops before it. Each cluster is an occurrence;
-  its dominator is the longest main-stream kernel that ends after the cluster
-  starts and no later than the next cluster starts (so a big op that runs
-  after the side work, the fake case, is still the one judged).
-
-Per occurrence (docs/method.md): ``side_window = [min start, max end]`` of its side
-ops, ``main_window`` = its dominator; ``overlap_pct = overlap /
-min(len(side_window), len(main_window))``. Beside it the busy-time figure
-``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),
-len(dominator))``. A run's figure is the median over its judged occurrences.
-
-Side ops (selection.side_expr): the compute kernels for which ``side``, ``op_type``
-and ``side_stream`` hold, each where given; without ``side_stream`` the matches on
-the main stream are main work (:func:`on_main`).
-
-Placement (3a): the ops the name / type regexes name off the side stream (without
-``side_stream``: on the main stream) are named with their counts per op type
-(``SwiGlu x20 on stream 2``); the plan is ``not-split`` when an op type of them never
-ran on the side stream, else it is judged on the side ops that moved.
-
-Barrier search (3b, :func:`barrier_instances`): for each fake occurrence, the first
-main-stream kernel that starts at or after the side window's end and before the
-dominator starts, after an idle gap on the main stream. :mod:`overlap_check.measure.barriers`
-runs it on hidden_pct, names the whole chain up to the dominator, and adds the other
-way (the side stream waited for a main op). Candidates are counted by name over the
-warm samples, most frequent first.
+One capture at a time (:mod:`overlap_check.measure.figures` calls :func:`tag`,
+:func:`main_kernels`, :func:`occurrences`, :func:`plan_run` and :func:`barrier_instances`);
+the per-rank judgement is judge/'s. The rules: docs/method.md, "Which kernels a plan
+names", "Occurrences", "overlap_pct" and "Barrier candidates (3b)".
 """
 
 from __future__ import annotations
@@ -366,7 +315,7 @@ def _ended_before_dominator(occ: Occurrences) -> I64:
     """Per occurrence, the last end of its side ops that ended at or before its dominator
     started (-1: none did): the side work the main stream can have waited for."""
     _, se, group, _ = occ.side_ops
-    if not group.size:  # measured without the ops (layering.layer_occurrences): windows
+    if not group.size:  # measured without the ops (tests' layer_occurrences): windows
         ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
         return np.where(ended, occ.side_end, -1).astype(np.int64)
     out = np.full(occ.status.size, -1, dtype=np.int64)

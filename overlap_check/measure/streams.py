@@ -1,17 +1,8 @@
-"""Stream level: busy-time overlap of each compute stream with the main stream.
+"""Stream level (no plan): busy-time overlap of each compute stream with the rank's main
+stream, parallelism and concurrent time per sample.
 
-For one sample (a run, or a step of a run): every compute stream's kernels are
-merged into disjoint busy intervals. A stream with no compute kernel is not a
-stream here (communication rows never count; non-kernel tasks never reach the
-kernel table). The main stream of a rank is the one with the most busy time
-summed over the rank's samples (ties: the lowest Stream ID), or the one the
-options force; every sample of the rank is paired against that same stream.
-
-Per pair: ``overlap_ns = |busy(main) ∩ busy(side)|`` and
-``overlap_pct = overlap_ns / min(busy(main), busy(side))``, judged with the
-same bands as plans. Per sample also: ``parallelism = sum(kernel time) / wall
-span`` and the time with at least two compute streams busy. Medians are taken
-over warm samples only.
+The figures: docs/method.md, "Stream level (no plan)". Communication rows never make a
+stream; every sample of a rank is paired against the same main stream.
 """
 
 from __future__ import annotations

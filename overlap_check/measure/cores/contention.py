@@ -1,18 +1,11 @@
-"""Contention (failure mode 3c) of one run (the core kinds it sums: kinds.py).
+"""Contention (failure mode 3c) of one run: block demand per core kind summed wherever two
+compute streams are busy, each kernel capped at the device's cores (docs/method.md,
+"Core limits and block counts"; the kinds summed: kinds.py).
 
-Wherever at least two compute streams are busy, the blocks demanded per core kind
-by all kernels running then are summed (aicore = AI_CORE + MIX_AIC Block Num;
-vectorcore = AI_VECTOR_CORE Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num),
-each kernel's demand capped at the device's cores; time where a sum exceeds the
-cores is over the limit (see :mod:`overlap_check.measure.cores.rules`, which adds the runs up).
-
-One stable sort of all kernel bounds gives every running sum (no per-kernel loop):
-a million kernels take a fraction of the time reading them does.
-
-A worker sweeps a run before the device cores are decided over all runs
-(:func:`contention_evidence`); where the decision can exceed the cores it swept
-with, it also keeps what more cores need (:class:`Above`), and
-:func:`contention_at` gives the figures for the decided cores from that alone.
+One stable sort of all kernel bounds gives every running sum, no per-kernel loop. A worker
+sweeps before the device cores are decided over all runs (:func:`contention_evidence`);
+where the decision can exceed the cores it swept with, it keeps what more cores need
+(:class:`Above`), and :func:`contention_at` gives the decided cores' figures from that.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """How many cores the device has: AI Core (cube, "aic") and AI Vector core ("aiv").
 
-Sources, in the order they are trusted (docs/method.md "Core limits and block counts"):
-
-1. ``PROF_*/device_N/info.json.N`` inside the capture (the readers put it in
-   ``Capture.device_cores``, source "info.json"): what the profiler saw.
-2. ``[device] aicore`` / ``vectorcore`` in the config (source "config"): figures the
-   user states outright. They rank above the platform ini because a virtualised
-   device (vNPU slice, ``vir_type_list`` in the ini) has fewer cores than the chip.
-3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
-   own ``<SoC>.ini``, ranked above a SoC name as docs/method.md and docs/formats.md rank it.
-4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
-5. The largest Block Num two kernels or more ask for, per core kind (source
-   "observed"; cores.contention.observed_maxima): a guess, labelled so in every
-   output, since Block Num counts logical blocks and one oversubscribed launch
-   (256 blocks in waves on 48 cores) can exceed the physical cores. 0 (Level0
-   writes Block Num 0) is unknown, never a count.
+Sources, most trusted first (docs/method.md, "Core limits and block counts"): the capture's
+info.json, the config's ``[device]`` counts (above the ini: a vNPU slice has fewer cores
+than its chip), a CANN ``<SoC>.ini`` (``--soc-ini``), a SoC name in :data:`SOC_CORES`,
+else a guess from Block Num, labelled so. Block Num 0 (Level0) is unknown, never a count.
 """
 
 from __future__ import annotations

@@ -1,42 +1,9 @@
-"""Core-limit rules: per-kernel Block Num against configured limits; runs added up.
+"""Core-limit rules: each kernel's Block Num against the limit that governs it, per run
+(:func:`run_rules`, small pieces a worker returns instead of its kernel table), and the
+runs added up (:func:`combine_cores`).
 
-Rules per kernel (docs/method.md "Core limits and block counts"):
-
-| Accelerator Core | compared                        | against          | outcome          |
-|------------------|---------------------------------|------------------|------------------|
-| AI_CORE          | Block Num                       | aicore limit     | violation        |
-| MIX_AIC          | Block Num                       | aicore limit     | violation        |
-| MIX_AIC          | Mix Block Num                   | vectorcore limit | violation        |
-| AI_VECTOR_CORE   | Block Num                       | vectorcore limit | violation        |
-| MIX_AIV          | Block Num                       | vectorcore limit | warning only     |
-| MIX_AIV          | Mix Block Num                   | aicore limit     | warning only     |
-| AI_CPU, DSA_SQE, HCCL, COMMUNICATION, communication rows: exempt (counted)               |
-
-MIX_AIV is reported, never failed: its Block Num / Mix Block Num semantics are
-undocumented (a 40/80 MIX_AIV on a 20/40 device is real).
-
-Which limit governs a kernel, per core kind, first found wins: a plan's
-``limit_core`` (its side operators, plans in config order), then the operator's
-``_op_aicore_num`` / ``_op_vectorcore_num`` from a graph dump, then GE's global
-``aicore_num``. A plan in ``npugraph_ex`` mode limits Ascend C operators only,
-which a kernel table cannot tell apart by itself: a kernel above such a limit fails
-when its name is a known Ascend C operator (:data:`ASCEND_C_OPERATORS`, plus the
-config's ``[cores] ascend_c``; docs/advice.md) and is a warning otherwise.
-
-Contention (failure mode 3c), warm runs only: wherever at least two compute
-streams are busy, the blocks demanded per core kind by all kernels running then
-are summed: aicore = AI_CORE + MIX_AIC Block Num; vectorcore = AI_VECTOR_CORE
-Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num. Each kernel's demand is
-capped at the device's cores (Block Num is a logical count; 256 blocks on 48 cores
-run in waves), so only kernels of different streams together can exceed it.
-Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
-(sum of (demand - cores) x time): how far and how long together (the sweep itself
-is :mod:`overlap_check.measure.cores.contention`).
-
-Each run is checked on its own (:func:`run_rules`, ``contention_evidence``: small pieces
-that a worker process returns instead of its kernel table) and
-:func:`combine_cores` adds the runs' pieces up (``pipeline.analyze_captures`` does both
-for captures in memory).
+The rules, which limit governs a kernel, and the npugraph_ex Ascend C case: docs/method.md,
+"Core limits and block counts"; the contention sweep is :mod:`.contention`.
 """
 
 from __future__ import annotations
