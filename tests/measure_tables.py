@@ -14,7 +14,6 @@ from overlap_check.measure.hiding import (
     HELPER_SHARE,
     helper_streams_of,
     hidden_fraction,
-    i64_column,
     verdict_counts,
 )
 from overlap_check.measure.layering import assign_layers, join_not_waited, lag
@@ -23,7 +22,7 @@ from overlap_check.measure.placement import layered_counts, stayed
 from overlap_check.model import FAKE_SHARE, Thresholds, Verdict, intervals
 from overlap_check.model.intervals import I64
 from overlap_check.model.selection import named, restricted_side_expr
-from overlap_check.model.table import compute_kernels, is_compute
+from overlap_check.model.table import compute_kernels, i64_column, is_compute
 from overlap_check.model.verdicts import bands, capped, label
 
 LAYER_SCHEMA = {

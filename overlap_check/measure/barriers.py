@@ -14,10 +14,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure.hiding import i64_column
 from overlap_check.measure.occurrences import OK, Occurrences
 from overlap_check.measure.plans import BARRIER_SCHEMA, barrier_instances
 from overlap_check.model import Thresholds, intervals
+from overlap_check.model.table import i64_column
 
 CHAIN = " -> "
 MAX_CHAIN = 8  # ops named in a chain; a longer one keeps its first ones and the last
@@ -63,14 +63,10 @@ def side_waited(
     max_lag_ns: int = MAX_LAG_NS,
     has_side: npt.ArrayLike | None = None,
 ) -> pl.DataFrame:
-    """(b) per side window start: the main op it waited for, when the window starts at most
-    ``max_lag_ns`` after that op ended and the side stream was idle from then on.
-
-    ``side_stream_kernels``: every compute kernel of the side stream (start_ns, end_ns);
-    ``side_window_start``: one start per occurrence (``has_side``: False where the
-    occurrence has no side work, its start is then ignored). Columns: ``occurrence`` (1-based),
-    ``producer``, ``end_ns`` (when it ended), ``lag_ns``.
-    """
+    """(b) per side window start (one per occurrence; ignored where not ``has_side``): the
+    main op it waited for, when it starts at most ``max_lag_ns`` after that op ended and
+    the side stream (``side_stream_kernels``) idled from then on. Columns: ``occurrence``
+    (1-based), ``producer``, ``end_ns`` (when it ended), ``lag_ns``."""
     ws = np.asarray(side_window_start, dtype=np.int64)
     me = i64_column(main, "end_ns")
     by_end = np.argsort(me, kind="stable")

@@ -68,7 +68,13 @@ from overlap_check.model.selection import (
     restricted_side_expr,
     side_expr,
 )
-from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, is_unplaced, without_copies
+from overlap_check.model.table import (
+    ANALYSIS_COLUMNS,
+    compute_kernels,
+    i64_column,
+    is_unplaced,
+    without_copies,
+)
 from overlap_check.readers.discover import Source
 
 
@@ -266,10 +272,8 @@ def _plan_figures(
         else [*sorted(matters), None]
     )
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
-    # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
-    # compute of every other stream; a compute side op against the main path (its main
-    # stream's compute and the communication), with what siblings alone covered beside it
-    # (from the busy sets: no kernel table is filtered again)
+    # hidden side time against the main path, or every other stream for tasks
+    # (docs/hidden-fraction.md), from the busy sets: no kernel table is filtered again
     tasks = plan.side_kind != "compute"
     anywhere = [
         cache(partial(busy_without, st.busy, (_NONE if tasks else c)))
@@ -416,12 +420,8 @@ def _communication(samples: Sequence[Sample], capture: Capture) -> list[tuple[I6
     out = []
     for s in samples:
         part = rows if s.step is None else rows.filter(pl.col("step") == s.step)
-        out.append((_ns(part, "start_ns"), _ns(part, "end_ns")))
+        out.append((i64_column(part, "start_ns"), i64_column(part, "end_ns")))
     return out
-
-
-def _ns(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def capture_figures(

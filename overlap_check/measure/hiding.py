@@ -17,7 +17,7 @@ import polars as pl
 
 from overlap_check.model import Thresholds, Verdict, intervals
 from overlap_check.model.intervals import I64
-from overlap_check.model.table import compute_kernels
+from overlap_check.model.table import compute_kernels, i64_column
 from overlap_check.model.verdicts import bands
 
 F64 = npt.NDArray[np.float64]
@@ -37,20 +37,12 @@ class Hidden:
     dominator_pct: F64  # under_dominator_ns / side_busy_ns; nan likewise
 
 
-def i64_column(frame: pl.DataFrame, column: str) -> I64:
-    """A table's Int64 column as an int64 numpy array (no copy when it can be avoided)."""
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
-
-
 def busy_without(
     busy: Mapping[int, tuple[I64, I64]], extra: tuple[I64, I64], own: int
 ) -> tuple[I64, I64]:
-    """Merged busy time of the streams of ``busy`` (streams.StreamSets.busy, or a part) but
-    ``own`` and of ``extra``. Against side ops of stream ``own``: with the main stream
-    and the communication tasks, a compute plan's main path (time when only sibling
-    side streams ran is not hidden: the main stream idled through it); with every
-    stream and the communication, what covered them anywhere; with every stream, what
-    hides a communication or copy plan's tasks."""
+    """Merged busy time of ``extra`` and the streams of ``busy`` but ``own``: given the main
+    stream and the communication tasks, a compute plan's main path (sibling side streams
+    hide nothing); given every stream, what hides a communication or copy plan's tasks."""
     parts = [extra, *(b for sid, b in busy.items() if sid != own)]
     starts = np.concatenate([s for s, _ in parts])
     return intervals.merge(starts, np.concatenate([e for _, e in parts]))
@@ -65,13 +57,9 @@ def hidden_fraction(
     dom_start: npt.ArrayLike,
     dom_end: npt.ArrayLike,
 ) -> Hidden:
-    """Hidden time of each occurrence's side ops.
-
-    ``occurrence``: the occurrence index of each side op, in ``[0, n_occurrences)``.
-    ``other_busy``: merged busy time of what covers them (:func:`busy_without`).
-    ``dom_start``/``dom_end``: per occurrence; an occurrence without a dominator has
-    ``dom_start == dom_end`` (nothing is under it).
-    """
+    """Hidden time of each occurrence's side ops (``occurrence``: each op's, in
+    ``[0, n_occurrences)``) under ``other_busy`` (:func:`busy_without`) and under its
+    dominator (none: ``dom_start == dom_end``)."""
     ms, me, mg = intervals.grouped_merge(side_start, side_end, occurrence)
     side_busy = np.zeros(n_occurrences, dtype=np.int64)
     hidden = np.zeros(n_occurrences, dtype=np.int64)

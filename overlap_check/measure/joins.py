@@ -22,10 +22,8 @@ if TYPE_CHECKING:
     from overlap_check.measure.occurrences import Occurrences
 
 
-# Format, layout and fill operators (operator types) that add main-stream time after the
-# join without computing anything new: a tail of them after the dominator is a 3c cause
-# (docs/advice.md). Matched against the op type, or, in a table without one, as a
-# "_"-separated part of the kernel name ("trans_TransData_3").
+# Format, layout and fill operator types that add main-stream time after the join without
+# computing anything new: a 3c cause (docs/advice.md; matching: docs/gain.md, "tail ops").
 TAIL_OPERATORS: tuple[str, ...] = (
     "TransData",
     "TransposeD",

@@ -41,13 +41,9 @@ def assign_layers(
         return length.astype(np.int64)
 
     by_overlap = np.where(overlap(final) > overlap(first), final, first)
-    # No overlap: the op lies in the gap before dominator j (then every dominator starting
-    # before its end ended before its start; bounds are half-open, so an op that ends
-    # where a dominator starts, or starts where one ends, overlaps none). The ops of one
-    # gap go together, to the dominator nearer to their extent: a burst of side work is not
-    # cut in two layers. One pause cuts a gap: its longest, when it is longer than the
-    # distance of the work before it to the earlier dominator and of the work after it to
-    # the later one (a layer's tail and the next layer's head, each touching its own).
+    # No overlap: the op lies in the gap before dominator j (half-open bounds: touching is
+    # no overlap). A gap's ops go together to the nearer dominator, unless its longest pause
+    # cuts it (docs/hidden-fraction.md, "Occurrences follow the layers", rules 2 and 3).
     j = np.searchsorted(ds, se, side="left")
     alone = ~overlaps
     part = np.zeros(ss.size, dtype=np.int64)
@@ -110,13 +106,8 @@ def join_not_waited(
     side_end: I64,
     has_side: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
-    """Per layer: its side work ends after its join started (the join did not wait).
-
-    ``main_*``: the main stream's other kernels by start; the rest per layer. The join is
-    the first main-stream op starting at or after the dominator's end that was still
-    running when the side work started (an op that ended before it, such as a producer
-    the side work waited for, cannot consume the side result).
-    """
+    """Per layer: its side work ends after its join started (the join did not wait; the join:
+    docs/hidden-fraction.md). ``main_*``: the main stream's other kernels by start."""
     ms = main_start
     if ms.size == 0:  # no main-stream op: no join
         return np.zeros(np.asarray(has_side).size, dtype=bool)
@@ -143,16 +134,10 @@ def lag(side_count: npt.ArrayLike, dom_end: npt.ArrayLike, side_start: npt.Array
 
 
 def task_layers(names: pl.Series, ms: I64, me: I64, ss: I64, se: I64) -> tuple[I64, I64]:
-    """Occurrences of a communication or copy plan without a dominator: they follow the
-    main stream's layers. ``names``, ``ms``, ``me``: the main-stream kernels by start;
-    ``ss``, ``se``: the side tasks by start. Returns the occurrence of each task and the
-    main-kernel row that stands for each occurrence's dominator.
-
-    The layers are the instances of the main-stream kernel that repeats (two or more
-    instances) with the most time; a layer runs from one instance's start to the next's,
-    and a task belongs to the layer it starts in (tasks before the first, to the first).
-    Without a repeating kernel (no layer structure) each task is its own occurrence,
-    with the main kernel it overlaps most or lies nearest to (assign_layers)."""
+    """The occurrence of each side task of a communication or copy plan without a dominator
+    and the main-kernel row standing for each one's dominator: the main stream's layers
+    (docs/method.md, "Occurrences"; tasks before the first layer go to the first), else
+    one per task with the main kernel assign_layers gives it. All inputs by start."""
     if ms.size == 0:
         return np.arange(ss.size, dtype=np.int64), np.full(ss.size, -1, dtype=np.int64)
     durations = pl.DataFrame({"name": names, "t": me - ms})

@@ -203,11 +203,8 @@ def measure_occurrences(
     de: I64,
     has_dom: npt.NDArray[np.bool_],
 ) -> Occurrences:
-    """The recipes' window figures and the busy-time figure of each occurrence.
-
-    ``ss``/``se``: side ops, each occurrence's ops together and by start; ``occ``: the
-    occurrence of each; ``ds``/``de``/``has_dom``: per occurrence, its dominator.
-    """
+    """The recipes' window figures and the busy-time figure of each occurrence: ``ss``,
+    ``se``, ``occ`` per side op (each occurrence's together, by start), the rest per occurrence."""
     count = np.bincount(occ, minlength=n_occ).astype(np.int64)
     side_start = np.zeros(n_occ, dtype=np.int64)
     side_end = np.zeros(n_occ, dtype=np.int64)

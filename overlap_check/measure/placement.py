@@ -43,18 +43,11 @@ def counted_by_label(ops: pl.DataFrame) -> pl.DataFrame:
 
 
 def stayed(counts: pl.DataFrame, off_side: pl.Expr, scoped: bool = False) -> pl.DataFrame:
-    """Placement (3a) from :func:`layered_counts` (of one sample or several, concatenated,
-    told apart by the optional ``capture`` and ``sample`` columns): the ops that did not
-    move (``off_side`` holds), summed per (label, stream) in ``count``, with ``moved``:
-    how many of that label did move (0: none of them left the main stream). Sorted by
-    count, most first.
-
-    A shared name is no evidence (docs/hidden-fraction.md): an op type none of whose
-    ops moved is named in full, but of one that moved only the ops a layer misses: where
-    its side stream ran fewer of that type than the most any layer ran there, the ops of
-    that type off the side stream in that layer, up to the shortfall. Ops without a
-    layer (no dominator) are not named when their type moved. ``scoped``: the ops were
-    selected by module scope (``module:Name``), which is the evidence: all are named."""
+    """Placement (3a) from :func:`layered_counts` (of one sample or several, told apart by
+    optional ``capture`` and ``sample`` columns): the ops named as not moved (``off_side``)
+    per (label, stream) in ``count``, most first, with ``moved``: how many of that label
+    did move. Which are named: docs/hidden-fraction.md, "Selection with real kernel names";
+    ``scoped`` (a ``module:`` selection): all of them."""
     keys = [c for c in ("capture", "sample", "layer") if c in counts.columns]
     tagged = counts.with_columns(off_side.fill_null(False).alias("_off"))
     on_side = tagged.filter(~pl.col("_off"))

@@ -43,22 +43,13 @@ from overlap_check.model.selection import (
     restricted_side_expr,
     side_expr,
 )
-from overlap_check.model.table import is_compute
-
-
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
+from overlap_check.model.table import i64_column, is_compute
 
 
 def tag(kernels: pl.DataFrame, plan: Plan, main: int | None = None) -> pl.DataFrame:
-    """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
-
-    ``kernels`` holds compute kernels only (and, for a communication or copy plan, the
-    capture's other rows too); which kernels the plan names is
-    :mod:`overlap_check.model.selection`'s (the core checks use the same definition).
-    ``main``: the main stream, when known: a plan without ``side_stream`` then leaves
-    the matches on it out of the side ops (they are main work, named by placement).
-    """
+    """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream)
+    (model/selection.py). ``kernels``: compute kernels (for a communication or copy plan,
+    every row); ``main``: the main stream, when known (:func:`on_main`)."""
     return on_main(_tagged(kernels, plan), plan, main)
 
 
@@ -113,14 +104,14 @@ def _dominators_by_layer(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64
     """The layer of each side op (layering.assign_layers), and the main-kernel row of each
     dominator instance (by start; main kernels come by start)."""
     rows = np.flatnonzero(main.get_column("_dom").to_numpy())
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     return assign_layers(ss, se, ms[rows], me[rows]), rows
 
 
 def _dominators_by_cluster(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
     """Clusters of side ops split by whole main-stream kernels, and the main-kernel row of
     each cluster's longest main kernel (-1: none)."""
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     before_end = np.maximum.accumulate(se)[:-1]  # end of all side ops before op j
     nxt = np.searchsorted(ms, before_end, side="left")  # first main kernel starting after them
     fits = np.zeros(before_end.size, dtype=bool)
@@ -154,14 +145,12 @@ def _longest_per_group(group: I64, length: I64) -> tuple[I64, I64]:
 def occurrences(
     tagged: pl.DataFrame, plan: Plan, streams: PlanStreams, main: pl.DataFrame | None = None
 ) -> Occurrences:
-    """Pair the side ops of one sample with their own dominator instances and measure each pair.
-
-    ``main``: the sample's main_kernels(), when the caller already has them.
-    """
+    """Pair the side ops of one sample with their own dominator instances and measure each
+    pair. ``main``: the sample's main_kernels(), when the caller already has them."""
     side = _by_start(tagged.filter(pl.col("_side")))
     # a communication task has no stream: -1, hidden under every compute stream
-    sid = _i64(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id")
-    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
+    sid = i64_column(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id")
+    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
     if main is None:
         main = main_kernels(tagged, streams.main)
     if plan.dominator is not None:
@@ -174,7 +163,9 @@ def occurrences(
             ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
     elif ss.size and plan.side_kind != "compute":  # tasks follow the main stream's layers
         names = main.get_column("name")
-        occ, rows = task_layers(names, _i64(main, "start_ns"), _i64(main, "end_ns"), ss, se)
+        occ, rows = task_layers(
+            names, i64_column(main, "start_ns"), i64_column(main, "end_ns"), ss, se
+        )
     elif ss.size:
         occ, rows = _dominators_by_cluster(main, ss, se)
     else:
@@ -182,8 +173,8 @@ def occurrences(
     has_dom = rows >= 0
     ds = np.zeros(rows.size, dtype=np.int64)
     de = np.zeros(rows.size, dtype=np.int64)
-    ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
-    de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
+    ds[has_dom] = i64_column(main, "start_ns")[rows[has_dom]]
+    de[has_dom] = i64_column(main, "end_ns")[rows[has_dom]]
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
     if "instance" in side.columns:  # a module: selection: the module instance is the layer
         measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
@@ -191,8 +182,8 @@ def occurrences(
     # the layers a communication or copy plan follows without one have none
     joined = plan.dominator is not None or plan.side_kind == "compute"
     joins = join_not_waited(
-        _i64(main, "start_ns"),
-        _i64(main, "end_ns"),
+        i64_column(main, "start_ns"),
+        i64_column(main, "end_ns"),
         de,
         measured.side_start,
         measured.side_end,
@@ -284,7 +275,7 @@ def barrier_instances(
     # the side work that ended by the dominator's start (half-open: at its start counts)
     ends = _ended_before_dominator(occ)
     fake = fake[ends[fake] >= 0]
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     if fake.size == 0 or ms.size == 0:
         return _BARRIER_EMPTY
     prev_end = np.concatenate([[ms[0]], np.maximum.accumulate(me)[:-1]])

@@ -116,10 +116,7 @@ def pair_results(
     provisional: bool,
 ) -> tuple[StreamPair, ...]:
     """Each other stream that ran in a warm sample, against the main stream (warm medians).
-
-    ``figures[j]``: the streams that ran in sample j, each with its pair_figure against
-    ``main`` (None: no figure there).
-    """
+    ``figures[j]``: sample j's streams, each with its pair_figure (None: none there)."""
     sides = sorted(
         {sid for s, found in zip(samples, figures, strict=True) if s.warm for sid in found} - {main}
     )

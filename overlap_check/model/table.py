@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
+
+from overlap_check.model.intervals import I64
 
 # null where the capture does not say (N/A, an absent column)
 KERNEL_SCHEMA: dict[str, pl.DataType] = {
@@ -38,6 +41,11 @@ KERNEL_COLUMNS: tuple[str, ...] = tuple(KERNEL_SCHEMA)
 # Columns a reader adds only when asked (input_shapes: for a reference, measure/shapes.py);
 # conform() keeps them, after the canonical ones, when present.
 OPTIONAL_KERNEL_SCHEMA: dict[str, pl.DataType] = {"input_shapes": pl.String()}
+
+
+def i64_column(frame: pl.DataFrame, column: str) -> I64:
+    """A table's integer column as an int64 numpy array (no copy when it can be avoided)."""
+    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def empty_kernel_table() -> pl.DataFrame:

@@ -27,7 +27,7 @@ from overlap_check.model.core_kinds import (
     core_code,
 )
 from overlap_check.model.intervals import I64, Steps, covered_sums, sweeps, touching
-from overlap_check.model.table import is_compute
+from overlap_check.model.table import i64_column, is_compute
 
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
 MAX_NAMES = 20  # kernel names listed per contention interval
@@ -190,10 +190,6 @@ def _compute_rows(kernels: pl.DataFrame, caps: list[int], uncapped: bool) -> pl.
     return k
 
 
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
-
-
 def _kind_figures(
     kind: str,
     maximum: int,
@@ -256,9 +252,10 @@ def contention_evidence(
     ids = k.get_column("stream_id").unique().sort().to_list()
     if len(ids) < 2:  # one stream alone is never contention
         k, ids = k.clear(), []
-    starts, ends, streams = _i64(k, "start_ns"), _i64(k, "end_ns"), _i64(k, "stream_id")
-    weights = [_i64(k, kind) for kind in KINDS]
-    demands = [_i64(k, f"{kind}_blocks") for kind in KINDS] if above else weights
+    starts, ends = i64_column(k, "start_ns"), i64_column(k, "end_ns")
+    streams = i64_column(k, "stream_id")
+    weights = [i64_column(k, kind) for kind in KINDS]
+    demands = [i64_column(k, f"{kind}_blocks") for kind in KINDS] if above else weights
     negative = above and any(bool((d < 0).any()) for d in demands)
     # a negative Block Num lowers a sum at every cores: left out, the kept segments are a
     # superset of those over more cores (the exact sums are taken again from the kernels)

@@ -67,13 +67,9 @@ def lookup_soc(name: str, *, key: str = "device.soc", path: str | None = None) -
 
 
 def read_soc_ini(path: str | Path, soc: str | None = None) -> DeviceCores:
-    """Cores from a CANN platform config ``<SoC>.ini`` (``[SoCInfo]`` section).
-
-    ``path`` may also be the ``platform_config`` folder, with ``soc`` naming the file.
-    AI Core = ``cube_core_cnt`` (split cube/vector chips), else ``ai_core_cnt``;
-    AI Vector = ``vector_core_cnt`` (0 when absent: older chips have no separate
-    vector cores, and the vector checks are then skipped).
-    """
+    """Cores from a CANN ``<SoC>.ini`` (``path``, or the ``platform_config`` folder with
+    ``soc`` naming the file): ``cube_core_cnt`` (split chips), else ``ai_core_cnt``, and
+    ``vector_core_cnt`` (absent: 0, no separate vector cores, vector checks skipped)."""
     file = Path(path)
     if file.is_dir():
         if soc is None:
@@ -172,13 +168,9 @@ def resolve_device(
     observed: Callable[[], Sequence[tuple[int, int]]],
     options: Options,
 ) -> DeviceCores:
-    """The device's cores from the most trusted source available (see the module doc),
-    from per-capture pieces: each capture's info.json cores (None: none), and each
-    capture's observed_maxima (asked for only when nothing better exists).
-
-    A SoC name is checked even when a better source wins, so a typo never passes
-    silently (with ``--soc-ini`` a folder, the name picks the file instead).
-    """
+    """The device's cores from the most trusted source (the module doc), from each capture's
+    info.json cores (None: none) and observed_maxima (asked for only when nothing better
+    exists). A SoC name is checked even when a better source wins: a typo never passes."""
     soc_from_table = None
     if options.device.soc is not None and options.soc_ini is None:
         soc_from_table = lookup_soc(options.device.soc)

@@ -242,10 +242,6 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
     """The first ``room`` rows of a frame of violations (already in start order)."""
     if room <= 0 or over.height == 0:
         return []
-    columns = over.head(room).to_dict(as_series=False)
-    rows = (
-        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
-    )
     return [
         CoreViolation(
             run=run.index,
@@ -263,7 +259,7 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
             limit_source=row["source"],
             blocks_field=row["field"],
         )
-        for row in rows
+        for row in over.head(room).iter_rows(named=True)
     ]
 
 
@@ -303,9 +299,6 @@ def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
         failing_count=failing.height,
         noted_count=noted.height,
     )
-
-
-# --------------------------------------------------------------------------- entry point
 
 
 MAIN_SUFFIX = ":main"  # the name of a plan's main-path limit: "plan:<name>:main" in reports
