@@ -113,19 +113,15 @@ class PlanPieces:
 
     dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
     side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
-    # label, stream_id, count: the ops the plan's regexes name, on any stream
-    # (placement.layered_counts, per sample): what placement (3a) reads
+    # placement.layered_counts per sample, any stream: what placement (3a) reads
     matched: pl.DataFrame
-    # streams where a main stream changes the figures (dominators, or with no dominator
-    # regex any non-side kernel): a main stream elsewhere gives the figures of key None
+    # streams where a main stream changes the figures; one elsewhere reads key None
     matters: frozenset[int]
-    # stream -> the fewest AI-core blocks any dominator kernel there asked for (a cube
-    # saturated by every instance: docs/advice.md); empty without a dominator regex
+    # stream -> the fewest AI-core blocks of its dominator kernels (docs/advice.md)
     dominator_blocks: dict[int, int] = field(default_factory=dict)
     # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
     shapes: tuple[ShapeCount, ...] | None = None
-    # compute rows without a stream that may be the plan's (unplaced_touching): it is
-    # provisional then
+    # compute rows without a stream that may be the plan's (unplaced_touching): provisional
     unplaced: int = 0
 
 
@@ -140,8 +136,7 @@ class CaptureFigures:
     samples: tuple[SampleFigures, ...]
     plans: tuple[PlanPieces, ...]
     rules: RunRules | None  # None: no limit configured
-    # the contention sweep, with what every device cores the decision over all runs can
-    # take needs (cores.contention_at gives their figures); None: no decision can be taken
+    # the contention sweep, for any cores the decision can take (None: no decision)
     contention: ContentionEvidence | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
@@ -227,11 +222,8 @@ def _plan_figures(
     alone: bool = False,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other stream). ``alone``: this capture is the only one of
-    the analysis, so it decides the plan's main stream by itself (``rank_main``: its main
-    stream): the figures are built for that stream only, under its figures_key. ``comm``:
-    per sample, the start and end of its communication tasks (part of a compute plan's
-    main path); ``sets``: per sample, its compute streams' busy sets."""
+    main stream (key None: any other); ``alone``: for the plan_main of ``rank_main`` only.
+    Per sample, ``comm``: its communication tasks' bounds, ``sets``: its busy sets."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -342,11 +334,9 @@ def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
 def dominator_blocks(
     kernels: pl.DataFrame, plan: Plan, tagged: pl.DataFrame | None = None
 ) -> dict[int, int]:
-    """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
-    the plan's dominator kernels: equal to the device's AI cores, every instance filled
-    the cube. Empty without a dominator regex or without block counts. ``tagged``: the
-    plan's tag of all of ``kernels``' compute rows, when at hand (its ``_dom`` then picks
-    the dominators: no regex runs again)."""
+    """Per stream, the fewest AI-core blocks (AI_CORE / MIX_AIC Block Num) of the plan's
+    dominators: equal to the device's AI cores, every instance filled the cube. ``tagged``:
+    the plan's tag of all compute rows, when at hand (no regex runs again)."""
     if plan.dominator is None:
         return {}
     columns = ("stream_id", "accelerator_core", "block_num")
@@ -431,11 +421,9 @@ def capture_figures(
     info_cores: Sequence[Sequence[DeviceCores]] = (),
     alone: bool = False,
 ) -> CaptureFigures:
-    """The figures of one capture. ``limits``: the configured core limits (None: none, or
-    they failed to load, which the parent reports); ``info_cores``: per capture of the
-    analysis, the cores its info.json files give (none given: this capture alone);
-    ``alone``: the capture is the only one of the analysis (it decides its rank's main
-    streams: the plan figures are built for those alone)."""
+    """The figures of one capture. ``limits``: None when none is configured or they failed to
+    load (the parent reports it); ``info_cores``: per capture, its info.json cores;
+    ``alone``: the only capture of the analysis, which decides its own main streams."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)

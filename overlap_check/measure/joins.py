@@ -17,6 +17,7 @@ import polars as pl
 from overlap_check.measure.runs import spread
 from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp, intervals
 from overlap_check.model.intervals import I64
+from overlap_check.model.table import i64_column
 
 if TYPE_CHECKING:
     from overlap_check.measure.occurrences import Occurrences
@@ -109,18 +110,13 @@ def step_wall(kernels: pl.DataFrame) -> Steps:
     if kernels.is_empty():
         return Steps(0, None, ())
     stepped = kernels.filter(pl.col("step").is_not_null())
-    if stepped.is_empty():
-        walls = kernels.select(
-            pl.lit(None, dtype=pl.Int64).alias("step"),
-            (pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"),
-        )
-    else:
-        walls = (
-            stepped.group_by("step")
-            .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
-            .sort("step")
-        )
-    w = walls.get_column("w").to_numpy().astype(np.int64, copy=False)
+    walls = (
+        (kernels if stepped.is_empty() else stepped)  # no step: one group, step null
+        .group_by("step")
+        .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
+        .sort("step")
+    )
+    w = i64_column(walls, "w")
     ids = walls.get_column("step").to_list()
     return Steps(int(w.size), _median(w), tuple(zip(ids, w.tolist(), strict=True)))
 
@@ -153,13 +149,9 @@ def layer_figures(
     ds, de = occ.dom_start, occ.dom_end
     side_total = np.zeros(n, dtype=np.int64)
     np.add.at(side_total, group, se - ss)
-    ms = main.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
-    me = main.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     on_main = main if main_stream is None else main_stream
-    busy_s, busy_e = intervals.merge(
-        on_main.get_column("start_ns").to_numpy().astype(np.int64, copy=False),
-        on_main.get_column("end_ns").to_numpy().astype(np.int64, copy=False),
-    )
+    busy_s, busy_e = intervals.merge(i64_column(on_main, "start_ns"), i64_column(on_main, "end_ns"))
     wall = np.full(n, -1, dtype=np.int64)
     main_end = int(busy_e.max()) if busy_e.size else 0
     wall[has_dom] = layer_walls(ds[has_dom], main_end)

@@ -11,7 +11,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from overlap_check.measure.runs import Sample, spread
@@ -24,6 +23,7 @@ from overlap_check.model import (
     intervals,
 )
 from overlap_check.model.intervals import I64
+from overlap_check.model.table import i64_column
 from overlap_check.model.verdicts import label
 
 PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
@@ -50,8 +50,7 @@ def stream_sets(compute: pl.DataFrame) -> StreamSets:
     if compute.is_empty():
         return StreamSets({}, {}, 0, 0, 0, None)
     stream = compute.get_column("stream_id").to_numpy()
-    starts = compute.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
-    ends = compute.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
+    starts, ends = i64_column(compute, "start_ns"), i64_column(compute, "end_ns")
     kernels: dict[int, int] = {}
     busy: dict[int, tuple[I64, I64]] = {}
     # One boolean mask per stream (a handful of streams) beats sorting by (stream, start);

@@ -129,17 +129,11 @@ KINDS = ("aicore", "vectorcore")  # the order of a (aicore, vectorcore) pair
 
 @dataclass(frozen=True)
 class Above:
-    """What the sweep of one run needs to be redone for more device cores than it was
-    swept with, without the kernel table.
-
-    Where at least two streams are busy, a segment (between consecutive distinct kernel
-    bounds) is over X cores when the demand there, each kernel's Block Num capped at X,
-    exceeds X. With Block Nums >= 0 that holds at X only if it holds at any fewer cores
-    Y >= 1 (over X cores the capped sum grows by at most 1 per core and kernel above the
-    cap, and it takes two of them to exceed the cap), so the segments over the swept
-    cores hold those over any more. They are kept with the kernels with a demand that
-    touch them: all that the sums, the worst intervals, their names and streams read.
-    """
+    """What redoing one run's sweep for more device cores needs, without the kernel table.
+    With Block Nums >= 0 a segment over X cores (capped demand above X) is over any fewer
+    cores Y >= 1 too (raising the cap by one adds at most one block per kernel above it,
+    and it takes two kernels to exceed it), so the segments over the swept cores hold
+    those over any more; they are kept with the kernels with a demand that touch them."""
 
     segments: tuple[tuple[I64, I64], tuple[I64, I64]]  # per kind: starts, ends in order
     starts: I64  # the kernels (in start order) with a demand that touch a kept segment

@@ -21,18 +21,15 @@ from overlap_check.model.errors import ConfigError
 SOC_CORES: dict[str, tuple[int, int]] = {
     # mirror Ascend910B1.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910B1": (24, 48),
-    # docs/formats.md: third-party tutorial quoting `grep SoCInfo .../Ascend910B2.ini`
-    # (ai_core_cnt=24, cube_core_cnt=24, vector_core_cnt=48)
+    # a third-party tutorial quoting Ascend910B2.ini [SoCInfo] 24 / 24 / 48 (docs/formats.md)
     "Ascend910B2": (24, 48),
     # mirror Ascend910B3.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
     "Ascend910B3": (20, 40),
-    # third-party tutorial quoting `grep -A 8 SoCInfo .../Ascend910B4.ini`
-    # (ai_core_cnt=20, cube_core_cnt=20, vector_core_cnt=40); docs/formats.md "910B4 20/20/40"
+    # a third-party tutorial quoting Ascend910B4.ini [SoCInfo] 20 / 20 / 40 (docs/formats.md)
     "Ascend910B4": (20, 40),
     # mirror Ascend910_9391.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910_9391": (24, 48),
-    # docs/formats.md and a public tool printing its
-    # Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
+    # a public tool printing its Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
     "Ascend910_9392": (24, 48),
     # mirror Ascend910_9362.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
     "Ascend910_9362": (20, 40),
@@ -190,16 +187,11 @@ def resolve_device(
 def sweep_cores(
     own: DeviceCores | None, info: Sequence[Sequence[DeviceCores]]
 ) -> tuple[tuple[int, int], bool] | None:
-    """The device cores to sweep one capture's contention with, and whether they are the
-    decision over all captures (:func:`resolve_device`) itself, else the fewest cores of
-    each kind it can judge with (0: none). ``own``: the decision on this capture alone;
-    ``info``: per capture, the cores its info.json files give. None: no decision at all.
-
-    With an info.json anywhere the decision is the smallest of them (:func:`agreed_cores`),
-    known unless a capture's files disagree (the reader picks one by the device it reads);
-    without, it is the same configured figures for every capture, or the largest Block
-    Num over all captures: this one's own with no other capture, else at least that.
-    """
+    """The cores to sweep one capture's contention with, and whether they are the decision
+    over all captures itself (else the fewest of each kind it can take; None: no decision).
+    ``own``: the decision on this capture alone; ``info``: per capture, its info.json cores.
+    The decision: the smallest info.json (unknown when one capture's files disagree), else
+    the configured figures, else the largest Block Num over all captures."""
     found = [cores for capture in info for cores in capture]
     if found:
         known = all(len({(d.aicore, d.vectorcore) for d in capture}) <= 1 for capture in info)
