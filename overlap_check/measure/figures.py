@@ -193,10 +193,8 @@ def _swapped(figure: PairFigure) -> PairFigure:
 def plan_main(
     plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
 ) -> int | None:
-    """The plan's main (dominator's) stream, the one rule judge.decide.plan_streams and a
-    capture analysed alone both take: the configured one, else the stream with the most
-    dominator time over ``dominator_ns`` (one frame per run; ties: the lowest ID), else the
-    rank's main stream."""
+    """The plan's main (dominator's) stream (judge.decide.plan_streams and a capture alone;
+    docs/method.md, "Which kernels a plan names"); ``dominator_ns``: one frame per run."""
     if plan.main_stream is not None:
         return plan.main_stream
     if plan.dominator is None:
@@ -316,10 +314,9 @@ _NONE: tuple[I64, I64] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int6
 
 
 def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
-    """Compute rows without a stream (Capture.unplaced_rows) the plan may own: named by its
-    side (name / type / module, whatever the stream) or dominator regex; every such row
-    when the plan selects by stream alone, has no dominator regex (any main kernel may be
-    one) or hides communication / copies (all compute hides them)."""
+    """Compute rows without a stream the plan may own: those its side or dominator regexes
+    name; all of them when it selects by stream alone, has no dominator regex (any main
+    kernel may be one) or hides tasks (all compute hides them)."""
     rows = kernels.filter(is_unplaced(kernels.columns))
     if not rows.height:
         return 0

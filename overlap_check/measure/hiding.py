@@ -106,10 +106,8 @@ def helper_streams_of(
     busy: Mapping[int, int] | None = None,
     share: float = HELPER_SHARE,
 ) -> dict[int, tuple[int, ...]]:
-    """Per main stream of ``mains``, the streams not judged: they ran only helper work
-    (AI_CPU, DSA_SQE) or less than ``share`` of its busy time. ``busy``: the busy
-    time of every compute stream where it is measured already (streams.StreamSets), so
-    that the kernels are grouped once, not once per main stream."""
+    """Per main stream of ``mains``, the helper streams (docs/hidden-fraction.md, "Helper
+    streams"; ``share``). ``busy``: each compute stream's busy time, when measured already."""
     columns = ("stream_id", "accelerator_core", "start_ns", "end_ns", "is_communication")
     compute = compute_kernels(kernels, columns)
     if busy is None:
@@ -153,10 +151,8 @@ def siblings(
     sibling_ns: I64,
     main_path: Callable[[int], tuple[I64, I64]],
 ) -> Siblings | None:
-    """The sibling-only cover of a sample's judged occurrences (None: none). ``side_ops``:
-    start, end, occurrence, stream of each side op (plans.Occurrences.side_ops);
-    ``main_path(s)``: the main path's busy time (:func:`busy_without`) against side
-    ops of stream ``s``."""
+    """The sibling-only cover of a sample's judged occurrences (None: none); ``main_path(s)``:
+    the main path's busy time (:func:`busy_without`) against side ops of stream ``s``."""
     busy = int(hidden.side_busy_ns[judged].sum())
     only = int(sibling_ns[judged].sum()) if sibling_ns.size else 0
     if busy <= 0 or only <= 0:

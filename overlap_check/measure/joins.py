@@ -138,10 +138,9 @@ def layer_walls(dom_start: I64, main_end: int) -> I64:
 def layer_figures(
     main: pl.DataFrame, occ: Occurrences, steps: Steps, main_stream: pl.DataFrame | None = None
 ) -> LayerFigures:
-    """The sample's layer figures; ``main``: the main-stream kernels occ was paired on
-    (plans.main_kernels), ``steps``: step_wall of the sample; ``main_stream``: every compute
-    kernel on the main stream, side ops run inline there included (default ``main``): the
-    main stream is busy, not waiting, while it runs them."""
+    """The sample's layer figures; ``main``: the main kernels occ was paired on;
+    ``main_stream`` (default ``main``): every compute kernel on the main stream, side ops
+    run inline there included (the main stream is busy, not waiting, while it runs them)."""
     ss, se, group, _ = occ.side_ops
     n = occ.status.size
     has_dom = occ.dom_row >= 0 if occ.dom_row.size == n else np.zeros(n, dtype=bool)

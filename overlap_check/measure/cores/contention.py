@@ -348,10 +348,8 @@ def _recurring_max(values: pl.Expr) -> pl.Expr:
 
 
 def observed_maxima(kernels: pl.DataFrame) -> tuple[int, int]:
-    """One capture's guess of the device cores from Block Num per core kind (none: 0):
-    the largest block count two kernels or more ask for (:func:`_recurring_max`), matching
-    core kinds in upper case without stripping; devices.observed_cores takes the largest
-    over captures."""
+    """One capture's guess of the device cores per core kind (none: 0), by
+    :func:`_recurring_max` of its Block Num (core kinds matched in upper case)."""
     core = core_code(kernels, strip=False)
     aic = pl.when(C.is_in([AI_CORE, MIX_AIC])).then(pl.col("block_num"))
     aiv = pl.concat_list(

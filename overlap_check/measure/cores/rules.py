@@ -127,10 +127,8 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
 
 
 def limited_stream(plan: Plan, kernels: pl.DataFrame) -> int | None:
-    """The stream an npugraph_ex ``limit_core_num`` governs in this capture (it is a stream
-    limit: every Ascend C operator launched on that stream): ``side_stream`` if given; else
-    the stream where the plan's ops spent the most time, for a side limit off the capture's
-    busiest stream (its main one) unless they ran nowhere else. None: no op of the plan."""
+    """The stream an npugraph_ex ``limit_core_num`` governs in this capture (docs/method.md,
+    "Core limits and block counts"); None: no op of the plan ran."""
     if plan.side_stream is not None:
         return plan.side_stream
     compute = kernels.filter(is_compute(kernels.columns))
