@@ -9,9 +9,18 @@ import math
 
 import numpy as np
 import polars as pl
+from measure_tables import (
+    capped_verdict,
+    helper_streams,
+    lag_pattern,
+    layer_occurrences,
+    layer_table,
+    other_stream_busy,
+    stayed_off_side,
+)
 
 from overlap_check.measure import barriers, hiding, layering
-from overlap_check.measure.placement import stayed_off_side, stayed_phrases
+from overlap_check.measure.placement import stayed_phrases
 from overlap_check.model import Thresholds
 from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import conform
@@ -54,7 +63,7 @@ def test_split_side_work_is_mostly_not_hidden() -> None:
             (3, "MatMulV3", 301_000, 501_000, "AI_CORE"),
         ]
     )
-    other = hiding.other_stream_busy(k, side_stream=3)
+    other = other_stream_busy(k, side_stream=3)
     assert [other[0].tolist(), other[1].tolist()] == [[1_000], [301_000]]
     side = on(k, 3)
     got = hiding.hidden_fraction(
@@ -65,7 +74,7 @@ def test_split_side_work_is_mostly_not_hidden() -> None:
     assert got.under_dominator_ns.tolist() == [2_000]
     assert got.hidden_pct.tolist() == [2_000 / 202_000]
     # the window formula says real: side window [1_000, 501_000] holds the whole dominator
-    t = layering.layer_table(side, on(k, 2), dominators(on(k, 2)), other, T)
+    t = layer_table(side, on(k, 2), dominators(on(k, 2)), other, T)
     assert t["overlap_pct"].to_list() == [300_000 / min(500_000, 300_000)]
     assert t["hidden_pct"].to_list() == [2_000 / 202_000]
     assert t["verdict"].to_list() == ["fake"]  # 0.0099 <= 0.05
@@ -81,7 +90,7 @@ def test_side_work_hidden_under_another_main_op() -> None:
         ]
     )
     main, side = on(k, 2), on(k, 3)
-    t = layering.layer_table(side, main, dominators(main), hiding.other_stream_busy(k, 3), T)
+    t = layer_table(side, main, dominators(main), other_stream_busy(k, 3), T)
     row = t.row(0, named=True)
     assert (row["side_busy_ns"], row["hidden_ns"]) == (180_000, 180_000)
     assert row["hidden_pct"] == 1.0
@@ -119,7 +128,7 @@ def test_a_lagging_side_stream_and_a_join_that_did_not_wait() -> None:
         ]
     )
     main, side = on(k, 2), on(k, 3)
-    t = layering.layer_table(side, main, dominators(main), hiding.other_stream_busy(k, 3), T)
+    t = layer_table(side, main, dominators(main), other_stream_busy(k, 3), T)
     assert t["side_ops"].to_list() == [0, 2]  # both nearest to / under D2
     assert t["side_start_ns"].to_list() == [None, 210]
     assert t["side_end_ns"].to_list() == [None, 390]
@@ -132,8 +141,8 @@ def test_a_lagging_side_stream_and_a_join_that_did_not_wait() -> None:
     assert t["verdict"].to_list() == ["no-evidence", "real"]
     # J2 starts at 300, the side work ends at 390
     assert t["join_not_waited"].to_list() == [False, True]
-    assert layering.lag_pattern(t, side["start_ns"])
-    assert not layering.lag_pattern(t.slice(1), side["start_ns"])  # first layer has side work
+    assert lag_pattern(t, side["start_ns"])
+    assert not lag_pattern(t.slice(1), side["start_ns"])  # first layer has side work
 
 
 def test_counts_and_the_fake_share_cap() -> None:
@@ -143,13 +152,13 @@ def test_counts_and_the_fake_share_cap() -> None:
         "fake": 1,
     }
     # 3 of 6 fake: the median 0.5 is real, 3 > 0.25 x 6 = 1.5 caps it at partial
-    assert hiding.capped_verdict([1, 1, 1, 0, 0, 0], T) == "partial"
+    assert capped_verdict([1, 1, 1, 0, 0, 0], T) == "partial"
     # 1 of 5 fake: 1 <= 1.25, stays real; 2 of 5: 2 > 1.25, partial
-    assert hiding.capped_verdict([1, 1, 1, 1, 0], T) == "real"
-    assert hiding.capped_verdict([1, 1, 1, 0, 0], T) == "partial"
-    assert hiding.capped_verdict([1, 1, 1, 0, 0], T, fake_share=0.5) == "real"  # 2 <= 2.5
-    assert hiding.capped_verdict([0, 0, 0.2], T) == "fake"  # never raised
-    assert hiding.capped_verdict([math.nan], T) == "no-evidence"
+    assert capped_verdict([1, 1, 1, 1, 0], T) == "real"
+    assert capped_verdict([1, 1, 1, 0, 0], T) == "partial"
+    assert capped_verdict([1, 1, 1, 0, 0], T, fake_share=0.5) == "real"  # 2 <= 2.5
+    assert capped_verdict([0, 0, 0.2], T) == "fake"  # never raised
+    assert capped_verdict([math.nan], T) == "no-evidence"
 
 
 def test_helper_streams() -> None:
@@ -164,8 +173,8 @@ def test_helper_streams() -> None:
             (6, "IndexPut", 0, 500_000, "AI_CPU"),  # long, but AI_CPU only
         ]
     )
-    assert hiding.helper_streams(k, main_stream=2) == (3, 4, 6)
-    assert hiding.helper_streams(k, main_stream=2, share=0.001) == (3, 6)  # 9_000 >= 1_000
+    assert helper_streams(k, main_stream=2) == (3, 4, 6)
+    assert helper_streams(k, main_stream=2, share=0.001) == (3, 6)  # 9_000 >= 1_000
     # every stream as the main one, with busy times already measured (3: 3_000 + 3_000)
     busy = {2: 1_000_000, 3: 6_000, 4: 9_000, 5: 20_000, 6: 500_000}
     assert hiding.helper_streams_of(k, [2, 5, 7], busy) == {
@@ -191,8 +200,8 @@ def test_main_waited_names_the_whole_chain() -> None:
         ]
     )
     main, side = on(k, 2), on(k, 3)
-    occ, layer, _ = layering.layer_occurrences(side, main, dominators(main))
-    other = hiding.other_stream_busy(k, 3)
+    occ, layer, _ = layer_occurrences(side, main, dominators(main))
+    other = other_stream_busy(k, 3)
     hidden = hiding.hidden_fraction(
         side["start_ns"], side["end_ns"], layer, 1, other, occ.dom_start, occ.dom_end
     )

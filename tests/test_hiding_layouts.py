@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from measure_tables import (
+    capped_verdict,
+    helper_streams,
+    lag_pattern,
+    layer_occurrences,
+    layer_table,
+    other_stream_busy,
+    stayed_off_side,
+)
 
 from overlap_check import load
-from overlap_check.measure import barriers, hiding, layering
-from overlap_check.measure.placement import stayed_off_side, stayed_phrases
+from overlap_check.measure import barriers, hiding
+from overlap_check.measure.placement import stayed_phrases
 from overlap_check.model import Thresholds
 from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import compute_kernels
@@ -47,7 +56,7 @@ def plan_parts(folder: str) -> tuple[Answer, pl.DataFrame, pl.DataFrame, pl.Data
 @pytest.mark.parametrize("folder", JUDGED)
 def test_layer_table_and_verdict(folder: str) -> None:
     answer, k, side, main, is_dom = plan_parts(folder)
-    table = layering.layer_table(side, main, is_dom, hiding.other_stream_busy(k, SIDE), T)
+    table = layer_table(side, main, is_dom, other_stream_busy(k, SIDE), T)
     rows = table.rows(named=True)
     assert len(rows) == len(answer.layers)
     for row, want in zip(rows, answer.layers, strict=True):
@@ -65,24 +74,24 @@ def test_layer_table_and_verdict(folder: str) -> None:
         assert row["join_not_waited"] == want.join_not_waited
     stayed = stayed_off_side(k, answer.side, None, SIDE)
     assert tuple(stayed_phrases(stayed)) == answer.stayed
-    verdict = hiding.capped_verdict(table["hidden_pct"].to_numpy(), T)
+    verdict = capped_verdict(table["hidden_pct"].to_numpy(), T)
     if (stayed["moved"] == 0).any():  # an op type that never left the main stream
         verdict = "not-split"
     assert verdict == answer.verdict
-    assert layering.lag_pattern(table, side["start_ns"]) == answer.lag
-    assert hiding.helper_streams(k, MAIN) == answer.helper_streams
+    assert lag_pattern(table, side["start_ns"]) == answer.lag
+    assert helper_streams(k, MAIN) == answer.helper_streams
 
 
 @pytest.mark.parametrize("folder", JUDGED)
 def test_barriers_both_ways(folder: str) -> None:
     answer, k, side, main, is_dom = plan_parts(folder)
-    occ, layer, _ = layering.layer_occurrences(side, main, is_dom)
+    occ, layer, _ = layer_occurrences(side, main, is_dom)
     hidden = hiding.hidden_fraction(
         side["start_ns"],
         side["end_ns"],
         layer,
         occ.status.size,
-        hiding.other_stream_busy(k, SIDE),
+        other_stream_busy(k, SIDE),
         occ.dom_start,
         occ.dom_end,
     )
@@ -101,7 +110,7 @@ def test_the_window_formula_and_the_hidden_fraction_disagree_where_the_issue_say
         answer = layout(folder).answer
         assert isinstance(answer, Answer)
         window = [w.overlap_pct for w in answer.layers]
-        assert hiding.capped_verdict(np.array(window, dtype=float), T) == answer.window_verdict
+        assert capped_verdict(np.array(window, dtype=float), T) == answer.window_verdict
         assert answer.window_verdict != answer.verdict
 
 

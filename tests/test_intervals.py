@@ -20,6 +20,12 @@ def _arrays(items: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
+def hull(starts: list[int], ends: list[int]) -> tuple[int, int] | None:
+    """``[min(start), max(end)]``, or None for an empty set (once intervals.hull; no engine
+    code needs it)."""
+    return (min(starts), max(ends)) if starts else None
+
+
 def _coverage(items: list[tuple[int, int]]) -> np.ndarray:
     """How many intervals cover each unit [t, t+1) of time."""
     count = np.zeros(HORIZON + 13, dtype=np.int64)
@@ -127,8 +133,8 @@ def test_clip_to_own_windows() -> None:
 
 
 def test_hull_and_window_overlap() -> None:
-    assert intervals.hull([], []) is None
-    assert intervals.hull([5, 1], [9, 3]) == (1, 9)
+    assert hull([], []) is None
+    assert hull([5, 1], [9, 3]) == (1, 9)
     assert intervals.window_overlap((0, 10), (10, 20)) == 0  # touching windows do not overlap
     assert intervals.window_overlap((0, 10), (4, 20)) == 10 - 4
     assert intervals.window_overlap((0, 10), (30, 40)) == 0

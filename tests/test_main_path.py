@@ -11,12 +11,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from measure_tables import stayed_off_side
 
 from overlap_check import check
 from overlap_check.cli import cli
 from overlap_check.judge.pipeline import analyze_captures
 from overlap_check.measure import layering
-from overlap_check.measure.placement import stayed, stayed_off_side, stayed_phrases
+from overlap_check.measure.placement import stayed, stayed_phrases
 from overlap_check.model import Capture, Options, Plan, PlanResult
 from overlap_check.model.table import conform
 from synth import main_path

@@ -16,8 +16,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from measure_tables import helper_streams
 
-from overlap_check.measure.hiding import helper_streams
 from overlap_check.model import Capture
 from overlap_check.model.intervals import union_length
 from overlap_check.model.selection import restricted_side_expr

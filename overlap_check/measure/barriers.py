@@ -1,21 +1,9 @@
-"""Barriers both ways: what one stream waited for (docs/hidden-fraction.md).
+"""Barriers both ways on the fake occurrences (by hidden_pct) of one sample: (a) the main
+stream waited for the side stream (the chain from :func:`plans.barrier_instances`'s first
+op up to the dominator), (b) the side stream waited for a main op placed late.
 
-(a) The main stream waited for the side stream: after side work ends, the main
-    stream idles, then runs a chain of small ops ahead of the dominator. The
-    first op of the chain is the search of :func:`plans.barrier_instances`
-    (reused, on the hidden fraction); the whole chain up to the dominator is
-    named (``Cast -> Swish``).
-(b) The side stream waited for the main stream: the side window starts right
-    after a main-stream op ends while the side stream idled. That op is what
-    the side work waits for (GE placed its producer late).
-
-Neither search can name a layer's join consumer (the main op after the
-dominator that consumes the side result): (a) only looks ahead of the
-dominator, (b) only at ops that ended before the side work started.
-
-:func:`instances` runs both on the fake occurrences (by hidden_pct) of one sample:
-what :mod:`overlap_check.measure.figures` keeps and
-:func:`overlap_check.measure.plans.rank_barriers` ranks for the report.
+The rules: docs/hidden-fraction.md, "Barriers both ways"; judge/ ranks what
+:func:`instances` finds.
 """
 
 from __future__ import annotations
@@ -26,10 +14,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure.hiding import i64_column
 from overlap_check.measure.occurrences import OK, Occurrences
 from overlap_check.measure.plans import BARRIER_SCHEMA, barrier_instances
 from overlap_check.model import Thresholds, intervals
+from overlap_check.model.table import i64_column
 
 CHAIN = " -> "
 MAX_CHAIN = 8  # ops named in a chain; a longer one keeps its first ones and the last
@@ -75,14 +63,10 @@ def side_waited(
     max_lag_ns: int = MAX_LAG_NS,
     has_side: npt.ArrayLike | None = None,
 ) -> pl.DataFrame:
-    """(b) per side window start: the main op it waited for, when the window starts at most
-    ``max_lag_ns`` after that op ended and the side stream was idle from then on.
-
-    ``side_stream_kernels``: every compute kernel of the side stream (start_ns, end_ns);
-    ``side_window_start``: one start per occurrence (``has_side``: False where the
-    occurrence has no side work, its start is then ignored). Columns: ``occurrence`` (1-based),
-    ``producer``, ``end_ns`` (when it ended), ``lag_ns``.
-    """
+    """(b) per side window start (one per occurrence; ignored where not ``has_side``): the
+    main op it waited for, when it starts at most ``max_lag_ns`` after that op ended and
+    the side stream (``side_stream_kernels``) idled from then on. Columns: ``occurrence``
+    (1-based), ``producer``, ``end_ns`` (when it ended), ``lag_ns``."""
     ws = np.asarray(side_window_start, dtype=np.int64)
     me = i64_column(main, "end_ns")
     by_end = np.argsort(me, kind="stable")

@@ -1,9 +1,6 @@
-"""Communication against compute for the whole device, per step (docs/method.md).
-
-busy = length of the union of the communication rows; hidden = its intersection with the
-union of compute kernels on every stream; exposed = busy - hidden. It is the measure of the
-profiler's own step_trace_time.csv (Communication, Overlapped, Communication(Not
-Overlapped)), so :func:`profiler_difference` can set the two side by side.
+"""Communication against compute for the whole device, per step: busy, hidden and exposed
+time, the measure of the profiler's step_trace_time.csv, which :func:`profiler_difference`
+sets beside ours (docs/method.md, "Communication (no plan)").
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """One capture in, only its figures out: what the report needs from each run.
 
-A worker process reduces one capture with :func:`capture_figures`; its kernel table
-never leaves the worker, so the parent holds a few KB per run.
-
-Three decisions need every run of a rank, so a worker cannot take them: the rank's
-main stream (most busy time over all samples), each plan's main stream (most
-dominator time, else the rank's) and the device cores (the smallest info.json, else
-the largest Block Num over all captures). A worker therefore computes the pair
-figures of every two streams and the plan figures with each stream that changes
-them as the main stream (plus "the main stream has nothing of this plan here"), and
-the parent picks them from the pieces of all runs. A capture alone in the analysis
-takes those decisions itself and builds the plan figures for its decided main
-streams only. The contention sweep runs with the decided cores where they are known,
-else with the fewest possible, keeping what more cores need (cores.device.sweep_cores,
-cores.contention_at). No capture is read twice. Everything else (warm-up, medians,
-verdicts, barrier ranking, the gate) is :mod:`overlap_check.judge.judgement`'s.
+A worker reduces one capture with :func:`capture_figures`; its kernel table never leaves
+the worker. The rank's main stream, each plan's main stream and the device cores need
+every run, so a worker measures the pairs of every two streams and each plan with every
+stream that could be its main one, and the parent picks (docs/architecture.md, "The path
+of `overlap-check analyze DIR`"; warm-up, medians and verdicts are judge/'s).
 """
 
 from __future__ import annotations
@@ -78,7 +68,13 @@ from overlap_check.model.selection import (
     restricted_side_expr,
     side_expr,
 )
-from overlap_check.model.table import ANALYSIS_COLUMNS, compute_kernels, is_unplaced, without_copies
+from overlap_check.model.table import (
+    ANALYSIS_COLUMNS,
+    compute_kernels,
+    i64_column,
+    is_unplaced,
+    without_copies,
+)
 from overlap_check.readers.discover import Source
 
 
@@ -117,19 +113,15 @@ class PlanPieces:
 
     dominator_ns: pl.DataFrame  # stream_id, t: dominator kernel time per stream
     side_ns: pl.DataFrame  # stream_id, t: side-op time per stream
-    # label, stream_id, count: the ops the plan's regexes name, on any stream
-    # (selection.label_counts, per sample): what placement (3a) reads
+    # placement.layered_counts per sample, any stream: what placement (3a) reads
     matched: pl.DataFrame
-    # streams where a main stream changes the figures (dominators, or with no dominator
-    # regex any non-side kernel): a main stream elsewhere gives the figures of key None
+    # streams where a main stream changes the figures; one elsewhere reads key None
     matters: frozenset[int]
-    # stream -> the fewest AI-core blocks any dominator kernel there asked for (a cube
-    # saturated by every instance: docs/advice.md); empty without a dominator regex
+    # stream -> the fewest AI-core blocks of its dominator kernels (docs/advice.md)
     dominator_blocks: dict[int, int] = field(default_factory=dict)
     # Input Shapes of the dominator and side ops (shapes.shape_signature; None: not read)
     shapes: tuple[ShapeCount, ...] | None = None
-    # compute rows without a stream that may be the plan's (unplaced_touching): it is
-    # provisional then
+    # compute rows without a stream that may be the plan's (unplaced_touching): provisional
     unplaced: int = 0
 
 
@@ -144,12 +136,11 @@ class CaptureFigures:
     samples: tuple[SampleFigures, ...]
     plans: tuple[PlanPieces, ...]
     rules: RunRules | None  # None: no limit configured
-    # the contention sweep, with what every device cores the decision over all runs can
-    # take needs (cores.contention_at gives their figures); None: no decision can be taken
+    # the contention sweep, for any cores the decision can take (None: no decision)
     contention: ContentionEvidence | None
     observed: tuple[int, int] | None  # largest Block Num per kind (without info.json cores)
     step_error: UsageError | None = None  # --per step on a capture without steps
-    # main stream -> the streams hiding.helper_streams names with it as the main stream
+    # main stream -> the streams hiding.helper_streams_of names with it as the main stream
     helpers: dict[int, tuple[int, ...]] = field(default_factory=dict)
     # communication busy / hidden / exposed per step (None: no communication row)
     comm: CaptureCommunication | None = None
@@ -202,10 +193,8 @@ def _swapped(figure: PairFigure) -> PairFigure:
 def plan_main(
     plan: Plan, dominator_ns: Sequence[pl.DataFrame], rank_main: int | None
 ) -> int | None:
-    """The plan's main (dominator's) stream, the one rule judge.decide.plan_streams and a
-    capture analysed alone both take: the configured one, else the stream with the most
-    dominator time over ``dominator_ns`` (one frame per run; ties: the lowest ID), else the
-    rank's main stream."""
+    """The plan's main (dominator's) stream (judge.decide.plan_streams and a capture alone;
+    docs/method.md, "Which kernels a plan names"); ``dominator_ns``: one frame per run."""
     if plan.main_stream is not None:
         return plan.main_stream
     if plan.dominator is None:
@@ -231,11 +220,8 @@ def _plan_figures(
     alone: bool = False,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
     """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other stream). ``alone``: this capture is the only one of
-    the analysis, so it decides the plan's main stream by itself (``rank_main``: its main
-    stream): the figures are built for that stream only, under its figures_key. ``comm``:
-    per sample, the start and end of its communication tasks (part of a compute plan's
-    main path); ``sets``: per sample, its compute streams' busy sets."""
+    main stream (key None: any other); ``alone``: for the plan_main of ``rank_main`` only.
+    Per sample, ``comm``: its communication tasks' bounds, ``sets``: its busy sets."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
     # communication tasks have no stream: they never name the plan's side stream
@@ -276,10 +262,8 @@ def _plan_figures(
         else [*sorted(matters), None]
     )
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
-    # hidden side time (docs/hidden-fraction.md): a communication or copy task against the
-    # compute of every other stream; a compute side op against the main path (its main
-    # stream's compute and the communication), with what siblings alone covered beside it
-    # (from the busy sets: no kernel table is filtered again)
+    # hidden side time against the main path, or every other stream for tasks
+    # (docs/hidden-fraction.md), from the busy sets: no kernel table is filtered again
     tasks = plan.side_kind != "compute"
     anywhere = [
         cache(partial(busy_without, st.busy, (_NONE if tasks else c)))
@@ -330,10 +314,9 @@ _NONE: tuple[I64, I64] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int6
 
 
 def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
-    """Compute rows without a stream (Capture.unplaced_rows) the plan may own: named by its
-    side (name / type / module, whatever the stream) or dominator regex; every such row
-    when the plan selects by stream alone, has no dominator regex (any main kernel may be
-    one) or hides communication / copies (all compute hides them)."""
+    """Compute rows without a stream the plan may own: those its side or dominator regexes
+    name; all of them when it selects by stream alone, has no dominator regex (any main
+    kernel may be one) or hides tasks (all compute hides them)."""
     rows = kernels.filter(is_unplaced(kernels.columns))
     if not rows.height:
         return 0
@@ -348,11 +331,9 @@ def unplaced_touching(kernels: pl.DataFrame, plan: Plan) -> int:
 def dominator_blocks(
     kernels: pl.DataFrame, plan: Plan, tagged: pl.DataFrame | None = None
 ) -> dict[int, int]:
-    """Per stream, the fewest AI-core blocks (Block Num of AI_CORE / MIX_AIC kernels) of
-    the plan's dominator kernels: equal to the device's AI cores, every instance filled
-    the cube. Empty without a dominator regex or without block counts. ``tagged``: the
-    plan's tag of all of ``kernels``' compute rows, when at hand (its ``_dom`` then picks
-    the dominators: no regex runs again)."""
+    """Per stream, the fewest AI-core blocks (AI_CORE / MIX_AIC Block Num) of the plan's
+    dominators: equal to the device's AI cores, every instance filled the cube. ``tagged``:
+    the plan's tag of all compute rows, when at hand (no regex runs again)."""
     if plan.dominator is None:
         return {}
     columns = ("stream_id", "accelerator_core", "block_num")
@@ -426,12 +407,8 @@ def _communication(samples: Sequence[Sample], capture: Capture) -> list[tuple[I6
     out = []
     for s in samples:
         part = rows if s.step is None else rows.filter(pl.col("step") == s.step)
-        out.append((_ns(part, "start_ns"), _ns(part, "end_ns")))
+        out.append((i64_column(part, "start_ns"), i64_column(part, "end_ns")))
     return out
-
-
-def _ns(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def capture_figures(
@@ -441,11 +418,9 @@ def capture_figures(
     info_cores: Sequence[Sequence[DeviceCores]] = (),
     alone: bool = False,
 ) -> CaptureFigures:
-    """The figures of one capture. ``limits``: the configured core limits (None: none, or
-    they failed to load, which the parent reports); ``info_cores``: per capture of the
-    analysis, the cores its info.json files give (none given: this capture alone);
-    ``alone``: the capture is the only one of the analysis (it decides its rank's main
-    streams: the plan figures are built for those alone)."""
+    """The figures of one capture. ``limits``: None when none is configured or they failed to
+    load (the parent reports it); ``info_cores``: per capture, its info.json cores;
+    ``alone``: the only capture of the analysis, which decides its own main streams."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)

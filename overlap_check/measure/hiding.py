@@ -1,19 +1,9 @@
-"""How much side work really hid behind other work (docs/hidden-fraction.md).
+"""How much side work really hid behind other work: per occurrence, ``hidden_pct`` exact in
+int64 ns, the part under its own dominator, the counts per verdict band, helper streams
+and the side time only sibling side streams covered.
 
-Per occurrence (layer) of a plan, on ONE capture's kernel table:
-
-``hidden_pct = |busy(side ops) ∩ busy(main path)| / |busy(side ops)|``
-
-exact in int64 ns, where the main path of a compute plan is the compute on its main
-stream and the communication tasks (:func:`busy_without`: side streams hiding only
-each other hide nothing from the step), and of a communication or copy plan the
-compute on every other stream (:func:`other_stream_busy`); and beside it the part
-hidden under the occurrence's own dominator. Over the judged occurrences: the count
-per verdict band, the rule that caps a plan at ``partial`` when too many of them are
-fake, and which streams only ran helper work (not judged at all).
-
-Pure functions on numpy int64 arrays and polars kernel tables; interval maths
-from :mod:`overlap_check.model.intervals`.
+The rules: docs/hidden-fraction.md ("Two figures per occurrence", "Helper streams") and
+docs/method.md ("hidden_pct"). Pure functions on numpy int64 arrays and polars tables.
 """
 
 from __future__ import annotations
@@ -25,10 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.model import FAKE_SHARE, Thresholds, Verdict, intervals
+from overlap_check.model import Thresholds, Verdict, intervals
 from overlap_check.model.intervals import I64
-from overlap_check.model.table import compute_kernels
-from overlap_check.model.verdicts import bands, capped, label
+from overlap_check.model.table import compute_kernels, i64_column
+from overlap_check.model.verdicts import bands
 
 F64 = npt.NDArray[np.float64]
 BANDS: tuple[Verdict, ...] = ("real", "partial", "fake")
@@ -47,27 +37,12 @@ class Hidden:
     dominator_pct: F64  # under_dominator_ns / side_busy_ns; nan likewise
 
 
-def i64_column(frame: pl.DataFrame, column: str) -> I64:
-    """A table's Int64 column as an int64 numpy array (no copy when it can be avoided)."""
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
-
-
-def other_stream_busy(kernels: pl.DataFrame, side_stream: int) -> tuple[I64, I64]:
-    """Merged busy time of the compute kernels on every stream but ``side_stream``."""
-    other = compute_kernels(kernels, ("stream_id", "start_ns", "end_ns", "is_communication"))
-    other = other.filter(pl.col("stream_id") != side_stream)
-    return intervals.merge(i64_column(other, "start_ns"), i64_column(other, "end_ns"))
-
-
 def busy_without(
     busy: Mapping[int, tuple[I64, I64]], extra: tuple[I64, I64], own: int
 ) -> tuple[I64, I64]:
-    """Merged busy time of the streams of ``busy`` (streams.StreamSets.busy, or a part) but
-    ``own`` and of ``extra``. Against side ops of stream ``own``: with the main stream
-    and the communication tasks, a compute plan's main path (time when only sibling
-    side streams ran is not hidden: the main stream idled through it); with every
-    stream and the communication, what covered them anywhere; with every stream, what
-    hides a communication or copy plan's tasks."""
+    """Merged busy time of ``extra`` and the streams of ``busy`` but ``own``: given the main
+    stream and the communication tasks, a compute plan's main path (sibling side streams
+    hide nothing); given every stream, what hides a communication or copy plan's tasks."""
     parts = [extra, *(b for sid, b in busy.items() if sid != own)]
     starts = np.concatenate([s for s, _ in parts])
     return intervals.merge(starts, np.concatenate([e for _, e in parts]))
@@ -82,13 +57,9 @@ def hidden_fraction(
     dom_start: npt.ArrayLike,
     dom_end: npt.ArrayLike,
 ) -> Hidden:
-    """Hidden time of each occurrence's side ops.
-
-    ``occurrence``: the occurrence index of each side op, in ``[0, n_occurrences)``.
-    ``other_busy``: merged busy time of the other streams (:func:`other_stream_busy`).
-    ``dom_start``/``dom_end``: per occurrence; an occurrence without a dominator has
-    ``dom_start == dom_end`` (nothing is under it).
-    """
+    """Hidden time of each occurrence's side ops (``occurrence``: each op's, in
+    ``[0, n_occurrences)``) under ``other_busy`` (:func:`busy_without`) and under its
+    dominator (none: ``dom_start == dom_end``)."""
     ms, me, mg = intervals.grouped_merge(side_start, side_end, occurrence)
     side_busy = np.zeros(n_occurrences, dtype=np.int64)
     hidden = np.zeros(n_occurrences, dtype=np.int64)
@@ -129,37 +100,14 @@ def verdict_counts(figures: npt.ArrayLike, thresholds: Thresholds) -> dict[Verdi
     return {band: int((found == band).sum()) for band in BANDS}
 
 
-def capped_verdict(
-    figures: npt.ArrayLike, thresholds: Thresholds, fake_share: float = FAKE_SHARE
-) -> Verdict:
-    """The band of the median figure, at best ``partial`` when more than ``fake_share`` of
-    the judged occurrences are fake (a median hides fake layers: 3 of 6 fake is 0.5)."""
-    values = np.asarray(figures, dtype=np.float64)
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return "no-evidence"
-    counts = verdict_counts(values, thresholds)
-    verdict = label(float(np.median(values)), thresholds)
-    return capped(verdict, (counts["real"], counts["partial"], counts["fake"]), fake_share)
-
-
-def helper_streams(
-    kernels: pl.DataFrame, main_stream: int, share: float = HELPER_SHARE
-) -> tuple[int, ...]:
-    """Streams that are not judged: they ran only helper work (AI_CPU, DSA_SQE) or less
-    than ``share`` of the main stream's busy time."""
-    return helper_streams_of(kernels, [main_stream], share=share)[main_stream]
-
-
 def helper_streams_of(
     kernels: pl.DataFrame,
     mains: Iterable[int],
     busy: Mapping[int, int] | None = None,
     share: float = HELPER_SHARE,
 ) -> dict[int, tuple[int, ...]]:
-    """:func:`helper_streams` for each of ``mains`` as the main stream. ``busy``: the busy
-    time of every compute stream where it is measured already (streams.StreamSets), so
-    that the kernels are grouped once, not once per main stream."""
+    """Per main stream of ``mains``, the helper streams (docs/hidden-fraction.md, "Helper
+    streams"; ``share``). ``busy``: each compute stream's busy time, when measured already."""
     columns = ("stream_id", "accelerator_core", "start_ns", "end_ns", "is_communication")
     compute = compute_kernels(kernels, columns)
     if busy is None:
@@ -203,10 +151,8 @@ def siblings(
     sibling_ns: I64,
     main_path: Callable[[int], tuple[I64, I64]],
 ) -> Siblings | None:
-    """The sibling-only cover of a sample's judged occurrences (None: none). ``side_ops``:
-    start, end, occurrence, stream of each side op (plans.Occurrences.side_ops);
-    ``main_path(s)``: the main path's busy time (:func:`busy_without`) against side
-    ops of stream ``s``."""
+    """The sibling-only cover of a sample's judged occurrences (None: none); ``main_path(s)``:
+    the main path's busy time (:func:`busy_without`) against side ops of stream ``s``."""
     busy = int(hidden.side_busy_ns[judged].sum())
     only = int(sibling_ns[judged].sum()) if sibling_ns.size else 0
     if busy <= 0 or only <= 0:

@@ -1,28 +1,9 @@
-"""Layer walls and holes after the join (docs/gain.md): what a layer cost in wall time.
+"""Layer walls and holes after the join: what each layer of a sample cost in wall time
+(layer wall, dominator, side total, join wait, side tail, tail operators), the sample's
+medians and step walls, and per rank the warm medians (:func:`plan_walls`).
 
-Per sample (in :mod:`overlap_check.measure.figures`, one capture at a time), from the plan's
-occurrences (:class:`overlap_check.measure.plans.Occurrences`, built by plans.occurrences) and
-the main-stream kernels they were paired on, :func:`layer_figures` measures each layer
-(an occurrence with a dominator):
-
-- layer wall: from its dominator's start to the next layer's (the main path's structure,
-  never the side selection, so a reference with its side work inline is measured alike);
-- dominator: the dominator's duration (contention stretches it);
-- side total: the sum of its side ops' durations;
-- join wait: when the side work ends after the dominator, the main stream's idle time
-  from the dominator's end to the first main-stream op that starts at or after the side
-  work's end ("the main stream waited X µs for the side tail"); 0 otherwise. EVENT_WAIT
-  tasks are not compute kernels, so a main stream parked on one counts as idle;
-- side tail: the side ops' busy time after the dominator's end that no main-stream
-  compute covered;
-- tail operators: the main-stream kernels right after the dominator that are format,
-  layout or fill work (:data:`TAIL_OPERATORS`), up to the next other main op: their
-  count and time per layer, by operator.
-
-The sample keeps the medians over its layers and its worst join wait; per rank,
-:func:`plan_walls` takes the warm medians. :func:`step_wall` is the step column's
-figures: per profiler step, its first compute start to its last compute end (each step
-for the step-by-step comparison with a reference, gain.compare), and their median.
+The figures: docs/gain.md, "The figures of one layer". The occurrences come from
+:func:`overlap_check.measure.plans.occurrences`, one capture at a time.
 """
 
 from __future__ import annotations
@@ -36,15 +17,14 @@ import polars as pl
 from overlap_check.measure.runs import spread
 from overlap_check.model import Evidence, LayerFigures, PlanRun, PlanWalls, TailOp, intervals
 from overlap_check.model.intervals import I64
+from overlap_check.model.table import i64_column
 
 if TYPE_CHECKING:
     from overlap_check.measure.occurrences import Occurrences
 
 
-# Format, layout and fill operators (operator types) that add main-stream time after the
-# join without computing anything new: a tail of them after the dominator is a 3c cause
-# (docs/advice.md). Matched against the op type, or, in a table without one, as a
-# "_"-separated part of the kernel name ("trans_TransData_3").
+# Format, layout and fill operator types that add main-stream time after the join without
+# computing anything new: a 3c cause (docs/advice.md; matching: docs/gain.md, "tail ops").
 TAIL_OPERATORS: tuple[str, ...] = (
     "TransData",
     "TransposeD",
@@ -130,18 +110,13 @@ def step_wall(kernels: pl.DataFrame) -> Steps:
     if kernels.is_empty():
         return Steps(0, None, ())
     stepped = kernels.filter(pl.col("step").is_not_null())
-    if stepped.is_empty():
-        walls = kernels.select(
-            pl.lit(None, dtype=pl.Int64).alias("step"),
-            (pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"),
-        )
-    else:
-        walls = (
-            stepped.group_by("step")
-            .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
-            .sort("step")
-        )
-    w = walls.get_column("w").to_numpy().astype(np.int64, copy=False)
+    walls = (
+        (kernels if stepped.is_empty() else stepped)  # no step: one group, step null
+        .group_by("step")
+        .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("w"))
+        .sort("step")
+    )
+    w = i64_column(walls, "w")
     ids = walls.get_column("step").to_list()
     return Steps(int(w.size), _median(w), tuple(zip(ids, w.tolist(), strict=True)))
 
@@ -163,10 +138,9 @@ def layer_walls(dom_start: I64, main_end: int) -> I64:
 def layer_figures(
     main: pl.DataFrame, occ: Occurrences, steps: Steps, main_stream: pl.DataFrame | None = None
 ) -> LayerFigures:
-    """The sample's layer figures; ``main``: the main-stream kernels occ was paired on
-    (plans.main_kernels), ``steps``: step_wall of the sample; ``main_stream``: every compute
-    kernel on the main stream, side ops run inline there included (default ``main``): the
-    main stream is busy, not waiting, while it runs them."""
+    """The sample's layer figures; ``main``: the main kernels occ was paired on;
+    ``main_stream`` (default ``main``): every compute kernel on the main stream, side ops
+    run inline there included (the main stream is busy, not waiting, while it runs them)."""
     ss, se, group, _ = occ.side_ops
     n = occ.status.size
     has_dom = occ.dom_row >= 0 if occ.dom_row.size == n else np.zeros(n, dtype=bool)
@@ -174,13 +148,9 @@ def layer_figures(
     ds, de = occ.dom_start, occ.dom_end
     side_total = np.zeros(n, dtype=np.int64)
     np.add.at(side_total, group, se - ss)
-    ms = main.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
-    me = main.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     on_main = main if main_stream is None else main_stream
-    busy_s, busy_e = intervals.merge(
-        on_main.get_column("start_ns").to_numpy().astype(np.int64, copy=False),
-        on_main.get_column("end_ns").to_numpy().astype(np.int64, copy=False),
-    )
+    busy_s, busy_e = intervals.merge(i64_column(on_main, "start_ns"), i64_column(on_main, "end_ns"))
     wall = np.full(n, -1, dtype=np.int64)
     main_end = int(busy_e.max()) if busy_e.size else 0
     wall[has_dom] = layer_walls(ds[has_dom], main_end)

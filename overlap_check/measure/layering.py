@@ -1,61 +1,17 @@
-"""Occurrences that follow the model's layers (docs/hidden-fraction.md).
+"""Occurrences that follow the model's layers: the layer of each side op, the join and lag
+flags of a missing wait, and the layers of a plan without a dominator.
 
-One dominator instance (a main-stream kernel the plan names) per layer. A side
-op belongs to the layer whose dominator it overlaps (the larger overlap when it
-touches two); the side ops that overlap no dominator and lie between the same two
-dominators go together to the nearer of the two (the gap from the earlier one's
-end to their first start, or from their last end to the later one's start; a tie
-goes to the later dominator, since side work runs ahead of the dominator it was
-split for). So a side window never spans two dominators' layers.
-
-Per layer: the side window and the dominator window, the recipes' window
-``overlap_pct`` (computed by :mod:`overlap_check.measure.plans`, unchanged), the hidden
-fraction (:mod:`overlap_check.measure.hiding`) and its verdict band; and two signs of a
-missing wait: side work still running when the next main-stream op after the
-dominator starts (the join did not wait), and the lag pattern (the first
-dominator has no side work while side work runs after the last one). The join
-is the first main op after the dominator that was still running when the side
-work started.
-
-:mod:`overlap_check.measure.plans` pairs a plan's occurrences with :func:`assign_layers` and
-flags them with :func:`join_not_waited` and :func:`lag`; :func:`layer_occurrences` and
-:func:`layer_table` are the same rules as one table (they import plans when called,
-since plans imports this module).
+The rules: docs/hidden-fraction.md, "Occurrences follow the layers"; docs/method.md,
+"Occurrences" (:func:`task_layers`). :mod:`overlap_check.measure.plans` calls them.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure.hiding import hidden_fraction, i64_column
-from overlap_check.model import Thresholds
 from overlap_check.model.intervals import I64
-from overlap_check.model.verdicts import bands
-
-if TYPE_CHECKING:
-    from overlap_check.measure.occurrences import Occurrences
-
-LAYER_SCHEMA = {
-    "layer": pl.Int64,
-    "side_ops": pl.Int64,
-    "side_start_ns": pl.Int64,
-    "side_end_ns": pl.Int64,
-    "dominator": pl.String,
-    "dom_start_ns": pl.Int64,
-    "dom_end_ns": pl.Int64,
-    "side_busy_ns": pl.Int64,
-    "hidden_ns": pl.Int64,
-    "hidden_pct": pl.Float64,
-    "dominator_pct": pl.Float64,
-    "overlap_pct": pl.Float64,
-    "verdict": pl.String,
-    "join_not_waited": pl.Boolean,
-}
 
 
 def assign_layers(
@@ -85,13 +41,9 @@ def assign_layers(
         return length.astype(np.int64)
 
     by_overlap = np.where(overlap(final) > overlap(first), final, first)
-    # No overlap: the op lies in the gap before dominator j (then every dominator starting
-    # before its end ended before its start; bounds are half-open, so an op that ends
-    # where a dominator starts, or starts where one ends, overlaps none). The ops of one
-    # gap go together, to the dominator nearer to their extent: a burst of side work is not
-    # cut in two layers. One pause cuts a gap: its longest, when it is longer than the
-    # distance of the work before it to the earlier dominator and of the work after it to
-    # the later one (a layer's tail and the next layer's head, each touching its own).
+    # No overlap: the op lies in the gap before dominator j (half-open bounds: touching is
+    # no overlap). A gap's ops go together to the nearer dominator, unless its longest pause
+    # cuts it (docs/hidden-fraction.md, "Occurrences follow the layers", rules 2 and 3).
     j = np.searchsorted(ds, se, side="left")
     alone = ~overlaps
     part = np.zeros(ss.size, dtype=np.int64)
@@ -146,86 +98,6 @@ def _after_pause(ss: I64, se: I64, gap: I64) -> tuple[I64, I64]:
     return part, pause
 
 
-def layer_occurrences(
-    side: pl.DataFrame, main: pl.DataFrame, is_dominator: npt.ArrayLike
-) -> tuple[Occurrences, I64, I64]:
-    """The recipes' window figures per layer (plans.measure_occurrences), the layer of each side op
-    and the main-kernel row of each layer's dominator.
-
-    ``side``: the plan's side ops (start_ns, end_ns); ``main``: the main stream's other
-    compute kernels by start (start_ns, end_ns, name); ``is_dominator``: per main row.
-    """
-    from overlap_check.measure.occurrences import measure_occurrences
-
-    rows = np.flatnonzero(np.asarray(is_dominator, dtype=bool))
-    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
-    ds, de = ms[rows], me[rows]
-    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
-    layer = assign_layers(ss, se, ds, de)
-    order = np.lexsort((ss, layer))  # measure_occurrences wants each layer's ops together
-    measured = measure_occurrences(
-        ss[order], se[order], layer[order], rows.size, ds, de, np.ones(rows.size, dtype=bool)
-    )
-    return replace(measured, dom_row=rows, main_names=main.get_column("name")), layer, rows
-
-
-def layer_table(
-    side: pl.DataFrame,
-    main: pl.DataFrame,
-    is_dominator: npt.ArrayLike,
-    other_busy: tuple[I64, I64],
-    thresholds: Thresholds,
-) -> pl.DataFrame:
-    """One row per layer (LAYER_SCHEMA): windows, overlap_pct, hidden_pct, verdict band
-    (of hidden_pct; ``no-evidence`` for a layer without side work) and the join flag.
-
-    ``other_busy``: merged busy time of every stream but the side stream
-    (hiding.other_stream_busy).
-    """
-    from overlap_check.measure.occurrences import OK
-
-    occ, layer, rows = layer_occurrences(side, main, is_dominator)
-    n = rows.size
-    hidden = hidden_fraction(
-        i64_column(side, "start_ns"),
-        i64_column(side, "end_ns"),
-        layer,
-        n,
-        other_busy,
-        occ.dom_start,
-        occ.dom_end,
-    )
-    judged = occ.status == OK
-    verdicts = np.where(judged, bands(hidden.hidden_pct, thresholds), "no-evidence").tolist()
-    has_side = occ.side_count > 0
-    return pl.DataFrame(
-        {
-            "layer": np.arange(1, n + 1, dtype=np.int64),
-            "side_ops": occ.side_count,
-            "side_start_ns": pl.Series(occ.side_start).set(pl.Series(~has_side), None),
-            "side_end_ns": pl.Series(occ.side_end).set(pl.Series(~has_side), None),
-            "dominator": main.get_column("name").gather(rows),
-            "dom_start_ns": occ.dom_start,
-            "dom_end_ns": occ.dom_end,
-            "side_busy_ns": hidden.side_busy_ns,
-            "hidden_ns": hidden.hidden_ns,
-            "hidden_pct": pl.Series(hidden.hidden_pct).fill_nan(None),
-            "dominator_pct": pl.Series(hidden.dominator_pct).fill_nan(None),
-            "overlap_pct": pl.Series(occ.pct).fill_nan(None),
-            "verdict": verdicts,
-            "join_not_waited": join_not_waited(
-                i64_column(main, "start_ns"),
-                i64_column(main, "end_ns"),
-                occ.dom_end,
-                occ.side_start,
-                occ.side_end,
-                has_side,
-            ),
-        },
-        schema=LAYER_SCHEMA,
-    )
-
-
 def join_not_waited(
     main_start: I64,
     main_end: I64,
@@ -234,13 +106,8 @@ def join_not_waited(
     side_end: I64,
     has_side: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
-    """Per layer: its side work ends after its join started (the join did not wait).
-
-    ``main_*``: the main stream's other kernels by start; the rest per layer. The join is
-    the first main-stream op starting at or after the dominator's end that was still
-    running when the side work started (an op that ended before it, such as a producer
-    the side work waited for, cannot consume the side result).
-    """
+    """Per layer: its side work ends after its join started (the join did not wait; the join:
+    docs/hidden-fraction.md). ``main_*``: the main stream's other kernels by start."""
     ms = main_start
     if ms.size == 0:  # no main-stream op: no join
         return np.zeros(np.asarray(has_side).size, dtype=bool)
@@ -266,24 +133,11 @@ def lag(side_count: npt.ArrayLike, dom_end: npt.ArrayLike, side_start: npt.Array
     return bool(counts[0] == 0) and bool((ss >= last_end).any())
 
 
-def lag_pattern(table: pl.DataFrame, side_start: npt.ArrayLike) -> bool:
-    """:func:`lag` on a :func:`layer_table`."""
-    if table.height == 0:
-        return False
-    return lag(table.get_column("side_ops"), table.get_column("dom_end_ns"), side_start)
-
-
 def task_layers(names: pl.Series, ms: I64, me: I64, ss: I64, se: I64) -> tuple[I64, I64]:
-    """Occurrences of a communication or copy plan without a dominator: they follow the
-    main stream's layers. ``names``, ``ms``, ``me``: the main-stream kernels by start;
-    ``ss``, ``se``: the side tasks by start. Returns the occurrence of each task and the
-    main-kernel row that stands for each occurrence's dominator.
-
-    The layers are the instances of the main-stream kernel that repeats (two or more
-    instances) with the most time; a layer runs from one instance's start to the next's,
-    and a task belongs to the layer it starts in (tasks before the first, to the first).
-    Without a repeating kernel (no layer structure) each task is its own occurrence,
-    with the main kernel it overlaps most or lies nearest to (assign_layers)."""
+    """The occurrence of each side task of a communication or copy plan without a dominator
+    and the main-kernel row standing for each one's dominator: the main stream's layers
+    (docs/method.md, "Occurrences"; tasks before the first layer go to the first), else
+    one per task with the main kernel assign_layers gives it. All inputs by start."""
     if ms.size == 0:
         return np.arange(ss.size, dtype=np.int64), np.full(ss.size, -1, dtype=np.int64)
     durations = pl.DataFrame({"name": names, "t": me - ms})

@@ -62,14 +62,11 @@ class Occurrences:
     hidden: Hidden | None = None  # with_hidden(): hidden side time per occurrence
     # per occurrence: its side work ended after its join started (layering.join_not_waited)
     join_not_waited: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    # per occurrence, the layer its side ops' module instance gives (a module: selection;
-    # instance N is layer N + 1; -1: none); empty: the occurrence number is the layer
+    # per occurrence, a module: selection's layer (instance N + 1; -1: none); empty: k + 1
     side_layer: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # per occurrence, side time that only sibling side streams covered while the main path
-    # idled (with_hidden's ``anywhere``); empty: not measured
+    # per occurrence, side time only sibling side streams covered (empty: not measured)
     sibling_ns: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # whether a layer has a join (a named dominator, or a compute plan's clusters): no
-    # join flag, lag, join wait or side tail without one
+    # a layer has a join (no join flag, lag, join wait or side tail without one)
     joined: bool = True
 
     def with_hidden(
@@ -203,11 +200,8 @@ def measure_occurrences(
     de: I64,
     has_dom: npt.NDArray[np.bool_],
 ) -> Occurrences:
-    """The recipes' window figures and the busy-time figure of each occurrence.
-
-    ``ss``/``se``: side ops, each occurrence's ops together and by start; ``occ``: the
-    occurrence of each; ``ds``/``de``/``has_dom``: per occurrence, its dominator.
-    """
+    """The recipes' window figures and the busy-time figure of each occurrence: ``ss``,
+    ``se``, ``occ`` per side op (each occurrence's together, by start), the rest per occurrence."""
     count = np.bincount(occ, minlength=n_occ).astype(np.int64)
     side_start = np.zeros(n_occ, dtype=np.int64)
     side_end = np.zeros(n_occ, dtype=np.int64)

@@ -8,34 +8,12 @@ import numpy as np
 import polars as pl
 
 from overlap_check.measure.layering import assign_layers
-from overlap_check.model.selection import named, restricted_side_expr
-from overlap_check.model.table import is_compute
-
-
-def label_counts(
-    kernels: pl.DataFrame,
-    side: str | None,
-    side_stream: int | None,
-    op_type: str | None,
-    dominator: str | None = None,
-) -> pl.DataFrame:
-    """The ops the name / type regexes select on any stream (without either: the kernels
-    on ``side_stream``), counted per (``label``, ``stream_id``, ``layer``) in ``count``.
-    The label is the op type where known, else the kernel name; the layer is the
-    dominator instance each op belongs to (layering.assign_layers against the kernels the
-    ``dominator`` regex names; -1 without one)."""
-    by_regex = side is not None or op_type is not None
-    chosen = restricted_side_expr(side, None if by_regex else side_stream, op_type, kernels)
-    doms = pl.lit(False)
-    if dominator is not None:
-        doms = is_compute(kernels.columns) & named(kernels, dominator)
-    tagged = kernels.with_columns(chosen.alias("_named"), (doms & ~chosen).alias("_dom"))
-    return layered_counts(tagged)
 
 
 def layered_counts(tagged: pl.DataFrame) -> pl.DataFrame:
-    """:func:`label_counts` of a table with the selection in ``_named`` and the dominator
-    kernels that are not selected in ``_dom`` (plans.tag makes both)."""
+    """The ops selected in ``_named`` (plans.tag) counted per (``label``, ``stream_id``,
+    ``layer``) in ``count``; the layer is the dominator instance (``_dom``, on the stream
+    where they spent the most time) each op belongs to, -1 without one."""
     ops = tagged.filter("_named")
     layer = np.full(ops.height, -1, dtype=np.int64)
     doms = tagged.filter("_dom")
@@ -65,18 +43,11 @@ def counted_by_label(ops: pl.DataFrame) -> pl.DataFrame:
 
 
 def stayed(counts: pl.DataFrame, off_side: pl.Expr, scoped: bool = False) -> pl.DataFrame:
-    """Placement (3a) from :func:`label_counts` (of one sample or several, concatenated,
-    told apart by the optional ``capture`` and ``sample`` columns): the ops that did not
-    move (``off_side`` holds), summed per (label, stream) in ``count``, with ``moved``:
-    how many of that label did move (0: none of them left the main stream). Sorted by
-    count, most first.
-
-    A shared name is no evidence (docs/hidden-fraction.md): an op type none of whose
-    ops moved is named in full, but of one that moved only the ops a layer misses: where
-    its side stream ran fewer of that type than the most any layer ran there, the ops of
-    that type off the side stream in that layer, up to the shortfall. Ops without a
-    layer (no dominator) are not named when their type moved. ``scoped``: the ops were
-    selected by module scope (``module:Name``), which is the evidence: all are named."""
+    """Placement (3a) from :func:`layered_counts` (of one sample or several, told apart by
+    optional ``capture`` and ``sample`` columns): the ops named as not moved (``off_side``)
+    per (label, stream) in ``count``, most first, with ``moved``: how many of that label
+    did move. Which are named: docs/hidden-fraction.md, "Selection with real kernel names";
+    ``scoped`` (a ``module:`` selection): all of them."""
     keys = [c for c in ("capture", "sample", "layer") if c in counts.columns]
     tagged = counts.with_columns(off_side.fill_null(False).alias("_off"))
     on_side = tagged.filter(~pl.col("_off"))
@@ -111,19 +82,6 @@ def stayed(counts: pl.DataFrame, off_side: pl.Expr, scoped: bool = False) -> pl.
         .sort(["count", "label", "stream_id"], descending=[True, False, False])
         .select("label", "stream_id", "count", "moved")
     )
-
-
-def stayed_off_side(
-    kernels: pl.DataFrame,
-    side: str | None,
-    op_type: str | None,
-    side_stream: int,
-    dominator: str | None = None,
-) -> pl.DataFrame:
-    """:func:`stayed` of one kernel table: the ops the name / type regexes select that ran
-    off the side stream (layers from the ``dominator`` regex)."""
-    counts = label_counts(kernels, side, side_stream, op_type, dominator)
-    return stayed(counts, pl.col("stream_id") != side_stream)
 
 
 def stayed_phrases(rows: pl.DataFrame) -> list[str]:

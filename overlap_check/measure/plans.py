@@ -1,61 +1,10 @@
-"""Plans: occurrences, window and busy overlap, placement (3a) and barrier search (3b).
+"""Plans, per sample: each side window paired with its own dominator instance and measured,
+the per-run figures, and the first step of the barrier search (3b).
 
-Per sample (a run, or a step of a run; in :mod:`overlap_check.measure.figures`, one capture
-at a time): :func:`tag`, :func:`main_kernels`, :func:`occurrences`, :func:`plan_run`
-and :func:`barrier_instances`. Per rank (in :mod:`overlap_check.judge.judgement`, over the
-samples of all its runs): :func:`plan_result` (warm median, verdict, placement,
-barriers, diagnosis).
-
-Streams of a plan, decided once per rank so every run is judged alike
-(decide.plan_streams):
-
-- main (the dominator's stream): ``plan.main_stream``; else, with a dominator
-  regex, the stream where matching kernels spent the most time; else the
-  rank's main stream (most busy time).
-- side: ``plan.side_stream``; else the stream other than main where the side
-  ops spent the most time.
-
-Occurrences (a model repeats its layers; one side window and one dominator per
-layer). Each side window is paired with its OWN dominator instance, never with
-every dominator and never with one global window:
-
-- With a dominator regex: one occurrence per dominator instance (a layer;
-  matches on the main stream, by start). A side op belongs to the layer whose
-  dominator it overlaps, else to the nearest dominator in time
-  (:func:`overlap_check.measure.layering.assign_layers`), so side work that ran before
-  or after its dominator (fake parallelism) is still paired with it and a side
-  window never spans two layers. A dominator with no side op forms an
-  occurrence with no side ops (``no-side``): reported, not judged. Each layer is
-  flagged when its side work ended after its join had started, and a sample
-  when the side stream runs a layer behind (layering.join_not_waited, lag).
-- Without a dominator regex: side ops (sorted by start) are cut into clusters
-  wherever a whole main-stream kernel fits in the gap between one side op's
-  start and the end of all side ops before it. Each cluster is an occurrence;
-  its dominator is the longest main-stream kernel that ends after the cluster
-  starts and no later than the next cluster starts (so a big op that runs
-  after the side work, the fake case, is still the one judged).
-
-Per occurrence (docs/method.md): ``side_window = [min start, max end]`` of its side
-ops, ``main_window`` = its dominator; ``overlap_pct = overlap /
-min(len(side_window), len(main_window))``. Beside it the busy-time figure
-``busy_overlap_pct = |busy(side ops) ∩ dominator| / min(busy(side ops),
-len(dominator))``. A run's figure is the median over its judged occurrences.
-
-Side ops (selection.side_expr): the compute kernels for which ``side``, ``op_type``
-and ``side_stream`` hold, each where given; without ``side_stream`` the matches on
-the main stream are main work (:func:`on_main`).
-
-Placement (3a): the ops the name / type regexes name off the side stream (without
-``side_stream``: on the main stream) are named with their counts per op type
-(``SwiGlu x20 on stream 2``); the plan is ``not-split`` when an op type of them never
-ran on the side stream, else it is judged on the side ops that moved.
-
-Barrier search (3b, :func:`barrier_instances`): for each fake occurrence, the first
-main-stream kernel that starts at or after the side window's end and before the
-dominator starts, after an idle gap on the main stream. :mod:`overlap_check.measure.barriers`
-runs it on hidden_pct, names the whole chain up to the dominator, and adds the other
-way (the side stream waited for a main op). Candidates are counted by name over the
-warm samples, most frequent first.
+One capture at a time (:mod:`overlap_check.measure.figures` calls :func:`tag`,
+:func:`main_kernels`, :func:`occurrences`, :func:`plan_run` and :func:`barrier_instances`);
+the per-rank judgement is judge/'s. The rules: docs/method.md, "Which kernels a plan
+names", "Occurrences", "overlap_pct" and "Barrier candidates (3b)".
 """
 
 from __future__ import annotations
@@ -94,22 +43,13 @@ from overlap_check.model.selection import (
     restricted_side_expr,
     side_expr,
 )
-from overlap_check.model.table import is_compute
-
-
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
+from overlap_check.model.table import i64_column, is_compute
 
 
 def tag(kernels: pl.DataFrame, plan: Plan, main: int | None = None) -> pl.DataFrame:
-    """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream).
-
-    ``kernels`` holds compute kernels only (and, for a communication or copy plan, the
-    capture's other rows too); which kernels the plan names is
-    :mod:`overlap_check.model.selection`'s (the core checks use the same definition).
-    ``main``: the main stream, when known: a plan without ``side_stream`` then leaves
-    the matches on it out of the side ops (they are main work, named by placement).
-    """
+    """The columns a plan needs, with ``_side`` and ``_dom`` (dominator regex, any stream)
+    (model/selection.py). ``kernels``: compute kernels (for a communication or copy plan,
+    every row); ``main``: the main stream, when known (:func:`on_main`)."""
     return on_main(_tagged(kernels, plan), plan, main)
 
 
@@ -164,14 +104,14 @@ def _dominators_by_layer(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64
     """The layer of each side op (layering.assign_layers), and the main-kernel row of each
     dominator instance (by start; main kernels come by start)."""
     rows = np.flatnonzero(main.get_column("_dom").to_numpy())
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     return assign_layers(ss, se, ms[rows], me[rows]), rows
 
 
 def _dominators_by_cluster(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
     """Clusters of side ops split by whole main-stream kernels, and the main-kernel row of
     each cluster's longest main kernel (-1: none)."""
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     before_end = np.maximum.accumulate(se)[:-1]  # end of all side ops before op j
     nxt = np.searchsorted(ms, before_end, side="left")  # first main kernel starting after them
     fits = np.zeros(before_end.size, dtype=bool)
@@ -205,14 +145,12 @@ def _longest_per_group(group: I64, length: I64) -> tuple[I64, I64]:
 def occurrences(
     tagged: pl.DataFrame, plan: Plan, streams: PlanStreams, main: pl.DataFrame | None = None
 ) -> Occurrences:
-    """Pair the side ops of one sample with their own dominator instances and measure each pair.
-
-    ``main``: the sample's main_kernels(), when the caller already has them.
-    """
+    """Pair the side ops of one sample with their own dominator instances and measure each
+    pair. ``main``: the sample's main_kernels(), when the caller already has them."""
     side = _by_start(tagged.filter(pl.col("_side")))
     # a communication task has no stream: -1, hidden under every compute stream
-    sid = _i64(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id")
-    ss, se = _i64(side, "start_ns"), _i64(side, "end_ns")
+    sid = i64_column(side.with_columns(pl.col("stream_id").fill_null(-1)), "stream_id")
+    ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
     if main is None:
         main = main_kernels(tagged, streams.main)
     if plan.dominator is not None:
@@ -225,7 +163,9 @@ def occurrences(
             ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
     elif ss.size and plan.side_kind != "compute":  # tasks follow the main stream's layers
         names = main.get_column("name")
-        occ, rows = task_layers(names, _i64(main, "start_ns"), _i64(main, "end_ns"), ss, se)
+        occ, rows = task_layers(
+            names, i64_column(main, "start_ns"), i64_column(main, "end_ns"), ss, se
+        )
     elif ss.size:
         occ, rows = _dominators_by_cluster(main, ss, se)
     else:
@@ -233,8 +173,8 @@ def occurrences(
     has_dom = rows >= 0
     ds = np.zeros(rows.size, dtype=np.int64)
     de = np.zeros(rows.size, dtype=np.int64)
-    ds[has_dom] = _i64(main, "start_ns")[rows[has_dom]]
-    de[has_dom] = _i64(main, "end_ns")[rows[has_dom]]
+    ds[has_dom] = i64_column(main, "start_ns")[rows[has_dom]]
+    de[has_dom] = i64_column(main, "end_ns")[rows[has_dom]]
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
     if "instance" in side.columns:  # a module: selection: the module instance is the layer
         measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
@@ -242,8 +182,8 @@ def occurrences(
     # the layers a communication or copy plan follows without one have none
     joined = plan.dominator is not None or plan.side_kind == "compute"
     joins = join_not_waited(
-        _i64(main, "start_ns"),
-        _i64(main, "end_ns"),
+        i64_column(main, "start_ns"),
+        i64_column(main, "end_ns"),
         de,
         measured.side_start,
         measured.side_end,
@@ -335,7 +275,7 @@ def barrier_instances(
     # the side work that ended by the dominator's start (half-open: at its start counts)
     ends = _ended_before_dominator(occ)
     fake = fake[ends[fake] >= 0]
-    ms, me = _i64(main, "start_ns"), _i64(main, "end_ns")
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     if fake.size == 0 or ms.size == 0:
         return _BARRIER_EMPTY
     prev_end = np.concatenate([[ms[0]], np.maximum.accumulate(me)[:-1]])
@@ -366,7 +306,7 @@ def _ended_before_dominator(occ: Occurrences) -> I64:
     """Per occurrence, the last end of its side ops that ended at or before its dominator
     started (-1: none did): the side work the main stream can have waited for."""
     _, se, group, _ = occ.side_ops
-    if not group.size:  # measured without the ops (layering.layer_occurrences): windows
+    if not group.size:  # measured without the ops (tests' layer_occurrences): windows
         ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
         return np.where(ended, occ.side_end, -1).astype(np.int64)
     out = np.full(occ.status.size, -1, dtype=np.int64)

@@ -1,20 +1,8 @@
 """Runs and steps: which samples a figure is a median over, and which of them are warm.
 
-Several captures of one workload are runs, in the order the readers returned
-them (``--order given|time`` is applied there). Ranks are judged separately:
-captures are grouped by rank, keeping their order, and each rank's runs are
-numbered from 1.
-
-A *sample* is what one per-run figure is computed from: a whole capture
-(``per="run"``) or one profiler step inside a capture (``per="step"``, from
-the kernel table's ``step`` column; kernels outside every step are left out).
-
-Warm-up rule (documented in the report): the first ``warmup`` samples of a
-rank are cold and discarded. With fewer than ``min_runs`` samples the result is
-*provisional*, and the warm-up is reduced to ``min(warmup, n - 1)`` so that at
-least one sample is judged (1 run: warm-up 0; 3 runs with warm-up 2: one run
-judged). The same reduction applies when ``warmup >= n`` even with enough runs;
-the result is then provisional too.
+Ranks apart, runs in the readers' order numbered from 1 per rank, a sample a capture or a
+profiler step, the first ``warmup`` samples cold (fewer when the runs are few, then
+provisional): docs/method.md, "Runs, steps, warm-up".
 """
 
 from __future__ import annotations

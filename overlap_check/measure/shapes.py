@@ -1,15 +1,9 @@
-"""Input Shapes of a plan's operators, and how they changed against a reference.
+"""Input Shapes of a plan's operators, and how they changed against a reference
+(docs/gain.md, "Input Shapes: is it like-for-like?").
 
-A multi-stream capture compared with a reference (docs/gain.md) is like-for-like only
-when both ran the same shapes: a GroupedMatmul on 4096 tokens against one on 2048 says
-nothing about the split. The readers add the optional ``input_shapes`` column (the
-profiler's ``Input Shapes`` text) only when a reference is given
-(:func:`wants_shapes`); per capture :func:`shape_signature` keeps just the distinct
-shape strings of the plan's dominator and side operators with their counts, never the
-rows, and :func:`shape_changes` compares two such signatures. A table without the
-column (a trace or task_time capture, a capture given in memory), or whose shapes are
-all unknown for the plan's operators (Level0: ``N/A``, null in the column), has no
-signature: the comparison then says "not available".
+The readers add the ``input_shapes`` column only when :func:`wants_shapes`; per capture
+:func:`shape_signature` keeps the distinct shapes of the plan's dominator and side
+operators with their counts (never the rows), :func:`shape_changes` compares two.
 """
 
 from __future__ import annotations

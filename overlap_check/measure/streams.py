@@ -1,17 +1,8 @@
-"""Stream level: busy-time overlap of each compute stream with the main stream.
+"""Stream level (no plan): busy-time overlap of each compute stream with the rank's main
+stream, parallelism and concurrent time per sample.
 
-For one sample (a run, or a step of a run): every compute stream's kernels are
-merged into disjoint busy intervals. A stream with no compute kernel is not a
-stream here (communication rows never count; non-kernel tasks never reach the
-kernel table). The main stream of a rank is the one with the most busy time
-summed over the rank's samples (ties: the lowest Stream ID), or the one the
-options force; every sample of the rank is paired against that same stream.
-
-Per pair: ``overlap_ns = |busy(main) ∩ busy(side)|`` and
-``overlap_pct = overlap_ns / min(busy(main), busy(side))``, judged with the
-same bands as plans. Per sample also: ``parallelism = sum(kernel time) / wall
-span`` and the time with at least two compute streams busy. Medians are taken
-over warm samples only.
+The figures: docs/method.md, "Stream level (no plan)". Communication rows never make a
+stream; every sample of a rank is paired against the same main stream.
 """
 
 from __future__ import annotations
@@ -20,7 +11,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from overlap_check.measure.runs import Sample, spread
@@ -33,6 +23,7 @@ from overlap_check.model import (
     intervals,
 )
 from overlap_check.model.intervals import I64
+from overlap_check.model.table import i64_column
 from overlap_check.model.verdicts import label
 
 PairFigure = tuple[int, float, int, int]  # overlap_ns, overlap_pct, main busy, side busy
@@ -59,8 +50,7 @@ def stream_sets(compute: pl.DataFrame) -> StreamSets:
     if compute.is_empty():
         return StreamSets({}, {}, 0, 0, 0, None)
     stream = compute.get_column("stream_id").to_numpy()
-    starts = compute.get_column("start_ns").to_numpy().astype(np.int64, copy=False)
-    ends = compute.get_column("end_ns").to_numpy().astype(np.int64, copy=False)
+    starts, ends = i64_column(compute, "start_ns"), i64_column(compute, "end_ns")
     kernels: dict[int, int] = {}
     busy: dict[int, tuple[I64, I64]] = {}
     # One boolean mask per stream (a handful of streams) beats sorting by (stream, start);
@@ -125,10 +115,7 @@ def pair_results(
     provisional: bool,
 ) -> tuple[StreamPair, ...]:
     """Each other stream that ran in a warm sample, against the main stream (warm medians).
-
-    ``figures[j]``: the streams that ran in sample j, each with its pair_figure against
-    ``main`` (None: no figure there).
-    """
+    ``figures[j]``: sample j's streams, each with its pair_figure (None: none there)."""
     sides = sorted(
         {sid for s, found in zip(samples, figures, strict=True) if s.warm for sid in found} - {main}
     )

@@ -66,12 +66,8 @@ def intersection_length(
 def sweep(
     starts: npt.ArrayLike, ends: npt.ArrayLike, weights: npt.ArrayLike | None = None
 ) -> tuple[I64, I64, I64]:
-    """Piecewise-constant sum of weights over time.
-
-    Returns ``(seg_starts, seg_ends, value)``: consecutive segments between
-    event times (zero-length segments dropped) and the sum of the weights of
-    the intervals covering each segment (the count when ``weights`` is None).
-    """
+    """Piecewise-constant sum of weights (None: counts) over time: ``(seg_starts, seg_ends,
+    value)``, the segments between event times, zero-length ones dropped."""
     s = _as_i64(starts)
     w = np.ones(s.size, dtype=np.int64) if weights is None else _as_i64(weights)
     seg_starts, seg_ends, (value,) = sweeps(s, _as_i64(ends), [(w, None)])
@@ -84,14 +80,10 @@ Steps = tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.integer[Any]] | None]
 
 
 def sweeps(starts: I64, ends: I64, steps: Iterable[Steps]) -> tuple[I64, I64, list[I64]]:
-    """Several piecewise-constant sums over the same intervals, sharing one sort.
-
-    Returns ``(seg_starts, seg_ends, values)``: the segments between consecutive distinct
-    bounds and, per entry of ``steps``, the running sum on each segment (after the last
-    event at a time t it holds the steps of the bounds at or before t). At a million
-    intervals every array here is 16 MB: each is dropped once used, and the running sums
-    share one buffer.
-    """
+    """Several piecewise-constant sums over the same intervals, sharing one sort: the
+    segments between distinct bounds and, per entry of ``steps``, the running sum on each.
+    At a million intervals every array is 16 MB: each is dropped once used, and the
+    running sums share one buffer."""
     n = starts.size
     if n == 0:
         empty = np.empty(0, dtype=np.int64)
@@ -117,10 +109,7 @@ def sweeps(starts: I64, ends: I64, steps: Iterable[Steps]) -> tuple[I64, I64, li
 
 
 def time_at_concurrency(stream_sets: list[tuple[I64, I64]]) -> dict[int, int]:
-    """Time (ns) spent with exactly k of the given interval sets busy, for k >= 1.
-
-    Each set is first merged, so overlapping kernels of one stream count once.
-    """
+    """Time (ns) with exactly k of the sets busy, k >= 1 (each set merged first)."""
     merged = [m for m in (merge(s, e) for s, e in stream_sets) if m[0].size]
     if not merged:
         return {}
@@ -151,15 +140,6 @@ def time_at_concurrency(stream_sets: list[tuple[I64, I64]]) -> dict[int, int]:
     return result
 
 
-def hull(starts: npt.ArrayLike, ends: npt.ArrayLike) -> tuple[int, int] | None:
-    """``[min(start), max(end)]``, or None for an empty set."""
-    s = _as_i64(starts)
-    e = _as_i64(ends)
-    if s.size == 0:
-        return None
-    return int(s.min()), int(e.max())
-
-
 def window_overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
     """Overlap of two closed windows, never negative."""
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
@@ -168,11 +148,8 @@ def window_overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
 def grouped_union_length(
     starts: npt.ArrayLike, ends: npt.ArrayLike, groups: npt.ArrayLike, n_groups: int
 ) -> I64:
-    """Per group, the time covered by at least one of its intervals (exact int64).
-
-    ``groups`` holds a group index in ``[0, n_groups)`` for each interval; the
-    result has one entry per group (0 for a group with no interval).
-    """
+    """Per group (``groups``: each interval's, in ``[0, n_groups)``), the time its intervals
+    cover (0 for a group with none)."""
     ms, me, mg = grouped_merge(starts, ends, groups)
     out = np.zeros(n_groups, dtype=np.int64)
     if mg.size:  # merged intervals come grouped: one reduceat per group
@@ -184,11 +161,8 @@ def grouped_union_length(
 def grouped_merge(
     starts: npt.ArrayLike, ends: npt.ArrayLike, groups: npt.ArrayLike
 ) -> tuple[I64, I64, I64]:
-    """Union of each group's intervals: ``(starts, ends, group)``, by group then start.
-
-    One merge over all groups at once: each group is shifted onto its own stretch
-    of a common axis, so merged intervals never join across groups.
-    """
+    """Union of each group's intervals, ``(starts, ends, group)`` by group then start: one
+    merge, each group shifted onto its own stretch of a common axis."""
     s = _as_i64(starts)
     e = _as_i64(ends)
     g = _as_i64(groups)
@@ -222,10 +196,8 @@ def grouped_merge(
 def covered_length(
     merged_starts: npt.ArrayLike, merged_ends: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike
 ) -> I64:
-    """Per window ``[lo, hi]``, the time a merged (sorted, disjoint) set covers inside it.
-
-    Exact int64: prefix sums of the set's lengths, two binary searches per window.
-    """
+    """Per window ``[lo, hi]``, the time a merged set covers inside it (prefix sums of its
+    lengths, two binary searches per window)."""
     bs = _as_i64(merged_starts)
     be = _as_i64(merged_ends)
     a = _as_i64(lo)

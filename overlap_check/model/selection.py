@@ -1,8 +1,6 @@
-"""Which kernels a plan names: its side operators and its dominator.
-
-One definition, used by the overlap engine and the core-limit checks alike.
-Regexes are searched (not anchored) in the kernel name, as the config says
-(config/checks.validate_regex checks that they compile, without polars).
+"""Which kernels a plan names: its side operators and its dominator, one definition for the
+overlap engine and the core-limit checks alike (docs/method.md, "Which kernels a plan
+names"). Regexes are searched, not anchored.
 """
 
 from __future__ import annotations
@@ -16,22 +14,16 @@ from overlap_check.model.table import is_compute
 
 
 def named(kernels: pl.DataFrame, pattern: str) -> pl.Expr:
-    """Boolean expression on ``kernels``: the name contains ``pattern`` (searched, not
-    anchored). Names repeat layer after layer: the regex runs once per distinct name and
-    each row is a hash lookup."""
+    """The name contains ``pattern``. Names repeat layer after layer: the regex runs once per
+    distinct name and each row is a hash lookup."""
     names = kernels.get_column("name").unique()
     return pl.col("name").is_in(names.filter(names.str.contains(pattern)).implode())
 
 
 def side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
-    """Boolean expression on ``kernels``: the kernel is one of the plan's side operators.
-
-    :func:`restricted_side_expr` of the plan's ``side``, ``side_stream`` and ``op_type``:
-    every criterion given restricts the selection. Without ``side_stream``, matches on
-    any stream (the engine then leaves out the main stream's, see plans.tag). A
-    communication or copy plan (``side_kind``) selects communication tasks or copy tasks
-    instead, by ``side`` and, when given, ``side_stream`` both.
-    """
+    """The plan's side operators: :func:`restricted_side_expr`, or for a communication or
+    copy plan its tasks by ``side`` and ``side_stream``. Without ``side_stream``, matches
+    on any stream (plans.on_main leaves out the main stream's)."""
     if plan.side_kind != "compute":
         return _task_side_expr(plan, kernels)
     return restricted_side_expr(plan.side, plan.side_stream, plan.op_type, kernels)
@@ -59,9 +51,7 @@ def _task_side_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
 
 
 def dominator_expr(plan: Plan, kernels: pl.DataFrame) -> pl.Expr:
-    """Boolean expression on ``kernels``: a compute kernel, on any stream, whose name
-    matches the plan's dominator regex (none without one: the engine then takes the
-    longest main-stream kernel of each occurrence)."""
+    """A compute kernel, on any stream, that the dominator regex names (none without one)."""
     if plan.dominator is None:
         return pl.lit(False)
     return is_compute(kernels.columns) & named(kernels, plan.dominator)
@@ -88,16 +78,9 @@ def restricted_side_expr(
     op_type: str | None,
     kernels: pl.DataFrame | None = None,
 ) -> pl.Expr:
-    """Boolean expression: a side op when every given criterion holds (docs/hidden-fraction.md).
-
-    ``side`` (name regex), ``side_stream`` and ``op_type`` (regex on the operator type)
-    all restrict the selection: real kernel names (``aclnnMatmul_MatMulV3Common_MatMulV3``)
-    run on both streams, so a name regex alone also picks main-stream work. Nothing
-    given selects nothing. ``side = "module:SharedExpert"`` selects the kernels launched
-    inside that module, at any depth (column ``module:SharedExpert``, from
-    readers.modules.module_scopes). ``kernels``: the table
-    the expression is for, when known (the name regex then runs once per distinct name).
-    """
+    """A compute side op: every criterion given holds, nothing given selects nothing
+    (docs/hidden-fraction.md, "Selection with real kernel names"). ``kernels``: the table
+    the expression is for, when known (the name regex then runs once per distinct name)."""
     if side is None and side_stream is None and op_type is None:
         return pl.lit(False)
     # without the table, assume it carries is_copy (reader and conform() tables do)

@@ -1,64 +1,51 @@
 """The one normalised kernel table every stage works on.
 
-Readers are the only code that knows Ascend column names; they all produce a
-polars DataFrame with exactly these columns, in this order, sorted by
-(device, start_ns). Times are integer nanoseconds on the capture's own clock
-(local Unix epoch); they are only comparable inside one capture.
-
-| column            | type    | meaning                                                     |
-|-------------------|---------|-------------------------------------------------------------|
-| rank              | Int32   | rank of the capture (null when unknown)                     |
-| device            | Int32   | device id (null when unknown)                               |
-| step              | Int64   | profiler step (`Step Id`, `ProfilerStep#N`); null if none    |
-| stream_id         | Int64   | Stream ID; null for communication rows                      |
-| task_id           | Int64   | Task ID; null when N/A                                      |
-| name              | String  | operator / kernel name                                      |
-| op_type           | String  | operator type (`Type` / `OP Type`); null when N/A           |
-| accelerator_core  | String  | AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU, DSA_SQE, |
-|                   |         | HCCL, COMMUNICATION ...; null when N/A (Level0)              |
-| is_communication  | Boolean | HCCL / COMMUNICATION rows: never a compute stream           |
-| is_copy           | Boolean | memory copy tasks (MEMCPY_ASYNC, SDMA, PCIE_DMA ...): never  |
-|                   |         | compute; only a ``side_kind = "copy"`` plan reads them       |
-| start_ns          | Int64   | start, exact integer ns parsed from the decimal text        |
-| end_ns            | Int64   | start_ns + duration                                         |
-| block_num         | Int64   | `Block Num` / `Block Dim`; null when N/A                    |
-| mix_block_num     | Int64   | `Mix Block Num` / `Mix Block Dim`; null when N/A or absent  |
-
-Other non-kernel tasks (event record/wait, notify, placeholders ...) are never
-in this table: their duration is waiting, not work. Copy tasks are kept (a copy
-plan hides them under compute) but, like communication rows, they are never
-compute: :func:`is_compute` is the one definition every stage filters with.
+Readers are the only code that knows Ascend column names; they all produce a polars
+DataFrame with exactly the columns of :data:`KERNEL_SCHEMA`, in this order, sorted by
+(device, start_ns). Times are integer ns on the capture's own clock, comparable only
+inside one capture. Non-kernel tasks (event record/wait, notify ...) are never in it:
+their duration is waiting, not work. Copy tasks are kept (a copy plan hides them under
+compute) but, like communication rows, they are never compute: :func:`is_compute` is
+the one definition every stage filters with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
+from overlap_check.model.intervals import I64
+
+# null where the capture does not say (N/A, an absent column)
 KERNEL_SCHEMA: dict[str, pl.DataType] = {
     "rank": pl.Int32(),
     "device": pl.Int32(),
-    "step": pl.Int64(),
-    "stream_id": pl.Int64(),
+    "step": pl.Int64(),  # profiler step (Step Id, ProfilerStep#N)
+    "stream_id": pl.Int64(),  # null for communication rows
     "task_id": pl.Int64(),
-    "name": pl.String(),
-    "op_type": pl.String(),
-    "accelerator_core": pl.String(),
-    "is_communication": pl.Boolean(),
-    "is_copy": pl.Boolean(),
-    "start_ns": pl.Int64(),
-    "end_ns": pl.Int64(),
-    "block_num": pl.Int64(),
-    "mix_block_num": pl.Int64(),
+    "name": pl.String(),  # operator / kernel name
+    "op_type": pl.String(),  # operator type (Type / OP Type)
+    "accelerator_core": pl.String(),  # AI_CORE, MIX_AIV, AI_CPU, DSA_SQE, HCCL ... (Level0: null)
+    "is_communication": pl.Boolean(),  # HCCL / COMMUNICATION rows: never a compute stream
+    "is_copy": pl.Boolean(),  # MEMCPY_ASYNC, SDMA, PCIE_DMA ...: only a copy plan reads them
+    "start_ns": pl.Int64(),  # exact integer ns parsed from the decimal text
+    "end_ns": pl.Int64(),  # start_ns + duration
+    "block_num": pl.Int64(),  # Block Num / Block Dim
+    "mix_block_num": pl.Int64(),  # Mix Block Num / Mix Block Dim
 }
 
 KERNEL_COLUMNS: tuple[str, ...] = tuple(KERNEL_SCHEMA)
 
-# Columns a reader adds only when asked (readers.kernel_csv.OPTIONAL_KERNEL_COLUMNS):
-# ``input_shapes``, the profiler's Input Shapes text, for a reference comparison
-# (overlap_check/shapes.py). conform() keeps them, after the canonical ones, when present.
+# Columns a reader adds only when asked (input_shapes: for a reference, measure/shapes.py);
+# conform() keeps them, after the canonical ones, when present.
 OPTIONAL_KERNEL_SCHEMA: dict[str, pl.DataType] = {"input_shapes": pl.String()}
+
+
+def i64_column(frame: pl.DataFrame, column: str) -> I64:
+    """A table's integer column as an int64 numpy array (no copy when it can be avoided)."""
+    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def empty_kernel_table() -> pl.DataFrame:
@@ -67,10 +54,8 @@ def empty_kernel_table() -> pl.DataFrame:
 
 
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
-    """Select, cast and order columns to the canonical schema; add missing ones as null.
-
-    Sorting by (device, start_ns) happens here so every reader returns the same order.
-    """
+    """Select, cast and order columns to the canonical schema (missing ones null), sorted by
+    (device, start_ns) so that every reader returns the same order."""
     exprs = []
     for column, dtype in KERNEL_SCHEMA.items():
         if column == "is_copy" and column in frame.columns:
@@ -112,11 +97,8 @@ ANALYSIS_COLUMNS = (
 
 
 def is_compute(columns: Sequence[str]) -> pl.Expr:
-    """Boolean expression: a compute row (not communication, not a copy, with a Stream ID).
-
-    ``columns``: the table's columns; a table without ``is_copy`` (built by hand, or
-    selected without it) holds no copy rows.
-    """
+    """A compute row: not communication, not a copy, with a Stream ID (a table without
+    ``is_copy`` in ``columns`` holds no copy rows)."""
     compute = ~pl.col("is_communication") & pl.col("stream_id").is_not_null()
     if "is_copy" in columns:
         compute = compute & ~pl.col("is_copy").fill_null(False)
@@ -141,11 +123,8 @@ def without_copies(kernels: pl.DataFrame) -> pl.DataFrame:
 
 
 def compute_kernels(kernels: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Rows that count as compute on a stream (:func:`is_compute`).
-
-    ``columns``: only these (selecting shares the columns; filtering copies each one).
-    A table with nothing to drop is returned as it is, not copied.
-    """
+    """The :func:`is_compute` rows (only ``columns``, if given); a table with nothing to
+    drop is returned as it is, not copied."""
     keep = kernels.select(is_compute(kernels.columns)).to_series()
     if columns is not None:
         kernels = kernels.select(columns)

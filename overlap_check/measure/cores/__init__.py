@@ -1,11 +1,6 @@
-"""Core limits: which cores a device has, which limits govern a kernel, and whether the
-kernels kept to them alone (rules) and together (contention).
-
-- ``device``: the device's cores (info.json, config, the SoC table, a ``.ini``);
-- ``rules``: the per-kernel rules of one run, the configured limits, the runs added up;
-- ``contention``: the contention sweep of one run.
-
-The names the rest of the package uses are importable from here.
+"""Core limits: which cores a device has (``device``), the per-kernel rules of one run and
+the runs added up (``rules``), the contention sweep of one run (``contention``). The names
+the rest of the package uses are importable from here.
 """
 
 from overlap_check.measure.cores.contention import (

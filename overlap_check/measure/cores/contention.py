@@ -1,18 +1,11 @@
-"""Contention (failure mode 3c) of one run (the core kinds it sums: kinds.py).
+"""Contention (failure mode 3c) of one run: block demand per core kind summed wherever two
+compute streams are busy, each kernel capped at the device's cores (docs/method.md,
+"Core limits and block counts"; the kinds summed: kinds.py).
 
-Wherever at least two compute streams are busy, the blocks demanded per core kind
-by all kernels running then are summed (aicore = AI_CORE + MIX_AIC Block Num;
-vectorcore = AI_VECTOR_CORE Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num),
-each kernel's demand capped at the device's cores; time where a sum exceeds the
-cores is over the limit (see :mod:`overlap_check.measure.cores.rules`, which adds the runs up).
-
-One stable sort of all kernel bounds gives every running sum (no per-kernel loop):
-a million kernels take a fraction of the time reading them does.
-
-A worker sweeps a run before the device cores are decided over all runs
-(:func:`contention_evidence`); where the decision can exceed the cores it swept
-with, it also keeps what more cores need (:class:`Above`), and
-:func:`contention_at` gives the figures for the decided cores from that alone.
+One stable sort of all kernel bounds gives every running sum, no per-kernel loop. A worker
+sweeps before the device cores are decided over all runs (:func:`contention_evidence`);
+where the decision can exceed the cores it swept with, it keeps what more cores need
+(:class:`Above`), and :func:`contention_at` gives the decided cores' figures from that.
 """
 
 from __future__ import annotations
@@ -34,7 +27,7 @@ from overlap_check.model.core_kinds import (
     core_code,
 )
 from overlap_check.model.intervals import I64, Steps, covered_sums, sweeps, touching
-from overlap_check.model.table import is_compute
+from overlap_check.model.table import i64_column, is_compute
 
 MAX_CONTENTION = 100  # contention intervals kept, worst first (all are counted)
 MAX_NAMES = 20  # kernel names listed per contention interval
@@ -136,17 +129,11 @@ KINDS = ("aicore", "vectorcore")  # the order of a (aicore, vectorcore) pair
 
 @dataclass(frozen=True)
 class Above:
-    """What the sweep of one run needs to be redone for more device cores than it was
-    swept with, without the kernel table.
-
-    Where at least two streams are busy, a segment (between consecutive distinct kernel
-    bounds) is over X cores when the demand there, each kernel's Block Num capped at X,
-    exceeds X. With Block Nums >= 0 that holds at X only if it holds at any fewer cores
-    Y >= 1 (over X cores the capped sum grows by at most 1 per core and kernel above the
-    cap, and it takes two of them to exceed the cap), so the segments over the swept
-    cores hold those over any more. They are kept with the kernels with a demand that
-    touch them: all that the sums, the worst intervals, their names and streams read.
-    """
+    """What redoing one run's sweep for more device cores needs, without the kernel table.
+    With Block Nums >= 0 a segment over X cores (capped demand above X) is over any fewer
+    cores Y >= 1 too (raising the cap by one adds at most one block per kernel above it,
+    and it takes two kernels to exceed it), so the segments over the swept cores hold
+    those over any more; they are kept with the kernels with a demand that touch them."""
 
     segments: tuple[tuple[I64, I64], tuple[I64, I64]]  # per kind: starts, ends in order
     starts: I64  # the kernels (in start order) with a demand that touch a kept segment
@@ -195,10 +182,6 @@ def _compute_rows(kernels: pl.DataFrame, caps: list[int], uncapped: bool) -> pl.
     if not k.get_column("start_ns").is_sorted():  # kernel tables come in time order
         k = k.sort("start_ns", maintain_order=True)
     return k
-
-
-def _i64(frame: pl.DataFrame, column: str) -> I64:
-    return frame.get_column(column).to_numpy().astype(np.int64, copy=False)
 
 
 def _kind_figures(
@@ -263,9 +246,10 @@ def contention_evidence(
     ids = k.get_column("stream_id").unique().sort().to_list()
     if len(ids) < 2:  # one stream alone is never contention
         k, ids = k.clear(), []
-    starts, ends, streams = _i64(k, "start_ns"), _i64(k, "end_ns"), _i64(k, "stream_id")
-    weights = [_i64(k, kind) for kind in KINDS]
-    demands = [_i64(k, f"{kind}_blocks") for kind in KINDS] if above else weights
+    starts, ends = i64_column(k, "start_ns"), i64_column(k, "end_ns")
+    streams = i64_column(k, "stream_id")
+    weights = [i64_column(k, kind) for kind in KINDS]
+    demands = [i64_column(k, f"{kind}_blocks") for kind in KINDS] if above else weights
     negative = above and any(bool((d < 0).any()) for d in demands)
     # a negative Block Num lowers a sum at every cores: left out, the kept segments are a
     # superset of those over more cores (the exact sums are taken again from the kernels)
@@ -364,10 +348,8 @@ def _recurring_max(values: pl.Expr) -> pl.Expr:
 
 
 def observed_maxima(kernels: pl.DataFrame) -> tuple[int, int]:
-    """One capture's guess of the device cores from Block Num per core kind (none: 0):
-    the largest block count two kernels or more ask for (:func:`_recurring_max`), matching
-    core kinds in upper case without stripping; devices.observed_cores takes the largest
-    over captures."""
+    """One capture's guess of the device cores per core kind (none: 0), by
+    :func:`_recurring_max` of its Block Num (core kinds matched in upper case)."""
     core = core_code(kernels, strip=False)
     aic = pl.when(C.is_in([AI_CORE, MIX_AIC])).then(pl.col("block_num"))
     aiv = pl.concat_list(

@@ -1,20 +1,9 @@
 """How many cores the device has: AI Core (cube, "aic") and AI Vector core ("aiv").
 
-Sources, in the order they are trusted (docs/method.md "Core limits and block counts"):
-
-1. ``PROF_*/device_N/info.json.N`` inside the capture (the readers put it in
-   ``Capture.device_cores``, source "info.json"): what the profiler saw.
-2. ``[device] aicore`` / ``vectorcore`` in the config (source "config"): figures the
-   user states outright. They rank above the platform ini because a virtualised
-   device (vNPU slice, ``vir_type_list`` in the ini) has fewer cores than the chip.
-3. A CANN platform config given with ``--soc-ini`` (source "soc-ini"): the install's
-   own ``<SoC>.ini``, ranked above a SoC name as docs/method.md and docs/formats.md rank it.
-4. ``[device] soc`` / ``--soc`` looked up in :data:`SOC_CORES` (source "soc").
-5. The largest Block Num two kernels or more ask for, per core kind (source
-   "observed"; cores.contention.observed_maxima): a guess, labelled so in every
-   output, since Block Num counts logical blocks and one oversubscribed launch
-   (256 blocks in waves on 48 cores) can exceed the physical cores. 0 (Level0
-   writes Block Num 0) is unknown, never a count.
+Sources, most trusted first (docs/method.md, "Core limits and block counts"): the capture's
+info.json, the config's ``[device]`` counts (above the ini: a vNPU slice has fewer cores
+than its chip), a CANN ``<SoC>.ini`` (``--soc-ini``), a SoC name in :data:`SOC_CORES`,
+else a guess from Block Num, labelled so. Block Num 0 (Level0) is unknown, never a count.
 """
 
 from __future__ import annotations
@@ -32,18 +21,15 @@ from overlap_check.model.errors import ConfigError
 SOC_CORES: dict[str, tuple[int, int]] = {
     # mirror Ascend910B1.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910B1": (24, 48),
-    # docs/formats.md: third-party tutorial quoting `grep SoCInfo .../Ascend910B2.ini`
-    # (ai_core_cnt=24, cube_core_cnt=24, vector_core_cnt=48)
+    # a third-party tutorial quoting Ascend910B2.ini [SoCInfo] 24 / 24 / 48 (docs/formats.md)
     "Ascend910B2": (24, 48),
     # mirror Ascend910B3.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
     "Ascend910B3": (20, 40),
-    # third-party tutorial quoting `grep -A 8 SoCInfo .../Ascend910B4.ini`
-    # (ai_core_cnt=20, cube_core_cnt=20, vector_core_cnt=40); docs/formats.md "910B4 20/20/40"
+    # a third-party tutorial quoting Ascend910B4.ini [SoCInfo] 20 / 20 / 40 (docs/formats.md)
     "Ascend910B4": (20, 40),
     # mirror Ascend910_9391.ini [SoCInfo] ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48
     "Ascend910_9391": (24, 48),
-    # docs/formats.md and a public tool printing its
-    # Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
+    # a public tool printing its Ascend910_9392.ini: 24 AI Core / 24 cube / 48 vector
     "Ascend910_9392": (24, 48),
     # mirror Ascend910_9362.ini [SoCInfo] ai_core_cnt=20 cube_core_cnt=20 vector_core_cnt=40
     "Ascend910_9362": (20, 40),
@@ -78,13 +64,9 @@ def lookup_soc(name: str, *, key: str = "device.soc", path: str | None = None) -
 
 
 def read_soc_ini(path: str | Path, soc: str | None = None) -> DeviceCores:
-    """Cores from a CANN platform config ``<SoC>.ini`` (``[SoCInfo]`` section).
-
-    ``path`` may also be the ``platform_config`` folder, with ``soc`` naming the file.
-    AI Core = ``cube_core_cnt`` (split cube/vector chips), else ``ai_core_cnt``;
-    AI Vector = ``vector_core_cnt`` (0 when absent: older chips have no separate
-    vector cores, and the vector checks are then skipped).
-    """
+    """Cores from a CANN ``<SoC>.ini`` (``path``, or the ``platform_config`` folder with
+    ``soc`` naming the file): ``cube_core_cnt`` (split chips), else ``ai_core_cnt``, and
+    ``vector_core_cnt`` (absent: 0, no separate vector cores, vector checks skipped)."""
     file = Path(path)
     if file.is_dir():
         if soc is None:
@@ -183,13 +165,9 @@ def resolve_device(
     observed: Callable[[], Sequence[tuple[int, int]]],
     options: Options,
 ) -> DeviceCores:
-    """The device's cores from the most trusted source available (see the module doc),
-    from per-capture pieces: each capture's info.json cores (None: none), and each
-    capture's observed_maxima (asked for only when nothing better exists).
-
-    A SoC name is checked even when a better source wins, so a typo never passes
-    silently (with ``--soc-ini`` a folder, the name picks the file instead).
-    """
+    """The device's cores from the most trusted source (the module doc), from each capture's
+    info.json cores (None: none) and observed_maxima (asked for only when nothing better
+    exists). A SoC name is checked even when a better source wins: a typo never passes."""
     soc_from_table = None
     if options.device.soc is not None and options.soc_ini is None:
         soc_from_table = lookup_soc(options.device.soc)
@@ -209,16 +187,11 @@ def resolve_device(
 def sweep_cores(
     own: DeviceCores | None, info: Sequence[Sequence[DeviceCores]]
 ) -> tuple[tuple[int, int], bool] | None:
-    """The device cores to sweep one capture's contention with, and whether they are the
-    decision over all captures (:func:`resolve_device`) itself, else the fewest cores of
-    each kind it can judge with (0: none). ``own``: the decision on this capture alone;
-    ``info``: per capture, the cores its info.json files give. None: no decision at all.
-
-    With an info.json anywhere the decision is the smallest of them (:func:`agreed_cores`),
-    known unless a capture's files disagree (the reader picks one by the device it reads);
-    without, it is the same configured figures for every capture, or the largest Block
-    Num over all captures: this one's own with no other capture, else at least that.
-    """
+    """The cores to sweep one capture's contention with, and whether they are the decision
+    over all captures itself (else the fewest of each kind it can take; None: no decision).
+    ``own``: the decision on this capture alone; ``info``: per capture, its info.json cores.
+    The decision: the smallest info.json (unknown when one capture's files disagree), else
+    the configured figures, else the largest Block Num over all captures."""
     found = [cores for capture in info for cores in capture]
     if found:
         known = all(len({(d.aicore, d.vectorcore) for d in capture}) <= 1 for capture in info)

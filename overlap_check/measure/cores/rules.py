@@ -1,42 +1,9 @@
-"""Core-limit rules: per-kernel Block Num against configured limits; runs added up.
+"""Core-limit rules: each kernel's Block Num against the limit that governs it, per run
+(:func:`run_rules`, small pieces a worker returns instead of its kernel table), and the
+runs added up (:func:`combine_cores`).
 
-Rules per kernel (docs/method.md "Core limits and block counts"):
-
-| Accelerator Core | compared                        | against          | outcome          |
-|------------------|---------------------------------|------------------|------------------|
-| AI_CORE          | Block Num                       | aicore limit     | violation        |
-| MIX_AIC          | Block Num                       | aicore limit     | violation        |
-| MIX_AIC          | Mix Block Num                   | vectorcore limit | violation        |
-| AI_VECTOR_CORE   | Block Num                       | vectorcore limit | violation        |
-| MIX_AIV          | Block Num                       | vectorcore limit | warning only     |
-| MIX_AIV          | Mix Block Num                   | aicore limit     | warning only     |
-| AI_CPU, DSA_SQE, HCCL, COMMUNICATION, communication rows: exempt (counted)               |
-
-MIX_AIV is reported, never failed: its Block Num / Mix Block Num semantics are
-undocumented (a 40/80 MIX_AIV on a 20/40 device is real).
-
-Which limit governs a kernel, per core kind, first found wins: a plan's
-``limit_core`` (its side operators, plans in config order), then the operator's
-``_op_aicore_num`` / ``_op_vectorcore_num`` from a graph dump, then GE's global
-``aicore_num``. A plan in ``npugraph_ex`` mode limits Ascend C operators only,
-which a kernel table cannot tell apart by itself: a kernel above such a limit fails
-when its name is a known Ascend C operator (:data:`ASCEND_C_OPERATORS`, plus the
-config's ``[cores] ascend_c``; docs/advice.md) and is a warning otherwise.
-
-Contention (failure mode 3c), warm runs only: wherever at least two compute
-streams are busy, the blocks demanded per core kind by all kernels running then
-are summed: aicore = AI_CORE + MIX_AIC Block Num; vectorcore = AI_VECTOR_CORE
-Block Num + MIX_AIC Mix Block Num + MIX_AIV Block Num. Each kernel's demand is
-capped at the device's cores (Block Num is a logical count; 256 blocks on 48 cores
-run in waves), so only kernels of different streams together can exceed it.
-Contiguous over-limit time becomes one interval, ranked by ``excess_block_ns``
-(sum of (demand - cores) x time): how far and how long together (the sweep itself
-is :mod:`overlap_check.measure.cores.contention`).
-
-Each run is checked on its own (:func:`run_rules`, ``contention_evidence``: small pieces
-that a worker process returns instead of its kernel table) and
-:func:`combine_cores` adds the runs' pieces up (``pipeline.analyze_captures`` does both
-for captures in memory).
+The rules, which limit governs a kernel, and the npugraph_ex Ascend C case: docs/method.md,
+"Core limits and block counts"; the contention sweep is :mod:`.contention`.
 """
 
 from __future__ import annotations
@@ -160,10 +127,8 @@ def _governed(kernels: pl.DataFrame, limits: Limits) -> pl.DataFrame:
 
 
 def limited_stream(plan: Plan, kernels: pl.DataFrame) -> int | None:
-    """The stream an npugraph_ex ``limit_core_num`` governs in this capture (it is a stream
-    limit: every Ascend C operator launched on that stream): ``side_stream`` if given; else
-    the stream where the plan's ops spent the most time, for a side limit off the capture's
-    busiest stream (its main one) unless they ran nowhere else. None: no op of the plan."""
+    """The stream an npugraph_ex ``limit_core_num`` governs in this capture (docs/method.md,
+    "Core limits and block counts"); None: no op of the plan ran."""
     if plan.side_stream is not None:
         return plan.side_stream
     compute = kernels.filter(is_compute(kernels.columns))
@@ -275,10 +240,6 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
     """The first ``room`` rows of a frame of violations (already in start order)."""
     if room <= 0 or over.height == 0:
         return []
-    columns = over.head(room).to_dict(as_series=False)
-    rows = (
-        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
-    )
     return [
         CoreViolation(
             run=run.index,
@@ -296,7 +257,7 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
             limit_source=row["source"],
             blocks_field=row["field"],
         )
-        for row in rows
+        for row in over.head(room).iter_rows(named=True)
     ]
 
 
@@ -336,9 +297,6 @@ def run_rules(kernels: pl.DataFrame, limits: Limits) -> RunRules:
         failing_count=failing.height,
         noted_count=noted.height,
     )
-
-
-# --------------------------------------------------------------------------- entry point
 
 
 MAIN_SUFFIX = ":main"  # the name of a plan's main-path limit: "plan:<name>:main" in reports
