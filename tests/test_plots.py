@@ -1165,3 +1165,40 @@ def test_an_occurrence_of_a_communication_plan_is_measured_with_its_tasks() -> N
         assert measured.side_ops == 1  # one send a layer, [100, 320] µs from its start
         assert (measured.side_start_ns or 0) - (measured.dom_start_ns or 0) == 100 * US
         assert (measured.side_end_ns or 0) - (measured.side_start_ns or 0) == 220 * US
+
+
+def test_a_replotted_occurrence_takes_its_side_ops_as_the_report_did() -> None:
+    # A plan given without side_stream whose side ops run on streams 3 and 4: the report
+    # takes every match off the main stream (2 side ops a layer) and leaves the main
+    # stream's own SharedExpert out. The plot's re-measurement of an occurrence must read
+    # the same ops, not only those of the one side stream the result names.
+    from overlap_check.measure.occurrence import measurer
+
+    rows: list[dict[str, object]] = []
+    for i in range(4):
+        t = T0 + i * 1_000 * US
+        rows.append(kernel("aclnnGroupedMatmul_GroupedMatmul", 2, t + 100 * US, 300 * US))
+        rows.append(kernel(SIDE_NAMES[0], 3, t + 150 * US, 50 * US))
+        rows.append(kernel(SIDE_NAMES[2], 4, t + 210 * US, 50 * US))
+        rows.append(kernel(SIDE_NAMES[1], 2, t + 500 * US, 50 * US))  # main work, same name
+    capture = Capture(
+        path="synthetic/two-side-streams",
+        source="kernel_details.csv",
+        rank=0,
+        device=0,
+        level="Level1",
+        capture_time_ns=T0,
+        kernels=conform(pl.DataFrame(rows)),
+        device_cores=DEVICE,
+    )
+    plan = Plan("se", side="SharedExpert", dominator="GroupedMatmul")
+    result = check([capture], Options(plans=(plan,))).plans[0]
+    (plan_run,) = result.per_run
+    measure = measurer((plan,))
+    for recorded in plan_run.worst:
+        # side window [150, 260] µs from the layer's start, all under the dominator
+        # [100, 400]: 260 - 150 = 110 µs
+        assert (recorded.side_ops, recorded.overlap_ns) == (2, 110 * US)
+        measured = measure(result, plan_run, capture, recorded.index)
+        for field in ("side_ops", "side_start_ns", "side_end_ns", "overlap_ns", "status"):
+            assert getattr(measured, field) == getattr(recorded, field), field

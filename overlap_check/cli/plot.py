@@ -94,7 +94,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
     if not params.get("quiet"):
         for note in notes:
             warn(f"note: {note}")
-    from overlap_check.measure.occurrence import measure_occurrence
+    from overlap_check.measure.occurrence import measurer
 
     captures = load_paths(read, options.order, task_kinds(options))
     report = analyze_captures(captures, options)
@@ -106,7 +106,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
         run=params.get("run"),
         occurrence=params.get("occurrence"),
         kinds=tuple(params.get("charts") or CHART_KINDS),
-        measure=measure_occurrence,
+        measure=measurer(options.plans),
     )
     if not params.get("quiet"):
         for path in written:

@@ -6,28 +6,41 @@ measure themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import polars as pl
 
 from overlap_check.model import Capture, Occurrence, Plan, PlanResult, PlanRun
 from overlap_check.model.errors import UsageError
 from overlap_check.model.table import compute_kernels
 
+Measure = Callable[[PlanResult, PlanRun, Capture, int], Occurrence]
+
+
+def measurer(plans: Sequence[Plan]) -> Measure:
+    """:func:`measure_occurrence` with the plans the report was judged with: a plan given
+    without a side stream takes its side ops from every stream but the main one, as the
+    report did, not from the one side stream the result names."""
+    by_name = {plan.name: plan for plan in plans}
+    return lambda result, plan_run, capture, index: measure_occurrence(
+        result, plan_run, capture, index, by_name.get(result.name)
+    )
+
 
 def measure_occurrence(
-    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int
+    result: PlanResult, plan_run: PlanRun, capture: Capture, index: int, plan: Plan | None = None
 ) -> Occurrence:
     """Occurrence ``index`` of one run, measured by the engine as the report was."""
     from overlap_check.measure.occurrences import PlanStreams
     from overlap_check.measure.plans import occurrences, tag
 
-    plan = result_plan(result)
+    plan = plan or result_plan(result)
     # a communication or copy plan's side ops are tasks: tag keeps them with the compute
     kernels = capture.kernels if plan.side_kind != "compute" else compute_kernels(capture.kernels)
     if plan_run.step is not None:  # --per step: occurrences are numbered within the step
         kernels = kernels.filter(pl.col("step") == plan_run.step)
-    found = occurrences(
-        tag(kernels, plan), plan, PlanStreams(main=result.main_stream, side=result.side_stream)
-    )
+    main = result.main_stream  # matches on it are main work, as in the report (plans.on_main)
+    found = occurrences(tag(kernels, plan, main), plan, PlanStreams(main=main, side=None))
     if not 0 < index <= found.status.size:
         raise UsageError(
             f"run {plan_run.run} of plan {result.name!r} has no occurrence {index}",
