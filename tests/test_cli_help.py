@@ -88,3 +88,20 @@ def test_a_spawned_worker_importing_an_unguarded_script_runs_nothing(tmp_path: P
     runpy.run_path(str(script), run_name="__mp_main__")  # no SystemExit: nothing ran
     with pytest.raises(SystemExit):
         runpy.run_path(str(script), run_name="__main__")
+
+
+def test_the_cli_and_its_workers_collect_garbage_alike() -> None:
+    # cli.main (the parent) and measure.workers (each worker) set the same GC thresholds;
+    # the literal is written twice because --help must not import the engine
+    import gc
+
+    from overlap_check.cli import main
+    from overlap_check.measure.workers import GC_THRESHOLDS
+
+    saved = gc.get_threshold()
+    try:
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        assert gc.get_threshold() == GC_THRESHOLDS
+    finally:
+        gc.set_threshold(*saved)

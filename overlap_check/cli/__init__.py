@@ -7,6 +7,7 @@ one line on stderr here and nowhere else.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import Any
@@ -124,4 +125,5 @@ def main(argv: list[str] | None = None) -> None:
     # __mp_main__): the worker would analyse everything again and print a second report.
     if sys._getframe(1).f_globals.get("__name__") == "__mp_main__":
         return
+    gc.set_threshold(100_000, 50, 100)  # measure.workers.GC_THRESHOLDS: why, there
     cli.main(args=argv, prog_name="overlap-check")

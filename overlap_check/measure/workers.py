@@ -12,6 +12,7 @@ polars thread count (:func:`_start_worker`) before its first task imports the en
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from collections.abc import Iterator, Sequence
@@ -36,6 +37,12 @@ if TYPE_CHECKING:
 # every core. Measured on 2 cores (best of 3, kernel_details.csv): 4 x 126 MB serial
 # 2.97 s, with a worker 3.22 s; 2 x 328 MB 3.67 s / 3.08 s; 5 x 328 MB 8.25 s / 6.22 s.
 PARALLEL_MIN_BYTES = 600 * 2**20
+
+# Importing polars, numpy and the engine allocates objects by the hundred thousand; at the
+# default threshold (700) an analyze process ran ~120 collections while importing, ~4 %
+# of a 1M-kernel analysis' CPU. The engine's work is in columns: it makes few objects.
+# cli.main sets the same for the parent process.
+GC_THRESHOLDS = (100_000, 50, 100)
 
 WAIT_SLICE_S = 0.25  # how soon a Ctrl-C is answered while workers read
 
@@ -82,6 +89,7 @@ def _start_worker(threads: str) -> None:
     # Before polars starts its pool: more polars threads than cores only make every capture
     # slower (2 cores, 5 x 1M kernels: ~5.6 s with 1-thread workers, ~6.6 s with 2-thread).
     os.environ.setdefault("POLARS_MAX_THREADS", threads)
+    gc.set_threshold(*GC_THRESHOLDS)  # the worker's process is ours for good
 
 
 def _end_workers(pool: ProcessPoolExecutor) -> None:
