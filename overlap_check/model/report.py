@@ -29,8 +29,6 @@ from overlap_check.model.vocabulary import (
 
 @dataclass(frozen=True)
 class StepWallDelta:
-    """The n-th warm step of a capture against the n-th warm step of its reference."""
-
     before: StepWall
     after: StepWall
     delta_pct: float | None  # (after - before) / before x 100: positive = slower

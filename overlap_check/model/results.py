@@ -183,8 +183,6 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class TailOp:
-    """One kind of tail operator after the join (joins.TAIL_OPERATORS), per layer."""
-
     name: str  # the TAIL_OPERATORS entry it matched
     count: float
     ns: float
@@ -192,8 +190,6 @@ class TailOp:
 
 @dataclass(frozen=True)
 class ShapeCount:
-    """How often one operator of a plan ran with one ``Input Shapes`` string in a capture."""
-
     role: Literal["dominator", "side"]
     label: str  # the operator type (the kernel name when the table has none)
     shapes: str  # the Input Shapes text as the profiler wrote it
@@ -278,8 +274,6 @@ class PlanWalls:
 
 @dataclass(frozen=True)
 class StepWall:
-    """One warm profiler step's wall: its first compute start to its last compute end."""
-
     run: int  # the sample's run (1-based within the rank)
     step: int | None  # its Step Id (None: no step column, the run is one step)
     wall_ns: int
