@@ -204,7 +204,6 @@ def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
 
 
 def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
-    """The plan with the causes its reference comparison measured."""
     if delta is None or plan.diagnosed is None:
         return plan
     found = plan.diagnosed
@@ -215,8 +214,7 @@ def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
 
 
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
-    """The head report with its reference comparison, a note on what was matched, and the
-    causes it measured in each plan's diagnosis."""
+    """The head report with its reference comparison, a note, and the causes it measured."""
     result = compare(head, ref, head_path, ref_path)
     note = f"reference {ref_path}: {result.matched}" if result.matched else ""
     deltas = {(d.plan, d.rank): d for d in result.plans}

@@ -32,8 +32,7 @@ MAX_BARRIERS = 5
 
 
 def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierCandidate, ...]:
-    """Candidates by name: most fake occurrences first, then the shortest delay after the side
-    window."""
+    """Candidates by name: most fake occurrences first, then the shortest delay."""
     if instances.is_empty() or stream is None:
         return ()
     ranked = (

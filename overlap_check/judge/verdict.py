@@ -76,8 +76,7 @@ def failures(item: PlanResult | StreamPair, by: Report | Options, strict: bool) 
 
 
 def mark_gate(report: Report) -> Report:
-    """Each plan and stream pair marked by the gate (``gate_failures``) under the report's
-    own settings."""
+    """Each plan and stream pair marked by the gate under the report's own settings."""
     strict = report.strict
     plans = [replace(p, gate_failures=failures(p, report, strict)) for p in report.plans]
     pairs = [replace(p, gate_failures=failures(p, report, strict)) for p in report.stream_pairs]
@@ -229,8 +228,7 @@ def diagnose(
 
 
 def with_cause(found: Diagnosis, cause: Evidence) -> Diagnosis:
-    """``found`` with one more cause measured after the judgement, placed by size, fix steps
-    redone; only at partial and real decided by the band."""
+    """``found`` with a later-measured cause placed by size (at partial and real by band)."""
     if found.cause not in ("partial", "real") or found.decided_by != "band":
         return found
     size = cause.size_ns or 0
@@ -267,8 +265,7 @@ def gate(
     damaged_ranks: Sequence[int | None] = (),
     use_plans: bool,
 ) -> GateDecision:
-    """Pass/fail and why, one reason per failing item (--strict's provisional mark once per
-    rank)."""
+    """Pass/fail and why, one reason per failing item."""
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []

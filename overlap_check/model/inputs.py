@@ -37,8 +37,7 @@ class DeviceCores:
 
 @dataclass(frozen=True)
 class ProfilerStepTime:
-    """One row of the profiler's own step_trace_time.csv (or analysis.db StepTraceTime):
-    its compute-vs-communication figures for the whole device in one step (None: N/A)."""
+    """A row of the profiler's step_trace_time.csv / .db StepTraceTime (None: N/A)."""
 
     step: int | None  # None: the file's blank Step (no schedule)
     device: int | None
@@ -98,8 +97,7 @@ class CoreLimit:
 
 @dataclass(frozen=True)
 class Plan:
-    """A multi-stream plan: which operators were moved aside, and what should hide them
-    (docs/config.md, ``[[plan]]``; the selection: model.selection)."""
+    """A multi-stream plan: the ops moved aside and what should hide them (docs/config.md)."""
 
     name: str
     side: str | None = None

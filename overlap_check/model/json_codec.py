@@ -197,9 +197,6 @@ def _is_key(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
-# --------------------------------------------------------------------------- writing
-
-
 def _write(obj: object, where: _Where) -> JSON:
     cls: type = type(obj)
     if _scoped(cls):
@@ -268,9 +265,6 @@ def indented(data: JSON) -> str:
     except (msgspec.DecodeError, UnicodeEncodeError):  # NaN or Infinity (json.dumps' own
         # tokens, not JSON), or a lone surrogate (a report read back from \ud800 in JSON)
         return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-# --------------------------------------------------------------------------- reading
 
 
 class _Keys(dict[str, Any]):

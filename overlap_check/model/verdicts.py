@@ -85,8 +85,7 @@ BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
 
 
 def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
-    """The one banding rule: ``>= real`` real, ``<= fake`` fake, partial between; nan
-    (nothing judged) no-evidence."""
+    """The one banding rule: >= real real, <= fake fake, partial between, nan no-evidence."""
     import numpy as np
 
     values = np.asarray(figures, dtype=np.float64)
