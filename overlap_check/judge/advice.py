@@ -1,12 +1,5 @@
-"""The fix steps of a diagnosis, keyed by its cause and the plan's execution path.
-
-One table (docs/advice.md has it in words): what to change for each cause, in the APIs
-of the path the model runs under: GE (TorchAir) orders streams with ``torchair.scope`` /
-``torchair.ops``; npugraph_ex and eager use torch_npu's ``torch.npu.Stream`` / ``Event``
-and ``torch.npu.npugraph_ex.scope``; a CUDA capture (Kineto) gets torch.cuda's streams
-and SM partitions. Without a path the steps are generic and say how to give one. Each
-measured cause adds its step, per path where the APIs differ; a fake plan's barrier step
-follows which way the wait went, so no step contradicts the evidence or another.
+"""The fix steps of a diagnosis, keyed by its cause and the plan's execution path: the
+tables of docs/advice.md ("The steps by cause and path"), in the APIs of that path.
 """
 
 from __future__ import annotations
@@ -124,8 +117,7 @@ _STEPS: dict[tuple[Cause, ExecutionPath | None], tuple[str, ...]] = {
     ("no-evidence", None): ("check the plan's regexes and streams against the kernel names",),
 }
 
-# The barrier's step at fake (or a partial capped by fake layers), by which way the wait
-# went (model.BarrierCandidate.waited) and path; None: no barrier found either way.
+# The barrier's step at fake, by which way the wait went and path; None: no barrier found.
 _BARRIER_STEPS: dict[tuple[Literal["main", "side"] | None, ExecutionPath | None], str] = {
     ("main", "ge"): _BARRIER.format("inside the npu_stream_switch block"),
     ("main", "npugraph_ex"): _BARRIER.format("inside the side block"),
@@ -213,8 +205,7 @@ def _evidence_step(kind: EvidenceKind, path: ExecutionPath | None) -> str | None
     return _EVIDENCE_STEPS.get((kind, path)) or _EVIDENCE_STEPS.get((kind, None))
 
 
-# A partial plan whose dominator saturates the cube: the figures show that more side work
-# under it cannot hide, so this step replaces "give the side stream more to hide under".
+# A partial plan whose dominator saturates the cube: replaces "give the side stream more".
 CUBE_BOUND = (
     "the dominator already uses every AI core: multi-stream will not help under it; move the "
     "side work under a vector-bound or communication op instead"
@@ -228,8 +219,7 @@ def fix_steps(
     waited: Literal["main", "side"] | None = None,
 ) -> tuple[str, ...]:
     """What to change, in the APIs of ``path`` (generic, with how to name it, when None); at
-    fake the barrier's step follows ``waited`` (None: no barrier found). "Will not help"
-    only at partial with a saturated cube, in place of "give the side stream more"."""
+    fake the barrier's step follows ``waited`` (None: no barrier found)."""
     saturated = any(e.kind == "cube-saturated" for e in evidence)
     if cause == "partial" and saturated:
         steps = [CUBE_BOUND]

@@ -1,17 +1,5 @@
-"""Baselines: compare this analysis with a previous JSON report (schema_version 1),
-read back as a Report (Report.from_json), the type `analyze` produces.
-
-A figure is a plan's warm-run median ``hidden_pct`` per rank (the figure its verdict
-follows) or, when neither report has plans, a stream pair's busy-time ``overlap_pct``
-(named ``stream 3 vs 2``). Rules:
-
-- ``regressed``: the figure dropped by MORE than the tolerance (absolute; a drop
-  of exactly the tolerance passes), or it had a figure and now has none;
-- ``improved``: it rose by more than the tolerance, or it had none and now has one;
-- ``missing-in-head``: in the baseline, not in this report. This FAILS the gate: a
-  plan (or rank, or stream) that silently disappears is a hole in the gate.
-  Renaming or removing a plan means refreshing the baseline;
-- ``missing-in-base``: new in this report; reported, never fails.
+"""Baselines: this analysis against a previous JSON report, read back as a Report. The
+figures compared and the statuses: docs/ci.md, "Baselines".
 """
 
 from __future__ import annotations
@@ -86,13 +74,8 @@ def _delta(
     if before is None or after is None:
         status = "ok" if before is after else ("improved" if before is None else "regressed")
         return BaselineDelta(name, rank, before, after, None, status, figure)
-    change = after - before
-    if change < -(tolerance + _EPSILON):
-        status = "regressed"
-    elif change > tolerance + _EPSILON:
-        status = "improved"
-    else:
-        status = "ok"
+    change, limit = after - before, tolerance + _EPSILON
+    status = "regressed" if change < -limit else "improved" if change > limit else "ok"
     return BaselineDelta(name, rank, before, after, change, status, figure)
 
 

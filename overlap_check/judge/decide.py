@@ -1,11 +1,8 @@
 """Every choice that needs all runs of a rank, taken once: :func:`decide` -> :class:`Decisions`.
 
-A capture's evidence (:mod:`overlap_check.measure.figures`) holds its figures for every stream;
-which of them count is decided here, from the evidence of all runs: the runs of each
-rank and their warm flags, each rank's main stream (most busy time), each plan's main
-stream (configured, else most dominator time, else the rank's) and side stream
-(configured, else most side-op time off the main stream), and the device cores (over
-all captures). :mod:`overlap_check.judge.judgement` turns evidence + decisions into the Report.
+A capture's evidence holds its figures for every stream; which count is decided here over
+all runs: each rank's runs and warm flags, its main stream (most busy time), each plan's
+main and side stream (configured, else most dominator / side-op time), the device cores.
 """
 
 from __future__ import annotations
@@ -29,8 +26,6 @@ from overlap_check.model.table import empty_kernel_table
 
 @dataclass(frozen=True)
 class RankDecisions:
-    """The decisions for one rank."""
-
     rank: int | None
     members: tuple[int, ...]  # positions of its runs in the evidence list, in run order
     samples: tuple[tuple[Sample, int, int], ...]  # sample, member position, its index there

@@ -1,13 +1,7 @@
-"""Did it get faster? The reference comparison, its gates, and the evidence summary.
-
-docs/gain.md. The reference is the same workload captured without the multi-stream
-change; :mod:`overlap_check.judge.pipeline` judges it through the same path (same options, no
-gates of its own) and :func:`apply_reference` compares each plan of each rank with it:
-the warm medians of the layer figures (:mod:`overlap_check.measure.joins`) before and after.
-Layers are matched by order within each sample, so both sides must have the same layers
-per sample and the same steps: otherwise the comparison is refused (InputError naming
-both paths). :func:`apply_gates` applies ``require_gain`` and ``max_join_wait_us``;
-:func:`with_summary` writes the one-line evidence summary of each plan.
+"""Did it get faster? The reference comparison (docs/gain.md), its gates, and the evidence
+summary. The pipeline judges the reference through the same path (no gates of its own);
+:func:`apply_reference` compares each plan of each rank with it, refusing (InputError)
+when the layers or steps per sample differ.
 """
 
 from __future__ import annotations
@@ -65,8 +59,7 @@ def warm_steps(plan: PlanResult) -> tuple[StepWall, ...]:
 
 
 def step_deltas(before: Sequence[StepWall], after: Sequence[StepWall]) -> StepFigures:
-    """The n-th warm step after against the n-th before, as many as both sides have; their
-    median Δ% and the worst step (largest Δ%, the first of equals; 1-based)."""
+    """The n-th warm step after against the n-th before, their median Δ% and the worst step."""
     steps = tuple(
         StepWallDelta(b, a, delta_pct(b.wall_ns, a.wall_ns))
         for b, a in zip(before, after, strict=False)
@@ -88,7 +81,6 @@ class StepFigures(NamedTuple):
 
 
 def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> ReferenceResult:
-    """Each plan of ``head`` against the same plan and rank of ``ref``."""
     by_key = {(p.name, p.rank): p for p in ref.plans}
     deltas: list[ReferenceDelta] = []
     for plan in head.plans:
@@ -145,7 +137,6 @@ def compare(head: Report, ref: Report, head_path: str, ref_path: str) -> Referen
 
 
 def _like_for_like(delta: ReferenceDelta) -> str:
-    """How the Input Shapes compare, in words, for the matched note."""
     if not delta.shapes_available:
         return "; input shapes not available (no Input Shapes on one side)"
     if delta.shape_changes:
@@ -154,8 +145,7 @@ def _like_for_like(delta: ReferenceDelta) -> str:
 
 
 def shape_change_cause(delta: ReferenceDelta) -> Evidence | None:
-    """Input Shapes that differ from the reference's as a cause: the wall Δ compares other
-    work, not the split (docs/gain.md). Not a time: listed after the timed causes."""
+    """Input Shapes that differ from the reference's as a cause (docs/gain.md); not a time."""
     if not delta.shape_changes:
         return None
     return Evidence(
@@ -171,8 +161,7 @@ def _deltas(report: Report) -> dict[tuple[str, int | None], ReferenceDelta]:
 
 
 def apply_gates(report: Report, options: Options) -> Report:
-    """``require_gain`` (with a reference) and ``max_join_wait_us`` (new holes against the
-    reference when there is one, else the join wait itself)."""
+    """The ``require_gain`` and ``max_join_wait_us`` gates (docs/gain.md)."""
     deltas = _deltas(report)
     plans: list[PlanResult] = []
     reasons: list[str] = []
@@ -202,8 +191,7 @@ def apply_gates(report: Report, options: Options) -> Report:
 
 
 def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
-    """The dominator got longer than in the reference (median per layer): a 3c cause, the
-    stretch being the time the side work cost the main stream (docs/gain.md)."""
+    """The dominator got longer than in the reference (median per layer): a 3c cause."""
     before, after = delta.before.dominator_ns, delta.after.dominator_ns
     if not before or not after or after <= before:
         return None
@@ -216,7 +204,6 @@ def dominator_stretch(delta: ReferenceDelta) -> Evidence | None:
 
 
 def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
-    """The plan with the causes its reference comparison measured."""
     if delta is None or plan.diagnosed is None:
         return plan
     found = plan.diagnosed
@@ -227,8 +214,7 @@ def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
 
 
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
-    """The head report with its reference comparison, a note saying what was matched, and
-    the causes the comparison measured in each plan's diagnosis."""
+    """The head report with its reference comparison, a note, and the causes it measured."""
     result = compare(head, ref, head_path, ref_path)
     note = f"reference {ref_path}: {result.matched}" if result.matched else ""
     deltas = {(d.plan, d.rank): d for d in result.plans}
@@ -290,7 +276,6 @@ def evidence_line(
 
 
 def with_summary(report: Report) -> Report:
-    """The report with its evidence summary: one line per plan."""
     deltas = _deltas(report)
     over = dict(report.cores.over_limit_by_rank) if report.cores is not None else {}
     lines = tuple(

@@ -1,12 +1,6 @@
-"""Judging: evidence of every run + the decisions over them (:mod:`overlap_check.judge.decide`)
--> one Report.
-
-The Report carries every decision: each run's warm flag, each rank's main stream, each
-plan's streams, the device cores, and the gate's mark on each plan and stream pair. As
-the stages would on the kernel tables: stream pairs and parallelism
-(streams.pair_results, streams.rank_summary), core limits (cores.combine_cores), plans
-(plans.plan_result), and the gate (verdict.gate, verdict.mark_gate). Each warm run's
-contention comes from its evidence for the decided device cores (cores.contention_at).
+"""Judging: evidence of every run + the decisions over them (judge.decide) -> one Report,
+which carries every decision (warm runs, main streams, plan streams, device cores) and the
+gate's mark on each plan and stream pair.
 """
 
 from __future__ import annotations
@@ -242,10 +236,8 @@ def _us_text(*values: int | None) -> str:
 def _communication(
     r: RankDecisions, figures: Sequence[CaptureFigures], options: Options
 ) -> tuple[RankCommunication | None, list[str]]:
-    """The rank's communication busy / hidden / exposed time: every step of every run beside
-    the profiler's own figures, and warm medians over the samples; notes for a step whose
-    figures differ from the profiler's by more than PROFILER_TOLERANCE, or that the
-    profiler counts communication in and we read none."""
+    """The rank's communication (docs/method.md, "Communication"), and notes for a step that
+    differs from the profiler's figures or has communication only the profiler saw."""
     warm_steps = {(i, s.step): s.warm for s, i, _ in r.samples}
     steps: list[CommunicationStep] = []
     notes: list[str] = []
@@ -345,8 +337,7 @@ def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
 
 
 def _damaged(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
-    """A run of the rank lost rows as malformed or looks cut short: its result is provisional,
-    never a silent pass."""
+    """A run of the rank lost rows or looks cut short: provisional, never a silent pass."""
     return any(figures[i].capture.skipped_rows or figures[i].capture.incomplete for i in r.members)
 
 
@@ -355,8 +346,7 @@ def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
 
 
 def _cuda_path(figures: Sequence[CaptureFigures], r: RankDecisions) -> ExecutionPath | None:
-    """A rank captured by the PyTorch profiler on CUDA runs torch.cuda streams: its advice
-    is in those APIs, never torch_npu's (no other path applies there)."""
+    """A rank captured on CUDA (Kineto) gets advice in torch.cuda's APIs, never torch_npu's."""
     kineto = all(figures[i].capture.source == "kineto" for i in r.members)
     return "cuda" if r.members and kineto else None
 
@@ -364,7 +354,6 @@ def _cuda_path(figures: Sequence[CaptureFigures], r: RankDecisions) -> Execution
 def _unplaced_notes(
     plans: Sequence[Plan], ranks: Sequence[RankDecisions], figures: Sequence[CaptureFigures]
 ) -> list[str]:
-    """A note per plan and rank that kernel rows without a stream may belong to (provisional)."""
     counts = [
         (plan, r, sum(figures[i].plans[p].unplaced for i in r.members))
         for p, plan in enumerate(plans)
@@ -388,8 +377,7 @@ def _plan_result(
     cores: CoresResult | None,
     aicore: int,
 ) -> PlanResult:
-    """plans.plan_result on the figures of plan ``p`` for the plan's decided streams, with
-    the measured 3c causes (contention, a saturated cube) and the plan's execution path."""
+    """plan_result for plan ``p`` with its measured 3c causes and execution path."""
     pieces = [figures[i].plans[p] for i in r.members]
     streams = r.plans[p]
     warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
@@ -441,8 +429,7 @@ def _plan_result(
 
 
 def _contention_evidence(cores: CoresResult | None, rank: int | None) -> tuple[Evidence, ...]:
-    """The rank's contention as a 3c cause: its over-limit time and the worst instant (the
-    listed interval whose peak demand is furthest over the device's cores)."""
+    """The rank's contention as a 3c cause: over-limit time and the worst instant."""
     total = _contention_ns(cores, rank)
     listed = [c for c in cores.contention if c.rank == rank] if cores is not None else []
     if total <= 0 or not listed:

@@ -1,6 +1,5 @@
-"""A plan's result over all its warm runs: the verdict (judge/verdict.decide), the barriers
-ranked, placement, findings (missing waits, side streams hiding only each other) and the
-note when the window figure and hidden_pct disagree.
+"""A plan's result over all its warm runs: verdict, barriers ranked, placement, findings,
+and the note when the window figure and hidden_pct disagree.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ MAX_BARRIERS = 5
 
 
 def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierCandidate, ...]:
-    """Candidates by name: most fake occurrences first, then the shortest delay after the side
-    window."""
+    """Candidates by name: most fake occurrences first, then the shortest delay."""
     if instances.is_empty() or stream is None:
         return ()
     ranked = (
@@ -70,9 +68,8 @@ def placement(
     plan: Plan, streams: PlanStreams, matched: Sequence[pl.DataFrame]
 ) -> tuple[int, tuple[str, ...], bool]:
     """Side ops judged, the ops that stayed (``SwiGlu x20 on stream 2``), and whether the
-    logical split failed: some op the plan names never left the main stream. ``matched``:
-    selection.label_counts per sample. Stayed: with ``side_stream`` the matches off it (all
-    of them when it is the main stream), else those on the main stream; the rest moved."""
+    split failed (an op the plan names never moved). Stayed: with ``side_stream`` the matches
+    off it (all when it is the main stream), else those on the main stream."""
     counts = pl.concat(
         [m.with_columns(pl.lit(i, pl.Int64).alias("capture")) for i, m in enumerate(matched)]
     )
@@ -137,13 +134,9 @@ def plan_result(
     causes: Sequence[Evidence] = (),
     siblings: Sequence[Siblings | None] = (),
 ) -> PlanResult:
-    """The plan's result for one rank: warm median, verdict (:func:`decide`; not-split when
-    an op the plan names never moved), placement, barriers, diagnosis.
-
-    ``samples``: per sample (run or step), in order, its plan_run (``run``, ``warm`` and
-    ``sample`` set) and its barrier_instances; ``matched``: as for placement. ``path``: the
-    path the fix steps are written for; ``causes``: the measured 3c causes (contention, cube
-    saturated); ``siblings``: per sample, the side time only sibling side streams covered.
+    """The plan's result for one rank. ``samples``: per sample, in order, its plan_run and
+    barrier instances; ``matched``: selection.label_counts per sample; ``causes``: the
+    measured 3c causes; ``siblings``: per sample, the side time only sibling streams covered.
     """
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
@@ -230,10 +223,8 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        # a missing wait is a compute plan's with a named dominator: a communication or copy
-        # task that runs on into the next main op is the pipelining these plans are for
-        # (two-batch overlap), and without a named dominator there is no join to judge, only
-        # a guessed one (issue 23.7)
+        # only a compute plan with a named dominator has a join to judge: a communication or
+        # copy task running on into the next main op is the pipelining such plans want
         findings=(
             missing_waits([r for r in runs if r.warm], unit)
             if plan.side_kind == "compute" and plan.dominator is not None
@@ -255,8 +246,7 @@ def _sibling_finding(
 
 
 def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
-    """The signs of a missing wait over the warm samples (docs/hidden-fraction.md), one
-    sentence each: layers whose join did not wait, samples whose side stream lags."""
+    """The signs of a missing wait over the warm samples (docs/hidden-fraction.md)."""
     found: list[str] = []
     layers = sum(r.judged + r.no_side for r in warm)
     joins = [(r, o) for r in warm for o in r.layers if o.join_not_waited]
@@ -291,8 +281,7 @@ def _band_note(
     thresholds: Thresholds,
     under: str,
 ) -> str:
-    """Why the window figure and the hidden fraction fall in different bands ("" when they
-    agree), told on the deciding occurrence (the warm runs' worst by hidden_pct)."""
+    """Why overlap_pct and hidden_pct fall in different bands, on the deciding occurrence."""
     if verdict in ("not-split", "no-evidence") or overlap is None or hidden is None:
         return ""
     window, hid = label(overlap, thresholds), label(hidden, thresholds)
@@ -315,8 +304,7 @@ def _band_note(
         and occ.side_end_ns >= occ.dom_end_ns
     )
     where = "the side window spans the dominator, but " if spans else ""
-    shown = occ.hidden_ns if occ.hidden_ns is not None else 0
-    busy = occ.side_busy_ns if occ.side_busy_ns is not None else 0
+    shown, busy = occ.hidden_ns or 0, occ.side_busy_ns or 0
     under_dominator = round((occ.dominator_pct or 0.0) * busy)
     if hid != "real":
         return (

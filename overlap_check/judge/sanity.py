@@ -1,9 +1,6 @@
-"""Figures that cannot be: the last check before a Report leaves the library.
-
-A negative time, an overlap fraction outside [0, 1], a negative parallelism or a
-NaN can only come from input the readers let through (values so large that sums
-wrap, rows out of order). Such a report would mislead, so it is an error naming
-the capture(s), never a result.
+"""Figures that cannot be (a negative time, a fraction outside [0, 1], NaN), from input the
+readers let through: the last check before a Report leaves the library. Such a report would
+mislead, so it is an error naming the capture(s), never a result.
 """
 
 from __future__ import annotations
@@ -61,9 +58,8 @@ Found = tuple[list[str], int | None, object, str]  # path (innermost first), run
 
 
 def _first_impossible(obj: object, name: str, run: int | None) -> Found | None:
-    """The first impossible figure below ``obj`` (depth first, fields in order). A report
-    lists every occurrence, so a number that is certainly possible is passed inline
-    (without a call to _impossible, which says why one is not)."""
+    """The first impossible figure below ``obj`` (depth first, fields in order); a plainly
+    possible number is passed inline, without a call (a report lists every occurrence)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         own_run = obj.index if isinstance(obj, RunInfo) else getattr(obj, "run", None)
         run = own_run if isinstance(own_run, int) else run

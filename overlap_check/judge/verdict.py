@@ -1,17 +1,7 @@
-"""Every judgement, each in one place: the band of a figure (:func:`bands`), a plan's
-verdict and what decided it (:func:`decide`: the band of hidden_pct, or the fake-share
-cap), the diagnosis (:func:`diagnose`, and its one line :func:`diagnosis`: 3a not split
--> 3b fake or partial, barriers named -> 3c real) and the gate (:func:`failures` builds
-every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`).
-
-Gate rules (``--fail-on``, :data:`FAILING`): ``partial`` (default) fails partial,
-fake, not-split; ``fake`` fake and not-split; ``never`` none. ``no-evidence`` always
-fails: an analysis that found nothing to judge never reads as a pass. A missing wait
-fails unless ``allow_missing_wait``. Without a plan the stream pairs are judged by the
-same rule, and a rank with a single compute stream (beside it at most helper streams)
-passes unless ``strict``. Core-limit violations fail; contention only with
-``fail_on_contention``; a provisional result only with ``strict``. Every rank is
-judged on its own; the gate fails when any rank fails.
+"""Every judgement, each in one place: a plan's verdict and what decided it (:func:`decide`),
+the diagnosis (:func:`diagnose`, in one line :func:`diagnosis`) and the gate (:func:`failures`
+builds every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`). The gate's rules:
+docs/contract.md, "The gate"; the diagnosis: docs/advice.md.
 """
 
 from __future__ import annotations
@@ -57,15 +47,10 @@ FAILING: dict[FailOn, frozenset[str]] = {  # every FailOn value (tests/test_verd
 }
 
 
-# (thresholds, fail_on, strict, min_runs, allow_missing_wait): a Report's or Options'
-Settings = tuple[Thresholds, FailOn, bool, int, bool]
-
-
-def failures(item: PlanResult | StreamPair, settings: Settings) -> tuple[str, ...]:
-    """Why one plan or stream pair fails the gate, in words (empty: it passes), naming what
-    decided its verdict (a plan's :func:`decided_text`, a pair's busy-time figure): the one
-    place gate reasons are built. A plan's signs of a missing wait fail unless allowed."""
-    thresholds, fail_on, strict, min_runs, allow_missing_wait = settings
+def failures(item: PlanResult | StreamPair, by: Report | Options, strict: bool) -> tuple[str, ...]:
+    """Why one plan or stream pair fails the gate under ``by``'s settings (empty: it passes),
+    naming what decided its verdict: the one place gate reasons are built."""
+    thresholds, fail_on = by.thresholds, by.fail_on
     if isinstance(item, StreamPair):
         figure = f"busy-time overlap_pct {figure_text(item.overlap_pct, thresholds)}"
         findings: Sequence[str] = ()
@@ -78,27 +63,23 @@ def failures(item: PlanResult | StreamPair, settings: Settings) -> tuple[str, ..
     elif item.verdict in FAILING[fail_on]:
         why = f" ({figure})" if figure else ""
         reasons.append(f"verdict {item.verdict}{why} fails the gate (--fail-on {fail_on})")
-    if not allow_missing_wait:
+    if not by.allow_missing_wait:
         reasons += [
             f"missing wait, a data race (--allow-missing-wait accepts it): {finding}"
             for finding in findings
         ]
     if item.provisional and strict:
         reasons.append(
-            f"provisional (fewer than {min_runs} runs, or malformed rows skipped) with --strict"
+            f"provisional (fewer than {by.min_runs} runs, or malformed rows skipped) with --strict"
         )
     return tuple(reasons)
 
 
 def mark_gate(report: Report) -> Report:
-    """The report with each plan and stream pair marked by the gate (``gate_failures``),
-    under the report's own gate settings: renderers read it."""
-    settings = (
-        report.thresholds, report.fail_on, report.strict, report.min_runs,
-        report.allow_missing_wait,
-    )  # fmt: skip
-    plans = [replace(p, gate_failures=failures(p, settings)) for p in report.plans]
-    pairs = [replace(p, gate_failures=failures(p, settings)) for p in report.stream_pairs]
+    """Each plan and stream pair marked by the gate under the report's own settings."""
+    strict = report.strict
+    plans = [replace(p, gate_failures=failures(p, report, strict)) for p in report.plans]
+    pairs = [replace(p, gate_failures=failures(p, report, strict)) for p in report.stream_pairs]
     return replace(report, plans=tuple(plans), stream_pairs=tuple(pairs))
 
 
@@ -109,9 +90,8 @@ def decide(
     fake_share: float = FAKE_SHARE,
 ) -> tuple[Verdict, DecidedBy, Verdict, tuple[str, ...]]:
     """A judged plan's verdict, what decided it, the band before the cap and the warm samples
-    fake in every layer: the band of its warm median ``figure`` (hidden_pct), at best partial
-    when more than ``fake_share`` of the judged warm layers are fake (a median hides fake
-    layers: 3 of 6 fake is 0.5). ``warm``: per warm sample, its name and band_counts."""
+    fake in every layer. The band of ``figure`` (warm median hidden_pct), capped at partial
+    (a median hides fake layers: 3 of 6 fake is 0.5). ``warm``: (name, band counts) each."""
     band = label(figure, thresholds)
     verdict = capped(band, band_counts(warm), fake_share)
     if verdict == band:
@@ -142,8 +122,7 @@ def diagnosis(
     fake_runs: Sequence[str] = (),
     fake_share: float = FAKE_SHARE,
 ) -> str:
-    """One line: the failure mode (3a / 3b / 3c), what decided it (``overlap_pct``: the
-    figure named ``figure``; the rest as :func:`decide` found) and what to do next."""
+    """One line: the failure mode (3a / 3b / 3c), what decided it and what to do next."""
     if verdict == "no-evidence":
         reason = no_evidence or "nothing to judge"
         return f"no evidence: {reason}; check the plan's regexes and streams"
@@ -219,9 +198,7 @@ def diagnose(
     band: Verdict | None = None,
     fake_runs: Sequence[str] = (),
 ) -> Diagnosis:
-    """The diagnosis as data: stage, cause, what decided it, the evidence (a barrier at 3b;
-    the ``evidence`` causes at partial and real, largest first; a band mismatch at any
-    verdict) and the fix steps for ``path``. A partial capped by its fake layers is fixed
+    """The diagnosis as data (docs/advice.md). A partial capped by its fake layers is fixed
     like a fake plan: its causes are those layers', not a short side window."""
     found: list[Evidence] = []
     if verdict == "no-evidence":
@@ -251,8 +228,7 @@ def diagnose(
 
 
 def with_cause(found: Diagnosis, cause: Evidence) -> Diagnosis:
-    """``found`` with one more cause measured after the judgement, placed as :func:`diagnose`
-    places causes, fix steps redone; only at partial and real decided by the band."""
+    """``found`` with a later-measured cause placed by size (at partial and real by band)."""
     if found.cause not in ("partial", "real") or found.decided_by != "band":
         return found
     size = cause.size_ns or 0
@@ -289,16 +265,13 @@ def gate(
     damaged_ranks: Sequence[int | None] = (),
     use_plans: bool,
 ) -> GateDecision:
-    """Decide pass/fail and say why in words, one reason per failing item (each plan's and
-    pair's from :func:`failures`; --strict's provisional mark once per rank)."""
+    """Pass/fail and why, one reason per failing item."""
     reasons: list[str] = []
     # (figure, rank) of every failing item, to name the worst rank.
     failed: list[tuple[float, int | None]] = []
-    # --strict's provisional mark: once per rank, below
-    settings = (options.thresholds, options.fail_on, False, options.min_runs, False)
     if use_plans:
         for plan in plans:
-            found = failures(plan, (*settings[:4], options.allow_missing_wait))
+            found = failures(plan, options, strict=False)  # --strict's mark: once per rank
             where = f"plan {plan.name}, rank {rank_text(plan.rank)}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:
@@ -322,7 +295,7 @@ def gate(
                 )
                 failed.append((-1.0, summary.rank))
         for pair in stream_pairs:
-            found = failures(pair, settings)
+            found = failures(pair, options, strict=False)
             where = f"rank {rank_text(pair.rank)}: stream {pair.side} vs main stream {pair.main}"
             reasons += [f"{where}: {reason}" for reason in found]
             if found:

@@ -1,11 +1,6 @@
-"""Plain, frozen data objects shared by every stage.
-
-Inputs (Capture, Options, Plan ...) and the one portable result object
-(Report) that every renderer consumes. Internally times are integer
-nanoseconds (``*_ns``); renderers turn them into microseconds. Nothing here
-imports polars at run time, so the CLI can import this module cheaply. Each name is
-re-exported explicitly (``X as X``).
-"""
+"""Plain, frozen data objects shared by every stage: the inputs (Capture, Options, Plan ...)
+and the Report every renderer reads. Times are integer ns (``*_ns``). No polars import at
+run time, so the CLI imports this cheaply; each name is re-exported explicitly."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The Accelerator Core kinds: their codes, spellings, and which blocks each one counts.
-
-The one vocabulary of core kinds: the per-kernel rules (rules.py), the contention
-sweep (contention.py) and the observed device maxima (contention.observed_maxima)
-read kernels through these codes and expressions.
+"""The Accelerator Core kinds: their codes, spellings, and which blocks each one counts;
+the core rules, the contention sweep and the observed maxima all read kernels through them.
 """
 
 from __future__ import annotations

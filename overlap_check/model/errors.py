@@ -1,9 +1,5 @@
-"""Errors that carry their exit code.
-
-The library raises these; only the CLI turns them into a one-line message on
-stderr and an exit code (docs/contract.md: 2 input/usage/config, 3 workload failed,
-130 interrupted). A gate failure (exit 1) is not an error: it is a result.
-"""
+"""Errors that carry their exit code (docs/contract.md, "Exit codes"): the library raises
+them, only the CLI prints them. A gate failure (exit 1) is not an error: it is a result."""
 
 from __future__ import annotations
 

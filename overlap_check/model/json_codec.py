@@ -1,24 +1,5 @@
-"""The JSON report (docs/contract.md, schema_version 1) and its reader: one codec, derived
-from the model's dataclasses, both ways.
-
-Every field of a Report dataclass is written under its own name, in field order: a nested
-dataclass as an object, a tuple as a list; msgspec builds the Report back from the same
-shape (types, Literals, defaults for keys that older reports lack). A field added to a
-dataclass is in the JSON and read back with no change here (add it to
-docs/report.schema.json). The conventions:
-
-- a duration ``x_ns`` (or ``ns``) is written as ``x_us``, microseconds rounded to 3
-  decimals, read back as the integer nanoseconds it was rounded from;
-- POINTS are absolute device times, which do not fit a float64 in µs with 3 decimals: a
-  point is written relative to its run's first compute kernel (``runs[].origin_ns``, the
-  run and rank being the nearest ``run`` and ``rank`` fields around it) as ``x_us``,
-  and/or exactly as ``x_ns`` with ``x_ns_str``, the same integer as a string (which a
-  float64 reader such as jq cannot round). On read ``x_ns`` wins, else ``x_us`` + origin;
-- the tables below name the keys that differ (RENAMED: ``{field}`` in a key is that
-  field's value, a dotted key sits in a sibling object), tuples written as objects
-  (AS_OBJECTS), fields left out at their default (OMITTED_AT_DEFAULT), shares that must
-  lie in [0, 1] (FRACTIONS, JSON keys) and the keys the document starts with (LEADING).
-
+"""The JSON report and its reader: one codec, derived from the model's dataclasses, both
+ways (docs/contract.md, "How the JSON is derived": durations, points, the tables below).
 A document that is not a report is an InputError naming the file and the key.
 """
 
@@ -216,9 +197,6 @@ def _is_key(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
-# --------------------------------------------------------------------------- writing
-
-
 def _write(obj: object, where: _Where) -> JSON:
     cls: type = type(obj)
     if _scoped(cls):
@@ -287,9 +265,6 @@ def indented(data: JSON) -> str:
     except (msgspec.DecodeError, UnicodeEncodeError):  # NaN or Infinity (json.dumps' own
         # tokens, not JSON), or a lone surrogate (a report read back from \ud800 in JSON)
         return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-# --------------------------------------------------------------------------- reading
 
 
 class _Keys(dict[str, Any]):

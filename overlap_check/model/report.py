@@ -1,4 +1,7 @@
-"""The Report: every plan's result with walls, reference, cores, communication and baseline."""
+"""The Report: every plan's result with walls, reference, cores, communication and baseline.
+
+Each field is a report key: docs/report.schema.json describes them, docs/contract.md lists
+them; the comments here add only what those do not say."""
 
 from __future__ import annotations
 
@@ -26,8 +29,6 @@ from overlap_check.model.vocabulary import (
 
 @dataclass(frozen=True)
 class StepWallDelta:
-    """The n-th warm step of a capture against the n-th warm step of its reference."""
-
     before: StepWall
     after: StepWall
     delta_pct: float | None  # (after - before) / before x 100: positive = slower
@@ -35,8 +36,7 @@ class StepWallDelta:
 
 @dataclass(frozen=True)
 class ReferenceDelta:
-    """One plan of one rank against the reference capture (docs/gain.md). Δ% positive =
-    slower than the reference."""
+    """One plan of one rank against the reference capture (docs/gain.md)."""
 
     plan: str
     rank: int | None
@@ -46,16 +46,12 @@ class ReferenceDelta:
     layer_wall_delta_pct: float | None
     step_wall_delta_pct: float | None
     new_join_wait_ns: float | None  # after - before (a new hole after the join)
-    # the warm steps step by step (gain.compare): matched by order, the first
-    # min(steps_after, steps_before) of each side
     steps: tuple[StepWallDelta, ...] = ()
     steps_before: int = 0  # warm steps of the reference
     steps_after: int = 0  # warm steps of this capture
     step_delta_median_pct: float | None = None  # median of the matched steps' Δ%
     worst_step: int | None = None  # 1-based position in ``steps`` of the largest Δ%
-    # the plan's dominator and side ops ran other Input Shapes than in the reference, one
-    # sentence per operator (shapes.shape_changes); () when the same or not available
-    shape_changes: tuple[str, ...] = ()
+    shape_changes: tuple[str, ...] = ()  # shapes.shape_changes
     shapes_available: bool = False  # both captures had Input Shapes to compare
 
 
@@ -134,10 +130,7 @@ class CoresResult:
 
 @dataclass(frozen=True)
 class CommunicationStep:
-    """Communication of one step of one run (docs/method.md, "Communication"): the union of
-    the communication rows (busy), its part under the union of compute kernels on all
-    streams (hidden) and the rest (exposed); beside them the profiler's own figures for the
-    same step, when the capture has step_trace_time.csv."""
+    """Communication of one step of one run (docs/method.md, "Communication")."""
 
     run: int  # 1-based within the rank
     warm: bool
@@ -147,15 +140,12 @@ class CommunicationStep:
     exposed_ns: int
     compute_ns: int  # union of compute kernels, all streams
     profiler: ProfilerStepTime | None = None
-    # largest of |busy - Communication|, |hidden - Overlapped|, |exposed - Not Overlapped|
-    # as a share of the profiler's Communication (None: nothing to compare with)
     profiler_difference: float | None = None
 
 
 @dataclass(frozen=True)
 class RankCommunication:
-    """Communication busy, hidden and exposed time of one rank: each a warm median of its own
-    over the samples (runs, or steps with --per step), and every step of every run."""
+    """A rank's communication: warm medians over its samples, and every step of every run."""
 
     rank: int | None
     busy_ns: float | None  # None: no warm sample
@@ -174,7 +164,6 @@ class BaselineDelta:
     head: float | None
     delta: float | None
     status: Literal["ok", "regressed", "improved", "missing-in-base", "missing-in-head"]
-    # What was compared: a plan's deciding figure, or a stream pair's busy-time overlap.
     figure: BaselineFigure = "hidden_pct"
 
 
@@ -194,17 +183,13 @@ class Report:
     baseline: tuple[BaselineDelta, ...] | None = None
     gate_reasons: tuple[str, ...] = ()  # why the gate failed (empty on pass)
     notes: tuple[str, ...] = ()  # warnings a reader must see (provisional, skipped rows)
-    # why a judged figure is provisional, each cause once ("judged on fewer than 5 runs
-    # (--min-runs)", "malformed rows were skipped"): renderers show these words, never guess
-    provisional_reasons: tuple[str, ...] = ()
+    provisional_reasons: tuple[str, ...] = ()  # renderers show these words, never guess
     warmup: int = 2
     min_runs: int = 5
     per: str = "run"
     schema_version: int = SCHEMA_VERSION
     worst_rank: int | None = None  # the rank with the lowest figure, when several ranks
-    # The gate settings the report was judged with, so that CI renderers can mark each
-    # plan / stream pair as failing or not (added for report/cases.py).
-    fail_on: FailOn = DEFAULT_FAIL_ON
+    fail_on: FailOn = DEFAULT_FAIL_ON  # the gate's settings: verdict.mark_gate reads them
     strict: bool = False
     baseline_tolerance: float | None = None  # set by baseline.apply_baseline
     fake_share: float = FAKE_SHARE  # Options.fake_share the plans were judged with
@@ -216,24 +201,22 @@ class Report:
 
     @classmethod
     def from_json(cls, document: object, path: str | None = None) -> Report:
-        """The Report back from a parsed JSON report (report/json.py's document): rendering
-        it again gives the same JSON. InputError naming ``path`` and the key when it is not one."""
+        """The Report a parsed JSON report describes (rendered again: the same JSON);
+        InputError naming ``path`` and the key when it is not one."""
         from overlap_check.model.json_codec import from_dict
 
         return from_dict(document, path)
 
     @property
     def provisional(self) -> bool:
-        """A judged figure stands on fewer runs (or steps) than ``min_runs``, or on a capture
-        that lost rows (``provisional_reasons`` says which)."""
+        """A judged figure stands on too few runs or on lost rows (``provisional_reasons``)."""
         return any(p.provisional for p in self.plans) or any(
             p.provisional for p in self.stream_pairs
         )
 
     @property
     def provisional_text(self) -> str:
-        """Why the result is provisional, in words ("" when it is not); a report written
-        before the causes were recorded stood only on its run count."""
+        """Why the result is provisional ("" when not); older reports: only the run count."""
         if not self.provisional:
             return ""
         fallback = f"judged on fewer than {self.min_runs} runs (--min-runs)"

@@ -1,4 +1,7 @@
-"""What one plan or stream pair was found to do: runs, occurrences, barriers, diagnosis."""
+"""What one plan or stream pair was found to do: runs, occurrences, barriers, diagnosis.
+
+Each field is a report key: docs/report.schema.json describes them, docs/contract.md lists
+them; the comments here add only what those do not say. Times are integer ns here."""
 
 from __future__ import annotations
 
@@ -82,8 +85,7 @@ class RankStreamSummary:
     parallelism: float  # sum of kernel time / wall span
     concurrent_ns: float  # time with >= 2 compute streams busy
     wall_ns: float
-    # streams not judged (hiding.helper_streams): only helper work, or next to no busy time
-    helper_streams: tuple[int, ...] = ()
+    helper_streams: tuple[int, ...] = ()  # hiding.helper_streams
 
 
 @dataclass(frozen=True)
@@ -100,19 +102,13 @@ class Occurrence:
     overlap_ns: int
     overlap_pct: float | None  # None: not judged (no side ops or no dominator)
     busy_overlap_pct: float | None
-    # no-side: a dominator instance with no side op; no-dominator: side ops after the
-    # last dominator; zero-length: a window of length 0 (nothing to divide by)
-    status: Literal["ok", "no-side", "no-dominator", "zero-length"] = "ok"
+    status: Literal["ok", "no-side", "no-dominator", "zero-length"] = "ok"  # as PlanRun counts
     layer: int | None = None  # the layer (dominator instance) it belongs to, 1-based
-    # docs/hidden-fraction.md: side busy time, the part under the main path (a copy or
-    # communication plan: under compute on any other stream),
-    # and the shares of it (None: no side busy time, or not computed)
-    hidden_pct: float | None = None
+    hidden_pct: float | None = None  # docs/hidden-fraction.md; None: no side busy time
     dominator_pct: float | None = None  # the share under its own dominator
     side_busy_ns: int | None = None
     hidden_ns: int | None = None
     verdict: Verdict | None = None  # the band of hidden_pct (no-evidence: not judged)
-    # the side work ended after the layer's join had started (a join that did not wait)
     join_not_waited: bool = False
 
 
@@ -127,13 +123,9 @@ class BarrierCandidate:
     after_side_end_ns: int  # how long after the side window's end it started
     occurrences: int = 1  # fake occurrences in which it is the first candidate
     covers_side_window: bool = False  # the idle gap before it began before the side window
-    # docs/hidden-fraction.md, barriers both ways. "main": the main stream waited for the
-    # side stream (``chain``: the ops from this one up to the dominator, by op type);
-    # "side": the side stream waited for this main op (``chain``: its op type), its side
-    # window starting ``lag_ns`` after it ended (gap_ns, after_side_end_ns: 0)
-    waited: Literal["main", "side"] = "main"
+    waited: Literal["main", "side"] = "main"  # docs/hidden-fraction.md, barriers both ways
     chain: str = ""
-    lag_ns: int = 0
+    lag_ns: int = 0  # "side" only (its gap_ns and after_side_end_ns are 0)
 
 
 @dataclass(frozen=True)
@@ -155,7 +147,6 @@ class PlanRun:
     unpaired: tuple[Occurrence, ...] = ()  # the first few unjudged occurrences
     hidden_pct: float | None = None  # median hidden_pct over the judged occurrences
     hidden_counts: tuple[int, int, int] = (0, 0, 0)  # judged occurrences: real, partial, fake
-    # the layer table: every occurrence of the sample, in order (docs/hidden-fraction.md)
     layers: tuple[Occurrence, ...] = ()
     join_not_waited: int = 0  # layers whose side work ended after their join started
     lag: bool = False  # first dominator without side work, side work after the last one
@@ -173,8 +164,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A plan's diagnosis as data: the method's stage, the cause, the measured evidence
-    (largest first) and the fix steps for the plan's execution path."""
+    """A plan's diagnosis as data (docs/advice.md)."""
 
     stage: Stage | None  # None: no evidence to place it
     cause: Cause
@@ -193,10 +183,6 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class TailOp:
-    """One kind of tail operator after the join (joins.TAIL_OPERATORS), per layer: how many
-    ran and their time (a sample's totals over its layers divided by its layers; in
-    PlanWalls, the warm median of that)."""
-
     name: str  # the TAIL_OPERATORS entry it matched
     count: float
     ns: float
@@ -204,9 +190,6 @@ class TailOp:
 
 @dataclass(frozen=True)
 class ShapeCount:
-    """How often one operator of a plan ran with one ``Input Shapes`` string in a capture
-    (shapes.shape_signature): the small evidence a reference comparison reads."""
-
     role: Literal["dominator", "side"]
     label: str  # the operator type (the kernel name when the table has none)
     shapes: str  # the Input Shapes text as the profiler wrote it
@@ -215,8 +198,7 @@ class ShapeCount:
 
 @dataclass(frozen=True)
 class LayerFigures:
-    """Wall-time figures of one sample's layers (docs/gain.md), medians over its layers
-    (occurrences with a dominator); ns as floats (a median of two is a half)."""
+    """One sample's layer figures (docs/gain.md); ns as floats (a median of two is a half)."""
 
     layers: int  # occurrences with a dominator
     steps: int  # profiler steps in the sample (1 without a step column)
@@ -228,9 +210,7 @@ class LayerFigures:
     join_wait_max_ns: int | None  # the sample's worst layer
     join_wait_layer: int | None  # and which layer it is (1-based)
     step_wall_ns: float | None  # median over the sample's steps of first start to last end
-    # every step of the sample in Step Id order: (Step Id, its wall in ns); the Step Id is
-    # None without a step column (the sample is one step)
-    step_walls: tuple[tuple[int | None, int], ...] = ()
+    step_walls: tuple[tuple[int | None, int], ...] = ()  # (Step Id, wall ns)
     tail_ops: tuple[TailOp, ...] = ()  # tail operators after the join, per layer
 
 
@@ -260,24 +240,17 @@ class PlanResult:
     gate_failures: tuple[str, ...] = ()  # why the gate fails it (verdict.mark_gate); () passes
     hidden_pct: float | None = None  # median over warm samples: what the verdict follows
     decided_by: str = "hidden_pct"  # the figure the verdict bands were applied to
-    # judged warm occurrences per hidden_pct band: real, partial, fake
-    verdict_counts: tuple[int, int, int] = (0, 0, 0)
+    verdict_counts: tuple[int, int, int] = (0, 0, 0)  # real, partial, fake
     diagnosed: Diagnosis | None = None  # the diagnosis as data: cause, evidence, fix steps
-    # signs of a missing wait over the warm samples (a join that did not wait, a side
-    # stream a layer behind), one sentence each; () when none
     findings: tuple[str, ...] = ()
     walls: PlanWalls | None = None  # joins.plan_walls: warm medians of the layer figures
     side_kind: SideKind = "compute"  # Plan.side_kind: what the side ops were
-    # placement (3a): the named ops that stayed off the side stream, "SwiGlu x20 on stream 2"
     stayed: tuple[str, ...] = ()
     op_type: str | None = None  # the plan's op_type regex
-    # Input Shapes of the dominator and side ops over the warm captures (read only with a
-    # reference: shapes.py; JSON input_shapes); None: not read or not available
-    shapes: tuple[ShapeCount, ...] | None = None
+    shapes: tuple[ShapeCount, ...] | None = None  # JSON input_shapes; None: not read
 
     def deciding_occurrence(self) -> tuple[PlanRun, Occurrence] | None:
-        """The occurrence the verdict's figure (hidden_pct) names, which every renderer and
-        the plots call the deciding (and worst) one: see deciding_occurrence."""
+        """The occurrence the verdict names (:func:`deciding_occurrence`)."""
         return deciding_occurrence(self.per_run)
 
 
@@ -301,8 +274,6 @@ class PlanWalls:
 
 @dataclass(frozen=True)
 class StepWall:
-    """One warm profiler step's wall: its first compute start to its last compute end."""
-
     run: int  # the sample's run (1-based within the rank)
     step: int | None  # its Step Id (None: no step column, the run is one step)
     wall_ns: int
@@ -311,9 +282,9 @@ class StepWall:
 def deciding_occurrence(
     runs: Sequence[PlanRun],
 ) -> tuple[PlanRun, Occurrence] | None:
-    """The occurrence the text names for a verdict taken on hidden_pct: the lowest judged
-    hidden_pct among the warm runs' worst ones (the cold runs' when no warm run recorded
-    any; ties: the first in run order). None: none was judged."""
+    """The deciding (and worst) occurrence every renderer names: the lowest judged hidden_pct
+    among the warm runs' worst ones (the cold runs' when no warm run has any; ties: the first
+    in run order). None: none was judged."""
     pool = [r for r in runs if r.warm and r.worst] or [r for r in runs if r.worst]
     judged = [(r, o) for r in pool for o in r.worst if o.hidden_pct is not None]
     if not judged:

@@ -1,10 +1,5 @@
-"""The verdict bands and the words every stage prints for them.
-
-One banding rule (:func:`bands`, :func:`label`), the digits a banded figure needs to
-stay in its band (:func:`figure_text`), what decided a plan (:func:`decided_text`) and
-which way a barrier's wait went (:func:`barrier_phrase`): the judge decides with them and
-the renderers print them, so a word never contradicts its figure.
-"""
+"""The verdict bands and the words every stage prints for them: the judge decides with
+them and the renderers print them, so a word never contradicts its figure."""
 
 from __future__ import annotations
 
@@ -26,8 +21,7 @@ if TYPE_CHECKING:  # numpy is imported where a band is taken: lint imports this 
     import numpy.typing as npt
 
 
-# The evidence kinds that are measured 3c causes (what renderers list as "cause N"): all
-# but what a verdict alone names (nothing judged, placement, a barrier) and a band mismatch.
+# The measured 3c causes (renderers' "cause N"): not what a verdict alone names, nor a mismatch
 _NOT_CAUSES = {"nothing-judged", "placement", "barrier", "band-mismatch"}
 CAUSE_KINDS: frozenset[EvidenceKind] = frozenset(get_args(EvidenceKind)) - _NOT_CAUSES
 
@@ -38,9 +32,8 @@ PRODUCER_HINT = (
 
 
 def figure_text(value: float | None, thresholds: Thresholds, digits: int = 3) -> str:
-    """A banded figure with enough digits that the number printed falls in the band of the
-    value itself, and a word where it sits at a threshold's edge: 0.4996 is "0.4996 (just
-    under 0.5)", never "0.500" beside "partial"."""
+    """A banded figure printed in its own band: 0.4996 is "0.4996 (just under 0.5)", never
+    "0.500" beside "partial"."""
     if value is None:
         return "n/a"
     band = label(value, thresholds)
@@ -82,8 +75,7 @@ def decided_text(plan: PlanResult, thresholds: Thresholds) -> str:
 def capped(
     verdict: Verdict, counts: tuple[int, int, int], fake_share: float = FAKE_SHARE
 ) -> Verdict:
-    """``verdict`` at best ``partial`` when more than ``fake_share`` of the judged
-    occurrences (``counts``: real, partial, fake) are fake."""
+    """``verdict``, at best partial when over ``fake_share`` of ``counts`` are fake."""
     if verdict == "real" and counts[2] > fake_share * sum(counts):
         return "partial"
     return verdict
@@ -93,8 +85,7 @@ BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
 
 
 def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:
-    """The verdict band of each figure, the one banding rule of the package: ``>= real``
-    real, ``<= fake`` fake, partial between; nan (nothing judged) is no-evidence."""
+    """The one banding rule: >= real real, <= fake fake, partial between, nan no-evidence."""
     import numpy as np
 
     values = np.asarray(figures, dtype=np.float64)
@@ -120,8 +111,7 @@ def _us(ns: float) -> str:
 
 
 def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int, hint: bool = True) -> str:
-    """The barrier and which way the wait went (docs/hidden-fraction.md), with the advice
-    that matches it (``hint``)."""
+    """The barrier and which way the wait went (docs/hidden-fraction.md), ``hint``: advice."""
     advice = f" - {barrier_hint(candidate)}" if hint else ""
     seen = f"in {candidate.occurrences} of {fake_occurrences} fake occurrences"
     if candidate.waited == "side":
