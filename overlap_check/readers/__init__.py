@@ -1,14 +1,8 @@
-"""Readers: the only code that knows Ascend file formats. PATHs in, Captures out.
+"""Readers: the only code that knows the profiler file formats. PATHs in, Captures out.
 
-- :func:`load` — one PATH (docs/contract.md): a result dir, a dir of them, a PROF
-  dir or a bare file → its captures, ordered by (rank, capture time).
-- :func:`load_paths` — several PATHs = several runs, by capture time (or in the
-  given order); :func:`order_note` says when the two differ.
-
-Runs are ordered by capture time (readers.capture._capture_time), never by listing
-order or name: result dir names start with host and pid. Ranks of one job are not runs:
-each Capture keeps its rank. One module per source kind (docs/architecture.md);
-``capture`` assembles one Capture.
+Runs are ordered by capture time, never by listing order or name (result dir names
+start with host and pid); ranks of one job are not runs (docs/formats.md, "What a
+PATH can be"). One module per source kind; ``capture`` assembles one Capture.
 """
 
 from __future__ import annotations

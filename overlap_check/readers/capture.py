@@ -1,10 +1,7 @@
 """One discovered Source → one Capture: pick the kernel source, add streams and metadata.
 
-Kernel source, first present: the bare file given; else kernel_details.csv,
-op_summary_*.csv (slices concatenated), the .db, the trace, task_time. When the
-kernel file has no Stream IDs (Level0), they come from the capture's .db,
-task_time or trace, in that order (cheapest exact source first), and
-``Capture.stream_source`` names it; with none, NoStreamDataError.
+Which file gives the kernels, streams and copy/communication rows: docs/formats.md,
+"Which file gives the kernels" and "Streams for Level0 captures".
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """A CSV file as blocks of whole records, read with plain reads, parsed a few at a time.
 
-Why: polars parses a file by memory-mapping all of it, so a 328 MB
-kernel_details.csv costs 328 MB of resident pages plus every parsed column,
-while a reader needs only a few of the columns. Reading fixed-size blocks
-(``read`` into one reused buffer, never ``mmap``) and parsing each block on its
-own bounds the memory to the output columns plus a few blocks in flight.
-
-A block ends at a newline *outside* quotes: the count of ``"`` before it is
-even. That is the rule polars itself uses to find line ends (it toggles at every
-quote character), so a quoted field with an embedded newline is never split.
-A record longer than a block makes the block grow until one ends.
+Why: polars memory-maps a whole file, so a 328 MB kernel_details.csv costs 328 MB of
+resident pages plus every parsed column. Fixed-size blocks read into one reused buffer
+bound the memory to the output plus a few blocks. A block ends at a newline outside
+quotes (an even count of ``"`` before it: polars' own rule), so a quoted newline is
+never split; a record longer than a block grows the block.
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """Read the columns a reader needs from a profiler CSV, by header name, fast and exactly.
 
-Fast path: the file in blocks of whole records (:mod:`overlap_check.readers.csvblocks`:
-plain reads, no memory map, a few blocks parsed at once), one polars query per
-block (parse, convert, finish): only the needed columns are materialised,
-integer columns typed (``N/A`` → null), time columns parsed from text into
-exact int64 ns (:mod:`overlap_check.readers.numbers`). Memory is the output
-columns plus a few blocks, whatever the file's size. Two cheap
-extra columns flag a suspect file: the header's last column (a row with a
-missing field leaves it empty; polars fills short rows with nulls silently)
-and a surplus column after it (a row with too many fields fills it; polars
-would drop surplus fields silently). A non-integer in an integer column makes
-polars raise, which also counts as suspect.
-
-Slow path, only for a suspect file: Python's ``csv`` module, record by record,
-which knows each record's field count and line number. Rows with a wrong field
-count or an unparseable number are skipped and their 1-based line numbers kept;
-a record with a wrong field count that spans several lines (a stray ``"`` that
-never closes swallows the lines after it) counts each of its lines.
-A well-formed file with an empty last field takes the slow path and gives the
-same table. Known blind spot: a row whose only fault is one surplus *empty*
-field at its end reads as good (its values are intact).
+A polars query per block of whole records (``readers.csvblocks``), with cheap checks
+that flag a suspect file; a suspect file is read again record by record with Python's
+``csv``, which knows field counts and line numbers. The rules: docs/formats.md,
+"kernel_details.csv and op_summary_*.csv".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-SQLite (docs/formats.md). Kernels: ``TASK`` ⋈ ``COMPUTE_TASK_INFO`` on ``globalTaskId``
-(the join leaves out event, memcpy, notify ... tasks; ``TASK.streamId`` is filled at
-Level0 too); text fields are ``STRING_IDS`` ids, times integer ns, block columns
-``blockNum`` / ``blockDim`` / ``block_dim`` (mix ones alike) by version. ``COMMUNICATION_OP``
-rows are communication rows, TASK rows typed as a copy (MEMCPY_ASYNC, SDMA ...) copy rows
-(``is_copy``, never compute), ``STEP_TIME`` the steps. With ``shapes`` (a reference),
-``COMPUTE_TASK_INFO.inputShapes`` becomes ``input_shapes`` (``N/A`` → null, as in the CSV).
-Unknown extra tables and columns are ignored.
+The tables and columns read: docs/formats.md, "SQLite exports".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Configured core limits: GE's global ``aicore_num`` and per-operator limits from graph dumps.
 
-- GE global: ``config.ge_config.aicore_num = "aic|aiv"`` (also what ATC's
-  ``--aicore_num`` takes). ``"24|48"`` limits cube and vector cores; ``"10|"`` or
-  ``"10"`` (chips without separate vector cores) limits the AI Core only.
-- Operator level: ``torchair.scope.limit_core_num(aic, aiv)`` ends up in the GE graph
-  as string attributes ``_op_aicore_num`` / ``_op_vectorcore_num`` of each operator;
-  a graph dump (text protobuf, ``.txt`` / ``.pbtxt``) shows them:
-  ``op { name: "X" type: "T" attr { key: "_op_aicore_num" value { s: "12" } } }``.
-
-Matching dump operators to kernels, by name: a kernel whose name EQUALS an
-operator's name gets that operator's limits; otherwise the leftmost (then longest)
-operator name CONTAINED in the kernel name, bounded by non-alphanumeric characters
-(so "Add_1" does not match inside "Add_12"). A dump file whose name carries
-``_rank_R_`` applies to rank R only; other files apply to every rank. When several
-files name the same operator, optimized graphs beat original ones, then later
-timestamps beat earlier ones.
+The formats and the kernel-to-operator matching: docs/formats.md, "Core-related inputs".
 """
 
 from __future__ import annotations

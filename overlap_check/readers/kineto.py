@@ -1,21 +1,7 @@
-"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table (docs/formats.md).
+"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table.
 
-``torch.profiler`` exports one JSON object per rank (``export_chrome_trace``, or
-``tensorboard_trace_handler``'s ``<worker>.<ms>.pt.trace.json[.gz]``):
-``schemaVersion``, ``deviceProperties`` (``numSms`` per GPU), ``distributedInfo``
-(``rank``) and ``traceEvents``. Device work is the ``ph: "X"`` events of category
-``kernel`` (compute; NCCL kernels ``nccl*Kernel*`` are communication), ``gpu_memcpy``
-and ``gpu_memset`` (copies; PyTorch 1.8/1.9 wrote ``Kernel``, ``Memcpy``, ``Memset``).
-The device is ``args.device`` (else ``pid``), the stream ``args.stream`` (else
-``tid``): a stream is a (device, stream) pair, and when a trace holds work of several
-devices the stream id becomes ``device * 1_000_000 + stream`` (a note says so).
-
-``ts`` and ``dur`` are µs, integers in older traces and decimals with nanosecond
-digits (``1712867402348256.123``) in newer ones: both are read from their JSON text
-(msgspec ``Raw``) and parsed exactly (``readers.numbers``), never through float64.
-
-A kernel's step is the ``ProfilerStep#N`` host range holding the runtime call that
-launched it (``args.correlation``; the kernel's own start when no launch is found).
+The format and its rules: docs/formats.md, "PyTorch profiler (Kineto) traces".
+``ts`` / ``dur`` are kept as their raw JSON text and parsed exactly, never via float64.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Module scope of each kernel, from trace_view.json (eager / npugraph_ex with_modules=True).
+"""Module scope of each kernel, from trace_view.json or a Kineto trace (``module:`` plans).
 
-Each ``nn.Module`` call is a ``python_function`` X event ``nn.Module: <Name>_<N>`` (N:
-the instance, i.e. the layer of a repeated block); each launch a ``torch_to_npu`` flow
-from inside the launching op on the host thread (``s``) to the kernel's start on its
-``Stream N`` thread (``f``). A kernel's module is the innermost module call holding its
-flow start on the same host thread (readers.calls: vectorised, calls nest properly).
-Opt-in (only a ``module:`` selection needs it): the file is decoded again with the
-flows (readers.trace_decode, ``flows=True``).
+The events read and the rule: docs/formats.md, "Module scope". Opt-in: the file is
+decoded again with its flows.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """trace_view.json (torch_npu) / msprof_*.json (msprof) → kernel rows with streams.
 
-Chrome-trace events, a bare array (docs/formats.md). Kernels are the X events of
-the process named ``Ascend Hardware``; each ``Stream N`` thread is one stream.
-Processes and threads are found through their ``process_name`` /
-``thread_name`` metadata, never by decoding pids (the pid encoding changed
-between versions). Non-kernel tasks (event wait/record, notify, memcpy ...)
-are dropped (``readers.tasktypes``). Communication ops (threads ``Group N
-Communication`` of the ``HCCL`` / ``Communication`` process) become
-communication rows without a stream. The device comes from ``process_labels``
-(``NPU 3`` → 3; a bare ``NPU`` → unknown). A kernel's step is the
-``ProfilerStep#N`` host range containing its start, if any.
-
-``ts`` is decimal text, parsed exactly; ``dur`` is a float µs, converted with
-``round(dur * 1000)``. A task whose ``ts`` or ``dur`` is null, missing or text
-keeps a null start or end: ``readers.capture`` counts it as a malformed row.
-
-Cost: the file is decoded with msgspec into structs holding only the fields
-used here (``readers.trace_decode``; ``json.loads`` only for files msgspec
-rejects): most of the time. The tasks' columns are then built with C-level
-``map``/``compress`` and handed to polars as whole lists, with the garbage
-collector paused (it would walk the event lists again and again); a value of an
-unusual JSON type (a number ``name``, a missing ``args`` ...) is noticed by
-polars' strict conversion or one C-level type test, and only then is that
-column converted value by value. :func:`is_kernel_task` runs once per distinct
-(task type, name).
+The format and its rules: docs/formats.md, "trace_view.json". Cost: decoding
+(``readers.trace_decode``) takes most of the time; the columns are then built with
+C-level ``map``/``compress`` and handed to polars as whole lists, GC paused, and a
+column is converted value by value only when polars' strict build rejects it.
 """
 
 from __future__ import annotations
