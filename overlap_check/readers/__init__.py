@@ -31,8 +31,7 @@ def capture_order(capture: Capture) -> tuple[bool, int, bool, int, str]:
 
 def load(path: str | Path, *, tasks: frozenset[SideKind] = frozenset()) -> list[Capture]:
     """Every capture under one PATH, ordered by (rank, capture time); ``tasks``: as for
-    read_capture. InputError / SchemaError / NoStreamDataError (exit 2) name the file of
-    missing, unreadable or unknown input; malformed rows are skipped and counted."""
+    read_capture. Bad input raises an InputError naming the file (docs/errors.md)."""
     captures = [read_capture(source, tasks=tasks) for source in discover(path)]
     return sorted(captures, key=capture_order)
 

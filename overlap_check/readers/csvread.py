@@ -39,14 +39,9 @@ MAX_FIELD_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Column:
-    """A column a reader wants: its output name, the header names it goes by, its kind.
-
-    ``us`` columns are decimal microseconds turned into int64 ns; a row whose
-    ``us`` value is not a number (or is missing, when required; or is negative,
-    when ``nonnegative``) is malformed (skipped). ``tab``: msprof writes a TAB
-    after every value of this column (start/stop times). ``na``: for ``str``
-    columns, ``N/A`` / blank mean no value (null).
-    """
+    """A column a reader wants. ``us``: decimal µs → int64 ns, a row whose value is not a
+    number (missing if required, negative if ``nonnegative``) is malformed. ``tab``: msprof
+    writes a TAB after each value. ``na``: ``N/A`` / blank text is null."""
 
     field: str
     aliases: tuple[str, ...]
@@ -127,11 +122,7 @@ def read_csv_table(
     path: Path, columns: Sequence[Column], *, what: str, finish: Finish | None = None
 ) -> CsvTable:
     """Read the wanted columns of one CSV; malformed rows are skipped and counted.
-
-    ``finish`` (lazy, row-wise, must keep unknown columns) runs in the same polars
-    query as the parsing, block by block, so a block's text columns are dropped
-    as soon as they are converted.
-    """
+    ``finish`` (lazy, row-wise, keeps unknown columns) runs in each block's query."""
     header = read_header(path)
     found = match_columns(header, columns, path=path, what=what)
     wanted = [c for c in columns if c.field in found]
@@ -158,11 +149,7 @@ def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A parse in two steps: ``values`` (plus kept raw text), then ``bad`` on their results.
-
-    Computing the flag from the parsed columns, not from the expressions again,
-    parses each value once.
-    """
+    """``values`` (plus raw text kept), then ``bad`` on the results: each value parsed once."""
 
     values: list[pl.Expr]
     bad: pl.Expr
@@ -218,13 +205,7 @@ def _fast(
     *,
     block_bytes: int | None = None,
 ) -> pl.DataFrame | None:
-    """Polars read, block by block; None when the file needs the slow path (any sign of a bad row).
-
-    Each block of whole records (:mod:`overlap_check.readers.csvblocks`) is parsed,
-    converted and finished on its own, keeping only the output columns: memory is
-    the output plus a few blocks, not the whole file. The first suspect block ends
-    the read.
-    """
+    """Polars read, block by block; None at the first sign of a bad row (the slow path)."""
     names = {c.field: header[found[c.field]] for c in wanted}
     if len(set(header)) != len(header):
         return None  # duplicate header names: polars would rename them; read by position

@@ -25,8 +25,7 @@ _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 def parse_aicore_num(
     text: str, *, key: str = "device.ge_aicore_num", path: str | None = None
 ) -> tuple[int, int | None]:
-    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None); also a line pasted
-    from Python (``config.ge_config.aicore_num = "24|48"``); else ConfigError naming ``key``."""
+    """``"aic|aiv"`` -> (aic, aiv), ``"aic|"`` / ``"aic"`` -> (aic, None); else ConfigError."""
     value = text.strip()
     value = assigned.group("value") if (assigned := _ASSIGNMENT.match(value)) else value
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -268,8 +267,7 @@ _DELIMITER = re.compile(r"[^A-Za-z0-9]")
 
 
 def _contained_op(name: str, op_names: set[str]) -> str | None:
-    """The leftmost, then longest, operator name inside ``name`` at word boundaries (after /
-    before a non-alphanumeric character or the end): "Add_1" in "x_Add_1", not in "Add_12"."""
+    """The leftmost, then longest, operator name inside ``name`` at non-alphanumeric bounds."""
     cuts = [m.start() for m in _DELIMITER.finditer(name)]
     starts = [0, *(c + 1 for c in cuts)]
     ends = [len(name), *reversed(cuts)]  # longest first

@@ -64,11 +64,8 @@ def communication_flag(core: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def finish_kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Common tail of every reader: end_ns, communication rows without stream.
-
-    Expects ``start_ns``, ``duration_ns``, ``name`` and any kernel-table columns
-    (text ``N/A`` already null); other columns pass through.
-    """
+    """Common tail of every reader: end_ns, communication rows without stream (text N/A
+    already null)."""
     columns = frame.collect_schema().names()
     out = frame
     core = pl.col("accelerator_core") if "accelerator_core" in columns else pl.lit(None, pl.String)

@@ -58,9 +58,8 @@ def _open(path: Path) -> Any:
 
 
 def is_kineto_file(path: Path) -> bool:
-    """A ``*.pt.trace.json[.gz]``, or a ``.json`` / ``.json.gz`` whose text is a Kineto
-    trace object: it starts with ``{`` and names ``schemaVersion``, ``deviceProperties``
-    or ``distributedInfo`` early on (Ascend traces are bare arrays)."""
+    """A ``*.pt.trace.json[.gz]``, or a ``.json[.gz]`` object naming a Kineto key in its
+    first 4 KiB (docs/formats.md; Ascend traces are bare arrays)."""
     name = path.name.lower()
     if name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
         return True  # tensorboard_trace_handler's name: a broken one is reported as such
@@ -217,10 +216,8 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
 
 
 def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
-    """A note naming the device events that start before an earlier one on the same stream
-    has ended (None: none). A CUDA stream runs its work in order, so such an overlap is a
-    capture problem (or programmatic dependent launch, Hopper and later): it is flagged,
-    and the stream's busy time is the union, counted once."""
+    """The capture-validity note (docs/formats.md): device events that start before an
+    earlier one on the same stream has ended; None when none do."""
     found = (
         rows.sort("device", "stream_id", "start_ns", "end_ns")
         .with_columns(
@@ -265,10 +262,8 @@ def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
 
 
 def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
-    """Advice only (CUDA has no core limit to check): where kernels of two or more streams
-    ran at once, the time their grids asked for more CTAs than the GPU has SMs (each SM
-    runs at least one CTA, so they then shared SMs and each ran slower than alone).
-    None when no kernels ran concurrently or the SM count is unknown."""
+    """The SM demand note (docs/formats.md), advice only; None when no kernels ran
+    concurrently or the SM count is unknown."""
     parts = []
     kernels = rows.filter(~pl.col("is_copy") & pl.col("ctas").is_not_null())
     for (device,), group in kernels.group_by("device", maintain_order=True):
@@ -393,10 +388,8 @@ def module_calls(events: list[Event]) -> pl.DataFrame:
 
 
 def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
-    """Each kernel's operator type: the innermost ``cpu_op`` (``Operator`` in PyTorch
-    1.8/1.9) that holds, on the same host thread, the runtime call that launched it
-    (``aten::addmm`` ...); null when none does. ``launched``: the kernel rows with the
-    ``thread`` and ``launch_ns`` of their launch (null: none found)."""
+    """Each kernel's ``op_type`` (docs/formats.md): the innermost ``cpu_op`` holding its
+    launch (``launched``: the rows with ``thread``, ``launch_ns``); null when none does."""
     from overlap_check.readers.calls import innermost_calls
 
     ops = [

@@ -134,9 +134,8 @@ def scope_column(module: str) -> str:
 
 
 def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> pl.DataFrame:
-    """``stream_id, start_ns`` and one :func:`scope_column` per module name: the kernels
-    launched inside a call of that module, directly or in a submodule (a SharedExpert's
-    kernels run inside its Linear layers), with the call's instance."""
+    """``stream_id, start_ns`` and per module a :func:`scope_column`: the instance of the
+    call a kernel was launched in, directly or in a submodule."""
     calls, flows = _launches(path, kineto)
     out = flows.select("stream_id", "start_ns")
     for module in dict.fromkeys(modules):
@@ -159,9 +158,8 @@ def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
 def capture_with_modules(
     capture: Capture, traces: Sequence[Path], modules: Sequence[str]
 ) -> Capture:
-    """``capture`` with a :func:`scope_column` per module name, from its trace_view.json
-    (the first of ``traces`` named so), or the Kineto trace it was read from; unchanged
-    when it has none (a ``module:`` selection then selects nothing, and the plan says so)."""
+    """``capture`` with a :func:`scope_column` per module, from its trace_view.json (first of
+    ``traces``) or Kineto trace; unchanged without one (the selection then selects nothing)."""
     if capture.source == "kineto":
         scopes = module_scopes(Path(capture.path), modules, kineto=True)
     elif (trace := next((t for t in traces if t.name == "trace_view.json"), None)) is not None:

@@ -103,14 +103,9 @@ def _pair(rows: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
 
 
 def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``, and a
-    compute row's unknown ``accelerator_core`` (Level0: N/A) from its task's type where that
-    names a core kind (the 910A trace types its AI_CPU masks ``AI_CPU``, its AI Core
-    kernels ``Other``): helper streams (hiding.helper_streams) read it.
-
-    Returns the new table and the number of compute rows still without a stream.
-    ``tasks``: a reader's table; only its compute rows (:func:`table.is_compute`) count.
-    """
+    """``kernels`` with ``stream_id``, a missing ``task_id`` and an unknown (Level0)
+    ``accelerator_core`` filled from the paired compute task of ``tasks`` (its type where
+    it names a core: helper streams read it); and the compute rows left without a stream."""
     work = kernels
     for column, kind in (("stream_id", pl.Int64), ("task_id", pl.Int64)):
         if column not in work.columns:

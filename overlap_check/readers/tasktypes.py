@@ -100,12 +100,8 @@ def is_copy_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
-    """True for a kernel task: neither its type nor its name is a non-kernel task, and
-    its name is no collective's (``hcom_...``).
-
-    STARS_COMMON counts as a kernel only when its name is a real op name
-    (not empty, ``N/A`` or a task-type word).
-    """
+    """Neither type nor name is a non-kernel task's, the name no collective's (``hcom_``);
+    STARS_COMMON only with a real op name."""
     type_key = task_key(task_type).fill_null("")
     name_key = task_key(name).fill_null("")
     non_kernel = list(NON_KERNEL_TASKS)

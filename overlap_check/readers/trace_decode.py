@@ -187,12 +187,8 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_trace_events(path: Path, flows: bool = False) -> TraceEvents:
-    """The X and M events of a trace file (msgspec, else json with its errors); with
-    ``flows``, its flow starts and ends too.
-
-    InputError for an unreadable, empty or invalid file, SchemaError for JSON
-    that is not a trace.
-    """
+    """The X and M events (``flows``: and flow starts/ends) of a trace file; InputError for
+    an unreadable, empty or invalid file, SchemaError for JSON that is not a trace."""
     try:
         with path.open("rb") as handle:
             view = _map(handle)
