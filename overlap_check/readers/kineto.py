@@ -107,10 +107,6 @@ def device_kind(event: Event) -> str | None:
     return DEVICE_CATEGORIES.get(event.cat.lower())
 
 
-def is_nccl(name: str) -> bool:
-    return NCCL_KERNEL.match(name) is not None
-
-
 def _place(event: Event) -> tuple[int | None, int | None]:
     args = event.args
     device = _int(args.device) if args is not None else None
@@ -199,7 +195,10 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
             "name": pl.Series(names, dtype=pl.String),
             "accelerator_core": pl.Series([e.cat for e, _ in picked], dtype=pl.String),
             "is_communication": pl.Series(
-                [k == "kernel" and is_nccl(n) for (_, k), n in zip(picked, names, strict=True)],
+                [
+                    k == "kernel" and NCCL_KERNEL.match(n) is not None
+                    for (_, k), n in zip(picked, names, strict=True)
+                ],
                 dtype=pl.Boolean,
             ),
             "is_copy": pl.Series([k == "copy" for _, k in picked], dtype=pl.Boolean),
@@ -295,12 +294,6 @@ def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
     )
 
 
-def _rank(trace: KinetoTrace) -> int | None:
-    info = trace.distributedInfo
-    rank = _int(info.rank) if info is not None else None
-    return rank if rank is not None and rank >= 0 else None
-
-
 def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
     """The usable device rows (streams per device), the devices with work, and notes."""
     rows = _device_rows(events)
@@ -336,15 +329,8 @@ def read_kineto(path: Path) -> KinetoKernels:
         for p in trace.deviceProperties or ()
         if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
     }
-    overlap = same_stream_overlaps(rows)
-    if overlap is not None:
-        notes.append(overlap)
-    demand = sm_demand(rows, num_sms)
-    if demand is not None:
-        notes.append(demand)
-    comparison = _hta_note(events, rows)
-    if comparison is not None:
-        notes.append(comparison)
+    found = (same_stream_overlaps(rows), sm_demand(rows, num_sms), _hta_note(events, rows))
+    notes.extend(note for note in found if note is not None)
     launched = rows.join(launches(events), on="correlation", how="left", maintain_order="left")
     rows = rows.with_columns(launching_ops(events, launched).alias("op_type"))
     steps = host_steps(events)
@@ -352,7 +338,10 @@ def read_kineto(path: Path) -> KinetoKernels:
         at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
         step = with_steps(at, steps).get_column("step")
         rows = rows.with_columns(step.alias("step"))
-    return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)
+    info = trace.distributedInfo
+    rank = _int(info.rank) if info is not None else None
+    rank = rank if rank is not None and rank >= 0 else None
+    return KinetoKernels(path, rows, rank, devices, num_sms, notes)
 
 
 MODULE_PREFIX = "nn.Module: "

@@ -39,19 +39,15 @@ _DB_COLUMNS = {
 
 
 def _rows(frame: pl.DataFrame) -> tuple[ProfilerStepTime, ...]:
-    """One ProfilerStepTime per row (a handful: one per profiled step)."""
-    out = []
-    for row in frame.iter_rows(named=True):
-        step = row.get("step")
-        device = row.get("device")
-        out.append(
-            ProfilerStepTime(
-                step=None if step is None else int(step),
-                device=None if device is None else int(device),
-                **{f"{name}_ns": row.get(name) for name in _FIGURES},
-            )
+    """One ProfilerStepTime per row (a handful: one per profiled step); Int64 columns."""
+    return tuple(
+        ProfilerStepTime(
+            step=row.get("step"),
+            device=row.get("device"),
+            **{f"{name}_ns": row.get(name) for name in _FIGURES},
         )
-    return tuple(out)
+        for row in frame.iter_rows(named=True)
+    )
 
 
 def read_step_trace_csv(path: Path) -> tuple[ProfilerStepTime, ...]:
