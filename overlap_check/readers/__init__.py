@@ -46,8 +46,7 @@ def load_paths(
 
 
 def order_note(given: Sequence[Capture], order: Order) -> str | None:
-    """A note when the runs of some rank come in another order on the command line
-    (``given``: the captures in that order) than by capture time, saying which was used."""
+    """A note when some rank's runs are given in another order than captured."""
     by_time = sorted(given, key=time_order)
     for rank in dict.fromkeys(c.rank for c in given):
         as_given = [c.path for c in given if c.rank == rank]

@@ -261,8 +261,7 @@ def _skipped(kernels: _Kernels) -> tuple[int, tuple[int, ...], str | None]:
 def _capture_time(
     src: Source, info: ProfilerInfo | None, kernels: _Kernels, frame: pl.DataFrame
 ) -> int | None:
-    """collectionTimeEnd, else the dir-name stamp, the db session end, the PROF stamp,
-    else the last kernel end: the first that exists."""
+    """The first known of: collectionTimeEnd, dir stamp, db end, PROF stamp, last kernel end."""
     candidates = (
         info.end_ns if info else None,
         dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,

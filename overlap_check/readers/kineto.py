@@ -239,8 +239,7 @@ def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
 
 
 def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
-    """Our exact communication/compute overlap of the whole trace beside HTA's figure
-    (readers.kineto_hta); None without communication."""
+    """Our exact communication/compute overlap beside HTA's; None without communication."""
     from overlap_check.model.intervals import intersection_length, union_length
     from overlap_check.readers.kineto_hta import hta_comm_overlap
 
@@ -348,8 +347,7 @@ MODULE_PREFIX = "nn.Module: "
 
 
 def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
-    """Host calls (X events): thread, start_ns, end_ns, name (its first ``strip`` characters
-    left out); calls without a time or of no length are left out."""
+    """thread, start_ns, end_ns, name[strip:] of host X events that have a length."""
     start = us_ns(map(_ts, picked))
     return (
         pl.DataFrame(
@@ -366,8 +364,7 @@ def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
 
 
 def module_calls(events: list[Event]) -> pl.DataFrame:
-    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules),
-    their names without the prefix."""
+    """The ``nn.Module: <Name>_<N>`` calls, their names without the prefix."""
     picked = [
         e
         for e in events

@@ -119,8 +119,7 @@ def read_device_cores(
 
 
 def info_json_cores(paths: Iterable[Path]) -> list[DeviceCores]:
-    """The cores each ``device_N/info.json.N`` file gives (one without counts, or that
-    cannot be read, is left out: read_device_cores notes it when the capture is read)."""
+    """The cores each ``device_N/info.json.N`` file gives (others left out)."""
     return [cores for path in paths if (cores := read_device_cores((path,), None)[0])]
 
 

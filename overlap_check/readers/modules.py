@@ -93,8 +93,7 @@ def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
 
 
 def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The module calls (with ``module`` and ``instance`` split from the name) and the
-    flows of one trace (a Kineto trace: its launches, found by correlation)."""
+    """The module calls (``module``, ``instance`` split from the name) and launches."""
     if kineto:
         from overlap_check.readers.kineto import kineto_launches
 
@@ -150,8 +149,7 @@ def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> p
 
 
 def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
-    """The kernel table with the columns of ``modules`` beside it, matched on (stream_id,
-    start_ns); not in the canonical schema: only a ``module:`` selection adds them."""
+    """``kernels`` with the columns of ``modules``, matched on (stream_id, start_ns)."""
     return kernels.join(modules, on=["stream_id", "start_ns"], how="left", nulls_equal=False)
 
 
