@@ -1,14 +1,8 @@
-"""Readers: the only code that knows Ascend file formats. PATHs in, Captures out.
+"""Readers: the only code that knows the profiler file formats. PATHs in, Captures out.
 
-- :func:`load` — one PATH (docs/contract.md): a result dir, a dir of them, a PROF
-  dir or a bare file → its captures, ordered by (rank, capture time).
-- :func:`load_paths` — several PATHs = several runs, by capture time (or in the
-  given order); :func:`order_note` says when the two differ.
-
-Runs are ordered by capture time (readers.capture._capture_time), never by listing
-order or name: result dir names start with host and pid. Ranks of one job are not runs:
-each Capture keeps its rank. One module per source kind (docs/architecture.md);
-``capture`` assembles one Capture.
+Runs are ordered by capture time, never by listing order or name (result dir names
+start with host and pid); ranks of one job are not runs (docs/formats.md, "What a
+PATH can be"). One module per source kind; ``capture`` assembles one Capture.
 """
 
 from __future__ import annotations
@@ -37,8 +31,7 @@ def capture_order(capture: Capture) -> tuple[bool, int, bool, int, str]:
 
 def load(path: str | Path, *, tasks: frozenset[SideKind] = frozenset()) -> list[Capture]:
     """Every capture under one PATH, ordered by (rank, capture time); ``tasks``: as for
-    read_capture. InputError / SchemaError / NoStreamDataError (exit 2) name the file of
-    missing, unreadable or unknown input; malformed rows are skipped and counted."""
+    read_capture. Bad input raises an InputError naming the file (docs/errors.md)."""
     captures = [read_capture(source, tasks=tasks) for source in discover(path)]
     return sorted(captures, key=capture_order)
 
@@ -53,8 +46,7 @@ def load_paths(
 
 
 def order_note(given: Sequence[Capture], order: Order) -> str | None:
-    """A note when the runs of some rank come in another order on the command line
-    (``given``: the captures in that order) than by capture time, saying which was used."""
+    """A note when some rank's runs are given in another order than captured."""
     by_time = sorted(given, key=time_order)
     for rank in dict.fromkeys(c.rank for c in given):
         as_given = [c.path for c in given if c.rank == rank]

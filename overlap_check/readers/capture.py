@@ -1,10 +1,7 @@
 """One discovered Source → one Capture: pick the kernel source, add streams and metadata.
 
-Kernel source, first present: the bare file given; else kernel_details.csv,
-op_summary_*.csv (slices concatenated), the .db, the trace, task_time. When the
-kernel file has no Stream IDs (Level0), they come from the capture's .db,
-task_time or trace, in that order (cheapest exact source first), and
-``Capture.stream_source`` names it; with none, NoStreamDataError.
+Which file gives the kernels, streams and copy/communication rows: docs/formats.md,
+"Which file gives the kernels" and "Streams for Level0 captures".
 """
 
 from __future__ import annotations
@@ -264,8 +261,7 @@ def _skipped(kernels: _Kernels) -> tuple[int, tuple[int, ...], str | None]:
 def _capture_time(
     src: Source, info: ProfilerInfo | None, kernels: _Kernels, frame: pl.DataFrame
 ) -> int | None:
-    """collectionTimeEnd, else the dir-name stamp, the db session end, the PROF stamp,
-    else the last kernel end: the first that exists."""
+    """The first known of: collectionTimeEnd, dir stamp, db end, PROF stamp, last kernel end."""
     candidates = (
         info.end_ns if info else None,
         dir_timestamp_ns(src.path.name) if src.kind not in ("file", "kineto") else None,
@@ -285,11 +281,9 @@ MAX_SPAN_NS = 2**53
 
 
 def _possible_times(src: Source, kernels: _Kernels) -> int:
-    """Keeps the kernel rows whose times can be; returns how many were not (malformed: no
-    start or end, a negative time, end before start, past MAX_TIME_NS; a device id past
-    Int32; no name). InputError when the rest spans MAX_SPAN_NS or more, or sums past
-    int64: every figure from it would be wrong; or for a text value over MAX_FIELD_BYTES
-    (the CSV reader names the line itself; a trace or .db value gets here)."""
+    """Drops and counts the malformed rows (time missing, negative, reversed or past
+    MAX_TIME_NS; device past Int32; no name). InputError when the rest spans MAX_SPAN_NS
+    or sums past int64, or for a trace / .db text value over MAX_FIELD_BYTES."""
     frame = kernels.frame
     if not frame.height:
         return 0
@@ -356,11 +350,8 @@ def read_capture(
     limit: int = MAX_INPUT_SIZE,
 ) -> Capture:
     """Read one capture: kernel table, streams, rank, level, time, device cores.
-
-    ``shapes``: also ``input_shapes`` where the kernel CSVs or the .db have it (with a
-    reference only). ``tasks``: the side kinds whose rows come from the .db, task_time or
-    trace when the kernel file lists none (_add_tasks). ``limit``: the largest kernel file
-    read, in bytes (Options.max_input_size; 0: none), else InputError naming it."""
+    ``shapes``: with ``input_shapes``; ``tasks``: side kinds to fetch rows of (_add_tasks);
+    ``limit``: the largest kernel file read, in bytes (0: none)."""
     kernels = _read_kernels(src, shapes, limit)
     # impossible rows first: a row is counted once, as malformed, never also as streamless
     impossible = _possible_times(src, kernels)

@@ -1,15 +1,10 @@
 """A CSV file as blocks of whole records, read with plain reads, parsed a few at a time.
 
-Why: polars parses a file by memory-mapping all of it, so a 328 MB
-kernel_details.csv costs 328 MB of resident pages plus every parsed column,
-while a reader needs only a few of the columns. Reading fixed-size blocks
-(``read`` into one reused buffer, never ``mmap``) and parsing each block on its
-own bounds the memory to the output columns plus a few blocks in flight.
-
-A block ends at a newline *outside* quotes: the count of ``"`` before it is
-even. That is the rule polars itself uses to find line ends (it toggles at every
-quote character), so a quoted field with an embedded newline is never split.
-A record longer than a block makes the block grow until one ends.
+Why: polars memory-maps a whole file, so a 328 MB kernel_details.csv costs 328 MB of
+resident pages plus every parsed column. Fixed-size blocks read into one reused buffer
+bound the memory to the output plus a few blocks. A block ends at a newline outside
+quotes (an even count of ``"`` before it: polars' own rule), so a quoted newline is
+never split; a record longer than a block grows the block.
 """
 
 from __future__ import annotations
@@ -52,11 +47,8 @@ class Readable(Protocol):
 
 
 def _quotes(buffer: bytearray, start: int, stop: int, scratch: npt.NDArray[np.bool_]) -> int:
-    """Quote characters in ``buffer[start:stop]``.
-
-    numpy, a slice of ``scratch`` at a time: 4x faster than ``bytearray.count``,
-    with no fresh block-sized temporary (page faults) per block.
-    """
+    """Quote characters in ``buffer[start:stop]`` (numpy over reused ``scratch``: 4x
+    faster than ``bytearray.count``, no block-sized temporary per block)."""
     count = 0
     for at in range(start, max(start, stop), len(scratch)):
         size = min(len(scratch), stop - at)
@@ -75,14 +67,9 @@ def record_end(
     scratch: npt.NDArray[np.bool_] | None = None,
     quotes: int | None = None,
 ) -> int:
-    """Index just past a newline outside quotes in ``buffer[start:stop]``; 0 when none.
-
-    ``buffer[start:]`` must begin at a record start (even quote count). ``last``:
-    the last such newline (a block's end), else the first (the header's end).
-    ``scratch``: a bool array to reuse for counting quotes; ``quotes``: the count
-    of quote characters in ``buffer[start:stop]`` when known (then only the tail
-    after the last newline is counted again).
-    """
+    """Index just past the last (``last``) or first newline outside quotes in
+    ``buffer[start:stop]``, which begins at a record start; 0 when none. ``quotes``: the
+    quote count of that range when known (only the tail is then counted again)."""
     if scratch is None:
         scratch = np.empty(_PIECE_BYTES, np.bool_)
     if last:
@@ -112,15 +99,8 @@ def record_end(
 def record_blocks(
     handle: Readable, block_bytes: int | None = None, *, skip_first: bool = False
 ) -> Iterator[bytes]:
-    """Consecutive blocks of whole records from ``handle``, about ``block_bytes`` each.
-
-    ``skip_first``: drop the first record (a header, which may itself hold a
-    quoted newline). The last block is whatever follows the last record end,
-    with or without a final newline; an empty rest yields nothing.
-
-    The buffer is filled a piece at a time and each piece's quotes are counted
-    at once, while the piece is still in the CPU cache.
-    """
+    """Consecutive blocks of whole records, about ``block_bytes`` each (``skip_first``: not
+    the header). Each piece's quotes are counted as it is read, while still in cache."""
     buffer = bytearray(max(BLOCK_BYTES if block_bytes is None else block_bytes, 1))
     scratch = np.empty(_PIECE_BYTES, np.bool_)
     filled = 0
@@ -166,12 +146,8 @@ def record_blocks(
 def map_in_order(
     function: Callable[[bytes], T], blocks: Iterable[bytes], *, workers: int | None = None
 ) -> Generator[T, None, None]:
-    """``function`` over ``blocks`` on ``workers`` threads, results in block order.
-
-    At most ``workers + 1`` blocks are read ahead, so memory stays bounded.
-    Stopping the iteration early cancels the blocks not yet started. A single
-    block (any file under a block's size) runs here, without threads.
-    """
+    """``function`` over ``blocks`` on ``workers`` threads, in block order, at most
+    ``workers + 1`` read ahead; stopping early cancels the rest. One block: no threads."""
     workers = WORKERS if workers is None else workers
     rest = iter(blocks)
     head = list(islice(rest, 2))

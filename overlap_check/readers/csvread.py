@@ -1,25 +1,9 @@
 """Read the columns a reader needs from a profiler CSV, by header name, fast and exactly.
 
-Fast path: the file in blocks of whole records (:mod:`overlap_check.readers.csvblocks`:
-plain reads, no memory map, a few blocks parsed at once), one polars query per
-block (parse, convert, finish): only the needed columns are materialised,
-integer columns typed (``N/A`` → null), time columns parsed from text into
-exact int64 ns (:mod:`overlap_check.readers.numbers`). Memory is the output
-columns plus a few blocks, whatever the file's size. Two cheap
-extra columns flag a suspect file: the header's last column (a row with a
-missing field leaves it empty; polars fills short rows with nulls silently)
-and a surplus column after it (a row with too many fields fills it; polars
-would drop surplus fields silently). A non-integer in an integer column makes
-polars raise, which also counts as suspect.
-
-Slow path, only for a suspect file: Python's ``csv`` module, record by record,
-which knows each record's field count and line number. Rows with a wrong field
-count or an unparseable number are skipped and their 1-based line numbers kept;
-a record with a wrong field count that spans several lines (a stray ``"`` that
-never closes swallows the lines after it) counts each of its lines.
-A well-formed file with an empty last field takes the slow path and gives the
-same table. Known blind spot: a row whose only fault is one surplus *empty*
-field at its end reads as good (its values are intact).
+A polars query per block of whole records (``readers.csvblocks``), with cheap checks
+that flag a suspect file; a suspect file is read again record by record with Python's
+``csv``, which knows field counts and line numbers. The rules: docs/formats.md,
+"kernel_details.csv and op_summary_*.csv".
 """
 
 from __future__ import annotations
@@ -55,14 +39,9 @@ MAX_FIELD_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Column:
-    """A column a reader wants: its output name, the header names it goes by, its kind.
-
-    ``us`` columns are decimal microseconds turned into int64 ns; a row whose
-    ``us`` value is not a number (or is missing, when required; or is negative,
-    when ``nonnegative``) is malformed (skipped). ``tab``: msprof writes a TAB
-    after every value of this column (start/stop times). ``na``: for ``str``
-    columns, ``N/A`` / blank mean no value (null).
-    """
+    """A column a reader wants. ``us``: decimal µs → int64 ns, a row whose value is not a
+    number (missing if required, negative if ``nonnegative``) is malformed. ``tab``: msprof
+    writes a TAB after each value. ``na``: ``N/A`` / blank text is null."""
 
     field: str
     aliases: tuple[str, ...]
@@ -143,11 +122,7 @@ def read_csv_table(
     path: Path, columns: Sequence[Column], *, what: str, finish: Finish | None = None
 ) -> CsvTable:
     """Read the wanted columns of one CSV; malformed rows are skipped and counted.
-
-    ``finish`` (lazy, row-wise, must keep unknown columns) runs in the same polars
-    query as the parsing, block by block, so a block's text columns are dropped
-    as soon as they are converted.
-    """
+    ``finish`` (lazy, row-wise, keeps unknown columns) runs in each block's query."""
     header = read_header(path)
     found = match_columns(header, columns, path=path, what=what)
     wanted = [c for c in columns if c.field in found]
@@ -174,11 +149,7 @@ def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A parse in two steps: ``values`` (plus kept raw text), then ``bad`` on their results.
-
-    Computing the flag from the parsed columns, not from the expressions again,
-    parses each value once.
-    """
+    """``values`` (plus raw text kept), then ``bad`` on the results: each value parsed once."""
 
     values: list[pl.Expr]
     bad: pl.Expr
@@ -234,13 +205,7 @@ def _fast(
     *,
     block_bytes: int | None = None,
 ) -> pl.DataFrame | None:
-    """Polars read, block by block; None when the file needs the slow path (any sign of a bad row).
-
-    Each block of whole records (:mod:`overlap_check.readers.csvblocks`) is parsed,
-    converted and finished on its own, keeping only the output columns: memory is
-    the output plus a few blocks, not the whole file. The first suspect block ends
-    the read.
-    """
+    """Polars read, block by block; None at the first sign of a bad row (the slow path)."""
     names = {c.field: header[found[c.field]] for c in wanted}
     if len(set(header)) != len(header):
         return None  # duplicate header names: polars would rename them; read by position

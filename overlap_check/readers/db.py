@@ -1,13 +1,6 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-SQLite (docs/formats.md). Kernels: ``TASK`` ⋈ ``COMPUTE_TASK_INFO`` on ``globalTaskId``
-(the join leaves out event, memcpy, notify ... tasks; ``TASK.streamId`` is filled at
-Level0 too); text fields are ``STRING_IDS`` ids, times integer ns, block columns
-``blockNum`` / ``blockDim`` / ``block_dim`` (mix ones alike) by version. ``COMMUNICATION_OP``
-rows are communication rows, TASK rows typed as a copy (MEMCPY_ASYNC, SDMA ...) copy rows
-(``is_copy``, never compute), ``STEP_TIME`` the steps. With ``shapes`` (a reference),
-``COMPUTE_TASK_INFO.inputShapes`` becomes ``input_shapes`` (``N/A`` → null, as in the CSV).
-Unknown extra tables and columns are ignored.
+The tables and columns read: docs/formats.md, "SQLite exports".
 """
 
 from __future__ import annotations
@@ -289,13 +282,10 @@ class _NotPlain(Exception):
 def _bulk_integers(
     connection: sqlite3.Connection, columns: _ComputeColumns
 ) -> dict[str, pl.Series]:
-    """Every field of the compute rows as Int64 (text fields as their STRING_IDS ids).
-
-    A million rows through Python tuples cost seconds, so SQLite joins each column into
-    one text (``group_concat``, NULL as an empty piece, all in one pass: one row order)
-    and polars splits and parses it. _NotPlain unless every value is an integer or NULL:
-    as many pieces as rows (no comma in a value), the empty pieces exactly the NULLs.
-    """
+    """Every compute-row field as Int64 (text fields as STRING_IDS ids): SQLite joins each
+    column into one text (``group_concat``, one pass, NULL as an empty piece), polars splits
+    it (a million Python tuples cost seconds). _NotPlain unless every value is an integer
+    or NULL."""
     fields = {f"t.{_q(c)}": f for f, c in columns.task.items() if c is not None}
     fields |= {f"c.{_q(c)}": f for f, c in columns.info.items() if c is not None}
     aggregates = [f"count({e}), group_concat(ifnull({e}, ''), ',')" for e in fields]
@@ -354,10 +344,8 @@ def _string_values(
 def _bulk_compute(
     connection: sqlite3.Connection, schema: _Schema, columns: _ComputeColumns
 ) -> pl.DataFrame | None:
-    """The compute rows without a Python object per value; None where only the row query
-    (:func:`_compute_sql`) is exact. Its text lookup, in polars, is the subquery's when the
-    ids are integers on both sides and unique: integer affinity of the text columns and
-    ``STRING_IDS.id`` (no integer-looking text left), ``id`` the whole primary key."""
+    """The compute rows without a Python object per value; None unless the polars lookup is
+    exactly :func:`_compute_sql`'s: integer affinity on both sides, ``id`` the sole key."""
     text_columns = [columns.info[f] for f in columns.texts]
     if not (
         schema.has_strings()

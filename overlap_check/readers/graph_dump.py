@@ -1,20 +1,6 @@
 """Configured core limits: GE's global ``aicore_num`` and per-operator limits from graph dumps.
 
-- GE global: ``config.ge_config.aicore_num = "aic|aiv"`` (also what ATC's
-  ``--aicore_num`` takes). ``"24|48"`` limits cube and vector cores; ``"10|"`` or
-  ``"10"`` (chips without separate vector cores) limits the AI Core only.
-- Operator level: ``torchair.scope.limit_core_num(aic, aiv)`` ends up in the GE graph
-  as string attributes ``_op_aicore_num`` / ``_op_vectorcore_num`` of each operator;
-  a graph dump (text protobuf, ``.txt`` / ``.pbtxt``) shows them:
-  ``op { name: "X" type: "T" attr { key: "_op_aicore_num" value { s: "12" } } }``.
-
-Matching dump operators to kernels, by name: a kernel whose name EQUALS an
-operator's name gets that operator's limits; otherwise the leftmost (then longest)
-operator name CONTAINED in the kernel name, bounded by non-alphanumeric characters
-(so "Add_1" does not match inside "Add_12"). A dump file whose name carries
-``_rank_R_`` applies to rank R only; other files apply to every rank. When several
-files name the same operator, optimized graphs beat original ones, then later
-timestamps beat earlier ones.
+The formats and the kernel-to-operator matching: docs/formats.md, "Core-related inputs".
 """
 
 from __future__ import annotations
@@ -39,8 +25,7 @@ _AIC_AIV = re.compile(r"^\s*(?P<aic>\d+)\s*(?:\|\s*(?P<aiv>\d*)\s*)?$")
 def parse_aicore_num(
     text: str, *, key: str = "device.ge_aicore_num", path: str | None = None
 ) -> tuple[int, int | None]:
-    """``"aic|aiv"`` -> (aic, aiv); ``"aic|"`` or ``"aic"`` -> (aic, None); also a line pasted
-    from Python (``config.ge_config.aicore_num = "24|48"``); else ConfigError naming ``key``."""
+    """``"aic|aiv"`` -> (aic, aiv), ``"aic|"`` / ``"aic"`` -> (aic, None); else ConfigError."""
     value = text.strip()
     value = assigned.group("value") if (assigned := _ASSIGNMENT.match(value)) else value
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -282,8 +267,7 @@ _DELIMITER = re.compile(r"[^A-Za-z0-9]")
 
 
 def _contained_op(name: str, op_names: set[str]) -> str | None:
-    """The leftmost, then longest, operator name inside ``name`` at word boundaries (after /
-    before a non-alphanumeric character or the end): "Add_1" in "x_Add_1", not in "Add_12"."""
+    """The leftmost, then longest, operator name inside ``name`` at non-alphanumeric bounds."""
     cuts = [m.start() for m in _DELIMITER.finditer(name)]
     starts = [0, *(c + 1 for c in cuts)]
     ends = [len(name), *reversed(cuts)]  # longest first

@@ -1,15 +1,6 @@
 """kernel_details.csv (torch_npu) and op_summary_*.csv (msprof) → kernel table rows.
 
-Columns are found by header name with aliases (docs/formats.md): every
-version's optional columns (Step Id, Device_id, Model ID, OP State, HF32
-Eligible, Context ID, shapes, metrics) are simply not read, but for Input Shapes
-when asked (a reference comparison). Level0 files have
-no ``Stream ID`` column: :attr:`KernelFile.has_streams` is then False and the
-capture takes its streams from another file (see ``readers.streams``).
-
-Communication rows (Accelerator Core / Task Type ``HCCL`` or ``COMMUNICATION``;
-at Level0, a ``hcom_*`` name with an ``N/A`` core) are kept with
-``is_communication`` True and a null Stream ID: they are never a stream.
+Columns by header name with aliases: docs/formats.md, "kernel_details.csv and op_summary_*.csv".
 """
 
 from __future__ import annotations
@@ -73,11 +64,8 @@ def communication_flag(core: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def finish_kernels(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Common tail of every reader: end_ns, communication rows without stream.
-
-    Expects ``start_ns``, ``duration_ns``, ``name`` and any kernel-table columns
-    (text ``N/A`` already null); other columns pass through.
-    """
+    """Common tail of every reader: end_ns, communication rows without stream (text N/A
+    already null)."""
     columns = frame.collect_schema().names()
     out = frame
     core = pl.col("accelerator_core") if "accelerator_core" in columns else pl.lit(None, pl.String)

@@ -1,21 +1,7 @@
-"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table (docs/formats.md).
+"""PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table.
 
-``torch.profiler`` exports one JSON object per rank (``export_chrome_trace``, or
-``tensorboard_trace_handler``'s ``<worker>.<ms>.pt.trace.json[.gz]``):
-``schemaVersion``, ``deviceProperties`` (``numSms`` per GPU), ``distributedInfo``
-(``rank``) and ``traceEvents``. Device work is the ``ph: "X"`` events of category
-``kernel`` (compute; NCCL kernels ``nccl*Kernel*`` are communication), ``gpu_memcpy``
-and ``gpu_memset`` (copies; PyTorch 1.8/1.9 wrote ``Kernel``, ``Memcpy``, ``Memset``).
-The device is ``args.device`` (else ``pid``), the stream ``args.stream`` (else
-``tid``): a stream is a (device, stream) pair, and when a trace holds work of several
-devices the stream id becomes ``device * 1_000_000 + stream`` (a note says so).
-
-``ts`` and ``dur`` are µs, integers in older traces and decimals with nanosecond
-digits (``1712867402348256.123``) in newer ones: both are read from their JSON text
-(msgspec ``Raw``) and parsed exactly (``readers.numbers``), never through float64.
-
-A kernel's step is the ``ProfilerStep#N`` host range holding the runtime call that
-launched it (``args.correlation``; the kernel's own start when no launch is found).
+The format and its rules: docs/formats.md, "PyTorch profiler (Kineto) traces".
+``ts`` / ``dur`` are kept as their raw JSON text and parsed exactly, never via float64.
 """
 
 from __future__ import annotations
@@ -72,9 +58,8 @@ def _open(path: Path) -> Any:
 
 
 def is_kineto_file(path: Path) -> bool:
-    """A ``*.pt.trace.json[.gz]``, or a ``.json`` / ``.json.gz`` whose text is a Kineto
-    trace object: it starts with ``{`` and names ``schemaVersion``, ``deviceProperties``
-    or ``distributedInfo`` early on (Ascend traces are bare arrays)."""
+    """A ``*.pt.trace.json[.gz]``, or a ``.json[.gz]`` object naming a Kineto key in its
+    first 4 KiB (docs/formats.md; Ascend traces are bare arrays)."""
     name = path.name.lower()
     if name.endswith((".pt.trace.json", ".pt.trace.json.gz")):
         return True  # tensorboard_trace_handler's name: a broken one is reported as such
@@ -120,10 +105,6 @@ def device_kind(event: Event) -> str | None:
     if event.ph != "X" or not isinstance(event.cat, str):
         return None
     return DEVICE_CATEGORIES.get(event.cat.lower())
-
-
-def is_nccl(name: str) -> bool:
-    return NCCL_KERNEL.match(name) is not None
 
 
 def _place(event: Event) -> tuple[int | None, int | None]:
@@ -214,7 +195,10 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
             "name": pl.Series(names, dtype=pl.String),
             "accelerator_core": pl.Series([e.cat for e, _ in picked], dtype=pl.String),
             "is_communication": pl.Series(
-                [k == "kernel" and is_nccl(n) for (_, k), n in zip(picked, names, strict=True)],
+                [
+                    k == "kernel" and NCCL_KERNEL.match(n) is not None
+                    for (_, k), n in zip(picked, names, strict=True)
+                ],
                 dtype=pl.Boolean,
             ),
             "is_copy": pl.Series([k == "copy" for _, k in picked], dtype=pl.Boolean),
@@ -231,10 +215,8 @@ def _device_rows(events: list[Event]) -> pl.DataFrame:
 
 
 def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
-    """A note naming the device events that start before an earlier one on the same stream
-    has ended (None: none). A CUDA stream runs its work in order, so such an overlap is a
-    capture problem (or programmatic dependent launch, Hopper and later): it is flagged,
-    and the stream's busy time is the union, counted once."""
+    """The capture-validity note (docs/formats.md): device events that start before an
+    earlier one on the same stream has ended; None when none do."""
     found = (
         rows.sort("device", "stream_id", "start_ns", "end_ns")
         .with_columns(
@@ -257,8 +239,7 @@ def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
 
 
 def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
-    """Our exact communication/compute overlap of the whole trace beside HTA's figure
-    (readers.kineto_hta); None without communication."""
+    """Our exact communication/compute overlap beside HTA's; None without communication."""
     from overlap_check.model.intervals import intersection_length, union_length
     from overlap_check.readers.kineto_hta import hta_comm_overlap
 
@@ -279,10 +260,8 @@ def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
 
 
 def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
-    """Advice only (CUDA has no core limit to check): where kernels of two or more streams
-    ran at once, the time their grids asked for more CTAs than the GPU has SMs (each SM
-    runs at least one CTA, so they then shared SMs and each ran slower than alone).
-    None when no kernels ran concurrently or the SM count is unknown."""
+    """The SM demand note (docs/formats.md), advice only; None when no kernels ran
+    concurrently or the SM count is unknown."""
     parts = []
     kernels = rows.filter(~pl.col("is_copy") & pl.col("ctas").is_not_null())
     for (device,), group in kernels.group_by("device", maintain_order=True):
@@ -312,12 +291,6 @@ def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
         + "; ".join(parts)
         + ". A partition (green contexts, MPS) or smaller grids keep a side stream's SMs free"
     )
-
-
-def _rank(trace: KinetoTrace) -> int | None:
-    info = trace.distributedInfo
-    rank = _int(info.rank) if info is not None else None
-    return rank if rank is not None and rank >= 0 else None
 
 
 def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
@@ -355,15 +328,8 @@ def read_kineto(path: Path) -> KinetoKernels:
         for p in trace.deviceProperties or ()
         if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
     }
-    overlap = same_stream_overlaps(rows)
-    if overlap is not None:
-        notes.append(overlap)
-    demand = sm_demand(rows, num_sms)
-    if demand is not None:
-        notes.append(demand)
-    comparison = _hta_note(events, rows)
-    if comparison is not None:
-        notes.append(comparison)
+    found = (same_stream_overlaps(rows), sm_demand(rows, num_sms), _hta_note(events, rows))
+    notes.extend(note for note in found if note is not None)
     launched = rows.join(launches(events), on="correlation", how="left", maintain_order="left")
     rows = rows.with_columns(launching_ops(events, launched).alias("op_type"))
     steps = host_steps(events)
@@ -371,15 +337,17 @@ def read_kineto(path: Path) -> KinetoKernels:
         at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
         step = with_steps(at, steps).get_column("step")
         rows = rows.with_columns(step.alias("step"))
-    return KinetoKernels(path, rows, _rank(trace), devices, num_sms, notes)
+    info = trace.distributedInfo
+    rank = _int(info.rank) if info is not None else None
+    rank = rank if rank is not None and rank >= 0 else None
+    return KinetoKernels(path, rows, rank, devices, num_sms, notes)
 
 
 MODULE_PREFIX = "nn.Module: "
 
 
 def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
-    """Host calls (X events): thread, start_ns, end_ns, name (its first ``strip`` characters
-    left out); calls without a time or of no length are left out."""
+    """thread, start_ns, end_ns, name[strip:] of host X events that have a length."""
     start = us_ns(map(_ts, picked))
     return (
         pl.DataFrame(
@@ -396,8 +364,7 @@ def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
 
 
 def module_calls(events: list[Event]) -> pl.DataFrame:
-    """The ``nn.Module: <Name>_<N>`` ``python_function`` calls (with_stack / with_modules),
-    their names without the prefix."""
+    """The ``nn.Module: <Name>_<N>`` calls, their names without the prefix."""
     picked = [
         e
         for e in events
@@ -407,10 +374,8 @@ def module_calls(events: list[Event]) -> pl.DataFrame:
 
 
 def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
-    """Each kernel's operator type: the innermost ``cpu_op`` (``Operator`` in PyTorch
-    1.8/1.9) that holds, on the same host thread, the runtime call that launched it
-    (``aten::addmm`` ...); null when none does. ``launched``: the kernel rows with the
-    ``thread`` and ``launch_ns`` of their launch (null: none found)."""
+    """Each kernel's ``op_type`` (docs/formats.md): the innermost ``cpu_op`` holding its
+    launch (``launched``: the rows with ``thread``, ``launch_ns``); null when none does."""
     from overlap_check.readers.calls import innermost_calls
 
     ops = [

@@ -28,7 +28,6 @@ class Event(msgspec.Struct, gc=False):
 
 
 def raw_text(raw: msgspec.Raw) -> str | None:
-    """A ``ts`` / ``dur`` as its JSON text (quotes kept: the parse strips them); None
-    when absent."""
+    """A ``ts`` / ``dur`` as its JSON text, quotes kept; None when absent."""
     text = bytes(raw).decode("utf-8", "replace")
     return text or None

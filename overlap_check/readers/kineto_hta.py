@@ -1,24 +1,8 @@
 """HolisticTraceAnalysis' communication/compute overlap of one Kineto trace, reproduced.
 
-HTA's ``TraceAnalysis.get_comm_comp_overlap`` (hta/analyzers/communication_analysis.py,
-after ``Trace.load_traces``) gives per rank |merged communication ∩ merged computation|
-/ |merged communication|, in percent with two decimals, where:
-
-- GPU events are the X events whose ``args.stream`` is set and not -1 (any category:
-  kernels, copies, ``cuda_sync`` events on a stream ...); a name containing
-  ``ncclKernel`` is communication, one containing ``Memcpy`` or ``Memset`` is memory
-  (left out), every other one computation (so NCCL 2.19+'s ``ncclDevKernel_*`` counts
-  as computation to HTA);
-- with more than one ``ProfilerStep#N`` name in the trace, only the GPU events whose
-  ``correlation`` is that of a host event starting before the last ProfilerStep starts
-  are kept (``Trace._filter_irrelevant_gpu_kernels``): the last step is left out;
-- when any event's ``ts`` is not an integer (or is missing), times become whole µs:
-  ``ceil(ts)`` and ``floor(ts + dur)`` in float64 (``trace_parser``, PyTorch PR 122425).
-  This module does the same float64 arithmetic on purpose, so the figure is HTA's own;
-  every other figure of overlap-check is exact.
-
-:func:`hta_comm_overlap` returns the percentage (None when HTA's would be undefined:
-no communication time).
+HTA's rules, and how they differ from ours: docs/formats.md, "PyTorch profiler
+(Kineto) traces", communication/compute overlap. Its float64 rounding is done on
+purpose, so the figure is HTA's own.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Capture metadata: profiler_info*.json (rank, level, capture time), device info.json, dir names.
+"""Capture metadata: profiler_info*.json, device info.json, dir-name stamps.
 
-Type drift handled (docs/formats.md, "Metadata"): ``rank_id`` int or string,
-``-1`` meaning "no rank"; ``_profiler_level`` under ``experimental_config``;
-``end_info.collectionTimeEnd`` (wall-clock ns) present from 2023 on.
-Metadata is auxiliary: a broken metadata file gives a note, not an error, so
-good kernel data is still read.
+Auxiliary (docs/formats.md, "Metadata"): a broken file is a note, not an error.
 """
 
 from __future__ import annotations
@@ -123,8 +119,7 @@ def read_device_cores(
 
 
 def info_json_cores(paths: Iterable[Path]) -> list[DeviceCores]:
-    """The cores each ``device_N/info.json.N`` file gives (one without counts, or that
-    cannot be read, is left out: read_device_cores notes it when the capture is read)."""
+    """The cores each ``device_N/info.json.N`` file gives (others left out)."""
     return [cores for path in paths if (cores := read_device_cores((path,), None)[0])]
 
 

@@ -1,12 +1,7 @@
-"""Module scope of each kernel, from trace_view.json (eager / npugraph_ex with_modules=True).
+"""Module scope of each kernel, from trace_view.json or a Kineto trace (``module:`` plans).
 
-Each ``nn.Module`` call is a ``python_function`` X event ``nn.Module: <Name>_<N>`` (N:
-the instance, i.e. the layer of a repeated block); each launch a ``torch_to_npu`` flow
-from inside the launching op on the host thread (``s``) to the kernel's start on its
-``Stream N`` thread (``f``). A kernel's module is the innermost module call holding its
-flow start on the same host thread (readers.calls: vectorised, calls nest properly).
-Opt-in (only a ``module:`` selection needs it): the file is decoded again with the
-flows (readers.trace_decode, ``flows=True``).
+The events read and the rule: docs/formats.md, "Module scope". Opt-in: the file is
+decoded again with its flows.
 """
 
 from __future__ import annotations
@@ -98,8 +93,7 @@ def _flows(events: TraceEvents, streams: dict[str, int]) -> pl.DataFrame:
 
 
 def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The module calls (with ``module`` and ``instance`` split from the name) and the
-    flows of one trace (a Kineto trace: its launches, found by correlation)."""
+    """The module calls (``module``, ``instance`` split from the name) and launches."""
     if kineto:
         from overlap_check.readers.kineto import kineto_launches
 
@@ -139,9 +133,8 @@ def scope_column(module: str) -> str:
 
 
 def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> pl.DataFrame:
-    """``stream_id, start_ns`` and one :func:`scope_column` per module name: the kernels
-    launched inside a call of that module, directly or in a submodule (a SharedExpert's
-    kernels run inside its Linear layers), with the call's instance."""
+    """``stream_id, start_ns`` and per module a :func:`scope_column`: the instance of the
+    call a kernel was launched in, directly or in a submodule."""
     calls, flows = _launches(path, kineto)
     out = flows.select("stream_id", "start_ns")
     for module in dict.fromkeys(modules):
@@ -156,17 +149,15 @@ def module_scopes(path: Path, modules: Sequence[str], kineto: bool = False) -> p
 
 
 def with_modules(kernels: pl.DataFrame, modules: pl.DataFrame) -> pl.DataFrame:
-    """The kernel table with the columns of ``modules`` beside it, matched on (stream_id,
-    start_ns); not in the canonical schema: only a ``module:`` selection adds them."""
+    """``kernels`` with the columns of ``modules``, matched on (stream_id, start_ns)."""
     return kernels.join(modules, on=["stream_id", "start_ns"], how="left", nulls_equal=False)
 
 
 def capture_with_modules(
     capture: Capture, traces: Sequence[Path], modules: Sequence[str]
 ) -> Capture:
-    """``capture`` with a :func:`scope_column` per module name, from its trace_view.json
-    (the first of ``traces`` named so), or the Kineto trace it was read from; unchanged
-    when it has none (a ``module:`` selection then selects nothing, and the plan says so)."""
+    """``capture`` with a :func:`scope_column` per module, from its trace_view.json (first of
+    ``traces``) or Kineto trace; unchanged without one (the selection then selects nothing)."""
     if capture.source == "kineto":
         scopes = module_scopes(Path(capture.path), modules, kineto=True)
     elif (trace := next((t for t in traces if t.name == "trace_view.json"), None)) is not None:

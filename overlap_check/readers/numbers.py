@@ -1,15 +1,8 @@
 """Exact decimal text → integer nanoseconds, vectorised with polars.
 
-Profiler times are µs decimals as text: a start time is a 16-digit Unix-epoch µs with 3
-decimals (``"1736408883704643.212\\t"``): 19 significant digits, more than float64 holds
-(``float("1736408883704643.213")`` is ``1736408883704643.25``). So text is parsed as a
-decimal (polars' exact string → Decimal128 cast), scaled to ns, cast to Int64; no float.
-
-Rounding, for text with more than 3 decimals (2023 files: ``496.8508`` µs =
-496850.8 ns): **round half to even at the nanosecond** (``496.8505`` → 496850,
-``496.8515`` → 496852). It is the rule of polars' decimal cast, of Python's
-``decimal`` default context and of ``round()``, which the trace reader uses for
-``dur`` floats, so all readers round alike. The result is off by at most 0.5 ns.
+A 16-digit epoch µs with 3 decimals needs 19 significant digits, more than float64
+holds, so text is cast to a decimal, scaled to ns and cast to Int64; more decimals
+round half to even at the ns, as ``round()`` does (docs/formats.md, "Values").
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""The profiler's own compute-vs-communication figures per step (docs/formats.md).
-
-torch_npu writes them to ``ASCEND_PROFILER_OUTPUT/step_trace_time.csv`` (text export)
-and to the ``StepTraceTime`` table of ``analysis.db`` (db export). Values are µs
-written as Python float reprs (``8827.472999999998``); they are parsed as decimal
-text and rounded half to even at the ns, as every other reader does. ``N/A`` or a
-blank figure is kept as unknown (None); a row that is not numbers is an InputError
-naming the file and line: a cross-check on half a file would mislead.
+"""The profiler's own compute-vs-communication figures per step (docs/formats.md,
+"step_trace_time.csv and analysis.db"): a cross-check, so a bad row is an error.
 """
 
 from __future__ import annotations
@@ -45,19 +39,15 @@ _DB_COLUMNS = {
 
 
 def _rows(frame: pl.DataFrame) -> tuple[ProfilerStepTime, ...]:
-    """One ProfilerStepTime per row (a handful: one per profiled step)."""
-    out = []
-    for row in frame.iter_rows(named=True):
-        step = row.get("step")
-        device = row.get("device")
-        out.append(
-            ProfilerStepTime(
-                step=None if step is None else int(step),
-                device=None if device is None else int(device),
-                **{f"{name}_ns": row.get(name) for name in _FIGURES},
-            )
+    """One ProfilerStepTime per row (a handful: one per profiled step); Int64 columns."""
+    return tuple(
+        ProfilerStepTime(
+            step=row.get("step"),
+            device=row.get("device"),
+            **{f"{name}_ns": row.get(name) for name in _FIGURES},
         )
-    return tuple(out)
+        for row in frame.iter_rows(named=True)
+    )
 
 
 def read_step_trace_csv(path: Path) -> tuple[ProfilerStepTime, ...]:

@@ -1,25 +1,8 @@
 """Give Level0 kernel rows their Stream IDs from another file of the same capture.
 
-Level0 kernel_details.csv has no ``Stream ID``; trace_view.json, the .db and
-task_time.csv list the same kernels with their stream. They come from the same
-device records, so a kernel's start time is identical to the ns in all of them
-(checked on the real Level0 capture: 187 of 187 rows match by start text).
-
-Rule: each kernel row is one device task, so rows and tasks are paired one to
-one, by the strongest key first: (start, name, duration), then (start, name),
-then (start, duration) (task_time names binary kernels, not ops); among rows
-and tasks with equal keys, by duration, then in file order (the n-th shortest
-row with a key takes the n-th shortest task with it: a duration one file
-rounds 1 ns apart still pairs right). Two kernels of the same name and start on different
-streams are two tasks, each row keeps its own. A row left over takes the
-stream of the tasks still unpaired at its start when they are all on one
-stream; on several it is ambiguous and gets none. Communication rows keep a
-null stream. Rows left without a stream are counted, and the caller notes them.
-
-Cost: nearly every start belongs to one row and one task, which then pair
-whatever the key: those are found by a binary search over the sorted starts.
-Only the rest (starts shared on either side) go through the joins, one per key,
-each over the rows and tasks the earlier ones left; no per-row Python.
+The pairing rule: docs/formats.md, "Streams for Level0 captures". Cost: nearly every
+start belongs to one row and one task, paired by a binary search over the sorted
+starts; only the rest go through one join per key, no per-row Python.
 """
 
 from __future__ import annotations
@@ -120,14 +103,9 @@ def _pair(rows: pl.DataFrame, tasks: pl.DataFrame) -> pl.DataFrame:
 
 
 def attach_streams(kernels: pl.DataFrame, tasks: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """``kernels`` with ``stream_id`` (and missing ``task_id``) filled from ``tasks``, and a
-    compute row's unknown ``accelerator_core`` (Level0: N/A) from its task's type where that
-    names a core kind (the 910A trace types its AI_CPU masks ``AI_CPU``, its AI Core
-    kernels ``Other``): helper streams (hiding.helper_streams) read it.
-
-    Returns the new table and the number of compute rows still without a stream.
-    ``tasks``: a reader's table; only its compute rows (:func:`table.is_compute`) count.
-    """
+    """``kernels`` with ``stream_id``, a missing ``task_id`` and an unknown (Level0)
+    ``accelerator_core`` filled from the paired compute task of ``tasks`` (its type where
+    it names a core: helper streams read it); and the compute rows left without a stream."""
     work = kernels
     for column, kind in (("stream_id", pl.Int64), ("task_id", pl.Int64)):
         if column not in work.columns:

@@ -1,10 +1,6 @@
-"""task_time.csv (torch_npu ≥ 26.1) / task_time_*.csv (msprof) → kernel rows with streams.
+"""task_time.csv (torch_npu) / task_time_*.csv (msprof) → kernel and copy rows with streams.
 
-Header (docs/formats.md): ``Device_id,kernel_name,kernel_type,stream_id,task_id,
-task_time(us),task_start(us),task_stop(us)``, a TAB after both times. It lists
-every task, kernels and non-kernel tasks alike; the latter are dropped. The
-kernel name is the binary kernel name, not the op name, so a kernel_details
-row is matched to it by start time only (``readers.streams``).
+The format: docs/formats.md, "task_time.csv".
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Which hardware tasks are kernels (work), copies, or neither (waiting, bookkeeping).
 
-trace_view.json's Ascend Hardware threads, task_time.csv and the db's TASK
-table list every task a stream ran. Event record/wait, notifies, memcpy/SDMA,
-placeholders and profiler switches occupy the stream while it waits or copies;
-counting them as busy time would invent overlap, so they never enter the
-kernel table. Old traces label real kernels ``Other`` (they stay); a task is
-recognised as non-kernel by its task type or, for such old traces, by its name.
-What each generation writes (docs/formats.md, the real 910A capture):
-
-- 2025+ traces: a kernel's Task Type is its core (``AI_CORE``, ``MIX_AIC`` ...);
-  bookkeeping tasks carry their own type (``EVENT_RECORD_SQE`` ...).
-- 2024 910A traces: Task Type ``Other`` for AI_CORE kernels and for event, notify,
-  copy and communication tasks alike (``AI_CPU`` kernels keep their type); only the
-  name tells them apart: ``EVENT_RECORD``, ``NOTIFY_WAIT``, ``MEMCPY_ASYNC``,
-  ``MemcopyAsync``, ``REDUCE_ASYNC_V2`` are not kernels, every other name is.
+Counting a wait or bookkeeping task as busy time would invent overlap. A task is
+non-kernel by its task type or, in old traces that type everything ``Other``, by its
+name (docs/formats.md, "trace_view.json").
 """
 
 from __future__ import annotations
@@ -111,12 +100,8 @@ def is_copy_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
 
 
 def is_kernel_task(task_type: pl.Expr, name: pl.Expr) -> pl.Expr:
-    """True for a kernel task: neither its type nor its name is a non-kernel task, and
-    its name is no collective's (``hcom_...``).
-
-    STARS_COMMON counts as a kernel only when its name is a real op name
-    (not empty, ``N/A`` or a task-type word).
-    """
+    """Neither type nor name is a non-kernel task's, the name no collective's (``hcom_``);
+    STARS_COMMON only with a real op name."""
     type_key = task_key(task_type).fill_null("")
     name_key = task_key(name).fill_null("")
     non_kernel = list(NON_KERNEL_TASKS)

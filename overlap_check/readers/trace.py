@@ -1,29 +1,9 @@
 """trace_view.json (torch_npu) / msprof_*.json (msprof) → kernel rows with streams.
 
-Chrome-trace events, a bare array (docs/formats.md). Kernels are the X events of
-the process named ``Ascend Hardware``; each ``Stream N`` thread is one stream.
-Processes and threads are found through their ``process_name`` /
-``thread_name`` metadata, never by decoding pids (the pid encoding changed
-between versions). Non-kernel tasks (event wait/record, notify, memcpy ...)
-are dropped (``readers.tasktypes``). Communication ops (threads ``Group N
-Communication`` of the ``HCCL`` / ``Communication`` process) become
-communication rows without a stream. The device comes from ``process_labels``
-(``NPU 3`` → 3; a bare ``NPU`` → unknown). A kernel's step is the
-``ProfilerStep#N`` host range containing its start, if any.
-
-``ts`` is decimal text, parsed exactly; ``dur`` is a float µs, converted with
-``round(dur * 1000)``. A task whose ``ts`` or ``dur`` is null, missing or text
-keeps a null start or end: ``readers.capture`` counts it as a malformed row.
-
-Cost: the file is decoded with msgspec into structs holding only the fields
-used here (``readers.trace_decode``; ``json.loads`` only for files msgspec
-rejects): most of the time. The tasks' columns are then built with C-level
-``map``/``compress`` and handed to polars as whole lists, with the garbage
-collector paused (it would walk the event lists again and again); a value of an
-unusual JSON type (a number ``name``, a missing ``args`` ...) is noticed by
-polars' strict conversion or one C-level type test, and only then is that
-column converted value by value. :func:`is_kernel_task` runs once per distinct
-(task type, name).
+The format and its rules: docs/formats.md, "trace_view.json". Cost: decoding
+(``readers.trace_decode``) takes most of the time; the columns are then built with
+C-level ``map``/``compress`` and handed to polars as whole lists, GC paused, and a
+column is converted value by value only when polars' strict build rejects it.
 """
 
 from __future__ import annotations
@@ -179,11 +159,8 @@ def _int64(value: Any) -> int | None:
 
 
 def _texts(values: list[Any], convert: Callable[[Any], str | None]) -> pl.Series:
-    """Text values as they are; null and any other value through ``convert``.
-
-    Usually every value is text: polars then takes the list as it is (its strict
-    String build fails on anything else), no Python call per value.
-    """
+    """Text values as they are (polars' strict build takes an all-text list whole); null
+    and any other value through ``convert``."""
     try:
         column = pl.Series(values, dtype=pl.String)
         if not column.null_count():
@@ -211,9 +188,7 @@ def _start_ns(texts: pl.Series) -> pl.Series:
 
 
 def _durations_ns(durations: list[Any]) -> pl.Series:
-    """``round(dur * 1000)``; null for a dur that is null, missing or text (a malformed row
-    if it is a kernel: readers.capture counts it), tested value by value only when some
-    value is not a number."""
+    """``round(dur * 1000)``; null for a dur that is null, missing or text (malformed)."""
     if _NUMBER_TYPES.issuperset(map(type, durations)):
         return pl.Series(us_float_to_ns(durations), dtype=pl.Int64)
     timed = pl.Series([type(d) in _NUMBER_TYPES for d in durations], dtype=pl.Boolean)
@@ -225,11 +200,7 @@ def _task_rows(
     events: list[CompleteEvent], layout: _Layout
 ) -> tuple[pl.DataFrame, list[CompleteEvent]]:
     """A row per hardware task and communication op, in file order; and the events of the
-    other processes (host, communication ...).
-
-    Built column by column from the structs (C-level ``map``/``compress``, polars taking
-    whole lists): hundreds of thousands of tasks.
-    """
+    other processes (host, communication ...)."""
     pids = list(map(_PID, events))
     on_hardware = list(map(layout.hardware.__contains__, pids))
     others = list(compress(events, map(not_, on_hardware)))
@@ -289,11 +260,8 @@ def _task_rows(
 
 
 def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
-    """(stream_id, start_ns) of the collectives' tasks that the communication process lists
-    on its other threads (``Plane N``, Level1: each with its ``stream id``): the capture's
-    own join of hardware tasks to communication. Whatever their name or Task Type (a 910A
-    types them ``Other`` like its kernels), the hardware tasks at these keys are not
-    kernels."""
+    """(stream_id, start_ns) of the collectives' steps the communication process lists on
+    its ``Plane N`` threads: the hardware tasks at these keys are not kernels."""
     pids = layout.communication
     if not pids:
         return pl.DataFrame(schema={"stream_id": pl.Int64, "start_ns": pl.Int64})
@@ -310,13 +278,9 @@ def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
 
 
 def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
-    """:func:`is_kernel_task` and :func:`is_copy_task` per row (columns ``kernel``,
-    ``copy``), evaluated once per distinct (task type, name).
-
-    Their string normalisation costs more than the whole filter on 100k+ rows,
-    and a trace has a few hundred distinct pairs: a window over the pair
-    evaluates them on each pair's first row and gives the result to every row.
-    """
+    """:func:`is_kernel_task` and :func:`is_copy_task` per row (``kernel``, ``copy``), once
+    per distinct (task type, name): a few hundred pairs, whose string work costs more than
+    the whole filter on 100k+ rows."""
     pair = ["accelerator_core", "name"]
     core, name = pl.col("accelerator_core").first(), pl.col("name").first()
     return frame.select(

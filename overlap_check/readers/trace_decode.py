@@ -1,23 +1,12 @@
 """Chrome-trace JSON → the few event fields the trace reader uses.
 
-A trace_view.json of a few hundred MB holds millions of events; ``json.loads``
-builds a dict per event and a Python object per value, which takes most of the
-reading time. msgspec decodes straight into small structs that name only the
-fields we use (everything else is skipped while parsing), and the events are a
-union tagged by ``ph``, so flows, counters and the other phases become empty
-structs with no field decoded at all.
-
-Values keep their JSON types (``Any``), exactly as ``json.loads`` would give
-them, so the reader's rules see the same values on both paths. Whatever the
-fast decoder rejects — invalid JSON, a ``{"traceEvents": [...]}`` object, an
-event without a known ``ph``, ``args`` that is not an object, ``NaN``, a BOM —
-is decoded again with ``json.loads`` and converted to the same structs, so its
-result or error is the one ``json.loads`` gives. That costs a second parse only
-for such files.
-
-A missing key and a JSON ``null`` differ where the reader tells them apart
-(``str(event.get("name", ""))`` gives ``""`` for the one and ``"None"`` for the
-other): those fields default to ``UNSET``.
+Why: ``json.loads`` builds a dict per event and an object per value, most of the
+reading time for millions of events. msgspec decodes into small structs naming only
+the fields used; events are a union tagged by ``ph``, other phases decode to empty
+structs. Values keep their JSON types (``Any``). Whatever msgspec rejects (invalid
+JSON, a ``{"traceEvents": ...}`` object, an unknown ``ph``, ``NaN``, a BOM ...) is
+decoded again with ``json.loads``, giving its result or error. A missing key and a
+JSON ``null`` differ where the reader tells them apart: those fields default to UNSET.
 """
 
 from __future__ import annotations
@@ -198,12 +187,8 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_trace_events(path: Path, flows: bool = False) -> TraceEvents:
-    """The X and M events of a trace file (msgspec, else json with its errors); with
-    ``flows``, its flow starts and ends too.
-
-    InputError for an unreadable, empty or invalid file, SchemaError for JSON
-    that is not a trace.
-    """
+    """The X and M events (``flows``: and flow starts/ends) of a trace file; InputError for
+    an unreadable, empty or invalid file, SchemaError for JSON that is not a trace."""
     try:
         with path.open("rb") as handle:
             view = _map(handle)
