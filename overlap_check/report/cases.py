@@ -1,11 +1,6 @@
-"""The checks a CI report lists, shared by the Markdown, JUnit and GitHub renderers.
-
-One case per plan and rank (per stream pair and rank when there is no plan),
-one per group of core-limit violations (or one passing core-limit case), one
-per baseline figure missing from this report, and a ``gate`` case when the
-gate failed for a reason no other case shows (contention, a rank with one
-stream, --strict). Whether a plan or pair fails is the gate's mark on it
-(``gate_failures``, verdict.mark_gate): the cases never decide it again.
+"""The checks a CI report lists (docs/ci.md), shared by the Markdown, JUnit and GitHub
+renderers. A plan or pair fails where the gate marked it (``gate_failures``): the cases
+never decide it again; a ``gate`` case carries a failure no other case shows.
 """
 
 from __future__ import annotations
@@ -44,7 +39,6 @@ class Case:
 
     @property
     def level(self) -> Literal["failed", "warning", "passed"]:
-        """How a CI page marks the case (in this order)."""
         return "failed" if self.status == "failed" else "warning" if self.warning else "passed"
 
 
@@ -61,8 +55,8 @@ def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | 
 
 
 def evidence_of(report: Report, plan: PlanResult) -> str:
-    """The plan's line of the report's evidence summary (one line per plan, in plan order;
-    "" when the report has none, as one read from JSON written before it existed)."""
+    """The plan's line of the evidence summary (one per plan, in plan order); "" when the
+    report has none (JSON written before it existed)."""
     if len(report.evidence_summary) != len(report.plans):
         return ""
     summary = zip(report.plans, report.evidence_summary, strict=True)
@@ -71,8 +65,7 @@ def evidence_of(report: Report, plan: PlanResult) -> str:
 
 
 def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
-    """(run, occurrence) the verdict's figure names (the lowest hidden_pct among the warm
-    runs' worst ones, PlanResult.deciding_occurrence) when a warm run holds it."""
+    """(run, occurrence) the verdict's figure names, when a warm run holds it."""
     found = plan.deciding_occurrence()
     if found is None or not found[0].warm:
         return None
@@ -80,8 +73,7 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
 
 
 def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
-    """(label, text) of the measured 3c causes (largest first) and the fix steps of the
-    plan's diagnosis."""
+    """(label, text) of the diagnosis' measured causes (largest first) and fix steps."""
     found = plan.diagnosed
     if found is None:
         return []
@@ -91,7 +83,6 @@ def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
 
 
 def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
-    """An occurrence's hidden_pct with its own band, as the layer table gives it."""
     figure = figure_text(occ.hidden_pct, thresholds)
     return f"{figure} ({occ.verdict})" if occ.verdict else figure
 
@@ -99,8 +90,8 @@ def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
 def _judged(
     judged: PlanResult | StreamPair, name: str, message: str, details: list[str], report: Report
 ) -> Case:
-    """The case of a plan or stream pair: failed where the gate marked it or its baseline
-    figure regressed; ``details`` end with its figure per run."""
+    """A plan's or stream pair's case: failed where the gate marked it or its baseline
+    figure regressed."""
     group: Literal["plan", "streams"] = "plan" if isinstance(judged, PlanResult) else "streams"
     figure = "hidden_pct" if group == "plan" else "overlap_pct"
     if judged.per_run:
@@ -205,7 +196,6 @@ def core_cases(report: Report) -> list[Case]:
 
 
 def ci_cases(report: Report) -> tuple[Case, ...]:
-    """Every case of the report, in the order a CI page shows them."""
     cases = [plan_case(plan, report) for plan in report.plans]
     if not report.plans:
         cases += [pair_case(pair, report) for pair in report.stream_pairs]

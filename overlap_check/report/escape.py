@@ -1,12 +1,6 @@
-"""The one escaping layer between names from a capture or a config and their readers.
-
-A kernel name, a plan name or a path is text someone else wrote. Each reader kind
-has one function here, used by every renderer and every message: :func:`shown` (a
-terminal or log: one line, every control, bidi or zero-width character written as
-Python would), :func:`guarded` (no line starts a GitHub workflow command),
-:func:`markdown` (a PR comment: no mention, link, image, HTML or markup) and
-:func:`json_text` (exact values, invisible ones as ``\\uXXXX``). Workflow-command
-escapes are report/workflow_commands.py; XML's forbidden characters report/junit.py.
+"""The one escaping layer for names someone else wrote (kernel, plan, path): one function
+per reader kind, used by every renderer and message (docs/contract.md). Workflow-command
+escapes are in workflow_commands.py, XML's forbidden characters in junit.py.
 """
 
 from __future__ import annotations
@@ -47,8 +41,8 @@ def shown(text: str) -> str:
 
 
 def displayed(value: T) -> T:
-    """A copy of a Report (or a lint result, any tree of frozen dataclasses, tuples, lists
-    and dicts) whose every string is :func:`shown`; the same object when nothing changes."""
+    """A copy of a tree of frozen dataclasses, tuples, lists and dicts (a Report) with every
+    string :func:`shown`; the same object when nothing changes."""
     return _walk(value)  # type: ignore[no-any-return]
 
 
@@ -96,10 +90,9 @@ _MARKDOWN = re.compile(
 
 
 def markdown(text: str) -> str:
-    """``text`` as literal Markdown inline text (a table cell or a list item): shown, its
-    markup backslash-escaped (``|`` too, for a table), and every ``@`` and ``#``, the ``:``
-    of ``://`` and the ``.`` of ``www.`` a code span of its own (`` `@` ``), so that GitHub
-    links no one and nothing."""
+    """``text`` as literal Markdown inline text: shown, markup backslash-escaped, and every
+    ``@``, ``#``, the ``:`` of ``://`` and the ``.`` of ``www.`` a code span (`` `@` ``), so
+    that GitHub links no one and nothing."""
     return _MARKDOWN.sub(_markdown_code, shown(text))
 
 
@@ -112,8 +105,7 @@ _JSON_INVISIBLE = re.compile(f"[\x7f-\x9f{_FORMAT}]")  # the encoder escapes C0 
 
 
 def json_text(document: str) -> str:
-    """A JSON document with every invisible character its encoder left raw (DEL, C1, bidi,
-    zero-width) written as a ``\\uXXXX`` escape: the same values, nothing hidden."""
+    """The JSON document with every invisible character its encoder left raw as ``\\uXXXX``."""
     return _JSON_INVISIBLE.sub(_json_code, document)
 
 

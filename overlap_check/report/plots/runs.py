@@ -1,9 +1,5 @@
-"""The runs chart: per run and rank, the figure the verdict bands apply to (a plan's
-hidden_pct, a stream pair's busy-time overlap_pct) against those bands.
-
-Cold runs are drawn hollow and grey (they are not judged); each rank's
-warm-run median is a dashed line in the rank's colour.
-"""
+"""The runs chart: per run and rank, the figure the verdict bands apply to, against them;
+cold runs hollow and grey, each rank's warm median a dashed line."""
 
 from __future__ import annotations
 
@@ -58,14 +54,13 @@ def draw_runs(view: RunsView) -> Figure:
 
 
 def _offset(index: int, count: int) -> float:
-    """A small horizontal shift per rank so that equal points of ranks stay visible."""
+    """A small shift per rank, so that equal points of ranks stay visible."""
     if count <= 1:
         return 0.0
     return (index - (count - 1) / 2) * min(0.08, 0.4 / count)
 
 
 def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]]:
-    """The verdict bands shaded; their names, to write beside the axes."""
     real, fake = thresholds.real, thresholds.fake
     ax.axhspan(real, 1.05, color=canvas.REAL_BAND, alpha=0.10, linewidth=0)
     ax.axhspan(fake, real, color=canvas.PARTIAL_BAND, alpha=0.12, linewidth=0)
@@ -75,9 +70,8 @@ def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]
 
 
 def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]:
-    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where
-    possible. Labels beside the axes must not overprint each other when two medians (or a
-    median and a band name) are close."""
+    """Positions near ``values``, at least ``gap`` apart, inside [lo, hi] where possible (so
+    that labels beside the axes do not overprint each other)."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     placed = [min(max(values[i], lo), hi) for i in order]
     for k in range(1, len(placed)):  # push up

@@ -1,9 +1,5 @@
-"""The timeline chart: one lane per stream, the plan's windows and their overlap.
-
-All kernels in view go into one PolyCollection (one artist, colours per bar),
-so hundreds of kernels draw as fast as ten; labels are added only to bars wide
-enough to hold them.
-"""
+"""The timeline chart: one lane per stream, the plan's windows and their overlap. The
+kernels in view are one PolyCollection, so hundreds draw as fast as ten."""
 
 from __future__ import annotations
 
@@ -51,17 +47,15 @@ def bar_vertices(
     y: npt.NDArray[np.float64],
     height: float,
 ) -> Any:
-    """Rectangle corners for PolyCollection: an (n, 4, 2) array built in one numpy step.
-    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path."""
+    """(n, 4, 2) rectangle corners; Any: the stubs name a sequence, an array is faster."""
     top, bottom = y - height / 2, y + height / 2
     corners = ((x0, top), (x1, top), (x1, bottom), (x0, bottom))
     return np.stack([np.stack(corner, 1) for corner in corners], axis=1)
 
 
 def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
-    """Each kernel's role in the picture: side, side-task, dominator, barrier,
-    communication, other. A communication or copy plan's side ops are side-task rows:
-    the engine's own selection (selection.side_expr), on the lanes of their streams."""
+    """Each kernel's role (ROLES); a communication or copy plan's side ops are side-task
+    rows, by the engine's own selection."""
     side: pl.Expr = pl.lit(False)
     task: pl.Expr = pl.lit(False)
     if view.side_kind != "compute":
@@ -200,7 +194,6 @@ def _lane_label(lane: int, view: TimelineView) -> str:
 
 
 def lane_index(lanes: npt.NDArray[np.int64], keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Position in ``lanes`` of each kernel's lane key (every key is a lane), vectorised."""
     if keys.size == 0:
         return np.zeros(0, dtype=np.int64)
     sorter = np.argsort(lanes)
@@ -214,7 +207,7 @@ def _stream_colour(index: int, lane: int) -> str:
 
 
 def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int:
-    """Stream view: the time with >= 2 compute streams busy, as bars and shading; its total."""
+    """The time with >= 2 compute streams busy, as bars and shading; its total."""
     seg_s, seg_e = concurrent_segments(view.kernels, view.start_ns, view.end_ns)
     lo, hi = to_x(seg_s), to_x(seg_e)
     bottom, top = ax.get_ylim()
@@ -237,7 +230,6 @@ def concurrent_summary(total_ns: int, span_ns: int) -> str:
 
 
 def _overlap(view: TimelineView) -> tuple[int, int] | None:
-    """Where the side and dominator windows overlap; None: they do not."""
     if view.side_window is None or view.dom_window is None:
         return None
     both = intervals.window_overlap(view.side_window, view.dom_window)
@@ -246,7 +238,6 @@ def _overlap(view: TimelineView) -> tuple[int, int] | None:
 
 
 def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
-    """The shaded windows, their rows (side, dominator) and the overlap row between them."""
     canvas.shade_windows(ax, view.side_window, view.dom_window, to_x)
     overlap = _overlap(view)
     if overlap is not None:
@@ -280,16 +271,13 @@ def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
 
 
 def _width_pt(ax: Axes) -> float:
-    """The axes' width in points (what a label must fit in)."""
     return float(ax.get_position().width * ax.figure.get_figwidth() * 72)  # type: ignore[union-attr]
 
 
 def _label_bars(
     ax: Axes, rows: pl.DataFrame, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, span: float
 ) -> None:
-    """Short names inside bars wide enough for them. A label needs about 20 pt, so a 14-inch
-    axes holds a few dozen at most, however many kernels are in view: the loop below is
-    bounded by the width."""
+    """Short names inside bars wide enough for them."""
     if rows.height == 0:
         return
     bar_pt = (x1 - x0) / span * _width_pt(ax)
@@ -302,14 +290,13 @@ def _label_bars(
 
 
 def fit_label(text: str, room: int) -> str:
-    """The label cut to ``room`` characters, with an ellipsis when cut."""
     return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
 
 
 def _mark_idle_gaps(
     ax: Axes, view: TimelineView, lane: int, to_x: canvas.TimeScale, span: float
 ) -> bool:
-    """Hatch the main stream's idle gaps in view; True when any was drawn."""
+    """Hatch the main stream's idle gaps; True when any was drawn."""
     assert view.main_stream is not None
     min_gap = max(int((view.end_ns - view.start_ns) * MIN_GAP_FRACTION), 1)
     gap_s, gap_e = idle_gaps(view.kernels, view.main_stream, view.start_ns, view.end_ns, min_gap)
