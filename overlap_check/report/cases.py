@@ -1,7 +1,6 @@
 """The checks a CI report lists (docs/ci.md), shared by the Markdown, JUnit and GitHub
 renderers. A plan or pair fails where the gate marked it (``gate_failures``): the cases
-never decide it again; a ``gate`` case carries a failure no other case shows.
-"""
+never decide it again; a ``gate`` case carries a failure no other case shows."""
 
 from __future__ import annotations
 
@@ -55,8 +54,7 @@ def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | 
 
 
 def evidence_of(report: Report, plan: PlanResult) -> str:
-    """The plan's line of the evidence summary (one per plan, in plan order); "" when the
-    report has none (JSON written before it existed)."""
+    """The plan's line of the evidence summary; "" when JSON from before it has none."""
     if len(report.evidence_summary) != len(report.plans):
         return ""
     summary = zip(report.plans, report.evidence_summary, strict=True)
@@ -90,8 +88,7 @@ def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
 def _judged(
     judged: PlanResult | StreamPair, name: str, message: str, details: list[str], report: Report
 ) -> Case:
-    """A plan's or stream pair's case: failed where the gate marked it or its baseline
-    figure regressed."""
+    """A plan's or pair's case: failed where the gate marked it or its baseline regressed."""
     group: Literal["plan", "streams"] = "plan" if isinstance(judged, PlanResult) else "streams"
     figure = "hidden_pct" if group == "plan" else "overlap_pct"
     if judged.per_run:
@@ -118,7 +115,6 @@ def _judged(
 
 
 def plan_case(plan: PlanResult, report: Report) -> Case:
-    warm = sum(run.warm for run in plan.per_run)
     # the bands apply to hidden_pct (plan.decided_by); the recipes' window figure follows
     thresholds = report.thresholds
     message = (
@@ -130,7 +126,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
     deciding = deciding_occurrence(plan)
-    if deciding is not None and warm:
+    if deciding is not None:  # a warm run holds it
         run, occ = deciding
         details.append(
             f"deciding occurrence: run {run}, #{occ.index}: hidden_pct "
@@ -189,8 +185,7 @@ def core_cases(report: Report) -> list[Case]:
         over = f"{len(lines)} side-stream kernel(s) over limit_core_num"
         cases.append(Case("cores", name, "failed", over, tuple(lines), (*more, *notes, *warnings)))
     if not groups and (cores.checked_kernels or cores.limits):
-        details = (*notes, *warnings)
-        message = within_text(cores)
+        message, details = within_text(cores), (*notes, *warnings)
         cases.append(Case("cores", "core limits", "passed", message, (), details, bool(warnings)))
     return cases
 
@@ -204,9 +199,8 @@ def ci_cases(report: Report) -> tuple[Case, ...]:
     for delta in report.baseline or ():
         if delta.status == "missing-in-head":
             name, why = "baseline: " + with_rank(delta.plan, delta.rank), describe(delta, tolerance)
-            cases.append(
-                Case("baseline", name, "failed", "in the baseline, not in this report", (why,))
-            )
+            missing = "in the baseline, not in this report"
+            cases.append(Case("baseline", name, "failed", missing, (why,)))
     if report.verdict == "fail" and not any(case.status == "failed" for case in cases):
         reasons = report.gate_reasons or ("the gate failed",)
         cases.append(Case("gate", "gate", "failed", reasons[0], tuple(reasons)))

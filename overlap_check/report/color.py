@@ -1,6 +1,5 @@
 """Terminal colour for the text reports: when to use it (docs/contract.md) and how.
-Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes.
-"""
+Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes."""
 
 from __future__ import annotations
 

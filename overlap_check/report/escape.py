@@ -1,7 +1,6 @@
 """The one escaping layer for names someone else wrote (kernel, plan, path): one function
 per reader kind, used by every renderer and message (docs/contract.md). Workflow-command
-escapes are in workflow_commands.py, XML's forbidden characters in junit.py.
-"""
+escapes are in workflow_commands.py, XML's forbidden characters in junit.py."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def shown(text: str) -> str:
 
 
 def displayed(value: T) -> T:
-    """A copy of a tree of frozen dataclasses, tuples, lists and dicts (a Report) with every
-    string :func:`shown`; the same object when nothing changes."""
+    """A Report (any tree of dataclasses and containers) with every string :func:`shown`."""
     return _walk(value)  # type: ignore[no-any-return]
 
 
@@ -77,8 +75,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's init fields, by type
 
 
 def guarded(text: str) -> str:
-    """Report text whose lines cannot start a GitHub workflow command (``::`` or ``##[``
-    after blanks): the first character of such a line is escaped (``\\x3a:error``)."""
+    """Text whose lines cannot start a workflow command (``::``, ``##[``): ``\\x3a:error``."""
     return _COMMAND_START.sub(lambda m: m.group(1) + _code(m, 2), text)
 
 
@@ -90,9 +87,8 @@ _MARKDOWN = re.compile(
 
 
 def markdown(text: str) -> str:
-    """``text`` as literal Markdown inline text: shown, markup backslash-escaped, and every
-    ``@``, ``#``, the ``:`` of ``://`` and the ``.`` of ``www.`` a code span (`` `@` ``), so
-    that GitHub links no one and nothing."""
+    """``text`` as literal Markdown: markup escaped, ``@``, ``#``, the ``:`` of ``://`` and the
+    ``.`` of ``www.`` each a code span, so that GitHub links no one and nothing."""
     return _MARKDOWN.sub(_markdown_code, shown(text))
 
 

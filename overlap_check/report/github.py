@@ -1,6 +1,5 @@
 """``--format github``: GitHub Actions annotations, then a verdict line (docs/ci.md). Errors
-come first: GitHub shows only the first few annotations of each kind per step.
-"""
+come first: GitHub shows only the first few annotations of each kind per step."""
 
 from __future__ import annotations
 

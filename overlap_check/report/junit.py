@@ -1,10 +1,8 @@
 """JUnit XML for Jenkins, GitLab and GitHub test reporters: the one writer for analyze and lint.
-
-The documents validate against the Jenkins xUnit and Maven Surefire schemas: hence no
-``skipped`` count on ``<testsuites>``, ``time`` (0) on every testcase, a ``type`` on every
-failure, and no ``file`` attribute (docs/ci.md, "What the JUnit XML holds"). A skipped
-case's reason is both its text (GitLab shows that) and its ``message`` (Jenkins does).
-"""
+Valid against the Jenkins xUnit and Maven Surefire schemas: hence no ``skipped`` count on
+``<testsuites>``, ``time`` (0) on every testcase, a ``type`` on every failure, and no ``file``
+attribute (docs/ci.md, "What the JUnit XML holds"). A skipped case's reason is both its
+text (GitLab shows that) and its ``message`` (Jenkins does)."""
 
 from __future__ import annotations
 
@@ -61,8 +59,7 @@ def _counts(cases: tuple[JUnitCase, ...]) -> dict[str, str]:
 
 
 def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
-    """The JUnit XML document of these suites, each with at least one testcase; a repeated
-    property name is numbered (``note.1``, ``note.2``)."""
+    """The document; a repeated property name is numbered (``note.1``, ``note.2``)."""
     # Jenkins rejects a report of no tests: a suite with no check gets one passing case
     said = "nothing to check (no plan, stream pair or file was found)"
     empty = [JUnitCase(s.name, "nothing to check", output=f"{s.name}: {said}") for s in suites]

@@ -146,13 +146,9 @@ def _communication_section(report: Report) -> list[str]:
     from overlap_check.report import text as comm
 
     steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
-    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", ""]
-    lines += [
-        *_table(comm.RANK_HEADER, comm.rank_cells(report)),
-        "",
-        f"{comm.COMMUNICATION_STEPS}.",
-    ]
-    return [*lines, "", *_table(comm.STEP_HEADER, steps)]
+    ranks = _table(comm.RANK_HEADER, comm.rank_cells(report))
+    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", "", *ranks, ""]
+    return [*lines, f"{comm.COMMUNICATION_STEPS}.", "", *_table(comm.STEP_HEADER, steps)]
 
 
 def _baseline_section(report: Report) -> list[str]:

@@ -1,7 +1,6 @@
 """Writing an output file (``--output``) so that a reader never sees half of it: a temporary
 file in the same folder, fsynced, then renamed over the target. Only a regular file is
-replaced; a link, device, FIFO or folder is refused (docs/contract.md).
-"""
+replaced; a link, device, FIFO or folder is refused (docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ def _kind(mode: int) -> str | None:
 
 
 def check_target(path: str | Path) -> None:
-    """InputError when ``path`` exists and is not a regular file (a link is not); also
-    called before a long analysis, so that it fails at once."""
+    """InputError when ``path`` exists and is no regular file (called early: fail at once)."""
     try:
         kind = _kind(os.lstat(path).st_mode)
     except (FileNotFoundError, NotADirectoryError):
@@ -46,8 +44,7 @@ def check_target(path: str | Path) -> None:
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on
-    failure, InputError when it is not a regular file."""
+    """Replace ``path`` by ``data`` (str: UTF-8) all at once; OSError on failure."""
     check_target(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666: the new file gets the usual umask-based mode (mkstemp's is 0600).

@@ -12,7 +12,6 @@ from overlap_check.model import (
     PlanRun,
     ReferenceDelta,
     Report,
-    RunInfo,
     Thresholds,
     rank_text,
 )
@@ -294,15 +293,12 @@ def _ranks(report: Report, color: bool) -> list[str]:
     return [_heading("Ranks", explanation, color), *table(header, rows), *helpers]
 
 
-def _streams(run: RunInfo) -> str:
-    return " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in run.streams) or "-"
-
-
 def _runs(report: Report, color: bool) -> list[str]:
     rows = []
     for r in report.runs:
         warm = "warm" if r.warm else "cold"
-        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", _streams(r)]
+        streams = " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in r.streams)
+        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", streams or "-"]
         rows.append([*cells, str(r.skipped_rows), str(r.unplaced_rows), r.path])
     header = ["rank", "run", "warm", "source", "level", "streams id:kernels/busy_us", "skipped"]
     header += ["unplaced", "path"]
@@ -311,23 +307,6 @@ def _runs(report: Report, color: bool) -> list[str]:
         f"first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes"
     )
     return [_heading("Runs", explanation, color), *table(header, rows)]
-
-
-def _cores_section(report: Report, color: bool) -> list[str]:
-    if report.cores is None:
-        return []
-    origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
-    return ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
-
-
-def _baseline(report: Report, color: bool) -> list[str]:
-    rows = [
-        [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
-        for d in report.baseline or ()
-    ]
-    header = ["plan", "rank", "base", "head", "delta", "status"]
-    painters = {5: _styled(BASELINE_STYLE, color)}
-    return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
 
 
 COMMUNICATION = (
@@ -397,12 +376,18 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.plans:
         lines += [*_plans(report, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
-    lines += _communication(report, color)
-    lines += _runs(report, color)
-    lines += _reference(report, color)
+    lines += [*_communication(report, color), *_runs(report, color), *_reference(report, color)]
     if report.baseline:
-        lines += _baseline(report, color)
-    lines += _cores_section(report, color)
+        header = ["plan", "rank", "base", "head", "delta", "status"]
+        rows = [
+            [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
+            for d in report.baseline
+        ]
+        painters = {5: _styled(BASELINE_STYLE, color)}
+        lines += ["", bold("Baseline", color), *table(header, rows, paint=painters)]
+    if report.cores is not None:
+        origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
+        lines += ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
     if report.notes:
         lines += ["", bold("Notes:", color), *[f"  - {note}" for note in report.notes]]
     return "\n".join(lines) + "\n"

@@ -74,8 +74,7 @@ Origins = Mapping[tuple[int | None, int], int | None]  # (rank, run) -> run's fi
 
 
 def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: bool = False) -> str:
-    """The "Cores" section; contention starts in µs from the run's first kernel with
-    ``origins``, else absolute epoch µs."""
+    """The "Cores" section; contention starts relative to ``origins``, else epoch µs."""
     device = cores.device
     said = "unknown"
     if device is not None and (device.aicore > 0 or device.vectorcore > 0):
@@ -135,9 +134,8 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     rows = []
     for c in cores.contention[:MAX_ROWS]:
         start = exact_us(c.start_ns - (origins.get((c.rank, c.run)) or 0))
-        kernels = ", ".join(c.kernels[:4]) + (
-            f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
-        )
+        more = f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
+        kernels = ", ".join(c.kernels[:4]) + more
         cells = [str(c.run), rank_text(c.rank), start, exact_us(c.duration_ns), c.kind]
         rows.append([*cells, f"{c.demand}/{c.maximum}", ",".join(map(str, c.streams)), kernels])
     header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]

@@ -24,8 +24,7 @@ def terminal_width(environ: Mapping[str, str]) -> int:
 
 
 def _fit(columns: list[list[str]], indent: str) -> list[int] | None:
-    """Column widths that fit WIDTH, narrowing the widest columns whose cells break at
-    blanks (never below a column's longest word); None: the table cannot fit."""
+    """Column widths that fit WIDTH (no column under its longest word), else None."""
     fitted = [max(len(c) for c in column) for column in columns]
     words = [max(len(w) for cell in column for w in cell.split() or [""]) for column in columns]
     while (over := len(indent) + sum(fitted) + 2 * (len(fitted) - 1) - WIDTH.get()) > 0:
@@ -43,9 +42,8 @@ def table(
     indent: str = "  ",
     paint: Mapping[int, Painter] | None = None,
 ) -> list[str]:
-    """Header and rows, columns padded, cells wrapped to fit WIDTH, or the last column under
-    each row when they cannot (``path: ...``). ``paint``: a painter per column index for
-    body cells, the padding outside its escapes."""
+    """Header and rows padded, wrapped to fit WIDTH or the last column under each row;
+    ``paint``: a painter per column index for body cells, padding outside its escapes."""
     return [line for group in _groups(header, rows, indent, paint or {}) for line in group]
 
 
@@ -80,8 +78,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # report/color.py's, which take no room
 
 
 def wrap_lines(text: str, width: int) -> str:
-    """Lines longer than ``width`` wrapped at blanks, hanging under a list item's text or
-    four blanks deeper; a longer word (a path) after a ``/``."""
+    """Long lines wrapped at blanks with a hanging indent, a long word (a path) after ``/``."""
     out: list[str] = []
     for line in text.split("\n"):
         if len(_ANSI.sub("", line)) <= width:
@@ -108,8 +105,7 @@ def wrap_lines(text: str, width: int) -> str:
 
 
 def fitted(render: F) -> F:
-    """A text renderer with its terms explained (:func:`terms`) and fitted to ``width``
-    (keyword; default 100): tables, then long lines."""
+    """A text renderer, its terms explained and fitted to ``width`` (keyword, default 100)."""
 
     @functools.wraps(render)
     def fitted_render(*args: Any, width: int | None = None, **kwargs: Any) -> str:

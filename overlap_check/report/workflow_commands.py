@@ -1,6 +1,5 @@
 """GitHub Actions workflow commands (``::error file=F,line=N,title=T::message``), escaped
-by actions/toolkit's rules (command.ts), for ``--format github`` of analyze and lint.
-"""
+by actions/toolkit's rules (command.ts), for ``--format github`` of analyze and lint."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ def escape_property(text: str) -> str:
 
 
 def workspace_path(file: str, environ: Mapping[str, str] = os.environ) -> str:
-    """``file`` relative to ``GITHUB_WORKSPACE``, else to the repository root (the nearest
-    folder up holding ``.git``); as given when it lies in neither."""
+    """``file`` relative to ``GITHUB_WORKSPACE``, else the repository root, else as given."""
     path = Path(os.path.abspath(file))
     roots = [Path(environ["GITHUB_WORKSPACE"])] if environ.get("GITHUB_WORKSPACE") else []
     roots += [folder for folder in path.parents if (folder / ".git").exists()][:1]

@@ -1,9 +1,7 @@
 """Pictures of an analysis: timeline, runs chart and block demand (PNG or SVG).
-
 matplotlib is imported only inside :func:`write_plots`. The first chart goes to ``path``,
 the others beside it as ``<stem>-<chart>[-<plan>][-rank<R>]<suffix>`` (``out-runs.png``;
-a rank part only when the analysis holds several ranks).
-"""
+a rank part only when the analysis holds several ranks)."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ def write_plots(
     measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None,
 ) -> list[Path]:
     """Draw the charts of ``report`` (kernels from ``captures``); return the files written.
-    ``plan``, ``rank``, ``run`` and ``occurrence`` narrow the choice (select.py); UsageError
-    for a bad suffix or a choice the report does not hold."""
+    UsageError for a bad suffix or a choice (select.py) the report does not hold."""
     from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "drawing pictures")
@@ -71,8 +68,7 @@ def picture_format(path: Path) -> str:
 
 
 def output_paths(path: Path, slugs: Sequence[str]) -> list[Path]:
-    """The file of each chart: the first is ``path``, the others ``<stem>-<slug><suffix>``.
-    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``."""
+    """The file of each chart; a repeated slug (plan names unlike in punctuation) gets ``-2``."""
     paths: list[Path] = []
     seen: dict[str, int] = {}
     for i, slug in enumerate(slugs):

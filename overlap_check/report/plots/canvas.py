@@ -29,13 +29,10 @@ BARRIER = "#e15759"
 OTHER = "#bab0ac"
 COMMUNICATION = "#b07aa1"
 COLD = "#9d9d9d"
-REAL_BAND = "#59a14f"
-PARTIAL_BAND = "#edc948"
-FAKE_BAND = "#e15759"
-BANDS = {"real": REAL_BAND, "partial": PARTIAL_BAND, "fake": FAKE_BAND}  # in legend order
+BANDS = {"real": OVERLAP, "partial": "#edc948", "fake": BARRIER}  # in legend order
 STREAM_COLOURS = ("#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac")
-VERDICT_COLOURS = {"real": REAL_BAND, "partial": "#d4a017", "no-evidence": COLD}
-VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), FAKE_BAND)
+VERDICT_COLOURS = {"real": OVERLAP, "partial": "#d4a017", "no-evidence": COLD}
+VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), BARRIER)
 
 
 def title(
@@ -84,8 +81,7 @@ def hide_spines(ax: Axes, *spines: str) -> None:
 
 
 class TimeScale:
-    """Capture-clock ns -> float time from the view start (int64 differences first, so the
-    floats stay small), in a unit that suits the span."""
+    """Capture-clock ns -> float time from the view start (int64 differences taken first)."""
 
     def __init__(self, start_ns: int, end_ns: int) -> None:
         self.start_ns = start_ns

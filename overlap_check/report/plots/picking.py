@@ -15,9 +15,8 @@ from overlap_check.model.table import compute_kernels
 def pick_occurrence(
     result: PlanResult, run: int | None, occurrence: int | None
 ) -> tuple[PlanRun, Occurrence | None] | None:
-    """The plan run and occurrence to draw: the chosen one, else the deciding one; None when
-    no run recorded any. A chosen one the report did not record comes back as
-    ``(plan_run, None)``: the caller measures it from the capture."""
+    """The chosen plan run and occurrence, else the deciding one (None: none recorded); one
+    the report did not record is ``(plan_run, None)``, for the caller to measure."""
     runs = list(result.per_run)
     if run is not None:
         runs = [r for r in runs if r.run == run]  # with --per step: every step of it
@@ -55,8 +54,7 @@ def barrier_marks(
     occurrence: int,
 ) -> tuple[BarrierCandidate, ...]:
     """This occurrence's own instances of the barrier candidates (the report names each
-    once): kernels of that name and stream between the side window's end and the
-    dominator's start, with the idle gap before each."""
+    once), between the side window's end and the dominator's start."""
     if not candidates or side is None or dom is None or side[1] > dom[0]:
         return ()
     compute = compute_kernels(kernels)

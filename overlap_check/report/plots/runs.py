@@ -19,7 +19,7 @@ PANEL_HEIGHT_IN = 2.6
 
 
 def draw_runs(view: RunsView) -> Figure:
-    panels = view.panels or ()
+    panels = view.panels
     n = max(len(panels), 1)
     height_in = 1.6 + PANEL_HEIGHT_IN * n
     figure = canvas.new_figure(11.0, height_in)
@@ -62,16 +62,15 @@ def _offset(index: int, count: int) -> float:
 
 def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]]:
     real, fake = thresholds.real, thresholds.fake
-    ax.axhspan(real, 1.05, color=canvas.REAL_BAND, alpha=0.10, linewidth=0)
-    ax.axhspan(fake, real, color=canvas.PARTIAL_BAND, alpha=0.12, linewidth=0)
-    ax.axhspan(-0.05, fake, color=canvas.FAKE_BAND, alpha=0.12, linewidth=0)
+    ax.axhspan(real, 1.05, color=canvas.BANDS["real"], alpha=0.10, linewidth=0)
+    ax.axhspan(fake, real, color=canvas.BANDS["partial"], alpha=0.12, linewidth=0)
+    ax.axhspan(-0.05, fake, color=canvas.BANDS["fake"], alpha=0.12, linewidth=0)
     names = [((real + 1.0) / 2, f"real ≥ {real:g}"), ((fake + real) / 2, "partial")]
     return [(y, text, "#555555", "normal") for y, text in [*names, (fake / 2, f"fake ≤ {fake:g}")]]
 
 
 def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]:
-    """Positions near ``values``, at least ``gap`` apart, inside [lo, hi] where possible (so
-    that labels beside the axes do not overprint each other)."""
+    """Positions near ``values``, at least ``gap`` apart, inside [lo, hi] where possible."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     placed = [min(max(values[i], lo), hi) for i in order]
     for k in range(1, len(placed)):  # push up

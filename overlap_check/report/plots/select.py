@@ -1,8 +1,6 @@
-"""Which charts a Report asks for, and the views they draw (no matplotlib here).
-
-Defaults: per plan result, the timeline of its worst warm occurrence and its block demand;
-without plans, per rank, one warm run's busiest overlap region. One runs chart for all.
-"""
+"""Which charts a Report asks for, and the views they draw (no matplotlib here). Defaults:
+per plan result, the timeline of its worst warm occurrence and its block demand; without
+plans, per rank, one warm run's busiest overlap region. One runs chart for all."""
 
 from __future__ import annotations
 
@@ -131,8 +129,7 @@ def _no_rank(report: Report, message: str) -> UsageError:
 
 
 def _captures_by_run(report: Report, captures: Sequence[Capture]) -> ByRun:
-    """(rank, run) -> the run and its capture, by path and rank; else in order within the
-    rank, as the pipeline numbers runs."""
+    """(rank, run) -> the run and its capture, by path, else by order within the rank."""
     by_path: dict[tuple[int | None, str], list[Capture]] = {}
     by_rank: dict[int | None, list[Capture]] = {}
     for capture in captures:
@@ -310,8 +307,7 @@ def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
 
 
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
-    """A panel per plan (hidden_pct) or, without plans, per stream pair (busy-time
-    overlap_pct); a series per rank in each."""
+    """A panel per plan (or per stream pair without plans), a series per rank in each."""
     results: Sequence[PlanResult | StreamPair] = plans
     title, figure = "hidden_pct per run, by plan and rank", "hidden_pct"
     if not plans:

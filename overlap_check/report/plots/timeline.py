@@ -54,8 +54,7 @@ def bar_vertices(
 
 
 def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
-    """Each kernel's role (ROLES); a communication or copy plan's side ops are side-task
-    rows, by the engine's own selection."""
+    """Each kernel's role (ROLES), side tasks by the engine's own selection."""
     side: pl.Expr = pl.lit(False)
     task: pl.Expr = pl.lit(False)
     if view.side_kind != "compute":
@@ -114,7 +113,6 @@ def draw_timeline(view: TimelineView) -> Figure:
     if (lane_key == COMMUNICATION_LANE).any():
         lanes.append(COMMUNICATION_LANE)
     has_windows = view.side_window is not None or view.dom_window is not None
-    concurrent_ns = 0
     # Plan view: side / dominator / overlap rows. Stream view: one "concurrent" row.
     top_rows = ["side window", "dominator window", "overlap"] if has_windows else ["concurrent"]
     window_rows = len(top_rows)
@@ -132,8 +130,7 @@ def draw_timeline(view: TimelineView) -> Figure:
 
     if has_windows:
         _window_rows(ax, view, to_x)
-    else:
-        concurrent_ns = _concurrent_row(ax, view, to_x)
+    concurrent_ns = 0 if has_windows else _concurrent_row(ax, view, to_x)
 
     # Kernels: one collection. Zero-length kernels get a hairline so they show.
     x0 = to_x(rows["start_ns"].to_numpy())
@@ -180,8 +177,10 @@ def draw_timeline(view: TimelineView) -> Figure:
     canvas.title(figure, view.title, view.verdict, height_in)
     if view.subtitle:
         ax.set_title(view.subtitle, fontsize=9, loc="left", color="#444444")
-    span_ns = max(view.end_ns - view.start_ns, 1)
-    _legend(figure, view, set(roles), lanes, idle_shown, concurrent_summary(concurrent_ns, span_ns))
+    share = concurrent_ns / max(view.end_ns - view.start_ns, 1)
+    concurrent = f"≥ 2 streams busy: {canvas.format_duration(concurrent_ns)} ({share:.0%})"
+    concurrent = concurrent if concurrent_ns else "no time with ≥ 2 streams busy"
+    _legend(figure, view, set(roles), lanes, idle_shown, concurrent)
     if rows.height == 0:
         canvas.note(ax, span / 2, n_rows / 2 - 0.5, "no kernels in this range")
     return figure
@@ -221,12 +220,6 @@ def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int
             PolyCollection(bars, facecolors=canvas.OVERLAP, alpha=alpha, linewidths=0, zorder=z)
         )
     return int((seg_e - seg_s).sum())
-
-
-def concurrent_summary(total_ns: int, span_ns: int) -> str:
-    if total_ns == 0:
-        return "no time with ≥ 2 streams busy"
-    return f"≥ 2 streams busy: {canvas.format_duration(total_ns)} ({total_ns / span_ns:.0%})"
 
 
 def _overlap(view: TimelineView) -> tuple[int, int] | None:
@@ -285,12 +278,9 @@ def _label_bars(
     room = np.floor((bar_pt - 4) / CHAR_WIDTH_PT).astype(np.int64)  # characters that fit
     fits = np.flatnonzero(room >= np.minimum(names.str.len_chars().to_numpy(), 4))
     for i in fits:  # bounded by the axes width, not by the number of kernels
-        text = fit_label(str(names[int(i)]), int(room[i]))
+        name, fits_in = str(names[int(i)]), int(room[i])
+        text = name if len(name) <= fits_in else name[: max(fits_in - 1, 1)] + "…"
         ax.text((x0[i] + x1[i]) / 2, y[i], text, fontsize=LABEL_FONT_PT, zorder=5, **BAR_LABEL)
-
-
-def fit_label(text: str, room: int) -> str:
-    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
 
 
 def _mark_idle_gaps(

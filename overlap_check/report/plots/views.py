@@ -32,8 +32,7 @@ COMMUNICATION_LANE = -1  # lane key of communication rows (they have no Stream I
 
 @dataclass(frozen=True)
 class TimelineView:
-    """One range of a capture's timeline with the plan's marks; ``kernels`` is the whole
-    table (drawing clips it), windows are ``(start_ns, end_ns)`` on the capture clock."""
+    """One range of a capture's timeline (the whole kernel table) and the plan's marks."""
 
     kernels: pl.DataFrame
     start_ns: int
@@ -142,8 +141,7 @@ def clip(kernels: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
 def idle_gaps(
     kernels: pl.DataFrame, stream: int, start_ns: int, end_ns: int, min_gap_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One stream's gaps of at least ``min_gap_ns`` between two kernels in the range (before
-    the first one in view the stream may simply be out of view)."""
+    """One stream's gaps of at least ``min_gap_ns`` between two of its kernels in the range."""
     rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
     busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
     if busy_s.size < 2:
@@ -177,8 +175,7 @@ def _stream_levels(
 
 
 def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
-    """The range of ``width_ns`` holding the most time with >= 2 compute streams busy (without
-    any concurrency: the most kernel starts)."""
+    """The range of ``width_ns`` with the most time of >= 2 compute streams busy."""
     rows = compute_kernels(kernels)
     if rows.height == 0:
         return 0, max(width_ns, 1)
@@ -206,15 +203,11 @@ def stream_view_width(kernels: pl.DataFrame) -> int:
     if rows.height == 0:
         return 1_000
     span = int(rows["end_ns"].max()) - int(rows["start_ns"].min())  # type: ignore[arg-type]
-    if rows.height <= STREAM_VIEW_KERNELS:
-        return max(span, 1)
-    return max(span * STREAM_VIEW_KERNELS // rows.height, 1)
+    return max(span * STREAM_VIEW_KERNELS // max(rows.height, STREAM_VIEW_KERNELS), 1)
 
 
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
-    """Per compute kernel, its aicore and vectorcore block demand by the report's contention
-    rule (model.core_kinds), capped at the device's cores: 256 blocks on 48 cores run in
-    waves."""
+    """Each compute kernel's block demand, capped at the cores: 256 blocks on 48 run in waves."""
     aic, aiv = AIC_DEMAND.fill_null(0), AIV_DEMAND.fill_null(0)
     if device is not None:  # capped at the cores where known (0: unknown, not capped)
         if device.aicore > 0:
@@ -234,8 +227,7 @@ def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl
 def demand_steps(
     demand: pl.DataFrame, kind: str, streams: list[int], start_ns: int, end_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(edges, levels)``: n+1 sorted times, and per stream (``streams`` order) the ``kind``
-    blocks it demands on each of the n segments."""
+    """``(edges, levels)``: n+1 times, and per stream the ``kind`` blocks on each segment."""
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
