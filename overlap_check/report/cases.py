@@ -1,12 +1,6 @@
-"""The checks a CI report lists, shared by the Markdown, JUnit and GitHub renderers.
-
-One case per plan and rank (per stream pair and rank when there is no plan),
-one per group of core-limit violations (or one passing core-limit case), one
-per baseline figure missing from this report, and a ``gate`` case when the
-gate failed for a reason no other case shows (contention, a rank with one
-stream, --strict). Whether a plan or pair fails is the gate's mark on it
-(``gate_failures``, verdict.mark_gate): the cases never decide it again.
-"""
+"""The checks a CI report lists (docs/ci.md), shared by the Markdown, JUnit and GitHub
+renderers. A plan or pair fails where the gate marked it (``gate_failures``): the cases
+never decide it again; a ``gate`` case carries a failure no other case shows."""
 
 from __future__ import annotations
 
@@ -44,7 +38,6 @@ class Case:
 
     @property
     def level(self) -> Literal["failed", "warning", "passed"]:
-        """How a CI page marks the case (in this order)."""
         return "failed" if self.status == "failed" else "warning" if self.warning else "passed"
 
 
@@ -61,8 +54,7 @@ def baseline_of(report: Report, name: str, rank: int | None) -> BaselineDelta | 
 
 
 def evidence_of(report: Report, plan: PlanResult) -> str:
-    """The plan's line of the report's evidence summary (one line per plan, in plan order;
-    "" when the report has none, as one read from JSON written before it existed)."""
+    """The plan's line of the evidence summary; "" when JSON from before it has none."""
     if len(report.evidence_summary) != len(report.plans):
         return ""
     summary = zip(report.plans, report.evidence_summary, strict=True)
@@ -71,8 +63,7 @@ def evidence_of(report: Report, plan: PlanResult) -> str:
 
 
 def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
-    """(run, occurrence) the verdict's figure names (the lowest hidden_pct among the warm
-    runs' worst ones, PlanResult.deciding_occurrence) when a warm run holds it."""
+    """(run, occurrence) the verdict's figure names, when a warm run holds it."""
     found = plan.deciding_occurrence()
     if found is None or not found[0].warm:
         return None
@@ -80,8 +71,7 @@ def deciding_occurrence(plan: PlanResult) -> tuple[int, Occurrence] | None:
 
 
 def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
-    """(label, text) of the measured 3c causes (largest first) and the fix steps of the
-    plan's diagnosis."""
+    """(label, text) of the diagnosis' measured causes (largest first) and fix steps."""
     found = plan.diagnosed
     if found is None:
         return []
@@ -91,7 +81,6 @@ def diagnosis_lines(plan: PlanResult) -> list[tuple[str, str]]:
 
 
 def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
-    """An occurrence's hidden_pct with its own band, as the layer table gives it."""
     figure = figure_text(occ.hidden_pct, thresholds)
     return f"{figure} ({occ.verdict})" if occ.verdict else figure
 
@@ -99,8 +88,7 @@ def occurrence_text(occ: Occurrence, thresholds: Thresholds) -> str:
 def _judged(
     judged: PlanResult | StreamPair, name: str, message: str, details: list[str], report: Report
 ) -> Case:
-    """The case of a plan or stream pair: failed where the gate marked it or its baseline
-    figure regressed; ``details`` end with its figure per run."""
+    """A plan's or pair's case: failed where the gate marked it or its baseline regressed."""
     group: Literal["plan", "streams"] = "plan" if isinstance(judged, PlanResult) else "streams"
     figure = "hidden_pct" if group == "plan" else "overlap_pct"
     if judged.per_run:
@@ -127,7 +115,6 @@ def _judged(
 
 
 def plan_case(plan: PlanResult, report: Report) -> Case:
-    warm = sum(run.warm for run in plan.per_run)
     # the bands apply to hidden_pct (plan.decided_by); the recipes' window figure follows
     thresholds = report.thresholds
     message = (
@@ -139,7 +126,7 @@ def plan_case(plan: PlanResult, report: Report) -> Case:
     details = [plan.diagnosis] if plan.diagnosis else []
     details += plan.findings
     deciding = deciding_occurrence(plan)
-    if deciding is not None and warm:
+    if deciding is not None:  # a warm run holds it
         run, occ = deciding
         details.append(
             f"deciding occurrence: run {run}, #{occ.index}: hidden_pct "
@@ -198,14 +185,12 @@ def core_cases(report: Report) -> list[Case]:
         over = f"{len(lines)} side-stream kernel(s) over limit_core_num"
         cases.append(Case("cores", name, "failed", over, tuple(lines), (*more, *notes, *warnings)))
     if not groups and (cores.checked_kernels or cores.limits):
-        details = (*notes, *warnings)
-        message = within_text(cores)
+        message, details = within_text(cores), (*notes, *warnings)
         cases.append(Case("cores", "core limits", "passed", message, (), details, bool(warnings)))
     return cases
 
 
 def ci_cases(report: Report) -> tuple[Case, ...]:
-    """Every case of the report, in the order a CI page shows them."""
     cases = [plan_case(plan, report) for plan in report.plans]
     if not report.plans:
         cases += [pair_case(pair, report) for pair in report.stream_pairs]
@@ -214,9 +199,8 @@ def ci_cases(report: Report) -> tuple[Case, ...]:
     for delta in report.baseline or ():
         if delta.status == "missing-in-head":
             name, why = "baseline: " + with_rank(delta.plan, delta.rank), describe(delta, tolerance)
-            cases.append(
-                Case("baseline", name, "failed", "in the baseline, not in this report", (why,))
-            )
+            missing = "in the baseline, not in this report"
+            cases.append(Case("baseline", name, "failed", missing, (why,)))
     if report.verdict == "fail" and not any(case.status == "failed" for case in cases):
         reasons = report.gate_reasons or ("the gate failed",)
         cases.append(Case("gate", "gate", "failed", reasons[0], tuple(reasons)))

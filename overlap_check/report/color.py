@@ -1,11 +1,5 @@
-"""Terminal colour for the text reports: when to use it and how.
-
-``--color never|always`` decides when given (a command-line argument beats the
-environment, as https://no-color.org asks). With ``auto``: a non-empty ``NO_COLOR``
-turns colour off and wins; else ``FORCE_COLOR`` (non-empty, not ``0``) turns it on, for
-CI logs that render ANSI; else colour is used on a terminal whose TERM is not ``dumb``.
-Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes.
-"""
+"""Terminal colour for the text reports: when to use it (docs/contract.md) and how.
+Renderers take a plain ``color: bool``; painting only wraps the visible text in escapes."""
 
 from __future__ import annotations
 
@@ -29,7 +23,7 @@ class _Stream(Protocol):
 
 
 def use_color(stream: _Stream, environ: Mapping[str, str]) -> bool:
-    """Whether to colour what is written to ``stream`` (the ``auto`` rule)."""
+    """``auto``: NO_COLOR wins, then FORCE_COLOR, else a terminal whose TERM is not dumb."""
     if environ.get("NO_COLOR", ""):
         return False
     force = environ.get("FORCE_COLOR", "")
@@ -62,7 +56,6 @@ def paint(text: str, style: str | None, enabled: bool) -> str:
 
 
 def paint_verdict(verdict: str, enabled: bool) -> str:
-    """A verdict word (real, fake, pass ...) in its colour."""
     return paint(verdict, VERDICT_STYLE.get(verdict), enabled)
 
 

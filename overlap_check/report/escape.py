@@ -1,13 +1,6 @@
-"""The one escaping layer between names from a capture or a config and their readers.
-
-A kernel name, a plan name or a path is text someone else wrote. Each reader kind
-has one function here, used by every renderer and every message: :func:`shown` (a
-terminal or log: one line, every control, bidi or zero-width character written as
-Python would), :func:`guarded` (no line starts a GitHub workflow command),
-:func:`markdown` (a PR comment: no mention, link, image, HTML or markup) and
-:func:`json_text` (exact values, invisible ones as ``\\uXXXX``). Workflow-command
-escapes are report/workflow_commands.py; XML's forbidden characters report/junit.py.
-"""
+"""The one escaping layer for names someone else wrote (kernel, plan, path): one function
+per reader kind, used by every renderer and message (docs/contract.md). Workflow-command
+escapes are in workflow_commands.py, XML's forbidden characters in junit.py."""
 
 from __future__ import annotations
 
@@ -47,8 +40,7 @@ def shown(text: str) -> str:
 
 
 def displayed(value: T) -> T:
-    """A copy of a Report (or a lint result, any tree of frozen dataclasses, tuples, lists
-    and dicts) whose every string is :func:`shown`; the same object when nothing changes."""
+    """A Report (any tree of dataclasses and containers) with every string :func:`shown`."""
     return _walk(value)  # type: ignore[no-any-return]
 
 
@@ -83,8 +75,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's init fields, by type
 
 
 def guarded(text: str) -> str:
-    """Report text whose lines cannot start a GitHub workflow command (``::`` or ``##[``
-    after blanks): the first character of such a line is escaped (``\\x3a:error``)."""
+    """Text whose lines cannot start a workflow command (``::``, ``##[``): ``\\x3a:error``."""
     return _COMMAND_START.sub(lambda m: m.group(1) + _code(m, 2), text)
 
 
@@ -96,10 +87,8 @@ _MARKDOWN = re.compile(
 
 
 def markdown(text: str) -> str:
-    """``text`` as literal Markdown inline text (a table cell or a list item): shown, its
-    markup backslash-escaped (``|`` too, for a table), and every ``@`` and ``#``, the ``:``
-    of ``://`` and the ``.`` of ``www.`` a code span of its own (`` `@` ``), so that GitHub
-    links no one and nothing."""
+    """``text`` as literal Markdown: markup escaped, ``@``, ``#``, the ``:`` of ``://`` and the
+    ``.`` of ``www.`` each a code span, so that GitHub links no one and nothing."""
     return _MARKDOWN.sub(_markdown_code, shown(text))
 
 
@@ -113,8 +102,7 @@ _ASCII_BUT_DEL = bytes(range(0x7F))
 
 
 def json_text(document: str) -> str:
-    """A JSON document with every invisible character its encoder left raw (DEL, C1, bidi,
-    zero-width) written as a ``\\uXXXX`` escape: the same values, nothing hidden."""
+    """The JSON document with every invisible character its encoder left raw as ``\\uXXXX``."""
     # A report is ASCII but for a few characters: the pattern scans only those (a regex
     # scan of a 70 MB report costs a second, this a fifth of it).
     rest = document.encode("utf-8", "surrogatepass").translate(None, _ASCII_BUT_DEL)

@@ -1,13 +1,5 @@
-"""``--format github``: GitHub Actions workflow commands (annotations).
-
-``::error`` for each failing check, ``::warning`` for provisional or partial results
-and report notes, ``::notice`` for passes; errors first, because GitHub shows only the
-first few annotations of each kind per step (the step summary has everything). The
-last line is a plain verdict line. A plan's annotations (its case, its core-limit and
-baseline cases) carry ``file=``/``line=`` of its ``[[plan]]`` header in the config, so
-GitHub shows them on that file (a ``--side`` plan has none). User text is escaped
-(workflow_commands.py).
-"""
+"""``--format github``: GitHub Actions annotations, then a verdict line (docs/ci.md). Errors
+come first: GitHub shows only the first few annotations of each kind per step."""
 
 from __future__ import annotations
 
@@ -19,7 +11,6 @@ _COMMAND = {"failed": "error", "warning": "warning", "passed": "notice"}  # by C
 
 
 def _plans_by_case(report: Report) -> dict[tuple[str, str], PlanResult]:
-    """(group, case name) -> the plan a case is about, for the cases that name one."""
     found: dict[tuple[str, str], PlanResult] = {}
     for plan in report.plans:
         found[("plan", with_rank(plan.name, plan.rank))] = plan
@@ -29,7 +20,6 @@ def _plans_by_case(report: Report) -> dict[tuple[str, str], PlanResult]:
 
 
 def render(report: Report) -> str:
-    """One workflow command per check, then the verdict line."""
     plans = _plans_by_case(report)
     lines = []
     for case in sorted(ci_cases(report), key=lambda case: list(_COMMAND).index(case.level)):

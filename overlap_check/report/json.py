@@ -1,7 +1,4 @@
-"""The JSON report: the model's codec (model/json_codec.py) written out, indented.
-
-docs/report.schema.json describes it; ``Report.from_json`` reads it back.
-"""
+"""The JSON report (docs/report.schema.json): the model's codec written out, indented."""
 
 from __future__ import annotations
 
@@ -10,5 +7,4 @@ from overlap_check.model.json_codec import indented, to_dict
 
 
 def render(report: Report) -> str:
-    """The JSON text, indented, ending with a newline."""
     return indented(to_dict(report)) + "\n"

@@ -1,16 +1,8 @@
 """JUnit XML for Jenkins, GitLab and GitHub test reporters: the one writer for analyze and lint.
-
-``render()`` (``analyze --format junit``) writes one ``<testcase>`` per check of
-report/cases.py: a failing one carries ``<failure>``; a provisional one (fewer runs
-than min_runs, not ``--strict``) is ``<skipped>``, its reason both the element's text
-(GitLab shows that) and its ``message`` (Jenkins shows that); every one has
-``<system-out>``. The documents validate against the Jenkins xUnit schema
-(junit-10.xsd) and Maven Surefire's 3.0 (each ``<testsuite>``; tests/data/junit/):
-hence no ``skipped`` count on ``<testsuites>``, report-wide lines as suite
-properties, ``time`` (0) on every testcase, a ``type`` on every failure, and no
-``file`` attribute, which the Jenkins xUnit plugin rejects with the whole report
-(docs/ci.md, "What the JUnit XML holds").
-"""
+Valid against the Jenkins xUnit and Maven Surefire schemas: hence no ``skipped`` count on
+``<testsuites>``, ``time`` (0) on every testcase, a ``type`` on every failure, and no ``file``
+attribute (docs/ci.md, "What the JUnit XML holds"). A skipped case's reason is both its
+text (GitLab shows that) and its ``message`` (Jenkins does)."""
 
 from __future__ import annotations
 
@@ -67,8 +59,7 @@ def _counts(cases: tuple[JUnitCase, ...]) -> dict[str, str]:
 
 
 def write(name: str, suites: tuple[JUnitSuite, ...]) -> str:
-    """The JUnit XML document of these suites (UTF-8, with an XML declaration), each with at
-    least one testcase; a property name that repeats is numbered (``note.1``, ``note.2``)."""
+    """The document; a repeated property name is numbered (``note.1``, ``note.2``)."""
     # Jenkins rejects a report of no tests: a suite with no check gets one passing case
     said = "nothing to check (no plan, stream pair or file was found)"
     empty = [JUnitCase(s.name, "nothing to check", output=f"{s.name}: {said}") for s in suites]
@@ -119,7 +110,6 @@ def _junit_case(case: Case) -> JUnitCase:
 
 
 def render(report: Report) -> str:
-    """``--format junit``: the report's checks as one suite."""
     outcome = [
         (name, str(getattr(report, name))) for name in ("tool_version", "verdict", "exit_code")
     ]

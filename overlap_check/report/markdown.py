@@ -1,9 +1,4 @@
-"""``--format markdown``: a compact summary for a pull request or $GITHUB_STEP_SUMMARY.
-
-One table per rank (plans, or stream pairs when there is no plan), the core
-limits, the diagnosis lines, the gate's verdict and reasons. Figures are
-fractions (overlap_pct), as in the JSON report.
-"""
+"""``--format markdown``: a compact summary for a pull request or $GITHUB_STEP_SUMMARY."""
 
 from __future__ import annotations
 
@@ -35,7 +30,6 @@ _ICON = {"failed": "❌", "warning": "⚠️", "passed": "✅"}
 
 
 def cell(text: object) -> str:
-    """Text safe inside a table cell or a list item: no markup, link or mention (escape.py)."""
     return markdown(str(text))
 
 
@@ -60,7 +54,7 @@ def _verdict_cell(case: Case, verdict: str, provisional: bool) -> str:
 
 
 def _judged_sections(report: Report) -> list[str]:
-    """A table per rank of its plans, with their notes (without plans: of its stream pairs)."""
+    """A table per rank of its plans and their notes (without plans: its stream pairs)."""
     lines: list[str] = []
     judged: Sequence[PlanResult | StreamPair] = report.plans or report.stream_pairs
     for rank in dict.fromkeys(j.rank for j in judged):
@@ -90,8 +84,7 @@ def _judged_sections(report: Report) -> list[str]:
 
 
 def _plan_row(plan: PlanResult, report: Report) -> tuple[str, list[object], list[object]]:
-    """The plan's name (as the baseline names it), its row's cells before the baseline
-    column and after it."""
+    """The plan's baseline name, its cells before the baseline column and after it."""
     deciding = deciding_occurrence(plan)
     worst = "—"
     if deciding:
@@ -148,23 +141,18 @@ def _violation_cells(v: CoreViolation) -> list[object]:
 
 
 def _communication_section(report: Report) -> list[str]:
-    """Communication busy / hidden / exposed per rank and per step, beside the profiler's."""
     if not report.communication:
         return []
     from overlap_check.report import text as comm
 
     steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
-    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", ""]
-    lines += [
-        *_table(comm.RANK_HEADER, comm.rank_cells(report)),
-        "",
-        f"{comm.COMMUNICATION_STEPS}.",
-    ]
-    return [*lines, "", *_table(comm.STEP_HEADER, steps)]
+    ranks = _table(comm.RANK_HEADER, comm.rank_cells(report))
+    lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", "", *ranks, ""]
+    return [*lines, f"{comm.COMMUNICATION_STEPS}.", "", *_table(comm.STEP_HEADER, steps)]
 
 
 def _baseline_section(report: Report) -> list[str]:
-    """Baseline figures the tables do not show: missing from this report."""
+    """The baseline figures missing from this report (the tables show the others)."""
     tolerance = report.baseline_tolerance or 0.0
     deltas = report.baseline or ()
     missing = [f"❌ {describe(d, tolerance)}" for d in deltas if d.status == "missing-in-head"]
@@ -172,12 +160,10 @@ def _baseline_section(report: Report) -> list[str]:
 
 
 def _items(title: str, items: Sequence[str]) -> list[str]:
-    """A titled list; nothing when there are no items."""
     return ["", title, "", *[f"- {cell(item)}" for item in items]] if items else []
 
 
 def render(report: Report) -> str:
-    """The Markdown summary of a report."""
     passed = report.verdict == "pass"
     lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
     if any(p.provisional for p in report.plans) or any(p.provisional for p in report.stream_pairs):
@@ -204,23 +190,19 @@ def render(report: Report) -> str:
 
 
 def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
-    """Append the Markdown summary to the file named by GITHUB_STEP_SUMMARY, if set. Written
-    whatever ``--format`` is; ``OVERLAP_CHECK_STEP_SUMMARY=0`` turns it off (for a step
-    whose summary another step writes)."""
+    """Append the Markdown summary to the step summary file, if any (docs/ci.md)."""
     target = step_summary_target(environ)
     if target is not None:
         append_markdown(render(displayed(report)), target)
 
 
 def step_summary_target(environ: Mapping[str, str]) -> str | None:
-    """The file GITHUB_STEP_SUMMARY names, unless OVERLAP_CHECK_STEP_SUMMARY=0."""
     target = environ.get(STEP_SUMMARY_VARIABLE, "").strip()
     switch = environ.get(STEP_SUMMARY_SWITCH, "").strip().lower()
     return target if target and switch not in {"0", "false", "no", "off"} else None
 
 
 def append_markdown(text: str, target: str) -> None:
-    """Append ``text`` to the step summary file (InputError naming it if that fails)."""
     try:
         with open(target, "a", encoding="utf-8") as summary:
             summary.write(text + "\n")
@@ -234,7 +216,6 @@ def append_markdown(text: str, target: str) -> None:
 def render_comparison(
     deltas: Sequence[BaselineDelta], tolerance: float, base: str, head: str
 ) -> str:
-    """The Markdown of ``overlap-check compare``."""
     failed = [d for d in deltas if d.status in ("regressed", "missing-in-head")]
     lines = [
         f"## overlap-check compare: {'❌ fail' if failed else '✅ pass'}",

@@ -1,12 +1,6 @@
-"""Writing an output file (``--output``) so that a reader never sees half of it.
-
-The text goes to a temporary file in the target's folder (same file system, so the
-rename is atomic), is flushed to disk, and replaces the target (:func:`os.replace`);
-a failure leaves the old file and no temporary one. Only a regular file is replaced:
-a symbolic link or anything else (a device, a FIFO, a folder) is refused, naming the
-path (exit 2), so that a report never overwrites what a link points at and, as root,
-never replaces a device with a file.
-"""
+"""Writing an output file (``--output``) so that a reader never sees half of it: a temporary
+file in the same folder, fsynced, then renamed over the target. Only a regular file is
+replaced; a link, device, FIFO or folder is refused (docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -24,8 +18,7 @@ SUFFIX_FORMATS |= {".txt": "text", ".log": "text", ".sarif": "sarif"}
 
 
 def format_of_suffix(path: str | Path, formats: Collection[str]) -> str | None:
-    """The format ``--output FILE`` writes by its suffix, when it is one of ``formats`` (the
-    command's); None: the suffix names none of them."""
+    """The format of ``--output FILE``'s suffix among the command's ``formats``, else None."""
     found = SUFFIX_FORMATS.get(Path(path).suffix.lower())
     return found if found in formats else None
 
@@ -40,8 +33,7 @@ def _kind(mode: int) -> str | None:
 
 
 def check_target(path: str | Path) -> None:
-    """InputError naming ``path`` when it exists and is not a regular file (lstat: a link is
-    one); also called before a long analysis, so that it fails at once."""
+    """InputError when ``path`` exists and is no regular file (called early: fail at once)."""
     try:
         kind = _kind(os.lstat(path).st_mode)
     except (FileNotFoundError, NotADirectoryError):
@@ -52,8 +44,7 @@ def check_target(path: str | Path) -> None:
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` by a file holding ``data`` (str: UTF-8) all at once; OSError on failure,
-    InputError naming ``path`` when it is not a regular file (a link is never followed)."""
+    """Replace ``path`` by ``data`` (str: UTF-8) all at once; OSError on failure."""
     check_target(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666: the new file gets the usual umask-based mode (mkstemp's is 0600).
@@ -71,7 +62,6 @@ def write_atomically(path: Path, data: str | bytes) -> None:
 
 
 def write_output(path: str | Path, data: str | bytes, what: str = "the report") -> None:
-    """:func:`write_atomically`, with a failure as an InputError naming the file (exit 2)."""
     if isinstance(data, str):  # a name that is not UTF-8 (file system surrogates): \udcff,
         data = data.encode("utf-8", "backslashreplace")  # in JSON the exact escape
     try:

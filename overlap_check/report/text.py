@@ -12,7 +12,6 @@ from overlap_check.model import (
     PlanRun,
     ReferenceDelta,
     Report,
-    RunInfo,
     Thresholds,
     rank_text,
 )
@@ -34,7 +33,6 @@ def us(ns: float | None) -> str:
 
 
 def _heading(title: str, explanation: str, color: bool) -> str:
-    """A section title in bold, its explanation (in parentheses) plain."""
     return bold(title, color) + (f" ({explanation})" if explanation else "")
 
 
@@ -49,7 +47,6 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
 
 
 def _deciding_cell(plan: PlanResult, thresholds: Thresholds) -> str:
-    """The deciding (worst) occurrence by the figure that decides, hidden_pct."""
     found = plan.deciding_occurrence()
     if found is None or not found[0].warm:
         return "-"
@@ -63,7 +60,6 @@ def _samples(plan: PlanResult) -> str:
 
 
 def _per_run(runs: Sequence[PlanRun], thresholds: Thresholds) -> str:
-    """Each sample's hidden_pct (what decides), its window overlap_pct beside it."""
     return ", ".join(
         f"{r.sample or f'run {r.run}'}{'' if r.warm else ' (cold)'} "
         f"{figure_text(r.hidden_pct, thresholds)} (overlap_pct {pct(r.overlap_pct)})"
@@ -87,8 +83,7 @@ def _window(start: int | None, end: int | None, origin: int | None) -> str:
 
 
 def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str:
-    """The recipes' record of the occurrence the verdict's figure names (times from the
-    run's first compute kernel)."""
+    """The deciding occurrence's record (times from the run's first compute kernel)."""
     found = plan.deciding_occurrence()
     if found is None:
         return ""
@@ -106,7 +101,6 @@ def _deciding(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> str
 
 
 def _barrier(b: BarrierCandidate) -> str:
-    """A barrier by op type, with which way the wait went."""
     who = "the side stream waited for it" if b.waited == "side" else "the main stream waited"
     return f"{b.chain or b.name} ({who})"
 
@@ -115,8 +109,7 @@ MAX_LAYERS = 5  # layer rows the text shows; the JSON report has every layer
 
 
 def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[str]:
-    """The deciding run's layer table, compact: its deciding and worst layers and those
-    whose join did not wait, in layer order (at most MAX_LAYERS rows)."""
+    """The deciding run's deciding and worst layers and those whose join did not wait."""
     found = plan.deciding_occurrence()
     if found is None:
         return []
@@ -190,12 +183,10 @@ def _plans(report: Report, color: bool) -> list[str]:
 
 
 def _line(label: str, text: str) -> list[str]:
-    """A line of a plan's block, when there is something to say."""
     return [f"    {label}{text}"] if text else []
 
 
 def _walls(plan: PlanResult) -> str:
-    """The plan's layer figures (docs/gain.md), warm medians per layer."""
     w = plan.walls
     if w is None or not w.layers:
         return ""
@@ -242,8 +233,7 @@ WALLS = ("layer_wall_ns", "dominator_ns", "side_total_ns", "step_wall_ns", "join
 
 
 def _steps_line(d: ReferenceDelta) -> str:
-    """The step-by-step comparison in one line: what was matched, the median and the worst
-    step (every step is in the JSON, reference.plans[].steps)."""
+    """The step-by-step comparison in one line (every step is in the JSON)."""
     text = (
         f"  {d.plan}, rank {rank_text(d.rank)}, step by step: {d.steps_after} warm step(s) vs "
         f"{d.steps_before} in the reference, {len(d.steps)} matched by order"
@@ -303,15 +293,12 @@ def _ranks(report: Report, color: bool) -> list[str]:
     return [_heading("Ranks", explanation, color), *table(header, rows), *helpers]
 
 
-def _streams(run: RunInfo) -> str:
-    return " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in run.streams) or "-"
-
-
 def _runs(report: Report, color: bool) -> list[str]:
     rows = []
     for r in report.runs:
         warm = "warm" if r.warm else "cold"
-        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", _streams(r)]
+        streams = " ".join(f"{s.stream_id}:{s.kernels}/{us(s.busy_ns)}" for s in r.streams)
+        cells = [rank_text(r.rank), str(r.index), warm, r.source, r.level or "-", streams or "-"]
         rows.append([*cells, str(r.skipped_rows), str(r.unplaced_rows), r.path])
     header = ["rank", "run", "warm", "source", "level", "streams id:kernels/busy_us", "skipped"]
     header += ["unplaced", "path"]
@@ -320,23 +307,6 @@ def _runs(report: Report, color: bool) -> list[str]:
         f"first {report.warmup} {unit} of each rank are cold, unless fewer runs: see notes"
     )
     return [_heading("Runs", explanation, color), *table(header, rows)]
-
-
-def _cores_section(report: Report, color: bool) -> list[str]:
-    if report.cores is None:
-        return []
-    origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
-    return ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
-
-
-def _baseline(report: Report, color: bool) -> list[str]:
-    rows = [
-        [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
-        for d in report.baseline or ()
-    ]
-    header = ["plan", "rank", "base", "head", "delta", "status"]
-    painters = {5: _styled(BASELINE_STYLE, color)}
-    return ["", bold("Baseline", color), *table(header, rows, paint=painters)]
 
 
 COMMUNICATION = (
@@ -350,7 +320,6 @@ COMMUNICATION_STEPS = (
 
 
 def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
-    """One step's row: ours, then the profiler's (shared by the text and markdown reports)."""
     p = s.profiler
     theirs = ["-"] * 5
     if p is not None:
@@ -377,7 +346,6 @@ def rank_cells(report: Report) -> list[list[str]]:
 
 
 def _communication(report: Report, color: bool) -> list[str]:
-    """The section's lines and a blank one; [] when no rank had a communication row."""
     if not report.communication:
         return []
     steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
@@ -388,7 +356,6 @@ def _communication(report: Report, color: bool) -> list[str]:
 
 @fitted  # to the terminal's width, its terms explained (text_table.py)
 def render(report: Report, *, color: bool = False) -> str:
-    """The whole text report, ending with a newline; ``color``: with ANSI colours."""
     passed = report.verdict == "pass"
     status = paint("PASS" if passed else "FAIL", "bold green" if passed else "bold red", color)
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
@@ -409,12 +376,18 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.plans:
         lines += [*_plans(report, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
-    lines += _communication(report, color)
-    lines += _runs(report, color)
-    lines += _reference(report, color)
+    lines += [*_communication(report, color), *_runs(report, color), *_reference(report, color)]
     if report.baseline:
-        lines += _baseline(report, color)
-    lines += _cores_section(report, color)
+        header = ["plan", "rank", "base", "head", "delta", "status"]
+        rows = [
+            [d.plan, rank_text(d.rank), pct(d.base), pct(d.head), pct(d.delta), d.status]
+            for d in report.baseline
+        ]
+        painters = {5: _styled(BASELINE_STYLE, color)}
+        lines += ["", bold("Baseline", color), *table(header, rows, paint=painters)]
+    if report.cores is not None:
+        origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
+        lines += ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
     if report.notes:
         lines += ["", bold("Notes:", color), *[f"  - {note}" for note in report.notes]]
     return "\n".join(lines) + "\n"

@@ -21,8 +21,7 @@ _SOURCE_WORDS = {
 
 
 def device_text(device: DeviceCores) -> str:
-    """The device's cores as every output words them: a guessed count says so, and a
-    count no source gives (0) is "unknown", never 0."""
+    """The device's cores as every output words them: a guess says so, 0 is "unknown"."""
     if device.aicore <= 0 and device.vectorcore <= 0:
         return "cores unknown"
     aic, aiv = (str(n) if n > 0 else "unknown" for n in (device.aicore, device.vectorcore))
@@ -52,7 +51,7 @@ def _limit_line(limit: AppliedLimit) -> str:
 
 
 def _grouped(items: Sequence[CoreViolation]) -> list[str]:
-    """One row per (rank, stream, kernel, rule): the same op repeats in every layer and run."""
+    """One row per (rank, stream, kernel, rule): an op repeats in every layer and run."""
     groups: dict[tuple[str, ...], list[int]] = {}
     for v in items:
         label = "Mix Block Num" if v.blocks_field == "mix_block_num" else "Block Num"
@@ -75,9 +74,7 @@ Origins = Mapping[tuple[int | None, int], int | None]  # (rank, run) -> run's fi
 
 
 def render_cores(cores: CoresResult, origins: Origins | None = None, *, color: bool = False) -> str:
-    """The "Cores" section. With ``origins`` (as the JSON report builds them), contention
-    start times are microseconds from the run's first kernel; without, absolute epoch µs.
-    ``color``: violations red, warnings and contention yellow (ANSI)."""
+    """The "Cores" section; contention starts relative to ``origins``, else epoch µs."""
     device = cores.device
     said = "unknown"
     if device is not None and (device.aicore > 0 or device.vectorcore > 0):
@@ -137,9 +134,8 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
     rows = []
     for c in cores.contention[:MAX_ROWS]:
         start = exact_us(c.start_ns - (origins.get((c.rank, c.run)) or 0))
-        kernels = ", ".join(c.kernels[:4]) + (
-            f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
-        )
+        more = f" (+{len(c.kernels) - 4})" if len(c.kernels) > 4 else ""
+        kernels = ", ".join(c.kernels[:4]) + more
         cells = [str(c.run), rank_text(c.rank), start, exact_us(c.duration_ns), c.kind]
         rows.append([*cells, f"{c.demand}/{c.maximum}", ",".join(map(str, c.streams)), kernels])
     header = ["run", "rank", "start_us", "dur_us", "kind", "demand/max", "streams", "kernels"]

@@ -1,6 +1,5 @@
-"""Aligned plain-text tables for the text report, with optional colour per column, and the
-report fitted to the terminal's width (``COLUMNS``, default 100), the words that need
-explaining explained once at its end."""
+"""Aligned plain-text tables, the text report fitted to the terminal's width and its terms
+explained once at its end."""
 
 from __future__ import annotations
 
@@ -20,14 +19,12 @@ F = TypeVar("F", bound=Callable[..., str])
 
 
 def terminal_width(environ: Mapping[str, str]) -> int:
-    """``COLUMNS`` when it is a number of at least 40, else DEFAULT_WIDTH."""
     given = environ.get("COLUMNS", "").strip()
     return max(int(given), MIN_WIDTH) if given.isdigit() else DEFAULT_WIDTH
 
 
 def _fit(columns: list[list[str]], indent: str) -> list[int] | None:
-    """Column widths that fit WIDTH, narrowing the widest columns whose cells break at
-    blanks (never below a column's longest word); None: the table cannot fit."""
+    """Column widths that fit WIDTH (no column under its longest word), else None."""
     fitted = [max(len(c) for c in column) for column in columns]
     words = [max(len(w) for cell in column for w in cell.split() or [""]) for column in columns]
     while (over := len(indent) + sum(fitted) + 2 * (len(fitted) - 1) - WIDTH.get()) > 0:
@@ -45,18 +42,14 @@ def table(
     indent: str = "  ",
     paint: Mapping[int, Painter] | None = None,
 ) -> list[str]:
-    """Header and rows, columns padded to their widest cell, trailing blanks dropped. A
-    table wider than WIDTH has its widest cells wrapped at blanks within their column; one
-    that cannot fit so shows its last column under each row instead (``path: ...``).
-    ``paint`` maps a column index to a painter for its body cells; the padding is added
-    outside the escapes, so coloured and plain tables line up the same."""
+    """Header and rows padded, wrapped to fit WIDTH or the last column under each row;
+    ``paint``: a painter per column index for body cells, padding outside its escapes."""
     return [line for group in _groups(header, rows, indent, paint or {}) for line in group]
 
 
 def _groups(
     header: Sequence[str], rows: Sequence[Sequence[str]], indent: str, paint: Mapping[int, Painter]
 ) -> list[list[str]]:
-    """The lines of the header, then of each row (several when its cells wrap)."""
     columns = [list(column) for column in zip(header, *rows, strict=True)]
     widths = _fit(columns, indent)
     if widths is None and len(header) > 1:
@@ -85,9 +78,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # report/color.py's, which take no room
 
 
 def wrap_lines(text: str, width: int) -> str:
-    """Every line longer than ``width`` wrapped at blanks with a hanging indent: under its
-    own text after a list item's ``- ``, else four more blanks than the line's indent; a
-    word longer than that (a path) after a ``/``."""
+    """Long lines wrapped at blanks with a hanging indent, a long word (a path) after ``/``."""
     out: list[str] = []
     for line in text.split("\n"):
         if len(_ANSI.sub("", line)) <= width:
@@ -114,9 +105,7 @@ def wrap_lines(text: str, width: int) -> str:
 
 
 def fitted(render: F) -> F:
-    """A text renderer for a terminal: the terms it uses explained at its end (:func:`terms`),
-    and fitted to ``width`` (keyword; default 100): its tables (:func:`table`), then its long
-    lines (:func:`wrap_lines`)."""
+    """A text renderer, its terms explained and fitted to ``width`` (keyword, default 100)."""
 
     @functools.wraps(render)
     def fitted_render(*args: Any, width: int | None = None, **kwargs: Any) -> str:
@@ -149,6 +138,5 @@ TERMS = {
 
 
 def terms(report_text: str) -> str:
-    """The "Terms" section (after a blank line) of the terms ``report_text`` uses; "": none."""
     used = [(t, m) for t, m in TERMS.items() if re.search(rf"\b{re.escape(t)}\b", report_text)]
     return "".join(["\nTerms:\n", *[f"  {t}: {m}\n" for t, m in used]]) if used else ""

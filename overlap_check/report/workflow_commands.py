@@ -1,12 +1,5 @@
-"""GitHub Actions workflow commands (``::error file=F,line=N,title=T::message``).
-
-The one escaping of user text for ``--format github`` (analyze and lint). The runner
-takes any output line that starts with ``::`` as a command, so a plan name, a kernel
-name or a path must neither end the line nor end the property list. The rules are
-GitHub's actions/toolkit (command.ts): in the message ``%``, CR and LF are
-percent-encoded; in a property value ``:`` and ``,`` as well. GitHub places ``file=``
-relative to the workspace (:func:`workspace_path`).
-"""
+"""GitHub Actions workflow commands (``::error file=F,line=N,title=T::message``), escaped
+by actions/toolkit's rules (command.ts), for ``--format github`` of analyze and lint."""
 
 from __future__ import annotations
 
@@ -26,8 +19,7 @@ def escape_property(text: str) -> str:
 
 
 def workspace_path(file: str, environ: Mapping[str, str] = os.environ) -> str:
-    """``file`` relative to ``GITHUB_WORKSPACE``, else to the repository root (the nearest
-    folder up holding ``.git``); as given when it lies in neither."""
+    """``file`` relative to ``GITHUB_WORKSPACE``, else the repository root, else as given."""
     path = Path(os.path.abspath(file))
     roots = [Path(environ["GITHUB_WORKSPACE"])] if environ.get("GITHUB_WORKSPACE") else []
     roots += [folder for folder in path.parents if (folder / ".git").exists()][:1]
@@ -40,8 +32,7 @@ def workspace_path(file: str, environ: Mapping[str, str] = os.environ) -> str:
 
 
 def command(kind: str, message: str, **properties: str | int | None) -> str:
-    """``::kind key=value,...::message``; properties that are None are left out, in order;
-    ``file`` relative to the workspace (:func:`workspace_path`)."""
+    """``::kind key=value,...::message``, properties that are None left out."""
     if properties.get("file") is not None:
         properties["file"] = workspace_path(str(properties["file"]))
     given = [f"{key}={escape_property(str(value))}" for key, value in properties.items()

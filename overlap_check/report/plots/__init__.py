@@ -1,15 +1,7 @@
 """Pictures of an analysis: timeline, runs chart and block demand (PNG or SVG).
-
-Imported only when a picture is asked for; matplotlib itself is imported
-only inside :func:`write_plots`, so importing this package stays cheap and
-the analysis never loads matplotlib.
-
-File names: the first chart (a timeline) is written to ``path`` itself; every
-other chart goes beside it as ``<stem>-<chart>[-<plan>][-rank<R>]<suffix>``,
-e.g. ``out.png``, ``out-timeline-attn-prolog.png``, ``out-runs.png``,
-``out-demand-moe-shared-expert.png``. The rank part appears only when the
-analysis holds several ranks.
-"""
+matplotlib is imported only inside :func:`write_plots`. The first chart goes to ``path``,
+the others beside it as ``<stem>-<chart>[-<plan>][-rank<R>]<suffix>`` (``out-runs.png``;
+a rank part only when the analysis holds several ranks)."""
 
 from __future__ import annotations
 
@@ -39,12 +31,8 @@ def write_plots(
     kinds: Sequence[ChartKind] = CHART_KINDS,
     measure: Callable[[PlanResult, PlanRun, Capture, int], Occurrence] | None = None,
 ) -> list[Path]:
-    """Draw the charts of ``report`` (its kernels from ``captures``); return the files
-    written. ``plan`` / ``rank`` / ``run`` / ``occurrence`` choose the timeline (default:
-    the worst warm occurrence of each plan, or without plans the busiest overlap region of a
-    warm run); ``kinds`` chooses among timeline, runs and demand charts; ``measure``
-    measures an occurrence the report does not list (Selection.measure). Raises UsageError
-    for a bad suffix or a choice the report does not hold."""
+    """Draw the charts of ``report`` (kernels from ``captures``); return the files written.
+    UsageError for a bad suffix or a choice (select.py) the report does not hold."""
     from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "drawing pictures")
@@ -72,7 +60,6 @@ SUFFIXES = (".png", ".svg")
 
 
 def picture_format(path: Path) -> str:
-    """``png`` or ``svg`` from the file name, or a UsageError naming the file."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         what = f"cannot tell the picture format from {path.name!r}"
@@ -81,8 +68,7 @@ def picture_format(path: Path) -> str:
 
 
 def output_paths(path: Path, slugs: Sequence[str]) -> list[Path]:
-    """The file of each chart: the first is ``path``, the others ``<stem>-<slug><suffix>``.
-    Repeated slugs (two plan names that differ only in punctuation) get ``-2``, ``-3``."""
+    """The file of each chart; a repeated slug (plan names unlike in punctuation) gets ``-2``."""
     paths: list[Path] = []
     seen: dict[str, int] = {}
     for i, slug in enumerate(slugs):

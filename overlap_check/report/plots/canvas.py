@@ -1,7 +1,4 @@
-"""Figures without pyplot: the object-oriented API on the Agg / SVG canvases.
-
-No global state, no GUI backend, nothing imported until a picture is asked for.
-"""
+"""Figures without pyplot (no global state, no GUI backend): the Agg / SVG canvases."""
 
 from __future__ import annotations
 
@@ -32,19 +29,15 @@ BARRIER = "#e15759"
 OTHER = "#bab0ac"
 COMMUNICATION = "#b07aa1"
 COLD = "#9d9d9d"
-REAL_BAND = "#59a14f"
-PARTIAL_BAND = "#edc948"
-FAKE_BAND = "#e15759"
-BANDS = {"real": REAL_BAND, "partial": PARTIAL_BAND, "fake": FAKE_BAND}  # in legend order
+BANDS = {"real": OVERLAP, "partial": "#edc948", "fake": BARRIER}  # in legend order
 STREAM_COLOURS = ("#4e79a7", "#f28e2b", "#76b7b2", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac")
-VERDICT_COLOURS = {"real": REAL_BAND, "partial": "#d4a017", "no-evidence": COLD}
-VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), FAKE_BAND)
+VERDICT_COLOURS = {"real": OVERLAP, "partial": "#d4a017", "no-evidence": COLD}
+VERDICT_COLOURS |= dict.fromkeys(("fake", "not-split"), BARRIER)
 
 
 def title(
     figure: Figure, text: str, verdict: str | None, height_in: float, *, x: float = 0.11
 ) -> None:
-    """A bold left-aligned title, and the verdict as a coloured badge at the right."""
     y = 1 - 0.22 / height_in
     bold: dict[str, Any] = {"fontsize": 12, "fontweight": "bold", "va": "center"}
     figure.text(x, y, text, ha="left", **bold)
@@ -57,7 +50,6 @@ def title(
 def shade_windows(
     ax: Axes, side: tuple[int, int] | None, dom: tuple[int, int] | None, to_x: TimeScale
 ) -> None:
-    """The side and dominator windows, shaded lightly behind everything."""
     for window, colour in ((side, SIDE), (dom, DOMINATOR)):
         if window is not None:
             lo, hi = to_x(np.array(window))
@@ -70,19 +62,16 @@ def stream_label(stream: int, main: int | None, side: int | None) -> str:
 
 
 def window_handles(side: tuple[int, int] | None, dom: tuple[int, int] | None) -> list[Patch]:
-    """Legend entries of the shaded windows that are drawn."""
     shaded = [(side, SIDE, "side window"), (dom, DOMINATOR, "dominator window")]
     return [Patch(color=c, alpha=0.25, label=name) for w, c, name in shaded if w is not None]
 
 
 def legend(figure: Figure, handles: list[Any], **where: Any) -> None:
-    """One row of legend entries under the axes."""
     style: dict[str, Any] = {"loc": "lower center", "fontsize": 8, "frameon": False, **where}
     figure.legend(handles=handles, ncol=len(handles), **style)
 
 
 def note(ax: Axes, x: float, y: float, text: str, **style: Any) -> None:
-    """A grey centred remark where there is nothing to draw."""
     ax.text(x, y, text, ha="center", va="center", color="#777777", **style)
 
 
@@ -92,8 +81,7 @@ def hide_spines(ax: Axes, *spines: str) -> None:
 
 
 class TimeScale:
-    """Capture-clock ns -> float time from the view start, in a unit that suits the span.
-    Differences are taken in int64 first, so the floats stay small and exact enough."""
+    """Capture-clock ns -> float time from the view start (int64 differences taken first)."""
 
     def __init__(self, start_ns: int, end_ns: int) -> None:
         self.start_ns = start_ns
@@ -107,7 +95,6 @@ class TimeScale:
         return (np.asarray(ns, dtype=np.int64) - self.start_ns) / self.divisor
 
     def label_axis(self, ax: Axes) -> None:
-        """Plain tick numbers (no offset, no 1e6) and where the view starts."""
         ax.ticklabel_format(axis="x", style="plain", useOffset=False)
         where = f"capture clock: {exact_us(self.start_ns)} µs"
         ax.set_xlabel(f"{self.unit} from the start of this view  ({where})", fontsize=9)
@@ -118,7 +105,6 @@ def new_figure(width_in: float, height_in: float) -> Figure:
 
 
 def save(figure: Figure, path: Path) -> Path:
-    """Write the figure as PNG or SVG (from the suffix); returns the path."""
     fmt = picture_format(path)
     # Reproducible files: no creation date, so regenerated docs images do not churn.
     svg: dict[str, str | None] = {"Date": None, "Creator": "overlap-check"}

@@ -1,9 +1,5 @@
-"""The block demand chart: cube and vector blocks demanded over time, by stream.
-
-Two panels (aicore, vectorcore) share the time axis of the timeline they go
-with; each stacks the blocks its streams demand at every instant and draws the
-device maximum, shading the time where the sum goes above it.
-"""
+"""The block demand chart: per core kind, the blocks each stream demands, stacked, under
+the device maximum, the time above it shaded."""
 
 from __future__ import annotations
 
@@ -71,7 +67,6 @@ def _panel(
     colours: dict[int, str],  # by stream, in lane order
     to_x: canvas.TimeScale,
 ) -> bool:
-    """One core kind's stacked demand; True when it goes above the device maximum."""
     cores: int | None = None if view.device is None else getattr(view.device, kind)
     maximum = cores or None  # the kind's device cores; None (no line) where unknown (0)
     edges, levels = demand_steps(demand, kind, list(colours), view.start_ns, view.end_ns)

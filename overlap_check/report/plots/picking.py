@@ -1,9 +1,4 @@
-"""Which occurrence a timeline shows, and the marks on it (no matplotlib here).
-
-The report records, per run, only the worst and the first unjudged occurrences;
-any other one is measured again from the capture with the engine's own
-pairing (overlap_check.measure.plans), so a chosen occurrence reads as the report would.
-"""
+"""Which occurrence a timeline shows, and the barriers marked on it (no matplotlib here)."""
 
 from __future__ import annotations
 
@@ -20,11 +15,8 @@ from overlap_check.model.table import compute_kernels
 def pick_occurrence(
     result: PlanResult, run: int | None, occurrence: int | None
 ) -> tuple[PlanRun, Occurrence | None] | None:
-    """The plan run and occurrence to draw: the chosen one, or the deciding one. Deciding:
-    PlanResult.deciding_occurrence, the one the report names (the lowest hidden_pct); None
-    when no run recorded any occurrence. A chosen occurrence is taken from the report's
-    records (worst, unpaired, the layer table); one the report did not record comes back as
-    ``(plan_run, None)``: the caller measures it from the capture."""
+    """The chosen plan run and occurrence, else the deciding one (None: none recorded); one
+    the report did not record is ``(plan_run, None)``, for the caller to measure."""
     runs = list(result.per_run)
     if run is not None:
         runs = [r for r in runs if r.run == run]  # with --per step: every step of it
@@ -61,11 +53,8 @@ def barrier_marks(
     run: int,
     occurrence: int,
 ) -> tuple[BarrierCandidate, ...]:
-    """This occurrence's instances of the report's barrier candidates. The report names each
-    candidate once (its first instance); here every kernel of that name and stream that
-    starts between this side window's end and this dominator's start is marked, with the
-    idle gap before it on its stream, so whichever occurrence is drawn shows its own
-    barrier."""
+    """This occurrence's own instances of the barrier candidates (the report names each
+    once), between the side window's end and the dominator's start."""
     if not candidates or side is None or dom is None or side[1] > dom[0]:
         return ()
     compute = compute_kernels(kernels)

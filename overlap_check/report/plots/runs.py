@@ -1,9 +1,5 @@
-"""The runs chart: per run and rank, the figure the verdict bands apply to (a plan's
-hidden_pct, a stream pair's busy-time overlap_pct) against those bands.
-
-Cold runs are drawn hollow and grey (they are not judged); each rank's
-warm-run median is a dashed line in the rank's colour.
-"""
+"""The runs chart: per run and rank, the figure the verdict bands apply to, against them;
+cold runs hollow and grey, each rank's warm median a dashed line."""
 
 from __future__ import annotations
 
@@ -23,7 +19,7 @@ PANEL_HEIGHT_IN = 2.6
 
 
 def draw_runs(view: RunsView) -> Figure:
-    panels = view.panels or ()
+    panels = view.panels
     n = max(len(panels), 1)
     height_in = 1.6 + PANEL_HEIGHT_IN * n
     figure = canvas.new_figure(11.0, height_in)
@@ -58,26 +54,23 @@ def draw_runs(view: RunsView) -> Figure:
 
 
 def _offset(index: int, count: int) -> float:
-    """A small horizontal shift per rank so that equal points of ranks stay visible."""
+    """A small shift per rank, so that equal points of ranks stay visible."""
     if count <= 1:
         return 0.0
     return (index - (count - 1) / 2) * min(0.08, 0.4 / count)
 
 
 def _bands(ax: Axes, thresholds: Thresholds) -> list[tuple[float, str, str, str]]:
-    """The verdict bands shaded; their names, to write beside the axes."""
     real, fake = thresholds.real, thresholds.fake
-    ax.axhspan(real, 1.05, color=canvas.REAL_BAND, alpha=0.10, linewidth=0)
-    ax.axhspan(fake, real, color=canvas.PARTIAL_BAND, alpha=0.12, linewidth=0)
-    ax.axhspan(-0.05, fake, color=canvas.FAKE_BAND, alpha=0.12, linewidth=0)
+    ax.axhspan(real, 1.05, color=canvas.BANDS["real"], alpha=0.10, linewidth=0)
+    ax.axhspan(fake, real, color=canvas.BANDS["partial"], alpha=0.12, linewidth=0)
+    ax.axhspan(-0.05, fake, color=canvas.BANDS["fake"], alpha=0.12, linewidth=0)
     names = [((real + 1.0) / 2, f"real ≥ {real:g}"), ((fake + real) / 2, "partial")]
     return [(y, text, "#555555", "normal") for y, text in [*names, (fake / 2, f"fake ≤ {fake:g}")]]
 
 
 def spread(values: list[float], gap: float, lo: float, hi: float) -> list[float]:
-    """Positions near ``values``, at least ``gap`` apart, kept inside [lo, hi] where
-    possible. Labels beside the axes must not overprint each other when two medians (or a
-    median and a band name) are close."""
+    """Positions near ``values``, at least ``gap`` apart, inside [lo, hi] where possible."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     placed = [min(max(values[i], lo), hi) for i in order]
     for k in range(1, len(placed)):  # push up

@@ -1,11 +1,6 @@
-"""Which charts a Report asks for, and the views they draw (no matplotlib here).
-
-Defaults: for each plan result (plan x rank), the timeline of its worst warm
-occurrence and the block demand over the same range; one runs chart for all
-plans. Without plans: per rank, the stream-level timeline of one warm run
-around its busiest overlap region, its block demand, and a runs chart of the
-stream pairs. ``plan``, ``rank``, ``run`` and ``occurrence`` narrow the choice.
-"""
+"""Which charts a Report asks for, and the views they draw (no matplotlib here). Defaults:
+per plan result, the timeline of its worst warm occurrence and its block demand; without
+plans, per rank, one warm run's busiest overlap region. One runs chart for all."""
 
 from __future__ import annotations
 
@@ -67,7 +62,6 @@ class Selection:
 
 
 def charts(report: Report, captures: Sequence[Capture], selection: Selection) -> list[Chart]:
-    """The charts to draw, timelines first, in report order."""
     if not report.runs:
         raise UsageError("the report lists no run to draw")
     plans = _chosen_plans(report, selection)
@@ -90,7 +84,6 @@ def charts(report: Report, captures: Sequence[Capture], selection: Selection) ->
 def _timelines(
     report: Report, captures: Sequence[Capture], plans: list[PlanResult], selection: Selection
 ) -> list[tuple[str, TimelineView]]:
-    """(slug, view) of each timeline: one per plan result, or without plans one per rank."""
     by_run = _captures_by_run(report, captures)
     multi_rank = len({r.rank for r in report.runs}) > 1
     if plans:
@@ -136,9 +129,7 @@ def _no_rank(report: Report, message: str) -> UsageError:
 
 
 def _captures_by_run(report: Report, captures: Sequence[Capture]) -> ByRun:
-    """(rank, run index) -> the run and its capture. Matched by path and rank; captures
-    whose path the report does not list are taken in order within their rank, as the
-    pipeline numbers runs."""
+    """(rank, run) -> the run and its capture, by path, else by order within the rank."""
     by_path: dict[tuple[int | None, str], list[Capture]] = {}
     by_rank: dict[int | None, list[Capture]] = {}
     for capture in captures:
@@ -254,8 +245,7 @@ def plan_timeline(
 
 
 def _hidden_text(result: PlanResult, occ: Occurrence) -> str:
-    """A communication or copy plan's hidden time for this occurrence, as the report
-    recorded it (compute plans: nothing)."""
+    """A communication or copy plan's hidden time for this occurrence ("" for compute)."""
     busy, hidden = occ.side_busy_ns, occ.hidden_ns
     if result.side_kind == "compute" or busy is None or hidden is None:
         return ""
@@ -317,8 +307,7 @@ def _pair_text(pair: StreamPair, run: int, thresholds: Thresholds) -> str:
 
 
 def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection) -> RunsView:
-    """A panel per plan (its hidden_pct, what its verdict bands were applied to) or, without
-    plans, per stream pair (its busy-time overlap_pct); a series per rank in each."""
+    """A panel per plan (or per stream pair without plans), a series per rank in each."""
     results: Sequence[PlanResult | StreamPair] = plans
     title, figure = "hidden_pct per run, by plan and rank", "hidden_pct"
     if not plans:
@@ -341,7 +330,6 @@ def runs_view(report: Report, plans: Sequence[PlanResult], selection: Selection)
 
 
 def _points(per_run: Sequence[PlanRun | StreamPairRun], figure: str) -> tuple[RunPoint, ...]:
-    """One point per sample: at its run, or with --per step at its position among the samples."""
     if not any(r.sample for r in per_run):
         return tuple(RunPoint(r.run, r.warm, getattr(r, figure)) for r in per_run)
     return tuple(
@@ -356,6 +344,5 @@ def _sample_tick(sample: str | None) -> str | None:
 
 
 def demand_view(timeline: TimelineView, device: DeviceCores | None) -> TimelineView:
-    """The block demand over the timeline's range and windows, on ``device``'s cores."""
     title = timeline.title.split(" · hidden_pct")[0].split(" · busiest")[0]
     return replace(timeline, title=f"{title} · block demand", device=device)

@@ -1,9 +1,5 @@
-"""The timeline chart: one lane per stream, the plan's windows and their overlap.
-
-All kernels in view go into one PolyCollection (one artist, colours per bar),
-so hundreds of kernels draw as fast as ten; labels are added only to bars wide
-enough to hold them.
-"""
+"""The timeline chart: one lane per stream, the plan's windows and their overlap. The
+kernels in view are one PolyCollection, so hundreds draw as fast as ten."""
 
 from __future__ import annotations
 
@@ -51,17 +47,14 @@ def bar_vertices(
     y: npt.NDArray[np.float64],
     height: float,
 ) -> Any:
-    """Rectangle corners for PolyCollection: an (n, 4, 2) array built in one numpy step.
-    Typed Any: PolyCollection's stubs name a sequence, but a 3-d array is its fast path."""
+    """(n, 4, 2) rectangle corners; Any: the stubs name a sequence, an array is faster."""
     top, bottom = y - height / 2, y + height / 2
     corners = ((x0, top), (x1, top), (x1, bottom), (x0, bottom))
     return np.stack([np.stack(corner, 1) for corner in corners], axis=1)
 
 
 def kernel_roles(view: TimelineView, rows: pl.DataFrame) -> pl.Series:
-    """Each kernel's role in the picture: side, side-task, dominator, barrier,
-    communication, other. A communication or copy plan's side ops are side-task rows:
-    the engine's own selection (selection.side_expr), on the lanes of their streams."""
+    """Each kernel's role (ROLES), side tasks by the engine's own selection."""
     side: pl.Expr = pl.lit(False)
     task: pl.Expr = pl.lit(False)
     if view.side_kind != "compute":
@@ -120,7 +113,6 @@ def draw_timeline(view: TimelineView) -> Figure:
     if (lane_key == COMMUNICATION_LANE).any():
         lanes.append(COMMUNICATION_LANE)
     has_windows = view.side_window is not None or view.dom_window is not None
-    concurrent_ns = 0
     # Plan view: side / dominator / overlap rows. Stream view: one "concurrent" row.
     top_rows = ["side window", "dominator window", "overlap"] if has_windows else ["concurrent"]
     window_rows = len(top_rows)
@@ -138,8 +130,7 @@ def draw_timeline(view: TimelineView) -> Figure:
 
     if has_windows:
         _window_rows(ax, view, to_x)
-    else:
-        concurrent_ns = _concurrent_row(ax, view, to_x)
+    concurrent_ns = 0 if has_windows else _concurrent_row(ax, view, to_x)
 
     # Kernels: one collection. Zero-length kernels get a hairline so they show.
     x0 = to_x(rows["start_ns"].to_numpy())
@@ -186,8 +177,10 @@ def draw_timeline(view: TimelineView) -> Figure:
     canvas.title(figure, view.title, view.verdict, height_in)
     if view.subtitle:
         ax.set_title(view.subtitle, fontsize=9, loc="left", color="#444444")
-    span_ns = max(view.end_ns - view.start_ns, 1)
-    _legend(figure, view, set(roles), lanes, idle_shown, concurrent_summary(concurrent_ns, span_ns))
+    share = concurrent_ns / max(view.end_ns - view.start_ns, 1)
+    concurrent = f"≥ 2 streams busy: {canvas.format_duration(concurrent_ns)} ({share:.0%})"
+    concurrent = concurrent if concurrent_ns else "no time with ≥ 2 streams busy"
+    _legend(figure, view, set(roles), lanes, idle_shown, concurrent)
     if rows.height == 0:
         canvas.note(ax, span / 2, n_rows / 2 - 0.5, "no kernels in this range")
     return figure
@@ -200,7 +193,6 @@ def _lane_label(lane: int, view: TimelineView) -> str:
 
 
 def lane_index(lanes: npt.NDArray[np.int64], keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Position in ``lanes`` of each kernel's lane key (every key is a lane), vectorised."""
     if keys.size == 0:
         return np.zeros(0, dtype=np.int64)
     sorter = np.argsort(lanes)
@@ -214,7 +206,7 @@ def _stream_colour(index: int, lane: int) -> str:
 
 
 def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int:
-    """Stream view: the time with >= 2 compute streams busy, as bars and shading; its total."""
+    """The time with >= 2 compute streams busy, as bars and shading; its total."""
     seg_s, seg_e = concurrent_segments(view.kernels, view.start_ns, view.end_ns)
     lo, hi = to_x(seg_s), to_x(seg_e)
     bottom, top = ax.get_ylim()
@@ -230,14 +222,7 @@ def _concurrent_row(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> int
     return int((seg_e - seg_s).sum())
 
 
-def concurrent_summary(total_ns: int, span_ns: int) -> str:
-    if total_ns == 0:
-        return "no time with ≥ 2 streams busy"
-    return f"≥ 2 streams busy: {canvas.format_duration(total_ns)} ({total_ns / span_ns:.0%})"
-
-
 def _overlap(view: TimelineView) -> tuple[int, int] | None:
-    """Where the side and dominator windows overlap; None: they do not."""
     if view.side_window is None or view.dom_window is None:
         return None
     both = intervals.window_overlap(view.side_window, view.dom_window)
@@ -246,7 +231,6 @@ def _overlap(view: TimelineView) -> tuple[int, int] | None:
 
 
 def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
-    """The shaded windows, their rows (side, dominator) and the overlap row between them."""
     canvas.shade_windows(ax, view.side_window, view.dom_window, to_x)
     overlap = _overlap(view)
     if overlap is not None:
@@ -280,16 +264,13 @@ def _window_rows(ax: Axes, view: TimelineView, to_x: canvas.TimeScale) -> None:
 
 
 def _width_pt(ax: Axes) -> float:
-    """The axes' width in points (what a label must fit in)."""
     return float(ax.get_position().width * ax.figure.get_figwidth() * 72)  # type: ignore[union-attr]
 
 
 def _label_bars(
     ax: Axes, rows: pl.DataFrame, x0: np.ndarray, x1: np.ndarray, y: np.ndarray, span: float
 ) -> None:
-    """Short names inside bars wide enough for them. A label needs about 20 pt, so a 14-inch
-    axes holds a few dozen at most, however many kernels are in view: the loop below is
-    bounded by the width."""
+    """Short names inside bars wide enough for them."""
     if rows.height == 0:
         return
     bar_pt = (x1 - x0) / span * _width_pt(ax)
@@ -297,19 +278,15 @@ def _label_bars(
     room = np.floor((bar_pt - 4) / CHAR_WIDTH_PT).astype(np.int64)  # characters that fit
     fits = np.flatnonzero(room >= np.minimum(names.str.len_chars().to_numpy(), 4))
     for i in fits:  # bounded by the axes width, not by the number of kernels
-        text = fit_label(str(names[int(i)]), int(room[i]))
+        name, fits_in = str(names[int(i)]), int(room[i])
+        text = name if len(name) <= fits_in else name[: max(fits_in - 1, 1)] + "…"
         ax.text((x0[i] + x1[i]) / 2, y[i], text, fontsize=LABEL_FONT_PT, zorder=5, **BAR_LABEL)
-
-
-def fit_label(text: str, room: int) -> str:
-    """The label cut to ``room`` characters, with an ellipsis when cut."""
-    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
 
 
 def _mark_idle_gaps(
     ax: Axes, view: TimelineView, lane: int, to_x: canvas.TimeScale, span: float
 ) -> bool:
-    """Hatch the main stream's idle gaps in view; True when any was drawn."""
+    """Hatch the main stream's idle gaps; True when any was drawn."""
     assert view.main_stream is not None
     min_gap = max(int((view.end_ns - view.start_ns) * MIN_GAP_FRACTION), 1)
     gap_s, gap_e = idle_gaps(view.kernels, view.main_stream, view.start_ns, view.end_ns, min_gap)

@@ -1,9 +1,5 @@
-"""What each chart shows, decided without matplotlib.
-
-A *view* is a small frozen object naming the kernels, the time range and the
-marks of one chart. Building views is pure data work (polars, numpy) and is
-tested on its own; the drawing modules only turn views into artists.
-"""
+"""What each chart shows (a frozen *view*: kernels, time range, marks), without matplotlib;
+the drawing modules only turn views into artists."""
 
 from __future__ import annotations
 
@@ -36,9 +32,7 @@ COMMUNICATION_LANE = -1  # lane key of communication rows (they have no Stream I
 
 @dataclass(frozen=True)
 class TimelineView:
-    """One window of one capture's timeline, with the plan's marks. ``kernels`` is the
-    capture's whole kernel table; drawing clips it to ``[start_ns, end_ns]``. Windows are
-    ``(start_ns, end_ns)`` on the capture clock."""
+    """One range of a capture's timeline (the whole kernel table) and the plan's marks."""
 
     kernels: pl.DataFrame
     start_ns: int
@@ -71,8 +65,6 @@ class RunPoint:
 
 @dataclass(frozen=True)
 class RunSeries:
-    """The chart's figure per run of one rank (one line of the runs chart)."""
-
     label: str  # "rank 0"
     points: tuple[RunPoint, ...]
     median: float | None
@@ -96,10 +88,8 @@ class RunsView:
 
 
 def short_names(names: pl.Series) -> pl.Series:
-    """Kernel names as bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` ->
-    ``GroupedMatmul``. Drops a path prefix, the aclnn prefix with its kernel/op-type
-    suffixes, and trailing numeric ids (``hcom_allReduce__868_0_1`` ->
-    ``hcom_allReduce``)."""
+    """Bar labels: ``aclnnGroupedMatmul_GroupedMatmul_X`` -> ``GroupedMatmul``,
+    ``hcom_allReduce__868_0_1`` -> ``hcom_allReduce``."""
     short: pl.Series = (
         names.cast(pl.String)
         .str.replace(r"^.*/", "")
@@ -130,7 +120,6 @@ def occurrence_range(
     marks: Sequence[int] = (),
     margin: float = WINDOW_MARGIN,
 ) -> tuple[int, int] | None:
-    """The time range showing these windows and marks, widened by ``margin`` on each side."""
     edges = [v for w in windows if w is not None for v in w] + list(marks)
     if not edges:
         return None
@@ -140,7 +129,6 @@ def occurrence_range(
 
 
 def lane_order(streams: list[int], main: int | None, side: int | None) -> list[int]:
-    """Main stream first, then the side stream, then the others by Stream ID."""
     first = [s for s in (main, side) if s is not None and s in streams]
     return first + sorted(s for s in set(streams) if s not in first)
 
@@ -153,9 +141,7 @@ def clip(kernels: pl.DataFrame, start_ns: int, end_ns: int) -> pl.DataFrame:
 def idle_gaps(
     kernels: pl.DataFrame, stream: int, start_ns: int, end_ns: int, min_gap_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Gaps of at least ``min_gap_ns`` between the busy intervals of one stream in a range.
-    Only gaps between two kernels count: before the stream's first kernel in view there is
-    no evidence that the stream was idle rather than simply out of view."""
+    """One stream's gaps of at least ``min_gap_ns`` between two of its kernels in the range."""
     rows = clip(compute_kernels(kernels).filter(pl.col("stream_id") == stream), start_ns, end_ns)
     busy_s, busy_e = intervals.merge(rows["start_ns"].to_numpy(), rows["end_ns"].to_numpy())
     if busy_s.size < 2:
@@ -189,10 +175,7 @@ def _stream_levels(
 
 
 def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
-    """The range of ``width_ns`` holding the most time with >= 2 compute streams busy.
-    Candidate ranges start where a concurrent stretch starts; the concurrent time inside
-    each is read from a prefix sum, so there is no loop over kernels. Without any
-    concurrency: the range holding the most kernel starts."""
+    """The range of ``width_ns`` with the most time of >= 2 compute streams busy."""
     rows = compute_kernels(kernels)
     if rows.height == 0:
         return 0, max(width_ns, 1)
@@ -216,21 +199,15 @@ def busiest_window(kernels: pl.DataFrame, width_ns: int) -> tuple[int, int]:
 
 
 def stream_view_width(kernels: pl.DataFrame) -> int:
-    """A range width that holds about STREAM_VIEW_KERNELS kernels on average."""
     rows = compute_kernels(kernels)
     if rows.height == 0:
         return 1_000
     span = int(rows["end_ns"].max()) - int(rows["start_ns"].min())  # type: ignore[arg-type]
-    if rows.height <= STREAM_VIEW_KERNELS:
-        return max(span, 1)
-    return max(span * STREAM_VIEW_KERNELS // rows.height, 1)
+    return max(span * STREAM_VIEW_KERNELS // max(rows.height, STREAM_VIEW_KERNELS), 1)
 
 
 def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl.DataFrame:
-    """Per compute kernel: the aicore and vectorcore blocks it demands while it runs. The
-    contention rule of overlap_check.measure.cores (model.core_kinds), so the chart shows
-    what the report judged. With the device known, each kernel's demand is capped at its
-    cores: ``Block Num`` is a logical count and 256 blocks on 48 cores run in waves."""
+    """Each compute kernel's block demand, capped at the cores: 256 blocks on 48 run in waves."""
     aic, aiv = AIC_DEMAND.fill_null(0), AIV_DEMAND.fill_null(0)
     if device is not None:  # capped at the cores where known (0: unknown, not capped)
         if device.aicore > 0:
@@ -250,9 +227,7 @@ def block_demand(kernels: pl.DataFrame, device: DeviceCores | None = None) -> pl
 def demand_steps(
     demand: pl.DataFrame, kind: str, streams: list[int], start_ns: int, end_ns: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked step functions of ``kind`` blocks in ``[start_ns, end_ns]``. Returns
-    ``(edges, levels)``: ``edges`` has n+1 sorted times, ``levels`` has one row per stream
-    (in ``streams`` order) and n columns, the blocks that stream demands on each segment."""
+    """``(edges, levels)``: n+1 times, and per stream the ``kind`` blocks on each segment."""
     rows = clip(demand, start_ns, end_ns).with_columns(
         pl.col("start_ns").clip(start_ns, end_ns), pl.col("end_ns").clip(start_ns, end_ns)
     )
