@@ -135,7 +135,7 @@ def plan_result(
     siblings: Sequence[Siblings | None] = (),
 ) -> PlanResult:
     """The plan's result for one rank. ``samples``: per sample, in order, its plan_run and
-    barrier instances; ``matched``: selection.label_counts per sample; ``causes``: the
+    barrier instances; ``matched``: placement.layered_counts per sample; ``causes``: the
     measured 3c causes; ``siblings``: per sample, the side time only sibling streams covered.
     """
     runs = [run for run, _ in samples]

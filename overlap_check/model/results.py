@@ -85,7 +85,7 @@ class RankStreamSummary:
     parallelism: float  # sum of kernel time / wall span
     concurrent_ns: float  # time with >= 2 compute streams busy
     wall_ns: float
-    helper_streams: tuple[int, ...] = ()  # hiding.helper_streams
+    helper_streams: tuple[int, ...] = ()  # hiding.helper_streams_of
 
 
 @dataclass(frozen=True)
