@@ -1,12 +1,5 @@
-"""The OC2xx rules: the same routing mistakes in CUDA stream code (``torch.cuda``).
-
-CUDA has one family (stream and event objects) and no graph paths, so only the data
-rules apply: a side result read without a join (OC201, OC104's twin), a side stream
-that reads a current-stream result it never waited for (OC202), a current-stream
-tensor freed while a side stream may still read it (OC203, the caching allocator
-reuses its memory at once), and ``record_stream`` on long-lived objects (OC204,
-OC103's twin). Like OC104 they follow names within one function body. The twins
-share their Ascend rule's code in rules.py; OC202 and OC203 are here.
+"""OC202 and OC203, the CUDA data rules with no Ascend twin (OC201 and OC204 share OC104's
+and OC103's code in rules.py). What each reports: docs/lint-rules.md, "CUDA stream code".
 """
 
 from __future__ import annotations

@@ -57,11 +57,8 @@ class Context:
 
 @dataclass(frozen=True)
 class LintResult:
-    """The findings of one `lint` run, sorted by file, line, column and rule.
-
-    ``files`` lists every file that was checked (clean ones too, for JUnit);
-    ``paths`` says which execution path each file was judged under.
-    """
+    """The findings of one `lint` run, sorted; ``files``: every file checked (clean ones
+    too, for JUnit); ``paths``: the execution path each was judged under."""
 
     findings: tuple[Finding, ...]
     files: tuple[str, ...]

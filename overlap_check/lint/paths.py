@@ -1,13 +1,6 @@
-"""The execution path a module runs under, from its compile calls.
-
-``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph (TorchAir's
-aclgraph mode, where both API families are accepted, with ``config.mode`` set to
-``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(...,
-backend="npugraph_ex")`` -> npugraph_ex; both -> ``any`` (a dispatcher: path rules are
-skipped, but a function compiled one way, and what it calls of its module, runs that way:
-:func:`function_paths`); neither -> the one path the other linted files compile with (a
-runner usually compiles the model file), else eager. ``# overlap-check:
-path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
+"""The execution path a module runs under, from its compile calls (or its path pragma),
+else from the other linted files', else eager; per function in a module compiled both
+ways. The rules: docs/lint-rules.md, "How the execution path of a module is decided".
 """
 
 from __future__ import annotations
@@ -75,22 +68,19 @@ def _npugraph_ex_compiles(module: SourceModule) -> list[ast.Call]:
     calls = []
     for ref in module.calls("torch.compile"):
         assert ref.call is not None
-        for keyword in ref.call.keywords:
-            value = keyword.value
-            if keyword.arg != "backend":
-                continue
-            if isinstance(value, ast.Name):  # the last string assigned to it, if any
-                strings = [
-                    node.value
-                    for node in ast.walk(module.tree)
-                    if isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)
-                    and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
-                ]
-                value = strings[-1] if strings else value
-            if isinstance(value, ast.Constant) and value.value == "npugraph_ex":
-                calls.append(ref.call)
+        value = next((k.value for k in ref.call.keywords if k.arg == "backend"), None)
+        if isinstance(value, ast.Name):  # the last string assigned to it, if any
+            strings = [
+                node.value
+                for node in ast.walk(module.tree)
+                if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+            ]
+            value = strings[-1] if strings else value
+        if isinstance(value, ast.Constant) and value.value == "npugraph_ex":
+            calls.append(ref.call)
     return calls + [r.call for r in module.calls(NGX_CACHE) if r.call]
 
 

@@ -1,12 +1,6 @@
-"""What the linted files know of each other: functions by name, and the project's wrappers.
-
-* A call is resolved to the functions it runs, within the repository: ``self.m(...)`` to
-  the module's methods named ``m``, ``f(...)`` to its own ``f`` or to what ``from pkg.mod
-  import f`` (or a relative import) names: ``pkg/mod.py`` or ``pkg/mod/__init__.py``
-  (following one re-export) in a folder above the caller. Those files are parsed, never run.
-* A wrapper is a function whose body only returns a stream-switch / core-limit context or
-  a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``): the project's own
-  API. The rules judge its callers instead of its module.
+"""What the linted files know of each other: calls resolved to the repository's functions
+(parsed, never run), and the project's wrappers of stream contexts, judged at their
+callers. The rules: docs/lint-rules.md, "Your own wrappers are your API".
 """
 
 from __future__ import annotations
@@ -135,18 +129,15 @@ class Project:
     def _wrappers_called(
         self, path: str, call: ast.Call
     ) -> Iterator[tuple[Callee, Aliases, frozenset[str]]]:
-        """The project functions a call runs, with their file's aliases and what each
-        returns if it is a wrapper."""
+        """The project functions a call runs, their file's aliases and what each wraps."""
         for callee in self.callees(path, call):
             parsed = self.parsed(callee.path)
             if parsed is not None:
                 yield callee, parsed.aliases, self.wrapper_apis(callee.node, parsed.aliases)
 
     def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
-        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
-        ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
-        A wrapper that may return a graph-mode switch instead (chosen at run time) is not
-        followed: under GE the graph orders the streams itself."""
+        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` (or
+        ``torch.cuda.stream``)."""
         for callee, aliases, wrapped in self._wrappers_called(path, call):
             if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
                 continue  # not a wrapper, or one that may pick a graph-mode switch instead

@@ -1,11 +1,6 @@
-"""One parsed module: its tree, comments, import aliases and the tracked API calls in it.
-
-The source is parsed with ``ast`` and tokenised for comments; it is never imported or
-run. Aliases say which dotted API a name or attribute chain stands for; only the three
-roots that carry multi-stream APIs are tracked (``torch``, ``torch_npu``,
-``torchair``), everything else resolves to ``None`` and is never reported. Resolution
-is flow-insensitive: every import anywhere in the module (top level, inside functions,
-inside ``try``) counts.
+"""One parsed module (never imported or run): its tree, comments, import aliases and the
+tracked API calls in it. Only ``torch``, ``torch_npu`` and ``torchair`` are tracked, and
+every import anywhere in the module counts (flow-insensitive).
 """
 
 from __future__ import annotations

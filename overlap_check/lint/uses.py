@@ -1,12 +1,6 @@
-"""Which reads of a tensor touch its data, and under which branch conditions they run.
-
-* Metadata is not data: ``x.shape``, ``x.size()``, ``len(x)``, ``x is None`` read what
-  the host already knows, so a stream need not have finished writing ``x``; nor does a
-  project function whose body reads only that of the parameter (project.py).
-* Facts: a branch taken tells the truth of its condition's flags (``if flag and ready:``
-  runs with both true, its ``else`` with a one-flag test false, ``if not flag`` the
-  reverse; ``b`` in ``a and b`` with ``a`` true). Places whose facts disagree on a flag
-  never both run (:func:`exclusive`), provided nothing assigns the flag between them.
+"""Which reads of a tensor touch its data (metadata reads do not: the host knows them), and
+the facts they run under: a branch taken tells the truth of its condition's flags, and
+places whose facts disagree on a flag never both run (docs/lint-rules.md, OC104).
 """
 
 from __future__ import annotations
