@@ -132,9 +132,8 @@ def lint_paths(
 
 
 def source_path(folder: str | Path) -> tuple[ExecutionPath | None, str]:
-    """``--source DIR``: the execution path of the model code there, by the lint's path
-    detection (its compile calls), and where that came from. None with the reason when
-    the files give several paths (or TorchAir's aclgraph mode, which takes both APIs)."""
+    """``--source DIR``: its model code's execution path and the evidence, else None and why
+    (several paths, or TorchAir's aclgraph mode, which takes both APIs)."""
     modules = [read_module(path) for path in discover([folder])]
     if not modules:
         raise InputError("no Python file to detect the execution path from", path=folder)

@@ -64,8 +64,7 @@ def unsynced_uses(
 
 
 def flattened(module: SourceModule, project: Project) -> Iterator[Flattener]:
-    """The module body and each function body as steps, with their side blocks (also the
-    blocks of project wrappers that return a stream context)."""
+    """The module body and each function body as steps, with their side blocks."""
     main_names = {  # names and `self.` attributes that hold the main stream
         name
         for node in ast.walk(module.tree)
@@ -172,13 +171,10 @@ class Flattener:
             start = len(self.steps)
             self.add(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
-            cuda = any(
-                isinstance(i.context_expr, ast.Call)
-                and self.aliases.qualify(i.context_expr.func) == CUDA_STREAM_CTX
-                for i in stmt.items
-            )
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
+                calls = [i.context_expr for i in stmt.items if isinstance(i.context_expr, ast.Call)]
+                cuda = CUDA_STREAM_CTX in {self.aliases.qualify(call.func) for call in calls}
                 assigned = self.side_results(stmt.body)
                 end = len(self.steps)
                 block = SideBlock(stmt, stream, end, assigned, start, facts, cuda, self.loops)
@@ -282,8 +278,7 @@ def is_sync(node: ast.AST, stream: str = "") -> bool:
 
 
 def _handed_back(node: ast.AST) -> set[int]:
-    """The names a ``return`` hands back as they are: the value itself, or the bare
-    elements of a returned tuple / list (the caller's business, not a main-stream read)."""
+    """The names a ``return`` hands back as they are (the value, or bare tuple elements)."""
     if not isinstance(node, ast.Return) or node.value is None:
         return set()
     value = node.value

@@ -32,6 +32,7 @@ _LABELS = {
     ExecPath.EAGER: "eager",
     ExecPath.ANY: "any (both paths)",
 }
+_HOW = {"pragma": "declared", "project": "from the compile call", "compile": "compiled"}
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,10 @@ class PathInfo:
 
     def describe(self, module: str = "") -> str:
         """``GE graph (TorchAir backend), compiled at line 40`` as seen from ``module``."""
+        if self.source == "default":
+            return f"{_LABELS[self.path]} (no graph compile in the linted files)"
         where = f"line {self.line}" if self.file == module else self.where
-        how = {
-            "pragma": "declared at",
-            "project": "from the compile call at",
-            "compile": "compiled at",
-        }
-        if self.source in how:
-            return f"{_LABELS[self.path]}, {how[self.source]} {where}"
-        return f"{_LABELS[self.path]} (no graph compile in the linted files)"
+        return f"{_LABELS[self.path]}, {_HOW[self.source]} at {where}"
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path.value, "source": self.source, "where": self.where}
@@ -117,12 +113,8 @@ def own_path(module: SourceModule) -> PathInfo | None:
         path = ExecPath.ACLGRAPH if _aclgraph_mode(module.tree) else ExecPath.GE
         return PathInfo(path, "compile", module.path, ge[0].line)
     if ngx:
-        dynamic_fullgraph = any(
-            keyword_true(call, "fullgraph") and keyword_true(call, "dynamic") for call in ngx
-        )
-        return PathInfo(
-            ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic_fullgraph
-        )
+        dynamic = any(keyword_true(c, "fullgraph") and keyword_true(c, "dynamic") for c in ngx)
+        return PathInfo(ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic)
     return None
 
 

@@ -80,10 +80,7 @@ class Project:
         key = (str(Path(importer).parent), module, level)
         if key not in self._files:
             parents = Path(importer).parents
-            if level:
-                bases = [parents[level - 1]] if level <= len(parents) else []
-            else:
-                bases = list(parents)[:_MAX_UP]
+            bases = list(parents)[level - 1 : level] if level else list(parents)[:_MAX_UP]
             stems = [base.joinpath(*(p for p in module.split(".") if p)) for base in bases]
             found = [
                 candidate
@@ -114,9 +111,7 @@ class Project:
         parsed = self.parsed(path)
         if parsed is None:
             return []
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id not in ("self", "cls"):
-                return []
+        if isinstance(func, ast.Attribute) and dotted_name(func.value) in ("self", "cls"):
             return [
                 Callee(path, node, 0 if _is_static(node) else 1)
                 for node in parsed.methods.get(func.attr, [])
@@ -136,8 +131,7 @@ class Project:
                 yield callee, parsed.aliases, self.wrapper_apis(callee.node, parsed.aliases)
 
     def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
-        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` (or
-        ``torch.cuda.stream``)."""
+        """The caller's argument that a project wrapper hands to ``torch.npu/cuda.stream``."""
         for callee, aliases, wrapped in self._wrappers_called(path, call):
             if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
                 continue  # not a wrapper, or one that may pick a graph-mode switch instead
@@ -151,11 +145,10 @@ class Project:
                 if not isinstance(first, ast.Name) or first.id not in params:
                     continue
                 index = params.index(first.id) - callee.offset
-                by_name = [k.value for k in call.keywords if k.arg == first.id]
-                if by_name:
-                    return by_name[0]
-                if 0 <= index < len(call.args):
-                    return call.args[index]
+                given = [k.value for k in call.keywords if k.arg == first.id]
+                given += call.args[index : index + 1] if index >= 0 else []
+                if given:
+                    return given[0]
         return None
 
     def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:

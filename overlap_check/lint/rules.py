@@ -153,11 +153,8 @@ def _long_lived_locals(function: ast.AST) -> dict[str, str]:
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 
-def _record_stream_calls(
-    tree: ast.Module,
-) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
-    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``: the call, what it
-    records, its function and the API's name."""
+def _record_stream_calls(tree: ast.Module) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
+    """``x.record_stream(s)`` and ``npu_record_tagged_stream(x, tag)``: call, x, function, API."""
     todo: list[tuple[ast.AST, _Function]] = [(tree, None)]
     while todo:  # iterative: deeply nested generated code must not exhaust the stack
         node, function = todo.pop()

@@ -20,8 +20,7 @@ META_ATTRS = frozenset(
      "ndimension", "element_size", "nelement", "get_device", "is_contiguous", "stride"}
 )  # fmt: skip
 META_FUNCS = frozenset({"len", "isinstance", "type", "id"})
-# calls that give host values (ints, lists) or handles, not device tensors: builtins by
-# name, methods by attribute
+# calls that give host values or handles, not device tensors (builtins, methods by name)
 HOST_FUNCS = frozenset(
     {"int", "float", "bool", "len", "str", "range", "list", "tuple", "dict", "set", "max",
      "min", "sum", "abs", "round", "getattr", "zip", "enumerate"}
@@ -60,13 +59,12 @@ def exclusive(first: Facts, second: Facts) -> bool:
 
 def stores(node: ast.AST) -> set[str]:
     """Names and attribute chains that ``node`` assigns."""
-    found: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Store):
-            name = dotted_name(child)
-            if name is not None:
-                found.add(name)
-    return found
+    stored = [
+        dotted_name(child)
+        for child in ast.walk(node)
+        if isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Store)
+    ]
+    return {name for name in stored if name is not None}
 
 
 class Reads:
