@@ -1,24 +1,20 @@
-"""`overlap-check lint`: a static checker of multi-stream API routing in model source.
-
-It parses Python with ``ast`` (never imports or runs it), resolves the torch / torch_npu /
-torchair import aliases, works out each module's execution path from its compile calls and
-reports the mistakes of docs/method.md's "API routing" as findings (rule, file, line,
-column, message, fix hint).
+"""`overlap-check lint`: a static checker of multi-stream API routing in model source, which
+it parses and never runs. The rules: docs/lint-rules.md.
 
     result = lint_paths(["models/"], ignore=["OC105"])
-    for finding in result.findings: ...
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
+from typing import cast
 
 from overlap_check.lint.findings import Context, Finding, LintResult
 from overlap_check.lint.paths import ExecPath, PathInfo, function_paths, resolve_paths
 from overlap_check.lint.project import Project
 from overlap_check.lint.rules import RULES
-from overlap_check.lint.source import SourceModule, read_module
+from overlap_check.lint.source import read_module
 from overlap_check.model import ExecutionPath
 from overlap_check.model.errors import InputError, UsageError
 
@@ -60,17 +56,10 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 def parse_rule_list(
     rules: Iterable[str] | str | None, *, option: str = "select"
 ) -> frozenset[str] | None:
-    """``"OC101,OC103"`` or ``["OC1"]`` -> upper-cased codes or prefixes.
-
-    A code that is not a rule nor a prefix of one is a UsageError (exit 2).
-    """
+    """``"OC101,OC103"`` or ``["OC1"]`` -> upper-cased codes or prefixes (else UsageError)."""
     if rules is None:
         return None
-    items = (
-        rules.split(",")
-        if isinstance(rules, str)
-        else [r for part in rules for r in part.split(",")]
-    )
+    items = ",".join([rules] if isinstance(rules, str) else rules).split(",")
     codes = frozenset(item.strip().upper() for item in items if item.strip())
     unknown = sorted(code for code in codes if not any(rule.startswith(code) for rule in RULES))
     if unknown:
@@ -102,15 +91,8 @@ def lint_paths(
     ignore: Iterable[str] | str | None = None,
     suppress: Sequence[str] = (),
 ) -> LintResult:
-    """Lint files and directories (recursing ``*.py``); the execution path is resolved
-    across all of them.
-
-    ``select`` / ``ignore``: rule codes or prefixes (``"OC1"``), as a comma-separated
-    string or a list. ``suppress``: ``PATH[:LINE]:RULE`` entries (config ``[lint]
-    suppress``), counted as suppressed like ``# overlap-check: ignore[RULE]`` comments.
-    Raises InputError (exit 2) for a missing or unreadable file or a syntax error (with
-    the line), UsageError for an unknown rule code.
-    """
+    """Lint files and directories together (the execution path is resolved across them).
+    ``suppress``: the config's ``PATH[:LINE]:RULE`` entries, counted as suppressed."""
     selected = parse_rule_list(select, option="select")  # bad codes fail before any parsing
     ignored = parse_rule_list(ignore, option="ignore")
     checks = [
@@ -125,7 +107,10 @@ def lint_paths(
     findings: set[Finding] = set()
     suppressed: dict[Finding, str] = {}
     for module in modules:
-        ctx = _context(module, resolved[module.path], project)
+        info = resolved[module.path]
+        both = info.path is ExecPath.ANY and info.source == "compile"  # compiled both ways here
+        spans = function_paths(module) if both else ()
+        ctx = Context(module, info, project, spans, *project.wrappers_in(module))
         for check in checks:
             try:
                 produced = list(check(ctx))
@@ -146,33 +131,17 @@ def lint_paths(
     )
 
 
-def _context(module: SourceModule, path: PathInfo, project: Project) -> Context:
-    both = path.path is ExecPath.ANY and path.source == "compile"  # compiled both ways here
-    spans = function_paths(module) if both else ()
-    inside, calls, streams = project.wrappers_in(module)
-    return Context(module, path, project, spans, inside, calls, streams)
-
-
-# The lint's paths as the analysis names them (model.ExecutionPath); TorchAir's aclgraph
-# mode and a project compiled both ways name no single path.
-_ANALYSIS_PATH: dict[ExecPath, ExecutionPath] = {
-    ExecPath.GE: "ge",
-    ExecPath.NPUGRAPH_EX: "npugraph_ex",
-    ExecPath.EAGER: "eager",
-}
-
-
 def source_path(folder: str | Path) -> tuple[ExecutionPath | None, str]:
-    """``--source DIR``: the execution path of the model code there, by the lint's path
-    detection (its compile calls), and where that came from. None with the reason when
-    the files give several paths (or TorchAir's aclgraph mode, which takes both APIs)."""
+    """``--source DIR``: its model code's execution path and the evidence, else None and why
+    (several paths, or TorchAir's aclgraph mode, which takes both APIs)."""
     modules = [read_module(path) for path in discover([folder])]
     if not modules:
         raise InputError("no Python file to detect the execution path from", path=folder)
     infos = resolve_paths(modules).values()
     found = {info.path for info in infos}
     evidence = min(infos, key=lambda info: (info.source != "compile", info.where))
-    if len(found) != 1 or evidence.path not in _ANALYSIS_PATH:
+    if len(found) != 1 or evidence.path in (ExecPath.ACLGRAPH, ExecPath.ANY):
         names = ", ".join(sorted(p.value for p in found))
         return None, f"{folder}: the model code gives no single path ({names})"
-    return _ANALYSIS_PATH[evidence.path], f"--source {folder}: {evidence.describe()}"
+    # ge, npugraph_ex and eager: the analysis's names too (model.ExecutionPath)
+    return cast("ExecutionPath", evidence.path.value), f"--source {folder}: {evidence.describe()}"

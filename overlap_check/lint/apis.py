@@ -1,10 +1,5 @@
-"""The catalogue of multi-stream APIs: which family each belongs to, where each lives.
-
-Two families (docs/method.md, "API routing"): GE, the TorchAir graph (Ascend IR)
-string-tag APIs (stream switch, wait and core limits in ``torchair.scope``, tagged events
-in ``torchair.ops``); explicit, torch_npu's stream objects (``torch.npu.Stream`` /
-``stream`` / ``Event``) and npugraph_ex's string tags in ``torch.npu.npugraph_ex.scope``
-(its tagged events also from ``torch.npu.npugraph_ex.ops``, as torch_npu's tests call them).
+"""The catalogue of multi-stream APIs: which family (GE or explicit-stream) each belongs to
+and where each lives (docs/method.md, "API routing"; docs/lint-rules.md's table).
 """
 
 from __future__ import annotations
@@ -61,11 +56,8 @@ def split(qualname: str) -> tuple[str, str]:
 
 
 def family(qualname: str) -> Family | None:
-    """The multi-stream family of an API, or None when it is not a multi-stream API.
-
-    Wrong-namespace spellings (``torchair.scope.npu_tagged_event_record``) still
-    belong to their root's family; OC102 reports the namespace itself.
-    """
+    """The multi-stream family of an API, else None; a wrong-namespace spelling belongs to
+    its root's family (OC102 reports the namespace itself)."""
     root, leaf = qualname.split(".")[0], split(qualname)[1]
     if root == "torchair" and (leaf in STRING_TAG or qualname in GE_EVENT_OPS):
         return Family.GE

@@ -1,12 +1,5 @@
-"""The OC2xx rules: the same routing mistakes in CUDA stream code (``torch.cuda``).
-
-CUDA has one family (stream and event objects) and no graph paths, so only the data
-rules apply: a side result read without a join (OC201, OC104's twin), a side stream
-that reads a current-stream result it never waited for (OC202), a current-stream
-tensor freed while a side stream may still read it (OC203, the caching allocator
-reuses its memory at once), and ``record_stream`` on long-lived objects (OC204,
-OC103's twin). Like OC104 they follow names within one function body. The twins
-share their Ascend rule's code in rules.py; OC202 and OC203 are here.
+"""OC202 and OC203, the CUDA data rules with no Ascend twin (OC201 and OC204 share OC104's
+and OC103's code in rules.py). What each reports: docs/lint-rules.md, "CUDA stream code".
 """
 
 from __future__ import annotations
@@ -22,10 +15,9 @@ from overlap_check.lint.uses import Reads, host_call, stores
 
 
 def _device_result(value: ast.expr | None, ctx: Context, made: set[str], new: bool) -> bool:
-    """Whether ``value`` surely computes a device tensor: a ``torch.*`` op, arithmetic on
-    one; unless ``new`` (fresh memory only) also a submodule call (``self.proj(x)``, no
-    method of that name here) or a method or index of a tensor made so. Anything else (a
-    project function, a host object) is given the benefit of the doubt."""
+    """Whether ``value`` surely computes a device tensor: a ``torch.*`` op, arithmetic on one;
+    unless ``new`` (fresh memory only) also a submodule call (``self.proj(x)``) or a method or
+    index of a tensor made so. Anything else gets the benefit of the doubt."""
     if isinstance(value, ast.BinOp):
         return any(_device_result(v, ctx, made, new) or dotted_name(v) in made
                    for v in (value.left, value.right))  # fmt: skip
@@ -55,8 +47,7 @@ def _made_on_main(steps: list[Step], ctx: Context, *, new: bool) -> dict[str, in
             if step.side is None and _device_result(node.value, ctx, set(made), new):
                 made.update(dict.fromkeys(names, index))
             else:
-                for name in names:
-                    made.pop(name, None)
+                made = {name: at for name, at in made.items() if name not in names}
     return made
 
 
@@ -147,11 +138,10 @@ def _freed_after(steps: list[Step], name: str, *, top_level: bool) -> str | None
         for node in step.nodes:
             if isinstance(node, ast.Delete) and any(dotted_name(t) == name for t in node.targets):
                 return f"deleted (line {node.lineno})"
-            mentioned = any(
+            if any(
                 isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                 for n in ast.walk(node)
-            )
-            if mentioned:
+            ):
                 return None  # used again, returned or stored: not freed here
             if name in stores(node):
                 return f"reassigned (line {getattr(node, 'lineno', 0)})"

@@ -1,8 +1,6 @@
-"""``lint --explain RULE``: why a rule exists, with a wrong and a right example.
-
-Each example is a whole module (imports and, where the rule depends on it, the compile
-call that sets the path), so tests/test_lint.py lints them: every wrong one gives its
-rule, every right one does not. docs/lint-rules.md says the same at more length.
+"""``lint --explain RULE``: why a rule exists, with a wrong and a right example (docs/lint-rules.md
+at more length). Each example is a whole module, which tests/test_lint.py lints: every
+wrong one gives its rule, every right one does not.
 """
 
 from __future__ import annotations

@@ -31,9 +31,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Context:
-    """One module under its path; ``spans``: (first line, last line, path) of functions
-    judged on their own (a module compiled both ways); ``in_wrappers``: the nodes inside
-    the module's own wrapper functions; ``wrapper_calls``: its calls of project wrappers."""
+    """One module under its path; ``spans``: (first, last line, path) of functions judged on
+    their own; ``in_wrappers``: nodes in its own wrappers; ``wrapper_calls``: its wrapper calls."""
 
     module: SourceModule
     path: PathInfo
@@ -57,17 +56,13 @@ class Context:
 
 @dataclass(frozen=True)
 class LintResult:
-    """The findings of one `lint` run, sorted by file, line, column and rule.
-
-    ``files`` lists every file that was checked (clean ones too, for JUnit);
-    ``paths`` says which execution path each file was judged under.
-    """
+    """The findings of one `lint` run, sorted; ``files``: every file checked (clean ones
+    too, for JUnit); ``paths``: the execution path each was judged under."""
 
     findings: tuple[Finding, ...]
     files: tuple[str, ...]
     paths: dict[str, PathInfo] = field(default_factory=dict)
-    # findings suppressed knowingly, each with how: "inSource" (a comment) or "external"
-    # (the config's [lint] suppress list), SARIF's names
+    # each with how: "inSource" (a comment) or "external" ([lint] suppress), SARIF's names
     suppressed_findings: tuple[tuple[Finding, str], ...] = ()
 
     @property

@@ -1,18 +1,9 @@
 """Data flow across streams (OC104, OC201): side-stream results used on the main stream.
 
-Each function body (and the module body) is flattened into steps in source order, each
-knowing the side stream it runs on (``None`` = main). The names a ``with
-torch.npu.stream(s):`` block assigns are followed through the steps after it: a
-main-stream read before any main-stream synchronisation is a finding.
-
-Conservative (a reviewer must agree with every finding): a ``return`` handing a side
-result back as it is (``return a, b``) is no use (npugraph_ex joins the streams at the
-graph end), but in eager code ``return a + b`` is (it runs on the main stream before
-anything joins). Anything that looks like a wait (``wait_stream``, ``Event.wait``,
-``synchronize``, tagged-event waits, a helper named ``*wait*`` or ``*sync*``)
-synchronises; a name reassigned on the main stream is no longer pending; reads on
-another side stream, under a branch exclusive with the block's, or of metadata only
-(uses.py) are not judged.
+Each body is flattened into steps in source order, each knowing its stream; the names a
+side block assigns are followed through the steps after it, and a main-stream read before
+any synchronisation is a finding. What counts as a wait, and what is not judged:
+docs/lint-rules.md, OC104.
 """
 
 from __future__ import annotations
@@ -60,10 +51,8 @@ class SideBlock:
 def unsynced_uses(
     module: SourceModule, reads: Reads, eager: Callable[[SideBlock], bool | None]
 ) -> Iterator[tuple[ast.Name, SideBlock]]:
-    """The first unsynchronised main-stream read of each side block's results.
-
-    ``eager(block)``: True where reads inside a ``return`` expression count too (nothing
-    joins the streams at its end), None where the block is not judged (GE)."""
+    """The first unsynchronised main-stream read of each side block's results; ``eager``:
+    True where reads in a ``return`` count too, None where the block is not judged."""
     for flat in flattened(module, reads.project):
         for side_block in flat.side_blocks:
             is_eager = eager(side_block)
@@ -75,8 +64,7 @@ def unsynced_uses(
 
 
 def flattened(module: SourceModule, project: Project) -> Iterator[Flattener]:
-    """The module body and each function body as steps, with their side blocks (also the
-    blocks of project wrappers that return a stream context)."""
+    """The module body and each function body as steps, with their side blocks."""
     main_names = {  # names and `self.` attributes that hold the main stream
         name
         for node in ast.walk(module.tree)
@@ -152,8 +140,7 @@ class Flattener:
         return True
 
     def side_stream(self, node: ast.With | ast.AsyncWith) -> str | None:
-        """Source text of the side stream a ``with torch.npu.stream(s)`` (or ``torch.cuda``)
-        switches to, else None."""
+        """Source text of the side stream a ``with`` switches to, else None."""
         for item in node.items:
             call = item.context_expr
             if not isinstance(call, ast.Call):
@@ -184,13 +171,10 @@ class Flattener:
             start = len(self.steps)
             self.add(Step(tuple(i.context_expr for i in stmt.items), side, False, facts))
             stream = self.side_stream(stmt)
-            cuda = any(
-                isinstance(i.context_expr, ast.Call)
-                and self.aliases.qualify(i.context_expr.func) == CUDA_STREAM_CTX
-                for i in stmt.items
-            )
             self.block(stmt.body, stream or side, facts)
             if stream is not None:
+                calls = [i.context_expr for i in stmt.items if isinstance(i.context_expr, ast.Call)]
+                cuda = CUDA_STREAM_CTX in {self.aliases.qualify(call.func) for call in calls}
                 assigned = self.side_results(stmt.body)
                 end = len(self.steps)
                 block = SideBlock(stmt, stream, end, assigned, start, facts, cuda, self.loops)
@@ -294,8 +278,7 @@ def is_sync(node: ast.AST, stream: str = "") -> bool:
 
 
 def _handed_back(node: ast.AST) -> set[int]:
-    """The names a ``return`` hands back as they are: the value itself, or the bare
-    elements of a returned tuple / list (the caller's business, not a main-stream read)."""
+    """The names a ``return`` hands back as they are (the value, or bare tuple elements)."""
     if not isinstance(node, ast.Return) or node.value is None:
         return set()
     value = node.value

@@ -1,13 +1,6 @@
-"""The execution path a module runs under, from its compile calls.
-
-``torchair.get_npu_backend(...)`` / ``torchair.CompilerConfig()`` -> GE graph (TorchAir's
-aclgraph mode, where both API families are accepted, with ``config.mode`` set to
-``"reduce-overhead"`` or ``"npugraph_ex"``); ``torch.compile(...,
-backend="npugraph_ex")`` -> npugraph_ex; both -> ``any`` (a dispatcher: path rules are
-skipped, but a function compiled one way, and what it calls of its module, runs that way:
-:func:`function_paths`); neither -> the one path the other linted files compile with (a
-runner usually compiles the model file), else eager. ``# overlap-check:
-path=ge|npugraph_ex|aclgraph|eager|any`` overrides all this.
+"""The execution path a module runs under, from its compile calls (or its path pragma),
+else from the other linted files', else eager; per function in a module compiled both
+ways. The rules: docs/lint-rules.md, "How the execution path of a module is decided".
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ _LABELS = {
     ExecPath.EAGER: "eager",
     ExecPath.ANY: "any (both paths)",
 }
+_HOW = {"pragma": "declared", "project": "from the compile call", "compile": "compiled"}
 
 
 @dataclass(frozen=True)
@@ -55,15 +49,10 @@ class PathInfo:
 
     def describe(self, module: str = "") -> str:
         """``GE graph (TorchAir backend), compiled at line 40`` as seen from ``module``."""
+        if self.source == "default":
+            return f"{_LABELS[self.path]} (no graph compile in the linted files)"
         where = f"line {self.line}" if self.file == module else self.where
-        how = {
-            "pragma": "declared at",
-            "project": "from the compile call at",
-            "compile": "compiled at",
-        }
-        if self.source in how:
-            return f"{_LABELS[self.path]}, {how[self.source]} {where}"
-        return f"{_LABELS[self.path]} (no graph compile in the linted files)"
+        return f"{_LABELS[self.path]}, {_HOW[self.source]} at {where}"
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path.value, "source": self.source, "where": self.where}
@@ -75,22 +64,19 @@ def _npugraph_ex_compiles(module: SourceModule) -> list[ast.Call]:
     calls = []
     for ref in module.calls("torch.compile"):
         assert ref.call is not None
-        for keyword in ref.call.keywords:
-            value = keyword.value
-            if keyword.arg != "backend":
-                continue
-            if isinstance(value, ast.Name):  # the last string assigned to it, if any
-                strings = [
-                    node.value
-                    for node in ast.walk(module.tree)
-                    if isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)
-                    and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
-                ]
-                value = strings[-1] if strings else value
-            if isinstance(value, ast.Constant) and value.value == "npugraph_ex":
-                calls.append(ref.call)
+        value = next((k.value for k in ref.call.keywords if k.arg == "backend"), None)
+        if isinstance(value, ast.Name):  # the last string assigned to it, if any
+            strings = [
+                node.value
+                for node in ast.walk(module.tree)
+                if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and any(isinstance(t, ast.Name) and t.id == value.id for t in node.targets)
+            ]
+            value = strings[-1] if strings else value
+        if isinstance(value, ast.Constant) and value.value == "npugraph_ex":
+            calls.append(ref.call)
     return calls + [r.call for r in module.calls(NGX_CACHE) if r.call]
 
 
@@ -127,12 +113,8 @@ def own_path(module: SourceModule) -> PathInfo | None:
         path = ExecPath.ACLGRAPH if _aclgraph_mode(module.tree) else ExecPath.GE
         return PathInfo(path, "compile", module.path, ge[0].line)
     if ngx:
-        dynamic_fullgraph = any(
-            keyword_true(call, "fullgraph") and keyword_true(call, "dynamic") for call in ngx
-        )
-        return PathInfo(
-            ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic_fullgraph
-        )
+        dynamic = any(keyword_true(c, "fullgraph") and keyword_true(c, "dynamic") for c in ngx)
+        return PathInfo(ExecPath.NPUGRAPH_EX, "compile", module.path, ngx[0].lineno, dynamic)
     return None
 
 

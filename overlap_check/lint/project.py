@@ -1,12 +1,6 @@
-"""What the linted files know of each other: functions by name, and the project's wrappers.
-
-* A call is resolved to the functions it runs, within the repository: ``self.m(...)`` to
-  the module's methods named ``m``, ``f(...)`` to its own ``f`` or to what ``from pkg.mod
-  import f`` (or a relative import) names: ``pkg/mod.py`` or ``pkg/mod/__init__.py``
-  (following one re-export) in a folder above the caller. Those files are parsed, never run.
-* A wrapper is a function whose body only returns a stream-switch / core-limit context or
-  a fake one (``if flag: return torchair.scope.limit_core_num(a, b)``): the project's own
-  API. The rules judge its callers instead of its module.
+"""What the linted files know of each other: calls resolved to the repository's functions
+(parsed, never run), and the project's wrappers of stream contexts, judged at their
+callers. The rules: docs/lint-rules.md, "Your own wrappers are your API".
 """
 
 from __future__ import annotations
@@ -86,10 +80,7 @@ class Project:
         key = (str(Path(importer).parent), module, level)
         if key not in self._files:
             parents = Path(importer).parents
-            if level:
-                bases = [parents[level - 1]] if level <= len(parents) else []
-            else:
-                bases = list(parents)[:_MAX_UP]
+            bases = list(parents)[level - 1 : level] if level else list(parents)[:_MAX_UP]
             stems = [base.joinpath(*(p for p in module.split(".") if p)) for base in bases]
             found = [
                 candidate
@@ -120,9 +111,7 @@ class Project:
         parsed = self.parsed(path)
         if parsed is None:
             return []
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id not in ("self", "cls"):
-                return []
+        if isinstance(func, ast.Attribute) and dotted_name(func.value) in ("self", "cls"):
             return [
                 Callee(path, node, 0 if _is_static(node) else 1)
                 for node in parsed.methods.get(func.attr, [])
@@ -135,18 +124,14 @@ class Project:
     def _wrappers_called(
         self, path: str, call: ast.Call
     ) -> Iterator[tuple[Callee, Aliases, frozenset[str]]]:
-        """The project functions a call runs, with their file's aliases and what each
-        returns if it is a wrapper."""
+        """The project functions a call runs, their file's aliases and what each wraps."""
         for callee in self.callees(path, call):
             parsed = self.parsed(callee.path)
             if parsed is not None:
                 yield callee, parsed.aliases, self.wrapper_apis(callee.node, parsed.aliases)
 
     def stream_argument(self, path: str, call: ast.Call) -> ast.expr | None:
-        """The caller's argument that a project wrapper hands to ``torch.npu.stream`` /
-        ``torch.cuda.stream`` (``def switch(flag, s): ... return torch.npu.stream(s)``).
-        A wrapper that may return a graph-mode switch instead (chosen at run time) is not
-        followed: under GE the graph orders the streams itself."""
+        """The caller's argument that a project wrapper hands to ``torch.npu/cuda.stream``."""
         for callee, aliases, wrapped in self._wrappers_called(path, call):
             if not wrapped or not wrapped <= apis.STREAM_CONTEXTS:
                 continue  # not a wrapper, or one that may pick a graph-mode switch instead
@@ -160,11 +145,10 @@ class Project:
                 if not isinstance(first, ast.Name) or first.id not in params:
                     continue
                 index = params.index(first.id) - callee.offset
-                by_name = [k.value for k in call.keywords if k.arg == first.id]
-                if by_name:
-                    return by_name[0]
-                if 0 <= index < len(call.args):
-                    return call.args[index]
+                given = [k.value for k in call.keywords if k.arg == first.id]
+                given += call.args[index : index + 1] if index >= 0 else []
+                if given:
+                    return given[0]
         return None
 
     def wrapper_apis(self, node: FunctionNode, aliases: Aliases) -> frozenset[str]:

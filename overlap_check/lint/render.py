@@ -1,16 +1,11 @@
-"""Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0.
-
-SARIF (for GitHub code scanning and other viewers): one run whose tool rules are every
-lint rule, one result per finding at its file, line and column. Paths are made relative
-to the workspace (``GITHUB_WORKSPACE``, else the repository root: GitHub resolves them
-against the checkout) wherever lint runs; others become ``file://`` URIs.
-tests/data/sarif/ holds the official schema the output is validated against.
+"""Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0
+(docs/lint-rules.md, "Output formats"). SARIF paths are relative to the workspace, where
+GitHub resolves them; tests/data/sarif/ holds the schema the output is checked against.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -57,8 +52,7 @@ def render_json(result: LintResult) -> str:
 
 
 def render_github(result: LintResult) -> str:
-    """One ``::error`` workflow command per finding (the hint on the annotation's second
-    line), and a ``::notice`` counting the suppressed ones."""
+    """One ``::error`` per finding, and a ``::notice`` counting the suppressed ones."""
     notice = [command("notice", result.suppressed_text(), title="overlap-check lint") + "\n"]
     return "".join(
         command("error", f"{f.message}\nhint: {f.hint}", file=f.path, line=f.line, col=f.col,
@@ -124,21 +118,12 @@ def render_sarif(result: LintResult) -> str:
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-RENDERERS: dict[str, Callable[[LintResult], str]] = {
-    "text": render_text,
-    "json": render_json,
-    "github": render_github,
-    "junit": render_junit,
-    "sarif": render_sarif,
-}
-
-
 def render(result: LintResult, fmt: str, *, color: bool = False) -> str:
     """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only. Safe for its
     reader (escape.py): JSON and SARIF exact, the others from the names shown."""
     if fmt in ("json", "sarif"):
-        return json_text(RENDERERS[fmt](result))
-    if fmt == "text":
-        return guarded(render_text(displayed(result), color=color))
-    text = RENDERERS[fmt](displayed(result))
-    return text if fmt == "github" else guarded(text)
+        return json_text(render_json(result) if fmt == "json" else render_sarif(result))
+    if fmt == "github":
+        return render_github(displayed(result))
+    shown = displayed(result)
+    return guarded(render_text(shown, color=color) if fmt == "text" else render_junit(shown))

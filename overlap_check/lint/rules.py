@@ -32,9 +32,8 @@ def _is_timing_event(ref: ApiRef) -> bool:
 
 
 def _by_path(ctx: Context) -> Iterator[tuple[Context, dict[Family, list[ApiRef]]]]:
-    """The module's multi-stream API calls of each family in source order, by the path they
-    run under. Wrapper calls count as the API they wrap; the insides of the module's own
-    wrappers are their callers' to judge."""
+    """The module's multi-stream API calls (wrapper calls as what they wrap, not inside its
+    own wrappers) of each family in source order, by the path they run under."""
     groups: dict[ExecPath, dict[Family, list[ApiRef]]] = {}
     for ref in sorted([*ctx.module.refs, *ctx.wrapper_calls], key=lambda r: (r.line, r.col)):
         fam = apis.family(ref.qualname)
@@ -154,11 +153,8 @@ def _long_lived_locals(function: ast.AST) -> dict[str, str]:
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | None
 
 
-def _record_stream_calls(
-    tree: ast.Module,
-) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
-    """``x.record_stream(s)`` and ``*.npu_record_tagged_stream(x, tag)``: the call, what it
-    records, its function and the API's name."""
+def _record_stream_calls(tree: ast.Module) -> Iterator[tuple[ast.Call, ast.expr, _Function, str]]:
+    """``x.record_stream(s)`` and ``npu_record_tagged_stream(x, tag)``: call, x, function, API."""
     todo: list[tuple[ast.AST, _Function]] = [(tree, None)]
     while todo:  # iterative: deeply nested generated code must not exhaust the stack
         node, function = todo.pop()
@@ -214,8 +210,7 @@ def _side_result_unsynced(ctx: Context, rule: str) -> Iterator[Finding]:
         return  # no side stream
 
     def eager(block: SideBlock) -> bool | None:
-        """Whether reads in a ``return`` count (eager: nothing joins the streams at its end);
-        None for another rule's block, or under GE (explicit streams there are OC101/OC108)."""
+        """Whether reads in a ``return`` count; None for another rule's block, or under GE."""
         path = ctx.path_at(block.node).path
         if block.cuda != cuda or (path is ExecPath.GE and not cuda):
             return None
@@ -234,8 +229,7 @@ def _side_result_unsynced(ctx: Context, rule: str) -> Iterator[Finding]:
 
 
 def _has_stream_switch(ctx: Context) -> bool:
-    """Any ``with`` that switches stream: a known API, a project wrapper of one, or a
-    function named like one."""
+    """Any ``with`` of a stream switch, a project wrapper of one or a function named so."""
     if any(apis.split(r.qualname)[1] != apis.LIMIT for r in ctx.wrapper_calls):
         return True
     for item in ast.walk(ctx.module.tree):

@@ -1,11 +1,6 @@
-"""One parsed module: its tree, comments, import aliases and the tracked API calls in it.
-
-The source is parsed with ``ast`` and tokenised for comments; it is never imported or
-run. Aliases say which dotted API a name or attribute chain stands for; only the three
-roots that carry multi-stream APIs are tracked (``torch``, ``torch_npu``,
-``torchair``), everything else resolves to ``None`` and is never reported. Resolution
-is flow-insensitive: every import anywhere in the module (top level, inside functions,
-inside ``try``) counts.
+"""One parsed module (never imported or run): its tree, comments, import aliases and the
+tracked API calls in it. Only ``torch``, ``torch_npu`` and ``torchair`` are tracked, and
+every import anywhere in the module counts (flow-insensitive).
 """
 
 from __future__ import annotations
@@ -21,8 +16,7 @@ from overlap_check.model.errors import InputError, regular_file
 
 ROOTS = frozenset({"torch", "torch_npu", "torchair"})
 
-# Spellings that are the same object as a shorter canonical name, so that the
-# rules only need to know one name per API.
+# Spellings of one object under a shorter name: the rules know one name per API.
 _CANONICAL: tuple[tuple[str, str], ...] = (
     ("torch_npu.npu", "torch.npu"),
     ("torchair.configs.compiler_config.CompilerConfig", "torchair.CompilerConfig"),
@@ -79,8 +73,7 @@ def collect_aliases(tree: ast.Module) -> Aliases:
                 names[local] = qualname
                 from_imports[local] = (canonical(qualname), node)
     aliases = Aliases(names, from_imports)
-    # Module-level shorthands such as `ngx = torch.npu.npugraph_ex` (top level only:
-    # a local of the same name inside a function could be anything).
+    # Shorthands such as `ngx = torch.npu.npugraph_ex`, top level only (a local could be anything)
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             resolved = aliases.qualify(stmt.value)  # None unless a name or attribute chain
@@ -171,16 +164,9 @@ def read_module(path: Path) -> SourceModule:
         raise InputError(f"not Python source: {err}", path=path) from err
     except RecursionError as err:  # generated code nested deeper than the parser goes
         raise InputError("source nested too deeply to parse", path=path) from err
-    suppressions, pragma = _scan_comments(data, path)
     aliases = collect_aliases(tree)
-    return SourceModule(
-        path=str(path),
-        tree=tree,
-        aliases=aliases,
-        refs=tuple(_collect_refs(tree, aliases)),
-        suppressions=suppressions,
-        path_pragma=pragma,
-    )
+    refs = tuple(_collect_refs(tree, aliases))
+    return SourceModule(str(path), tree, aliases, refs, *_scan_comments(data, path))
 
 
 def _scan_comments(

@@ -1,12 +1,6 @@
-"""Which reads of a tensor touch its data, and under which branch conditions they run.
-
-* Metadata is not data: ``x.shape``, ``x.size()``, ``len(x)``, ``x is None`` read what
-  the host already knows, so a stream need not have finished writing ``x``; nor does a
-  project function whose body reads only that of the parameter (project.py).
-* Facts: a branch taken tells the truth of its condition's flags (``if flag and ready:``
-  runs with both true, its ``else`` with a one-flag test false, ``if not flag`` the
-  reverse; ``b`` in ``a and b`` with ``a`` true). Places whose facts disagree on a flag
-  never both run (:func:`exclusive`), provided nothing assigns the flag between them.
+"""Which reads of a tensor touch its data (metadata reads do not: the host knows them), and
+the facts they run under: a branch taken tells the truth of its condition's flags, and
+places whose facts disagree on a flag never both run (docs/lint-rules.md, OC104).
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ META_ATTRS = frozenset(
      "ndimension", "element_size", "nelement", "get_device", "is_contiguous", "stride"}
 )  # fmt: skip
 META_FUNCS = frozenset({"len", "isinstance", "type", "id"})
-# calls that give host values (ints, lists) or handles, not device tensors: builtins by
-# name, methods by attribute
+# calls that give host values or handles, not device tensors (builtins, methods by name)
 HOST_FUNCS = frozenset(
     {"int", "float", "bool", "len", "str", "range", "list", "tuple", "dict", "set", "max",
      "min", "sum", "abs", "round", "getattr", "zip", "enumerate"}
@@ -66,13 +59,12 @@ def exclusive(first: Facts, second: Facts) -> bool:
 
 def stores(node: ast.AST) -> set[str]:
     """Names and attribute chains that ``node`` assigns."""
-    found: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Store):
-            name = dotted_name(child)
-            if name is not None:
-                found.add(name)
-    return found
+    stored = [
+        dotted_name(child)
+        for child in ast.walk(node)
+        if isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Store)
+    ]
+    return {name for name in stored if name is not None}
 
 
 class Reads:
