@@ -121,6 +121,8 @@ def render_sarif(result: LintResult) -> str:
 def render(result: LintResult, fmt: str, *, color: bool = False) -> str:
     """``result`` in ``fmt``; ``color`` (ANSI) applies to the text format only. Safe for its
     reader (escape.py): JSON and SARIF exact, the others from the names shown."""
+    if fmt not in FORMATS:  # the CLI offers FORMATS alone: another is a caller's bug
+        raise ValueError(f"no lint format {fmt!r}")
     if fmt in ("json", "sarif"):
         return json_text(render_json(result) if fmt == "json" else render_sarif(result))
     if fmt == "github":
