@@ -72,8 +72,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
     if not warm:
         return "-"
     counts = {(r.judged, r.occurrences) for r in warm}
-    first = warm[0]
-    return f"{first.judged}/{first.occurrences}" + ("*" if len(counts) > 1 else "")
+    return f"{warm[0].judged}/{warm[0].occurrences}" + ("*" if len(counts) > 1 else "")
 
 
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
@@ -198,12 +197,11 @@ def _walls(plan: PlanResult) -> str:
     if w.join_wait_worst_ns:
         where = f"layer {w.join_wait_worst_layer} of run {w.join_wait_worst_run}"
         text += f" (worst {us(w.join_wait_worst_ns)} µs, {where})"
-    tail, step = us(w.side_tail_ns), us(w.step_wall_ns)
-    text += f", side tail {tail} µs"
+    text += f", side tail {us(w.side_tail_ns)} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
         ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {us(t.ns)} µs" for t in w.tail_ops)
         text += f"; tail ops {ops}"
-    return text + f"; step wall {step} µs"
+    return text + f"; step wall {us(w.step_wall_ns)} µs"
 
 
 def _signed(value: float | None) -> str:
@@ -267,9 +265,8 @@ def _pairs(report: Report, color: bool) -> list[str]:
     for p in report.stream_pairs:
         figure = figure_text(p.overlap_pct, report.thresholds)
         figure += " (provisional)" if p.provisional else ""
-        rows.append(
-            [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns), figure, p.verdict]
-        )
+        cells = [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns)]
+        rows.append([*cells, figure, p.verdict])
     header = ["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"]
     return [
         _heading("Stream pairs", BUSY, color),
@@ -350,7 +347,7 @@ def _communication(report: Report, color: bool) -> list[str]:
         return []
     steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
     ranks = table(RANK_HEADER, rank_cells(report))
-    head = bold("Communication", color) + f" ({COMMUNICATION})"
+    head = _heading("Communication", COMMUNICATION, color)
     return [head, *ranks, "  " + COMMUNICATION_STEPS, *table(STEP_HEADER, steps), ""]
 
 
