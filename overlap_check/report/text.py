@@ -142,8 +142,7 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
     ]
 
 
-def _plans(report: Report, color: bool) -> list[str]:
-    origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
+def _plans(report: Report, origins: Origins, color: bool) -> list[str]:
     thresholds = report.thresholds
     rows = []
     for plan in report.plans:
@@ -356,6 +355,7 @@ def render(report: Report, *, color: bool = False) -> str:
     passed = report.verdict == "pass"
     status = paint("PASS" if passed else "FAIL", "bold green" if passed else "bold red", color)
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
+    origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
     if report.provisional:
         # First, before any verdict: a provisional figure is not yet evidence.
         warning = f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture"
@@ -371,7 +371,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.evidence_summary:
         lines += [bold("Evidence:", color), *[f"  {line}" for line in report.evidence_summary], ""]
     if report.plans:
-        lines += [*_plans(report, color), ""]
+        lines += [*_plans(report, origins, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
     lines += [*_communication(report, color), *_runs(report, color), *_reference(report, color)]
     if report.baseline:
@@ -383,7 +383,6 @@ def render(report: Report, *, color: bool = False) -> str:
         painters = {5: _styled(BASELINE_STYLE, color)}
         lines += ["", bold("Baseline", color), *table(header, rows, paint=painters)]
     if report.cores is not None:
-        origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
         lines += ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
     if report.notes:
         lines += ["", bold("Notes:", color), *[f"  - {note}" for note in report.notes]]
