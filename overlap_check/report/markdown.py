@@ -191,8 +191,7 @@ def render(report: Report) -> str:
 
 def append_step_summary(report: Report, environ: Mapping[str, str]) -> None:
     """Append the Markdown summary to the step summary file, if any (docs/ci.md)."""
-    target = step_summary_target(environ)
-    if target is not None:
+    if (target := step_summary_target(environ)) is not None:
         append_markdown(render(displayed(report)), target)
 
 

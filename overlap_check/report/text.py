@@ -72,8 +72,7 @@ def _occurrence_counts(plan: PlanResult) -> str:
     if not warm:
         return "-"
     counts = {(r.judged, r.occurrences) for r in warm}
-    first = warm[0]
-    return f"{first.judged}/{first.occurrences}" + ("*" if len(counts) > 1 else "")
+    return f"{warm[0].judged}/{warm[0].occurrences}" + ("*" if len(counts) > 1 else "")
 
 
 def _window(start: int | None, end: int | None, origin: int | None) -> str:
@@ -143,8 +142,7 @@ def _layers(plan: PlanResult, origins: Origins, thresholds: Thresholds) -> list[
     ]
 
 
-def _plans(report: Report, color: bool) -> list[str]:
-    origins = {(r.rank, r.index): r.origin_ns for r in report.runs}
+def _plans(report: Report, origins: Origins, color: bool) -> list[str]:
     thresholds = report.thresholds
     rows = []
     for plan in report.plans:
@@ -198,12 +196,11 @@ def _walls(plan: PlanResult) -> str:
     if w.join_wait_worst_ns:
         where = f"layer {w.join_wait_worst_layer} of run {w.join_wait_worst_run}"
         text += f" (worst {us(w.join_wait_worst_ns)} µs, {where})"
-    tail, step = us(w.side_tail_ns), us(w.step_wall_ns)
-    text += f", side tail {tail} µs"
+    text += f", side tail {us(w.side_tail_ns)} µs"
     if w.tail_ops:  # only when some ran: reports without them read as before
         ops = ", ".join(f"{t.name} x{round(t.count, 2):g} {us(t.ns)} µs" for t in w.tail_ops)
         text += f"; tail ops {ops}"
-    return text + f"; step wall {step} µs"
+    return text + f"; step wall {us(w.step_wall_ns)} µs"
 
 
 def _signed(value: float | None) -> str:
@@ -267,9 +264,8 @@ def _pairs(report: Report, color: bool) -> list[str]:
     for p in report.stream_pairs:
         figure = figure_text(p.overlap_pct, report.thresholds)
         figure += " (provisional)" if p.provisional else ""
-        rows.append(
-            [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns), figure, p.verdict]
-        )
+        cells = [rank_text(p.rank), str(p.main), str(p.side), us(p.overlap_ns)]
+        rows.append([*cells, figure, p.verdict])
     header = ["rank", "main", "side", "overlap_us", "overlap_pct", "verdict"]
     return [
         _heading("Stream pairs", BUSY, color),
@@ -350,7 +346,7 @@ def _communication(report: Report, color: bool) -> list[str]:
         return []
     steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
     ranks = table(RANK_HEADER, rank_cells(report))
-    head = bold("Communication", color) + f" ({COMMUNICATION})"
+    head = _heading("Communication", COMMUNICATION, color)
     return [head, *ranks, "  " + COMMUNICATION_STEPS, *table(STEP_HEADER, steps), ""]
 
 
@@ -359,6 +355,7 @@ def render(report: Report, *, color: bool = False) -> str:
     passed = report.verdict == "pass"
     status = paint("PASS" if passed else "FAIL", "bold green" if passed else "bold red", color)
     lines = [f"overlap-check {report.tool_version}: {status} (exit {report.exit_code})"]
+    origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
     if report.provisional:
         # First, before any verdict: a provisional figure is not yet evidence.
         warning = f"PROVISIONAL: {report.provisional_text}; rerun or repair the capture"
@@ -374,7 +371,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.evidence_summary:
         lines += [bold("Evidence:", color), *[f"  {line}" for line in report.evidence_summary], ""]
     if report.plans:
-        lines += [*_plans(report, color), ""]
+        lines += [*_plans(report, origins, color), ""]
     lines += [*_pairs(report, color), "", *_ranks(report, color), ""]
     lines += [*_communication(report, color), *_runs(report, color), *_reference(report, color)]
     if report.baseline:
@@ -386,7 +383,6 @@ def render(report: Report, *, color: bool = False) -> str:
         painters = {5: _styled(BASELINE_STYLE, color)}
         lines += ["", bold("Baseline", color), *table(header, rows, paint=painters)]
     if report.cores is not None:
-        origins = {(run.rank, run.index): run.origin_ns for run in report.runs}
         lines += ["", render_cores(report.cores, origins, color=color).rstrip("\n")]
     if report.notes:
         lines += ["", bold("Notes:", color), *[f"  - {note}" for note in report.notes]]

@@ -84,13 +84,8 @@ def injection_env(
 
 def msprof_argv(msprof: str, run_dir: Path, command: Sequence[str], level: str) -> list[str]:
     """``msprof --output=<run dir> --task-time=l1 --ai-core=on COMMAND ARGS...``."""
-    return [
-        msprof,
-        f"--output={run_dir.resolve()}",
-        f"--task-time={TASK_TIME.get(level, 'l1')}",
-        "--ai-core=on",
-        *command,
-    ]
+    output = f"--output={run_dir.resolve()}"
+    return [msprof, output, f"--task-time={TASK_TIME.get(level, 'l1')}", "--ai-core=on", *command]
 
 
 def find_msprof(env: Mapping[str, str]) -> str | None:
@@ -155,14 +150,6 @@ class ProcessTrace:
     events: tuple[str, ...]  # event names in order
     errors: tuple[str, ...]  # messages of "error" events
 
-    @property
-    def started(self) -> bool:
-        return "profiler-started" in self.events
-
-    @property
-    def stopped(self) -> bool:
-        return "profiler-stopped" in self.events
-
 
 def read_process_traces(run_dir: Path) -> tuple[ProcessTrace, ...]:
     """The payload's status files of one run, by pid; unreadable lines are skipped."""
@@ -191,7 +178,6 @@ def read_process_traces(run_dir: Path) -> tuple[ProcessTrace, ...]:
 
 
 def entries(run_dir: Path, keep: Callable[[Path], bool]) -> tuple[Path, ...]:
-    """The entries of one run dir that ``keep`` selects, sorted by name."""
     return tuple(sorted(filter(keep, run_dir.iterdir()))) if run_dir.is_dir() else ()
 
 
@@ -263,11 +249,11 @@ def explain_missing_profile(run_dir: Path, window: str, module: str = "torch_npu
     errors = [e for t in traces for e in t.errors]
     if errors:
         return f"{module}.profiler could not be used: {errors[0]}"
-    if not any(t.started for t in traces):
+    if not any("profiler-started" in t.events for t in traces):
         if window == "explicit":
             return "--window explicit, but no overlap_check.profile() block was entered"
         return f"{module} was imported only by launcher processes; no rank imported it"
-    if not any(t.stopped for t in traces):
+    if not any("profiler-stopped" in t.events for t in traces):
         return (
             "the profiler was started but never stopped: the process was killed or left "
             f"with os._exit(), so {module} exported nothing"
@@ -301,8 +287,7 @@ def cut_short(root: Path) -> str | None:
 
 
 def _file_problem(path: Path) -> str | None:
-    size = path.stat().st_size
-    if size == 0:
+    if (size := path.stat().st_size) == 0:
         return "is empty"
     suffix = path.suffix.lower()
     with path.open("rb") as handle:

@@ -123,11 +123,8 @@ def export_problem(found: tuple[Path, ...], run_dir: Path) -> str | None:
         for error in trace.errors:
             if error.startswith("stop:"):
                 return f"the profiler's export failed in process {trace.pid}: {error[5:].strip()}"
-    for result_dir in (f for f in found if f.is_dir()):  # a Kineto trace: the reader checks it
-        why = profilers.cut_short(result_dir)
-        if why is not None:
-            return why
-    return None
+    # A Kineto trace (a file) is checked by its reader.
+    return next(filter(None, (profilers.cut_short(f) for f in found if f.is_dir())), None)
 
 
 def run_status(result: WorkloadResult, problem: str | None, incomplete: str | None) -> RunStatus:
@@ -228,13 +225,9 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
         run_dir = out / f"run-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
         log_path = run_dir / ".overlap-check" / "workload.log"
+        log = log_path.relative_to(out).as_posix()
         argv, env = _workload(plan, session.manifest, base_env, run_dir, index)
-        record = RunRecord(
-            index=index,
-            dir=run_dir.name,
-            started=now_iso(),
-            log=log_path.relative_to(out).as_posix() if output is None else None,
-        )
+        record = RunRecord(index, run_dir.name, now_iso(), log=log if output is None else None)
         manifest = session.manifest.with_run(record)
         if index == 1:
             manifest = replace(manifest, profiler_argv=tuple(argv))
@@ -261,7 +254,7 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
             result_dirs=tuple(p.relative_to(out).as_posix() for p in found),
             problem=why if status != "ok" else None,
             processes=len(traces),
-            log=log_path.relative_to(out).as_posix() if log_path.exists() else None,
+            log=log if log_path.exists() else None,
         )
         session.save(session.manifest.with_run(record))
         exit_text = result.problem or describe_exit(result.exit_code)
@@ -275,10 +268,8 @@ def _loop(session: _Session, base_env: Mapping[str, str], output: IO[Any] | None
             message = f"run {index} of {runs}: the command failed ({exit_text})"
             if not plan.keep_going:
                 session.finish("failed")
-                hint = (
-                    f"its output is in {out / record.log}" if record.log else "its output is above"
-                )
-                raise WorkloadError(message, path=run_dir, hint=hint)
+                where = f"in {out / record.log}" if record.log else "above"
+                raise WorkloadError(message, path=run_dir, hint=f"its output is {where}")
             progress(f"{message}; --keep-going: continuing")
         elif status == "no-profile":
             if not plan.keep_going:

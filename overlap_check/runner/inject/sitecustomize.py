@@ -76,8 +76,7 @@ class Controller:
         with contextlib.suppress(Exception):
             folder = os.path.join(self.run_dir, STATUS_DIR)
             os.makedirs(folder, exist_ok=True)
-            record = {"event": event, "pid": os.getpid(), "time_ns": time.time_ns()}
-            record.update(fields)
+            record = {"event": event, "pid": os.getpid(), "time_ns": time.time_ns(), **fields}
             path = os.path.join(folder, f"payload-{os.getpid()}.jsonl")
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record, default=str) + "\n")
@@ -187,13 +186,10 @@ class Controller:
             return False  # a fork()ed child: the capture belongs to the parent
         with self.lock:
             self.depth += 1
-            if self.window == "process":
+            if self.window == "process" or self.depth > 1 or self.window_done:
                 if self.depth == 1:
-                    self.log("window-ignored", reason="window=process")
-                return False
-            if self.depth > 1 or self.window_done:
-                if self.depth == 1:
-                    self.log("window-ignored", reason="already captured")
+                    reason = "window=process" if self.window == "process" else "already captured"
+                    self.log("window-ignored", reason=reason)
                 return False
             self.window_used = True
             if self.process_prof is not None:
@@ -227,13 +223,11 @@ def register_exit_hook(hook: Any) -> None:
     """Run ``hook`` at interpreter exit, before thread pools and atexit hooks shut down (why:
     docs/run.md); importing concurrent.futures first puts its own hooks after ours. ``atexit``
     stays as a fallback (the hook is idempotent)."""
-    try:
+    with contextlib.suppress(Exception):  # Python 3.8 has no _register_atexit; or shutting down
         import concurrent.futures.process
         import concurrent.futures.thread  # noqa: F401
 
         threading._register_atexit(hook)  # type: ignore[attr-defined]
-    except Exception:  # Python 3.8 has no _register_atexit; or already shutting down
-        pass
     atexit.register(hook)
 
 
@@ -262,12 +256,10 @@ def _dash_m_module(orig_argv: list[str]) -> str | None:
             return orig_argv[position + 1] if position + 1 < len(orig_argv) else None
         if arg.startswith("-m"):
             return arg[2:]
-        if arg in ("-X", "-W", "--check-hash-based-pycs"):
-            position += 2  # an option with a separate value
-            continue
-        if not arg.startswith("-") or arg in ("-", "-c") or arg.startswith("-c"):
+        if not arg.startswith("-") or arg == "-" or arg.startswith("-c"):
             return None  # a script, stdin or -c: no -m module
-        position += 1
+        # -X, -W and --check-hash-based-pycs take a separate value
+        position += 2 if arg in ("-X", "-W", "--check-hash-based-pycs") else 1
     return None
 
 
