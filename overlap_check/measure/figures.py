@@ -28,12 +28,7 @@ from overlap_check.measure.cores import (
     run_rules,
     sweep_cores,
 )
-from overlap_check.measure.hiding import (
-    Siblings,
-    busy_without,
-    helper_streams_of,
-    siblings,
-)
+from overlap_check.measure.hiding import Siblings, busy_without, helper_streams_of, siblings
 from overlap_check.measure.joins import layer_figures, step_wall
 from overlap_check.measure.occurrences import OK, PlanStreams
 from overlap_check.measure.placement import counted_by_label, layered_counts
@@ -179,15 +174,10 @@ def _pairs(sets: StreamSets) -> dict[int, dict[int, PairFigure | None]]:
                 continue
             if side in out and main in out[side]:  # the overlap is symmetric: no second sweep
                 other = out[side][main]
-                figures[side] = None if other is None else _swapped(other)
+                figures[side] = None if other is None else (*other[:2], other[3], other[2])
             else:
                 figures[side] = pair_figure(sets, main, side)
     return out
-
-
-def _swapped(figure: PairFigure) -> PairFigure:
-    overlap, pct, main_busy, side_busy = figure
-    return overlap, pct, side_busy, main_busy
 
 
 def plan_main(
@@ -404,11 +394,8 @@ def _with_task_rows(samples: Sequence[Sample], capture: Capture) -> list[Sample]
 def _communication(samples: Sequence[Sample], capture: Capture) -> list[tuple[I64, I64]]:
     """Per sample, the start and end of its communication tasks (a step's: its Step Id)."""
     rows = capture.kernels.filter(pl.col("is_communication").fill_null(False))
-    out = []
-    for s in samples:
-        part = rows if s.step is None else rows.filter(pl.col("step") == s.step)
-        out.append((i64_column(part, "start_ns"), i64_column(part, "end_ns")))
-    return out
+    parts = [rows if s.step is None else rows.filter(pl.col("step") == s.step) for s in samples]
+    return [(i64_column(part, "start_ns"), i64_column(part, "end_ns")) for part in parts]
 
 
 def capture_figures(
@@ -455,18 +442,22 @@ def capture_figures(
     except UsageError as err:
         return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
-    pieces: list[PlanPieces] = []
-    per_plan: list[list[dict[int | None, PlanSample]]] = []
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     comm = _communication(samples, capture)
     rank_main = choose_main_stream(sets, options.main_stream)
-    for plan in options.plans:
-        plan_samples = samples if plan.side_kind == "compute" else wide
-        plan_pieces, plan_figures = _plan_figures(
-            plan, capture, plan_samples, options, comm, sets, rank_main, alone
+    per_plan = [
+        _plan_figures(
+            plan,
+            capture,
+            samples if plan.side_kind == "compute" else wide,
+            options,
+            comm,
+            sets,
+            rank_main,
+            alone,
         )
-        pieces.append(plan_pieces)
-        per_plan.append(plan_figures)
+        for plan in options.plans
+    ]
     return replace(
         figures,
         samples=tuple(
@@ -474,11 +465,11 @@ def capture_figures(
                 step=None if options.per == "run" else int(sample.kernels.item(0, "step")),
                 sets=_lengths_only(s),
                 pairs=_pairs(s),
-                plans=tuple(plan_figures[j] for plan_figures in per_plan),
+                plans=tuple(plan_figures[j] for _, plan_figures in per_plan),
             )
             for j, (sample, s) in enumerate(zip(samples, sets, strict=True))
         ),
-        plans=tuple(pieces),
+        plans=tuple(pieces for pieces, _ in per_plan),
     )
 
 

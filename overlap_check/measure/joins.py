@@ -126,8 +126,6 @@ def layer_walls(dom_start: I64, main_end: int) -> I64:
     main path's structure alone: from its dominator's start to the next layer's. The
     last layer has no next one: its wall is left out (-1), unless it is the only layer,
     whose wall then runs to ``main_end``, the sample's last main-stream end."""
-    if dom_start.size == 0:
-        return np.zeros(0, dtype=np.int64)
     wall = np.full(dom_start.size, -1, dtype=np.int64)
     wall[:-1] = np.diff(dom_start)
     if dom_start.size == 1:
@@ -199,17 +197,17 @@ def plan_walls(runs: Sequence[PlanRun]) -> PlanWalls | None:
         return spread([None if f is None else getattr(f, name) for f in figures], warm).median
 
     def count(name: str) -> int:
-        value = median(name)
-        return 0 if value is None else int(value)
+        return int(median(name) or 0)
 
-    worst: tuple[int, int, int] | None = None  # wait, layer, run
     pool = [r for r in runs if r.warm] or list(runs)
-    for r in pool:
-        f = r.walls
-        if f is None or f.join_wait_max_ns is None or f.join_wait_layer is None:
-            continue
-        if worst is None or f.join_wait_max_ns > worst[0]:
-            worst = (f.join_wait_max_ns, f.join_wait_layer, r.run)
+    waits = [  # wait, layer, run
+        (f.join_wait_max_ns, f.join_wait_layer, r.run)
+        for r in pool
+        if (f := r.walls) is not None
+        and f.join_wait_max_ns is not None
+        and f.join_wait_layer is not None
+    ]
+    worst = max(waits, key=lambda w: w[0], default=None)  # the first of the longest
     return PlanWalls(
         tail_ops=_warm_tail_ops(runs),
         layers=count("layers"),
@@ -230,8 +228,6 @@ def _warm_tail_ops(runs: Sequence[PlanRun]) -> tuple[TailOp, ...]:
     """Per tail operator, the warm median over the samples of its count and time per layer
     (a sample with layers but without that operator counts 0)."""
     names = sorted({t.name for r in runs if r.walls is not None for t in r.walls.tail_ops})
-    if not names:
-        return ()
     warm = [r.warm for r in runs]
     found: list[TailOp] = []
     for name in names:
@@ -289,11 +285,8 @@ def join_wait_cause(walls: PlanWalls | None) -> Evidence | None:
             f"; worst {_us(walls.join_wait_worst_ns)} µs, layer {walls.join_wait_worst_layer} "
             f"of run {walls.join_wait_worst_run}"
         )
-    of_wall = (
-        ""
-        if share is None or wall is None
-        else (f", {share * 100:.1f}% of the {_us(wall)} µs layer wall")
-    )
+    # share is None exactly when the wall is unknown or 0 (wait > 0 here)
+    of_wall = f", {share * 100:.1f}% of the {_us(wall)} µs layer wall" if share and wall else ""
     return Evidence(
         "join-wait",
         f"join wait: the main stream waited {_us(wait)} µs per layer (median{worst}) for the "

@@ -14,9 +14,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from overlap_check.measure.hiding import (
-    verdict_counts,
-)
+from overlap_check.measure.hiding import verdict_counts
 from overlap_check.measure.layering import assign_layers, join_not_waited, lag, task_layers
 from overlap_check.measure.occurrences import (
     NO_DOMINATOR,
@@ -29,13 +27,7 @@ from overlap_check.measure.occurrences import (
     measure_occurrences,
 )
 from overlap_check.measure.runs import Sample
-from overlap_check.model import (
-    MAX_LISTED_LAYERS,
-    MODULE_SCOPE,
-    Plan,
-    PlanRun,
-    Thresholds,
-)
+from overlap_check.model import MAX_LISTED_LAYERS, MODULE_SCOPE, Plan, PlanRun, Thresholds
 from overlap_check.model.intervals import I64
 from overlap_check.model.selection import (
     dominator_expr,
@@ -100,18 +92,9 @@ def main_kernels(tagged: pl.DataFrame, main: int | None) -> pl.DataFrame:
     return _by_start(tagged.filter((pl.col("stream_id") == main) & ~pl.col("_side")))
 
 
-def _dominators_by_layer(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
-    """The layer of each side op (layering.assign_layers), and the main-kernel row of each
-    dominator instance (by start; main kernels come by start)."""
-    rows = np.flatnonzero(main.get_column("_dom").to_numpy())
-    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
-    return assign_layers(ss, se, ms[rows], me[rows]), rows
-
-
-def _dominators_by_cluster(main: pl.DataFrame, ss: I64, se: I64) -> tuple[I64, I64]:
-    """Clusters of side ops split by whole main-stream kernels, and the main-kernel row of
-    each cluster's longest main kernel (-1: none)."""
-    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
+def _dominators_by_cluster(ms: I64, me: I64, ss: I64, se: I64) -> tuple[I64, I64]:
+    """Clusters of side ops split by whole main-stream kernels (``ms``, ``me``: by start),
+    and the main-kernel row of each cluster's longest main kernel (-1: none)."""
     before_end = np.maximum.accumulate(se)[:-1]  # end of all side ops before op j
     nxt = np.searchsorted(ms, before_end, side="left")  # first main kernel starting after them
     fits = np.zeros(before_end.size, dtype=bool)
@@ -153,8 +136,11 @@ def occurrences(
     ss, se = i64_column(side, "start_ns"), i64_column(side, "end_ns")
     if main is None:
         main = main_kernels(tagged, streams.main)
+    ms, me = i64_column(main, "start_ns"), i64_column(main, "end_ns")
     if plan.dominator is not None:
-        occ, rows = _dominators_by_layer(main, ss, se)
+        # the layer of each side op, and the main-kernel row of each dominator instance
+        rows = np.flatnonzero(main.get_column("_dom").to_numpy())
+        occ = assign_layers(ss, se, ms[rows], me[rows])
         if rows.size == 0:  # no dominator on this stream: one unpaired group, not judged
             occ = np.zeros(ss.size, dtype=np.int64)
             rows = np.full(1 if ss.size else 0, -1, dtype=np.int64)
@@ -162,33 +148,24 @@ def occurrences(
             order = np.lexsort((ss, occ))
             ss, se, sid, occ = ss[order], se[order], sid[order], occ[order]
     elif ss.size and plan.side_kind != "compute":  # tasks follow the main stream's layers
-        names = main.get_column("name")
-        occ, rows = task_layers(
-            names, i64_column(main, "start_ns"), i64_column(main, "end_ns"), ss, se
-        )
+        occ, rows = task_layers(main.get_column("name"), ms, me, ss, se)
     elif ss.size:
-        occ, rows = _dominators_by_cluster(main, ss, se)
+        occ, rows = _dominators_by_cluster(ms, me, ss, se)
     else:
         occ, rows = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     has_dom = rows >= 0
     ds = np.zeros(rows.size, dtype=np.int64)
     de = np.zeros(rows.size, dtype=np.int64)
-    ds[has_dom] = i64_column(main, "start_ns")[rows[has_dom]]
-    de[has_dom] = i64_column(main, "end_ns")[rows[has_dom]]
+    ds[has_dom] = ms[rows[has_dom]]
+    de[has_dom] = me[rows[has_dom]]
     measured = measure_occurrences(ss, se, occ, rows.size, ds, de, has_dom)
     if "instance" in side.columns:  # a module: selection: the module instance is the layer
         measured = replace(measured, side_layer=_module_layers(side, occ, rows.size))
     # a join is the main op that consumes the side work of a named dominator's layer:
     # the layers a communication or copy plan follows without one have none
     joined = plan.dominator is not None or plan.side_kind == "compute"
-    joins = join_not_waited(
-        i64_column(main, "start_ns"),
-        i64_column(main, "end_ns"),
-        de,
-        measured.side_start,
-        measured.side_end,
-        (measured.side_count > 0) & has_dom & joined,
-    )
+    checked = (measured.side_count > 0) & has_dom & joined
+    joins = join_not_waited(ms, me, de, measured.side_start, measured.side_end, checked)
     return replace(
         measured,
         dom_row=rows,
@@ -310,9 +287,8 @@ def _ended_before_dominator(occ: Occurrences) -> I64:
         ended = (occ.side_count > 0) & (occ.side_end <= occ.dom_start)
         return np.where(ended, occ.side_end, -1).astype(np.int64)
     out = np.full(occ.status.size, -1, dtype=np.int64)
-    if group.size:
-        early = se <= occ.dom_start[group]
-        np.maximum.at(out, group[early], se[early])
+    early = se <= occ.dom_start[group]
+    np.maximum.at(out, group[early], se[early])
     return out
 
 

@@ -47,20 +47,11 @@ def _merged_bounds(starts: I64, ends: I64) -> tuple[I64, I64]:
     return first, carrier
 
 
-@dataclass(frozen=True)
-class _Segments:
-    """Time between consecutive distinct kernel bounds (intervals.sweeps' segments), whether
-    at least two streams are busy on each, and the summed weights on each."""
-
-    start: I64
-    end: I64
-    two_busy: npt.NDArray[np.bool_]
-    sums: list[I64]
-
-
 def _segments(
     starts: I64, ends: I64, streams: I64, ids: list[int], weights: list[I64]
-) -> _Segments:
+) -> tuple[I64, I64, npt.NDArray[np.bool_], list[I64]]:
+    """Time between consecutive distinct kernel bounds (intervals.sweeps' segments: start,
+    end), whether at least two streams are busy on each, and the summed weights on each."""
     # Busy streams: +1 where a stream's merged busy interval opens, -1 where it closes,
     # placed on kernel bounds (merged bounds are kernel bounds, so no new segments): one
     # more sum of the same sweep as the weights.
@@ -73,16 +64,7 @@ def _segments(
         closing[rows[carrier]] -= 1
     steps: list[Steps] = [(opening, closing), *((w, None) for w in weights)]
     seg_start, seg_end, (busy, *sums) = sweeps(starts, ends, steps)
-    return _Segments(start=seg_start, end=seg_end, two_busy=busy >= 2, sums=sums)
-
-
-def _distinct(values: I64) -> I64:
-    """Sorted distinct values of a small array."""
-    ordered = np.sort(values)
-    if ordered.size == 0:
-        return ordered
-    first: I64 = ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
-    return first
+    return seg_start, seg_end, busy >= 2, sums
 
 
 def _worst(values: I64, n: int) -> I64:
@@ -118,9 +100,7 @@ def _names_of(names: pl.Series, selections: list[I64]) -> list[tuple[str, ...]]:
         .group_by("g", maintain_order=True)
         .agg(pl.col("name").head(MAX_NAMES))
     )
-    found = dict(
-        zip(listed.get_column("g").to_list(), listed.get_column("name").to_list(), strict=True)
-    )
+    found = dict(listed.iter_rows())
     return [tuple(found.get(i, ())) for i in range(len(selections))]
 
 
@@ -229,7 +209,7 @@ def _kind_figures(
             demand=demand_peak,
             maximum=maximum,
             kernels=kernel_names,
-            streams=tuple(int(s) for s in _distinct(streams[sel])),
+            streams=tuple(int(s) for s in np.unique(streams[sel])),
             excess_block_ns=block_ns,
         )
         for (a, b, demand_peak, block_ns, sel), kernel_names in zip(spans, named, strict=True)
@@ -254,10 +234,12 @@ def contention_evidence(
     # a negative Block Num lowers a sum at every cores: left out, the kept segments are a
     # superset of those over more cores (the exact sums are taken again from the kernels)
     kept_by = [np.clip(d, 0, cap) for d, cap in zip(demands, caps, strict=True)] if negative else []
-    segments = _segments(starts, ends, streams, ids, [*weights, *kept_by])
-    sums, selecting = segments.sums[:2], (segments.sums[2:] or segments.sums[:2])
-    over_any = np.zeros(segments.start.size, dtype=bool)
-    length = segments.end - segments.start
+    seg_start, seg_end, two_busy, all_sums = _segments(
+        starts, ends, streams, ids, [*weights, *kept_by]
+    )
+    sums, selecting = all_sums[:2], (all_sums[2:] or all_sums[:2])
+    over_any = np.zeros(seg_start.size, dtype=bool)
+    length = seg_end - seg_start
     max_dur = int((ends - starts).max()) if starts.size else 0
     intervals: list[ContentionInterval] = []
     count = 0
@@ -266,23 +248,23 @@ def contention_evidence(
     for kind, cap, demand, weight, select in zip(
         KINDS, caps, sums, weights, selecting, strict=True
     ):
-        over = segments.two_busy & (demand > cap) if cap > 0 else np.zeros_like(over_any)
+        over = two_busy & (demand > cap) if cap > 0 else np.zeros_like(over_any)
         over_any |= over
         over_ns[kind] = int(length[over].sum())
         found, listed = _kind_figures(
-            kind, cap, over, (segments.start, segments.end, length, demand),
+            kind, cap, over, (seg_start, seg_end, length, demand),
             (starts, ends, streams, weight), k.get_column("name"), max_dur, partition=True,
         )  # fmt: skip
         count, intervals = count + found, intervals + listed
         if above:
-            keep = segments.two_busy & (select > cap) if negative else over
-            kept.append((segments.start[keep], segments.end[keep]))
+            keep = two_busy & (select > cap) if negative else over
+            kept.append((seg_start[keep], seg_end[keep]))
     any_over = int(length[over_any].sum())
     del length
     contention = RunContention(tuple(intervals), count, over_ns, any_over)
     if not above:
         return ContentionEvidence(cores, contention, None)
-    del segments
+    del seg_start, seg_end, two_busy, all_sums
     rows = touching(starts, ends, kept) & ((demands[0] != 0) | (demands[1] != 0))
     return ContentionEvidence(
         cores,

@@ -8,15 +8,13 @@ The rules, which limit governs a kernel, and the npugraph_ex Ascend C case: docs
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import polars as pl
 
-from overlap_check.measure.cores.contention import (
-    MAX_CONTENTION,
-    RunContention,
-)
+from overlap_check.measure.cores.contention import MAX_CONTENTION, RunContention
 from overlap_check.measure.cores.device import device_notes
 from overlap_check.model import (
     AppliedLimit,
@@ -132,20 +130,14 @@ def limited_stream(plan: Plan, kernels: pl.DataFrame) -> int | None:
     if plan.side_stream is not None:
         return plan.side_stream
     compute = kernels.filter(is_compute(kernels.columns))
-    spent = (
-        compute.filter(side_expr(plan, compute))
-        .group_by("stream_id")
-        .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
-        .sort(["t", "stream_id"], descending=[True, False])
-    )
+
+    def by_time(rows: pl.DataFrame) -> pl.DataFrame:  # most kernel time first (ties: lowest ID)
+        t = (pl.col("end_ns") - pl.col("start_ns")).sum().alias("t")
+        return rows.group_by("stream_id").agg(t).sort(["t", "stream_id"], descending=[True, False])
+
+    spent = by_time(compute.filter(side_expr(plan, compute)))
     if not plan.name.endswith(MAIN_SUFFIX) and spent.height > 1:
-        busiest = (
-            compute.group_by("stream_id")
-            .agg((pl.col("end_ns") - pl.col("start_ns")).sum().alias("t"))
-            .sort(["t", "stream_id"], descending=[True, False])
-            .item(0, "stream_id")
-        )
-        spent = spent.filter(pl.col("stream_id") != busiest)
+        spent = spent.filter(pl.col("stream_id") != by_time(compute).item(0, "stream_id"))
     return None if spent.is_empty() else int(spent.item(0, "stream_id"))
 
 
@@ -183,25 +175,21 @@ def _over(frame: pl.DataFrame, kind: str, limits: Limits) -> pl.DataFrame:
     """Kernels whose blocks exceed their limit of one kind (a small frame), labelled."""
     k = "aic" if kind == "aicore" else "aiv"
     over = frame.filter(pl.col(f"{k}_blocks") > pl.col(f"{k}_limit"))
-    codes = range(len(_source_labels(limits)))
+    labels = _source_labels(limits)
+    codes = range(len(labels))
     modes = ["ge", "ge", *(p.limit_core.mode if p.limit_core else "ge" for p in limits.plans)]
     plans = [None, None, *(p.name for p in limits.plans)]
     source = pl.col(f"{k}_source")
     mix_core = MIX_AIV if kind == "aicore" else MIX_AIC
     return (
         over.select(
-            "stream_id",
-            "name",
-            "start_ns",
-            "block_num",
-            "mix_block_num",
-            "accelerator_core",
+            pl.col(
+                "stream_id", "name", "start_ns", "block_num", "mix_block_num", "accelerator_core"
+            ),
             core_label().alias("core"),
             pl.col(f"{k}_blocks").alias("blocks"),
             pl.col(f"{k}_limit").alias("limit"),
-            source.replace_strict(codes, _source_labels(limits), return_dtype=pl.String).alias(
-                "source"
-            ),
+            source.replace_strict(codes, labels, return_dtype=pl.String).alias("source"),
             source.replace_strict(codes, modes, return_dtype=pl.String).alias("mode"),
             source.replace_strict(codes, plans, return_dtype=pl.String).alias("plan"),
             pl.when(pl.col("core") == mix_core)
@@ -380,17 +368,16 @@ def combine_cores(
     violations: list[CoreViolation] = []
     warnings: list[CoreViolation] = []
     n_violations = n_warnings = checked = exempt = unchecked = 0
-    governed_by: dict[str, int] = {}
+    governed_by: Counter[str] = Counter()
     intervals: list[ContentionInterval] = []
     n_contention = any_over = warm_runs = 0
-    over_kind = {"aicore": 0, "vectorcore": 0}
-    by_rank: dict[int | None, int] = {}
+    over_kind: Counter[str] = Counter()
+    by_rank: Counter[int | None] = Counter()
     for run, checks, found in zip(runs, rules, contention, strict=True):
         if limits.any and checks is not None:
             c, e, u = checks.counts
             checked, exempt, unchecked = checked + c, exempt + e, unchecked + u
-            for label, n in checks.governed_by.items():
-                governed_by[label] = governed_by.get(label, 0) + n
+            governed_by.update(checks.governed_by)
             n_violations += checks.failing_count
             n_warnings += checks.noted_count
             violations += _violations(checks.failing, run, MAX_LISTED - len(violations))
@@ -402,9 +389,8 @@ def combine_cores(
             intervals += [replace(i, run=run.index, rank=run.rank) for i in found.intervals]
             n_contention += found.count
             any_over += found.any_over_ns
-            by_rank[run.rank] = by_rank.get(run.rank, 0) + found.any_over_ns
-            for kind, ns in found.over_ns.items():
-                over_kind[kind] += ns
+            by_rank[run.rank] += found.any_over_ns
+            over_kind.update(found.over_ns)
     intervals.sort(key=lambda c: (-c.excess_block_ns, -c.demand, c.run, c.start_ns))
     notes = device_notes(device, options)
     if limits.dump is not None:
