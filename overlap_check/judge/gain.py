@@ -214,12 +214,10 @@ def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
     """The head report with its reference comparison, a note, and the causes it measured."""
     result = compare(head, ref, head_path, ref_path)
-    note = f"reference {ref_path}: {result.matched}" if result.matched else ""
+    note = (f"reference {ref_path}: {result.matched}",) if result.matched else ()
     deltas = _deltas(result)
     plans = tuple(_with_stretch(p, deltas.get((p.name, p.rank))) for p in head.plans)
-    return replace(
-        head, plans=plans, reference=result, notes=head.notes + ((note,) if note else ())
-    )
+    return replace(head, plans=plans, reference=result, notes=head.notes + note)
 
 
 def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
