@@ -154,15 +154,13 @@ def shape_change_cause(delta: ReferenceDelta) -> Evidence | None:
     )
 
 
-def _deltas(report: Report) -> dict[tuple[str, int | None], ReferenceDelta]:
-    if report.reference is None:
-        return {}
-    return {(d.plan, d.rank): d for d in report.reference.plans}
+def _deltas(reference: ReferenceResult | None) -> dict[tuple[str, int | None], ReferenceDelta]:
+    return {(d.plan, d.rank): d for d in (reference.plans if reference is not None else ())}
 
 
 def apply_gates(report: Report, options: Options) -> Report:
     """The ``require_gain`` and ``max_join_wait_us`` gates (docs/gain.md)."""
-    deltas = _deltas(report)
+    deltas = _deltas(report.reference)
     plans: list[PlanResult] = []
     reasons: list[str] = []
     for plan in report.plans:
@@ -216,16 +214,13 @@ def _with_stretch(plan: PlanResult, delta: ReferenceDelta | None) -> PlanResult:
 def apply_reference(head: Report, ref: Report, head_path: str, ref_path: str) -> Report:
     """The head report with its reference comparison, a note, and the causes it measured."""
     result = compare(head, ref, head_path, ref_path)
-    note = f"reference {ref_path}: {result.matched}" if result.matched else ""
-    deltas = {(d.plan, d.rank): d for d in result.plans}
+    note = (f"reference {ref_path}: {result.matched}",) if result.matched else ()
+    deltas = _deltas(result)
     plans = tuple(_with_stretch(p, deltas.get((p.name, p.rank))) for p in head.plans)
-    return replace(
-        head, plans=plans, reference=result, notes=head.notes + ((note,) if note else ())
-    )
+    return replace(head, plans=plans, reference=result, notes=head.notes + note)
 
 
 def _side_effect(plan: PlanResult, delta: ReferenceDelta | None, contention_ns: int) -> str:
-    """The key side effect of a plan, in words ("" when none was measured)."""
     effects: list[str] = []
     walls = plan.walls
     stretch = None if delta is None else dominator_stretch(delta)
@@ -276,7 +271,7 @@ def evidence_line(
 
 
 def with_summary(report: Report) -> Report:
-    deltas = _deltas(report)
+    deltas = _deltas(report.reference)
     over = dict(report.cores.over_limit_by_rank) if report.cores is not None else {}
     lines = tuple(
         evidence_line(p, deltas.get((p.name, p.rank)), over.get(p.rank, 0), report.thresholds)

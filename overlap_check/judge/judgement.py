@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import fields, replace
-from functools import cache
 
 from overlap_check import __version__
 from overlap_check.judge.decide import RankDecisions, decide
 from overlap_check.judge.plan_results import plan_result
 from overlap_check.judge.verdict import gate, mark_gate, with_cause, worst_rank
 from overlap_check.measure.communication import PROFILER_TOLERANCE, CommFigure, profiler_difference
-from overlap_check.measure.cores import Limits, RunContention, combine_cores, contention_at
+from overlap_check.measure.cores import Limits, combine_cores, contention_at
 from overlap_check.measure.figures import CaptureFigures
 from overlap_check.measure.joins import join_wait_cause, plan_walls, side_tail_cause, tail_ops_cause
 from overlap_check.measure.runs import spread
@@ -25,7 +24,6 @@ from overlap_check.model import (
     CommunicationStep,
     CoresResult,
     Evidence,
-    ExecutionPath,
     Options,
     Plan,
     PlanResult,
@@ -53,7 +51,6 @@ def _helper_streams(
 
 
 def _capture_notes(where: str, capture: Capture) -> list[str]:
-    """What a run lost: malformed rows, an incomplete export, rows without a stream."""
     notes = []
     if capture.skipped_rows:
         notes.append(
@@ -158,8 +155,11 @@ def judge(
         limits,
         runs,
         [figures[i].rules for i in ordered],
+        # a cold run is not swept
         [
-            _contention(figures[i], (device.aicore, device.vectorcore), by_run[i].warm)
+            contention_at(contention, (device.aicore, device.vectorcore))
+            if by_run[i].warm and (contention := figures[i].contention) is not None
+            else None
             for i in ordered
         ],
         options,
@@ -225,8 +225,7 @@ def _profiler_row(fig: CaptureFigures, step: int | None) -> ProfilerStepTime | N
     """The capture's step_trace_time.csv row of this step (its own device's, when several)."""
     rows = [p for p in fig.capture.profiler_steps if p.step == step]
     own = [p for p in rows if p.device is None or p.device == fig.capture.device]
-    found = own or rows
-    return found[0] if found else None
+    return next(iter(own or rows), None)
 
 
 def _us_text(*values: int | None) -> str:
@@ -313,26 +312,15 @@ def _communication(
     )
 
 
-def _contention(fig: CaptureFigures, cores: tuple[int, int], warm: bool) -> RunContention | None:
-    """A warm run's contention for the decided device cores (a cold run is not swept)."""
-    if not warm or fig.contention is None:
-        return None
-    return contention_at(fig.contention, cores)
-
-
-@cache
-def _shared_fields(*classes: type) -> frozenset[str]:
-    return frozenset.intersection(*(frozenset(f.name for f in fields(c)) for c in classes))
-
-
 def _run_info(fig: CaptureFigures, index: int, warm: bool) -> RunInfo:
+    shared = {f.name for f in fields(Capture)} & {f.name for f in fields(RunInfo)}
     return RunInfo(
         index=index,
         warm=warm,
         streams=fig.streams,
         communication=fig.communication,
         origin_ns=fig.origin_ns,
-        **{name: getattr(fig.capture, name) for name in _shared_fields(Capture, RunInfo)},
+        **{name: getattr(fig.capture, name) for name in shared},
     )
 
 
@@ -345,26 +333,16 @@ def _provisional(figures: Sequence[CaptureFigures], r: RankDecisions) -> bool:
     return r.warmup.provisional or _damaged(figures, r)
 
 
-def _cuda_path(figures: Sequence[CaptureFigures], r: RankDecisions) -> ExecutionPath | None:
-    """A rank captured on CUDA (Kineto) gets advice in torch.cuda's APIs, never torch_npu's."""
-    kineto = all(figures[i].capture.source == "kineto" for i in r.members)
-    return "cuda" if r.members and kineto else None
-
-
 def _unplaced_notes(
     plans: Sequence[Plan], ranks: Sequence[RankDecisions], figures: Sequence[CaptureFigures]
 ) -> list[str]:
-    counts = [
-        (plan, r, sum(figures[i].plans[p].unplaced for i in r.members))
-        for p, plan in enumerate(plans)
-        for r in ranks
-    ]
     return [
         f"plan {plan.name!r} rank {rank_text(r.rank)}: provisional: {count} kernel row(s) "
         "without a stream may be its own (see the runs' unplaced column): its figures leave "
         "them out"
-        for plan, r, count in counts
-        if count
+        for p, plan in enumerate(plans)
+        for r in ranks
+        if (count := sum(figures[i].plans[p].unplaced for i in r.members))
     ]
 
 
@@ -377,7 +355,6 @@ def _plan_result(
     cores: CoresResult | None,
     aicore: int,
 ) -> PlanResult:
-    """plan_result for plan ``p`` with its measured 3c causes and execution path."""
     pieces = [figures[i].plans[p] for i in r.members]
     streams = r.plans[p]
     warm_members = [i for i in r.members if r.warm(i)] or list(r.members)
@@ -404,6 +381,7 @@ def _plan_result(
         )
         samples.append((run, figure.barriers))
         siblings.append(figure.siblings)
+    kineto = all(figures[i].capture.source == "kineto" for i in r.members)
     result = plan_result(
         plan,
         r.rank,
@@ -414,7 +392,8 @@ def _plan_result(
         provisional=_provisional(figures, r) or any(x.unplaced for x in pieces),
         contention_ns=_contention_ns(cores, r.rank),
         fake_share=options.fake_share,
-        path=plan.path or options.path or _cuda_path(figures, r),
+        # a rank captured on CUDA (Kineto) gets advice in torch.cuda's APIs, never torch_npu's
+        path=plan.path or options.path or ("cuda" if r.members and kineto else None),
         causes=causes,
         siblings=siblings,
     )
@@ -429,7 +408,6 @@ def _plan_result(
 
 
 def _contention_evidence(cores: CoresResult | None, rank: int | None) -> tuple[Evidence, ...]:
-    """The rank's contention as a 3c cause: over-limit time and the worst instant."""
     total = _contention_ns(cores, rank)
     listed = [c for c in cores.contention if c.rank == rank] if cores is not None else []
     if total <= 0 or not listed:

@@ -88,14 +88,6 @@ def placement(
     return moved, tuple(stayed_phrases(rows)), failed
 
 
-def _selection_text(plan: Plan) -> str:
-    parts = [f"the side regex {plan.side!r}"] if plan.side is not None else []
-    if plan.op_type is not None:
-        parts.append(f"the op_type regex {plan.op_type!r}")
-    where = f" on side stream {plan.side_stream}" if plan.side_stream is not None else ""
-    return f"no compute kernel matched {' and '.join(parts)}{where}"
-
-
 def _no_evidence_reason(
     plan: Plan, streams: PlanStreams, side_total: int, runs: Sequence[PlanRun]
 ) -> str:
@@ -105,7 +97,11 @@ def _no_evidence_reason(
             where = f" on stream {plan.side_stream}" if plan.side_stream is not None else ""
             return f"no {what}{where} matched the side regex {plan.side!r}"
         if plan.side is not None or plan.op_type is not None:
-            return _selection_text(plan)
+            parts = [f"the side regex {plan.side!r}"] if plan.side is not None else []
+            if plan.op_type is not None:
+                parts.append(f"the op_type regex {plan.op_type!r}")
+            where = f" on side stream {plan.side_stream}" if plan.side_stream is not None else ""
+            return f"no compute kernel matched {' and '.join(parts)}{where}"
         if plan.side_stream is not None:
             return f"no {what} ran on side stream {plan.side_stream}"
         return "the plan names no side ops (give side, op_type or side_stream)"
@@ -156,6 +152,8 @@ def plan_result(
     if streams.main is None or (side_total == 0 and not split_failed):
         verdict, decided_by = "no-evidence", "no-evidence"
     fake_occurrences = sum(run.fake for run in runs if run.warm)
+    pool = [s for s, w in zip(siblings, warm, strict=False) if w]
+    sibling = sibling_finding(pool, thresholds) if pool else None
     instances = [
         found.with_columns(pl.lit(run.run, pl.Int64).alias("run"))
         for run, found in samples
@@ -230,19 +228,11 @@ def plan_result(
             if plan.side_kind == "compute" and plan.dominator is not None
             else ()
         )
-        + _sibling_finding(siblings, warm, thresholds),
+        + (() if sibling is None else (sibling,)),
         side_kind=plan.side_kind,
         stayed=stayed_ops,
         op_type=plan.op_type,
     )
-
-
-def _sibling_finding(
-    siblings: Sequence[Siblings | None], warm: Sequence[bool], thresholds: Thresholds
-) -> tuple[str, ...]:
-    pool = [s for s, w in zip(siblings, warm, strict=False) if w]
-    found = sibling_finding(pool, thresholds) if pool else None
-    return () if found is None else (found,)
 
 
 def missing_waits(warm: Sequence[PlanRun], unit: str) -> tuple[str, ...]:
