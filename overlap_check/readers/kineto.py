@@ -7,12 +7,8 @@ The format and its rules: docs/formats.md, "PyTorch profiler (Kineto) traces".
 from __future__ import annotations
 
 import gzip
-import re
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +17,13 @@ import numpy as np
 import polars as pl
 
 from overlap_check.model.errors import InputError, SchemaError
-from overlap_check.readers.kineto_events import Event
-from overlap_check.readers.numbers import us_text_to_ns
+from overlap_check.readers.kineto_events import Event, event_frame, name_texts, threads
 from overlap_check.readers.steps import with_steps
 
 DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "copy", "memcpy": "copy"}
 DEVICE_CATEGORIES |= {"gpu_memset": "copy", "memset": "copy"}
-NCCL_KERNEL = re.compile(r"^(?:void\s+)?nccl\w*Kernel")
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+NCCL_KERNEL = r"^(?:void\s+)?nccl\w*Kernel"
 MULTI_DEVICE_STRIDE = 1_000_000  # stream id = device * stride + stream with several devices
-_ts, _dur = attrgetter("ts"), attrgetter("dur")
 _HEAD_MARKERS = (b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
 
 
@@ -89,38 +82,8 @@ def load_kineto(path: Path) -> KinetoTrace:
         raise InputError(f"invalid or truncated Kineto trace JSON: {err}", path=path) from err
 
 
-def us_ns(raws: Iterable[msgspec.Raw]) -> pl.Series:
-    """Raw µs JSON values → exact Int64 ns (null where absent or not a number); their text
-    through polars, no Python call per value."""
-    texts = pl.Series(list(map(bytes, raws)), dtype=pl.Binary).cast(pl.String, strict=False)
-    return pl.DataFrame({"t": texts}).select(us_text_to_ns(pl.col("t"))).to_series()
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def device_kind(event: Event) -> str | None:
-    """``kernel`` or ``copy`` for a device event, None for everything else."""
-    if event.ph != "X" or not isinstance(event.cat, str):
-        return None
-    return DEVICE_CATEGORIES.get(event.cat.lower())
-
-
-def _place(event: Event) -> tuple[int | None, int | None]:
-    args = event.args
-    device = _int(args.device) if args is not None else None
-    stream = _int(args.stream) if args is not None else None
-    return (device if device is not None else _int(event.pid)), (
-        stream if stream is not None else _int(event.tid)
-    )
-
-
-def grid_ctas(grid: Any) -> int | None:
-    """The CTAs of a launch grid ``[x, y, z]`` (None when not three ints)."""
-    if isinstance(grid, list) and len(grid) == 3 and all(_int(g) is not None for g in grid):
-        return int(grid[0]) * int(grid[1]) * int(grid[2])
-    return None
+DEVICE_KIND = pl.col("cat").str.to_lowercase().replace_strict(DEVICE_CATEGORIES, default=None)
+HOST = pl.col("x") & DEVICE_KIND.is_null()  # host X events: everything but device work
 
 
 @dataclass(frozen=True)
@@ -133,84 +96,49 @@ class KinetoKernels:
     notes: list[str] = field(default_factory=list)
 
 
-def host_steps(events: list[Event]) -> pl.DataFrame:
+def host_steps(frame: pl.DataFrame) -> pl.DataFrame:
     """``ProfilerStep#N`` host ranges: step_start, step_end, step (sorted by start)."""
-    picked = [
-        e
-        for e in events
-        if e.ph == "X"
-        and isinstance(e.name, str)
-        and e.name.startswith("ProfilerStep#")
-        and device_kind(e) is None
-        and (e.cat or "") != "gpu_user_annotation"
-    ]
-    numbers = [m.group(1) if (m := STEP_NAME.match(e.name)) else None for e in picked]
-    picked = list(compress(picked, [n is not None for n in numbers]))
-    start = us_ns(map(_ts, picked))
-    dur = us_ns(map(_dur, picked))
+    # Python's re, which the reader used, lets ``$`` match before a final newline
+    number = pl.col("name").str.extract(r"^ProfilerStep#(\d+)\n?$")
+    picked = HOST & number.is_not_null() & (pl.col("cat") != "gpu_user_annotation").fill_null(True)
     return (
-        pl.DataFrame(
-            {
-                "step_start": start,
-                "step_end": start + dur,
-                "step": pl.Series([int(n) for n in numbers if n is not None], dtype=pl.Int64),
-            }
+        frame.filter(picked)
+        .select(
+            pl.col("start_ns").alias("step_start"),
+            (pl.col("start_ns") + pl.col("dur_ns")).alias("step_end"),
+            number.cast(pl.Int64).alias("step"),
         )
         .drop_nulls()
         .sort("step_start")
     )
 
 
-def launches(events: list[Event]) -> pl.DataFrame:
+def launches(events: list[Event], frame: pl.DataFrame) -> pl.DataFrame:
     """Host runtime calls that carry a correlation: correlation, launch_ns, thread (pid, tid)."""
-    picked = [
-        e
-        for e in events
-        if e.ph == "X"
-        and device_kind(e) is None
-        and e.args is not None
-        and _int(e.args.correlation) is not None
-        and _int(e.args.stream) is None
-    ]
-    return pl.DataFrame(
-        {
-            "correlation": pl.Series([e.args.correlation for e in picked], dtype=pl.Int64),  # type: ignore[union-attr]
-            "launch_ns": us_ns(map(_ts, picked)),
-            "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
-        }
-    ).unique("correlation", keep="first", maintain_order=True)
+    picked = HOST & pl.col("correlation").is_not_null() & pl.col("stream").is_null()
+    mask = frame.select(picked).to_series()
+    return (
+        frame.filter(mask)
+        .select("correlation", pl.col("start_ns").alias("launch_ns"))
+        .with_columns(threads(events, mask).alias("thread"))
+        .unique("correlation", keep="first", maintain_order=True)
+    )
 
 
-def _device_rows(events: list[Event]) -> pl.DataFrame:
-    picked = [(e, kind) for e in events if (kind := device_kind(e)) is not None]
-    places = [_place(e) for e, _ in picked]
-    names = [e.name if isinstance(e.name, str) else "" for e, _ in picked]
-    start = us_ns(e.ts for e, _ in picked)
-    dur = us_ns(e.dur for e, _ in picked)
-    args = [e.args for e, _ in picked]
-    return pl.DataFrame(
-        {
-            "device": pl.Series([p[0] for p in places], dtype=pl.Int64),
-            "stream_id": pl.Series([p[1] for p in places], dtype=pl.Int64),
-            "name": pl.Series(names, dtype=pl.String),
-            "accelerator_core": pl.Series([e.cat for e, _ in picked], dtype=pl.String),
-            "is_communication": pl.Series(
-                [
-                    k == "kernel" and NCCL_KERNEL.match(n) is not None
-                    for (_, k), n in zip(picked, names, strict=True)
-                ],
-                dtype=pl.Boolean,
-            ),
-            "is_copy": pl.Series([k == "copy" for _, k in picked], dtype=pl.Boolean),
-            "start_ns": start,
-            "end_ns": start + dur,
-            "correlation": pl.Series(
-                [_int(a.correlation) if a is not None else None for a in args], dtype=pl.Int64
-            ),
-            "ctas": pl.Series(
-                [grid_ctas(a.grid) if a is not None else None for a in args], dtype=pl.Int64
-            ),
-        }
+def _device_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    kind = DEVICE_KIND
+    name = pl.col("name").fill_null("")
+    return frame.filter(pl.col("x") & kind.is_not_null()).select(
+        pl.coalesce("device", "pid").alias("device"),
+        pl.coalesce("stream", "tid").alias("stream_id"),
+        name.alias("name"),
+        pl.col("cat").alias("accelerator_core"),
+        ((kind == "kernel") & name.str.contains(NCCL_KERNEL)).alias("is_communication"),
+        (kind == "copy").alias("is_copy"),
+        "start_ns",
+        (pl.col("start_ns") + pl.col("dur_ns")).alias("end_ns"),
+        "correlation",
+        "ctas",
     )
 
 
@@ -238,7 +166,7 @@ def same_stream_overlaps(rows: pl.DataFrame) -> str | None:
     )
 
 
-def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
+def _hta_note(frame: pl.DataFrame, rows: pl.DataFrame) -> str | None:
     """Our exact communication/compute overlap beside HTA's; None without communication."""
     from overlap_check.model.intervals import intersection_length, union_length
     from overlap_check.readers.kineto_hta import hta_comm_overlap
@@ -250,7 +178,7 @@ def _hta_note(events: list[Event], rows: pl.DataFrame) -> str | None:
     ends = ("start_ns", "end_ns")
     both = intersection_length(*(comm[c] for c in ends), *(comp[c] for c in ends))
     exact = 100 * both / max(1, union_length(*(comm[c] for c in ends)))
-    hta = hta_comm_overlap(events)
+    hta = hta_comm_overlap(frame)
     return (
         f"communication/compute overlap of the whole trace: {exact:.2f}% exact (every kernel, "
         f"ns); HTA-compatible {'n/a' if hta is None else f'{hta:.2f}%'} (HTA "
@@ -293,9 +221,9 @@ def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
     )
 
 
-def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
+def _kernel_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
     """The usable device rows (streams per device), the devices with work, and notes."""
-    rows = _device_rows(events)
+    rows = _device_rows(frame)
     notes: list[str] = []
     usable = (
         pl.col("start_ns").is_not_null()
@@ -318,21 +246,28 @@ def _kernel_rows(events: list[Event]) -> tuple[pl.DataFrame, tuple[int, ...], li
     return rows, devices, notes
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def read_kineto(path: Path) -> KinetoKernels:
     """Device kernels, copies and NCCL kernels of one Kineto trace, with steps."""
     trace = load_kineto(path)
     events = trace.traceEvents
-    rows, devices, notes = _kernel_rows(events)
+    frame = event_frame(events)
+    rows, devices, notes = _kernel_rows(frame)
     num_sms = {
         d: s
         for p in trace.deviceProperties or ()
         if (d := _int(p.id)) is not None and (s := _int(p.numSms)) is not None
     }
-    found = (same_stream_overlaps(rows), sm_demand(rows, num_sms), _hta_note(events, rows))
+    found = (same_stream_overlaps(rows), sm_demand(rows, num_sms), _hta_note(frame, rows))
     notes.extend(note for note in found if note is not None)
-    launched = rows.join(launches(events), on="correlation", how="left", maintain_order="left")
-    rows = rows.with_columns(launching_ops(events, launched).alias("op_type"))
-    steps = host_steps(events)
+    launched = rows.join(
+        launches(events, frame), on="correlation", how="left", maintain_order="left"
+    )
+    rows = rows.with_columns(launching_ops(events, frame, launched).alias("op_type"))
+    steps = host_steps(frame)
     if not steps.is_empty():
         at = launched.select(pl.coalesce("launch_ns", "start_ns").alias("start_ns"))
         step = with_steps(at, steps).get_column("step")
@@ -346,44 +281,36 @@ def read_kineto(path: Path) -> KinetoKernels:
 MODULE_PREFIX = "nn.Module: "
 
 
-def host_calls(picked: list[Event], strip: int = 0) -> pl.DataFrame:
-    """thread, start_ns, end_ns, name[strip:] of host X events that have a length."""
-    start = us_ns(map(_ts, picked))
+def host_calls(events: list[Event], frame: pl.DataFrame, picked: pl.Expr) -> pl.DataFrame:
+    """thread, start_ns, end_ns, ``str(name)`` of the host X events ``picked`` that have a
+    length."""
+    mask = frame.select(picked.fill_null(False)).to_series()
     return (
-        pl.DataFrame(
-            {
-                "thread": pl.Series([repr((e.pid, e.tid)) for e in picked], dtype=pl.String),
-                "start_ns": start,
-                "end_ns": start + us_ns(map(_dur, picked)),
-                "name": pl.Series([str(e.name)[strip:] for e in picked], dtype=pl.String),
-            }
+        frame.filter(mask)
+        .select(
+            threads(events, mask).alias("thread"),
+            "start_ns",
+            (pl.col("start_ns") + pl.col("dur_ns")).alias("end_ns"),
+            name_texts(events, mask).alias("name"),
         )
         .drop_nulls()
         .filter(pl.col("end_ns") > pl.col("start_ns"))
     )
 
 
-def module_calls(events: list[Event]) -> pl.DataFrame:
+def module_calls(events: list[Event], frame: pl.DataFrame) -> pl.DataFrame:
     """The ``nn.Module: <Name>_<N>`` calls, their names without the prefix."""
-    picked = [
-        e
-        for e in events
-        if e.ph == "X" and isinstance(e.name, str) and e.name.startswith(MODULE_PREFIX)
-    ]
-    return host_calls(picked, len(MODULE_PREFIX))
+    calls = host_calls(events, frame, pl.col("x") & pl.col("name").str.starts_with(MODULE_PREFIX))
+    return calls.with_columns(pl.col("name").str.slice(len(MODULE_PREFIX)))
 
 
-def launching_ops(events: list[Event], launched: pl.DataFrame) -> pl.Series:
+def launching_ops(events: list[Event], frame: pl.DataFrame, launched: pl.DataFrame) -> pl.Series:
     """Each kernel's ``op_type`` (docs/formats.md): the innermost ``cpu_op`` holding its
     launch (``launched``: the rows with ``thread``, ``launch_ns``); null when none does."""
     from overlap_check.readers.calls import innermost_calls
 
-    ops = [
-        e
-        for e in events
-        if e.ph == "X" and isinstance(e.cat, str) and e.cat.lower() in ("cpu_op", "operator")
-    ]
-    calls = host_calls(ops)
+    ops = pl.col("x") & pl.col("cat").str.to_lowercase().is_in(["cpu_op", "operator"])
+    calls = host_calls(events, frame, ops)
     points = launched.select("thread", "launch_ns").with_row_index("row")
     known = points.drop_nulls(["thread", "launch_ns"])
     result = pl.Series("op_type", [None] * launched.height, dtype=pl.String)
@@ -397,10 +324,11 @@ def kineto_launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The module calls of one trace, and each kernel's (stream_id, start_ns) with the
     host thread and time of the runtime call that launched it (``args.correlation``)."""
     events = load_kineto(path).traceEvents
-    rows, _, _ = _kernel_rows(events)
+    frame = event_frame(events)
+    rows, _, _ = _kernel_rows(frame)
     points = (
         rows.select("stream_id", "start_ns", "correlation")
-        .join(launches(events), on="correlation")
+        .join(launches(events, frame), on="correlation")
         .select("thread", "launch_ns", "stream_id", "start_ns")
     )
-    return module_calls(events), points
+    return module_calls(events, frame), points

@@ -7,79 +7,54 @@ purpose, so the figure is HTA's own.
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
-import numpy as np
+import polars as pl
 
 from overlap_check.model.intervals import intersection_length, union_length
-from overlap_check.readers.kineto_events import Event, raw_text
 
 
-def _float(text: str | None) -> float | None:
-    if text is None:
+def _float(text: pl.Expr) -> pl.Expr:
+    """``float(text.strip('"'))`` of a raw JSON value, null where that fails."""
+    return text.str.strip_chars('"').str.strip_chars().cast(pl.Float64, strict=False)
+
+
+def hta_comm_overlap(frame: pl.DataFrame) -> float | None:
+    """HTA's ``comp_comm_overlap_pctg`` of one rank's trace (module docstring), from
+    :func:`readers.kineto_events.event_frame`'s columns."""
+    rounded = not frame.get_column("ts").str.contains(r"^-?[0-9]+$").all()
+    ts, dur = _float(pl.col("ts")), _float(pl.col("dur"))
+    host = pl.col("stream").fill_null(-1) == -1
+    timed = frame.filter(
+        pl.col("x") & ~pl.col("cat_null") & (pl.col("cat") != "Trace").fill_null(True)
+    ).with_columns(ts.alias("at"), dur.alias("length"), pl.col("correlation").fill_null(-1))
+    timed = timed.drop_nulls(["at", "length"]).with_columns(
+        (pl.col("at").ceil() if rounded else pl.col("at")).alias("order")
+    )
+    steps = timed.filter(pl.col("name").str.starts_with("ProfilerStep") & host)
+    if steps.get_column("name").n_unique() > 1:
+        last = steps.get_column("order").max()
+        kept = timed.filter(host & (pl.col("order") < last)).get_column("correlation")
+        timed = timed.filter(pl.col("correlation").is_in(kept.implode()))
+    name = pl.col("name").fill_null("")
+    start, end = pl.col("at"), pl.col("at") + pl.col("length")
+    if rounded:
+        start, end = start.ceil(), end.floor()
+    spans = timed.filter(
+        ~host
+        & ~name.str.contains("Memcpy", literal=True)
+        & ~name.str.contains("Memset", literal=True)
+    ).select(
+        start.cast(pl.Int64).alias("start"),
+        end.cast(pl.Int64).alias("end"),
+        name.str.contains("ncclKernel", literal=True).alias("comm"),
+    )
+    comm, comp = spans.filter("comm"), spans.filter(~pl.col("comm"))
+    if comm.is_empty():
         return None
-    try:
-        return float(text.strip('"'))
-    except ValueError:
-        return None
-
-
-def _stream(event: Event) -> Any:
-    args = event.args
-    stream = args.stream if args is not None else None
-    return stream if isinstance(stream, int) and not isinstance(stream, bool) else -1
-
-
-def _correlation(event: Event) -> int:
-    value = event.args.correlation if event.args is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
-def hta_comm_overlap(events: list[Event]) -> float | None:
-    """HTA's ``comp_comm_overlap_pctg`` of one rank's trace (module docstring)."""
-    texts = [raw_text(e.ts) for e in events]
-    rounded = any(t is None or not t.lstrip("-").isdigit() for t in texts)
-    timed = [
-        (e, ts, dur)
-        for e, t in zip(events, texts, strict=True)
-        if e.ph == "X"
-        and e.cat is not None
-        and e.cat != "Trace"
-        and (ts := _float(t)) is not None
-        and (dur := _float(raw_text(e.dur))) is not None
-    ]
-    steps = [
-        (e, ts)
-        for e, ts, _ in timed
-        if isinstance(e.name, str) and e.name.startswith("ProfilerStep") and _stream(e) == -1
-    ]
-    kept: set[int] | None = None
-    if len({e.name for e, _ in steps}) > 1:
-        last = max((math.ceil(ts) if rounded else ts) for _, ts in steps)
-        kept = {
-            _correlation(e)
-            for e, ts, _ in timed
-            if _stream(e) == -1 and (math.ceil(ts) if rounded else ts) < last
-        }
-    spans: dict[str, list[tuple[float, float]]] = {"comm": [], "comp": []}
-    for e, ts, dur in timed:
-        if _stream(e) == -1 or (kept is not None and _correlation(e) not in kept):
-            continue
-        name = e.name if isinstance(e.name, str) else ""
-        if "Memcpy" in name or "Memset" in name:
-            continue
-        start, end = (math.ceil(ts), math.floor(ts + dur)) if rounded else (ts, ts + dur)
-        spans["comm" if "ncclKernel" in name else "comp"].append((start, end))
-    if not spans["comm"]:
-        return None
-
-    def arrays(key: str) -> tuple[np.ndarray, np.ndarray]:
-        pairs = np.array(spans[key] or [(0, 0)], dtype=np.int64).reshape(-1, 2)
-        return pairs[:, 0], pairs[:, 1]
-
-    comm, comp = arrays("comm"), arrays("comp")
-    busy = union_length(*comm)
+    if comp.is_empty():  # HTA's empty frame: one (0, 0) span
+        comp = pl.DataFrame({"start": [0], "end": [0], "comm": [False]})
+    busy = union_length(comm["start"], comm["end"])
     if busy <= 0:
         return None
-    return round(100 * intersection_length(*comm, *comp) / busy, 2)
+    return round(
+        100 * intersection_length(comm["start"], comm["end"], comp["start"], comp["end"]) / busy, 2
+    )
