@@ -93,16 +93,12 @@ def match_columns(
     header: Sequence[str], columns: Sequence[Column], *, path: Path, what: str
 ) -> dict[str, int]:
     """Field → index of its column in the header; SchemaError when a required one is absent."""
-    index: dict[str, int] = {}
-    for position, name in enumerate(header):
-        index.setdefault(normalise(name), position)
+    index = {normalise(name): at for at, name in reversed(list(enumerate(header)))}  # first wins
     found: dict[str, int] = {}
     for column in columns:
-        for alias in column.aliases:
-            at = index.get(normalise(alias))
-            if at is not None:
-                found[column.field] = at
-                break
+        at = next((index[n] for a in column.aliases if (n := normalise(a)) in index), None)
+        if at is not None:
+            found[column.field] = at
     missing = [c.aliases[0] for c in columns if c.required and c.field not in found]
     if missing:
         raise SchemaError(
@@ -131,20 +127,7 @@ def read_csv_table(
     skipped: tuple[int, ...] = ()
     if frame is None:
         frame, skipped = _slow(path, header, wanted, found, finish)
-    return CsvTable(
-        path=path,
-        frame=frame,
-        fields=frozenset(found),
-        header=tuple(header),
-        skipped_lines=skipped,
-    )
-
-
-def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
-    """µs text → ns: the fast path strips only the expected TAB; the slow path anything."""
-    if not fast:
-        return us_text_to_ns(source)
-    return us_clean_text_to_ns(source.str.strip_chars_end("\t") if column.tab else source)
+    return CsvTable(path, frame, frozenset(found), tuple(header), skipped)
 
 
 @dataclass(frozen=True)
@@ -180,7 +163,10 @@ def _convert(
             else:
                 values.append(source.cast(pl.Int64).alias(column.field))
         elif column.kind == "us":
-            values.append(_us(column, source, fast).alias(column.field))
+            # the fast path strips only the expected TAB; the slow path anything
+            tabbed = source.str.strip_chars_end("\t") if column.tab else source
+            ns = us_clean_text_to_ns(tabbed) if fast else us_text_to_ns(source)
+            values.append(ns.alias(column.field))
             bad.append(
                 out.is_null() if column.required else out.is_null() & ~is_na_text(raw(column))
             )
@@ -224,14 +210,13 @@ def _fast(
             null_values[name] = "N/A"
     schema[_SURPLUS] = pl.String()
     plan = _convert(pl.Schema(schema), wanted, names, fast=True)
-    checks = [
-        pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
-        pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
-    ]
+    too_long = pl.col(_SURPLUS).is_not_null()  # a field too many
     texts = [names[c.field] for c in wanted if c.kind == "str"]
     if texts:  # a field too long: the slow path names its line
         long_text = pl.any_horizontal(pl.col(t).str.len_bytes() > MAX_FIELD_BYTES for t in texts)
-        checks[1] = (pl.col(_SURPLUS).is_not_null() | long_text.fill_null(False)).alias("__long")
+        too_long = too_long | long_text.fill_null(False)
+    short = pl.col(last).is_null()  # a missing field (or an empty last one)
+    checks = [short.alias("__short"), too_long.alias("__long")]
     suspect = (plan.bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
 
     def parse(block: bytes) -> pl.DataFrame:
@@ -313,13 +298,8 @@ def _slow(
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
     names = {c.field: f"__c{i}" for i, c in enumerate(wanted)}
-    raw = pl.DataFrame(
-        {
-            names[c.field]: pl.Series(values, dtype=pl.String)
-            for c, values in zip(wanted, cells, strict=True)
-        }
-        | {"__line": pl.Series(lines, dtype=pl.Int64)}
-    )
+    schema = {**dict.fromkeys(names.values(), pl.String), "__line": pl.Int64}
+    raw = pl.DataFrame([*cells, lines], schema=schema, orient="col")
     plan = _convert(raw.schema, wanted, names, fast=False)
     converted = (
         raw.lazy()

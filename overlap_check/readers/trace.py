@@ -78,12 +78,11 @@ def _layout(events: list[MetadataEvent]) -> _Layout:
         args = event.args
         if args is None:
             continue
-        kind = event.name
-        if kind == "process_name":
+        if event.name == "process_name":
             names[event.pid] = _text(args.name)
-        elif kind == "process_labels":
+        elif event.name == "process_labels":
             labels[event.pid] = _text(args.labels)
-        elif kind == "thread_name":
+        elif event.name == "thread_name":
             threads[(event.pid, event.tid)] = _text(args.name)
     hardware: dict[Any, int | None] = {}
     for pid, name in names.items():
@@ -94,10 +93,8 @@ def _layout(events: list[MetadataEvent]) -> _Layout:
     streams: dict[tuple[Any, Any], int] = {}
     comm_threads: set[tuple[Any, Any]] = set()
     for key, name in threads.items():
-        if key[0] in hardware:
-            match = _STREAM_THREAD.match(name)
-            if match:
-                streams[key] = int(match.group(1))
+        if key[0] in hardware and (match := _STREAM_THREAD.match(name)):
+            streams[key] = int(match.group(1))
         elif key[0] in communication and name.strip().endswith("Communication"):
             comm_threads.add(key)
     return _Layout(hardware, communication, streams, comm_threads)
@@ -147,10 +144,6 @@ _INT64 = (-(2**63), 2**63 - 1)
 _PID, _TID, _TS, _DUR = (attrgetter(f) for f in ("pid", "tid", "ts", "dur"))
 _NAME, _ARGS = attrgetter("name"), attrgetter("args")
 _TASK_TYPE, _TASK_ID = attrgetter("task_type"), attrgetter("task_id")
-
-
-def _task_type_text(value: Any) -> str | None:
-    return None if value is UNSET else str(value)
 
 
 def _int64(value: Any) -> int | None:
@@ -239,7 +232,7 @@ def _task_rows(
             "stream_id": streams,
             "device": devices,
             "name": _texts(list(map(_NAME, tasks)), _text),
-            "accelerator_core": _texts(types, _task_type_text),
+            "accelerator_core": _texts(types, lambda v: None if v is UNSET else str(v)),
             "task_id": _ints(task_ids),
             "start_ns": _start_ns(_texts(list(map(_TS, tasks)), ts_text)),
             "comm": pl.Series(list(compress(comm, is_task)) or [False] * n, dtype=pl.Boolean),
@@ -252,10 +245,7 @@ def _task_rows(
     hardware = ~pl.col("comm")
     return frame.with_columns(
         *(pl.when(hardware).then(pl.col(c)).alias(c) for c in ("stream_id", "device", "task_id")),
-        pl.when(hardware)
-        .then(pl.col("accelerator_core"))
-        .otherwise(pl.lit("COMMUNICATION"))
-        .alias("accelerator_core"),
+        pl.when(hardware).then("accelerator_core").otherwise(pl.lit("COMMUNICATION")),
     ), others
 
 
