@@ -200,10 +200,10 @@ def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _Comp
 def _compute_sql(schema: _Schema, columns: _ComputeColumns) -> str:
     """One row per compute task, text fields looked up in STRING_IDS row by row."""
     fields = [_column("t", c) for c in columns.task.values()]
-    fields += [_text(schema, "c", columns.info[f]) for f in _TEXT_FIELDS]
-    fields += [_column("c", columns.info[f]) for f in ("block_num", "mix_block_num")]
-    if _SHAPES_FIELD in columns.info:  # last, as in row_schema
-        fields.append(_text(schema, "c", columns.info[_SHAPES_FIELD]))
+    fields += [  # in row_schema's order
+        _text(schema, "c", c) if f in columns.texts else _column("c", c)
+        for f, c in columns.info.items()
+    ]
     return f"SELECT {', '.join(fields)} {columns.source}"
 
 

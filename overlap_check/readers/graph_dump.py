@@ -147,11 +147,9 @@ _DUMP_NAME = re.compile(
 _RANK_IN_NAME = re.compile(r"_rank_(\d+)(?:_|\.)")
 
 LIMIT_SCHEMA: dict[str, pl.DataType] = {
-    "op_name": pl.String(),
-    "op_type": pl.String(),
+    **dict.fromkeys(("op_name", "op_type"), pl.String()),
     "rank": pl.Int32(),
-    "aicore": pl.Int64(),
-    "vectorcore": pl.Int64(),
+    **dict.fromkeys(("aicore", "vectorcore"), pl.Int64()),
 }
 
 

@@ -75,8 +75,7 @@ def _layout(events: list[MetadataEvent]) -> _Layout:
     labels: dict[Any, str] = {}
     threads: dict[tuple[Any, Any], str] = {}
     for event in events:
-        args = event.args
-        if args is None:
+        if (args := event.args) is None:
             continue
         if event.name == "process_name":
             names[event.pid] = _text(args.name)
@@ -267,18 +266,6 @@ def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
     return pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
 
 
-def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
-    """:func:`is_kernel_task` and :func:`is_copy_task` per row (``kernel``, ``copy``), once
-    per distinct (task type, name): a few hundred pairs, whose string work costs more than
-    the whole filter on 100k+ rows."""
-    pair = ["accelerator_core", "name"]
-    core, name = pl.col("accelerator_core").first(), pl.col("name").first()
-    return frame.select(
-        is_kernel_task(core, name).over(pair).alias("kernel"),
-        is_copy_task(core, name).over(pair).alias("copy"),
-    )
-
-
 def read_trace(path: Path) -> TraceKernels:
     """Kernels (and communication ops) of one trace file."""
     with gc_paused():
@@ -301,7 +288,14 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
             hint="profile with ProfilerActivity.NPU",
         )
     frame, others = _task_rows(events.complete, layout)
-    flags = _task_flags(frame)
+    # is_kernel_task / is_copy_task once per distinct (task type, name): a few hundred
+    # pairs, whose string work costs more than the whole filter on 100k+ rows
+    pair = ["accelerator_core", "name"]
+    core, name = pl.col("accelerator_core").first(), pl.col("name").first()
+    flags = frame.select(
+        is_kernel_task(core, name).over(pair).alias("kernel"),
+        is_copy_task(core, name).over(pair).alias("copy"),
+    )
     hccl = _hccl_tasks(others, layout)
     own = ~pl.col("comm")
     if hccl.height:  # a collective's steps: neither kernels nor copies
@@ -321,8 +315,6 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     # a task without a time stays (null start or end): readers.capture counts it as malformed;
     # one on no stream stays too (its thread is no "Stream N"): counted with those without one
     kept = frame.filter(kernel)
-    dropped = frame.height - kept.height
-    kept = with_steps(kept, _steps(others))
-    kernels = finish_frame(kept.drop("comm"))
+    kernels = finish_frame(with_steps(kept, _steps(others)).drop("comm"))
     devices = tuple(sorted({d for d in layout.hardware.values() if d is not None}))
-    return TraceKernels(path=path, kernels=kernels, devices=devices, dropped_tasks=dropped)
+    return TraceKernels(path, kernels, devices, dropped_tasks=frame.height - kept.height)
