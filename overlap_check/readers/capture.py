@@ -249,13 +249,12 @@ def _device(src: Source, kernels: _Kernels) -> int | None:
 def _skipped(kernels: _Kernels) -> tuple[int, tuple[int, ...], str | None]:
     if not kernels.skipped:
         return 0, (), None
-    total = sum(len(lines) for _, lines in kernels.skipped)
     first_path, first_lines = kernels.skipped[0]
     for path, lines in kernels.skipped[1:]:
         kernels.notes.append(
             f"{path}: {len(lines)} malformed rows skipped (lines {list(lines)[:10]})"
         )
-    return total, first_lines, str(first_path)
+    return sum(len(lines) for _, lines in kernels.skipped), first_lines, str(first_path)
 
 
 def _capture_time(
@@ -370,7 +369,6 @@ def read_capture(
     if device is not None:  # a one-device capture: rows without Device_id are on it
         frame = frame.with_columns(pl.col("device").fill_null(device))
     frame = frame.with_columns(pl.lit(rank, pl.Int32).alias("rank"))
-    unplaced = frame.filter(is_unplaced(frame.columns)).height
     cores, core_notes = read_device_cores(src.device_info, device)
     skipped_rows, skipped_lines, skipped_file = _skipped(kernels)
     if stream_source is not None:
@@ -379,7 +377,6 @@ def read_capture(
     if src.step_trace is not None:
         db = src.step_trace.suffix.lower() == ".db"
         steps = (read_step_trace_db if db else read_step_trace_csv)(src.step_trace)
-    incomplete = _incomplete(frame, kernels.source, steps, src.step_trace)
     return Capture(
         path=str(src.path),
         source=kernels.source,
@@ -393,10 +390,10 @@ def read_capture(
         skipped_file=skipped_file,
         device_cores=cores,
         stream_source=stream_source,
-        unplaced_rows=unplaced,
+        unplaced_rows=frame.filter(is_unplaced(frame.columns)).height,
         task_source=task_source,
         notes=tuple(kernels.notes) + core_notes,
         profiler_steps=steps,
         profiler_steps_file=None if src.step_trace is None else str(src.step_trace),
-        incomplete=incomplete,
+        incomplete=_incomplete(frame, kernels.source, steps, src.step_trace),
     )

@@ -77,9 +77,8 @@ def read_header(path: Path) -> list[str]:
         raise InputError("empty file", path=path)
     if b"\x00" in probe:
         raise InputError("binary data, not a CSV text file", path=path, line=1)
-    first_line = probe.split(b"\n", 1)[0]
     try:
-        text = first_line.decode("utf-8-sig")
+        text = probe.split(b"\n", 1)[0].decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise InputError("not UTF-8 text, not a CSV file", path=path, line=1) from err
     try:
@@ -93,16 +92,12 @@ def match_columns(
     header: Sequence[str], columns: Sequence[Column], *, path: Path, what: str
 ) -> dict[str, int]:
     """Field → index of its column in the header; SchemaError when a required one is absent."""
-    index: dict[str, int] = {}
-    for position, name in enumerate(header):
-        index.setdefault(normalise(name), position)
+    index = {normalise(name): at for at, name in reversed(list(enumerate(header)))}  # first wins
     found: dict[str, int] = {}
     for column in columns:
-        for alias in column.aliases:
-            at = index.get(normalise(alias))
-            if at is not None:
-                found[column.field] = at
-                break
+        at = next((index[n] for a in column.aliases if (n := normalise(a)) in index), None)
+        if at is not None:
+            found[column.field] = at
     missing = [c.aliases[0] for c in columns if c.required and c.field not in found]
     if missing:
         raise SchemaError(
@@ -131,34 +126,14 @@ def read_csv_table(
     skipped: tuple[int, ...] = ()
     if frame is None:
         frame, skipped = _slow(path, header, wanted, found, finish)
-    return CsvTable(
-        path=path,
-        frame=frame,
-        fields=frozenset(found),
-        header=tuple(header),
-        skipped_lines=skipped,
-    )
-
-
-def _us(column: Column, source: pl.Expr, fast: bool) -> pl.Expr:
-    """µs text → ns: the fast path strips only the expected TAB; the slow path anything."""
-    if not fast:
-        return us_text_to_ns(source)
-    return us_clean_text_to_ns(source.str.strip_chars_end("\t") if column.tab else source)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """``values`` (plus raw text kept), then ``bad`` on the results: each value parsed once."""
-
-    values: list[pl.Expr]
-    bad: pl.Expr
-    scratch: list[str]  # raw text columns kept for ``bad``; dropped afterwards
+    return CsvTable(path, frame, frozenset(found), tuple(header), skipped)
 
 
 def _convert(
     schema: pl.Schema, wanted: Sequence[Column], names: dict[str, str], *, fast: bool
-) -> _Plan:
+) -> tuple[list[pl.Expr], pl.Expr, list[str]]:
+    """``values``, then ``bad`` on the results: each value parsed once; ``scratch``: the raw
+    text columns ``values`` also keeps for ``bad``, dropped afterwards."""
     values: list[pl.Expr] = []
     bad: list[pl.Expr] = []
     scratch: list[str] = []
@@ -180,7 +155,10 @@ def _convert(
             else:
                 values.append(source.cast(pl.Int64).alias(column.field))
         elif column.kind == "us":
-            values.append(_us(column, source, fast).alias(column.field))
+            # the fast path strips only the expected TAB; the slow path anything
+            tabbed = source.str.strip_chars_end("\t") if column.tab else source
+            ns = us_clean_text_to_ns(tabbed) if fast else us_text_to_ns(source)
+            values.append(ns.alias(column.field))
             bad.append(
                 out.is_null() if column.required else out.is_null() & ~is_na_text(raw(column))
             )
@@ -193,7 +171,7 @@ def _convert(
             if column.required:  # a blank Name: a malformed row, listed by its line
                 bad.append(out.is_null() | (out == ""))
     flag = pl.any_horizontal(bad).fill_null(True) if bad else pl.lit(False)
-    return _Plan(values=values, bad=flag, scratch=scratch)
+    return values, flag, scratch
 
 
 def _fast(
@@ -223,16 +201,15 @@ def _fast(
         elif column.na and name != last:
             null_values[name] = "N/A"
     schema[_SURPLUS] = pl.String()
-    plan = _convert(pl.Schema(schema), wanted, names, fast=True)
-    checks = [
-        pl.col(last).is_null().alias("__short"),  # a missing field (or an empty last one)
-        pl.col(_SURPLUS).is_not_null().alias("__long"),  # a field too many
-    ]
+    values, bad, scratch = _convert(pl.Schema(schema), wanted, names, fast=True)
+    too_long = pl.col(_SURPLUS).is_not_null()  # a field too many
     texts = [names[c.field] for c in wanted if c.kind == "str"]
     if texts:  # a field too long: the slow path names its line
         long_text = pl.any_horizontal(pl.col(t).str.len_bytes() > MAX_FIELD_BYTES for t in texts)
-        checks[1] = (pl.col(_SURPLUS).is_not_null() | long_text.fill_null(False)).alias("__long")
-    suspect = (plan.bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
+        too_long = too_long | long_text.fill_null(False)
+    short = pl.col(last).is_null()  # a missing field (or an empty last one)
+    checks = [short.alias("__short"), too_long.alias("__long")]
+    suspect = (bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
 
     def parse(block: bytes) -> pl.DataFrame:
         scan = pl.scan_csv(
@@ -243,8 +220,8 @@ def _fast(
             null_values=null_values or None,
             raise_if_empty=False,
         )
-        query = scan.select(*plan.values, *checks).with_columns(suspect)
-        return finish(query.drop("__short", "__long", *plan.scratch)).collect()
+        query = scan.select(*values, *checks).with_columns(suspect)
+        return finish(query.drop("__short", "__long", *scratch)).collect()
 
     frames: list[pl.DataFrame] = []
     try:
@@ -277,7 +254,6 @@ def _slow(
     finish: Finish,
 ) -> tuple[pl.DataFrame, tuple[int, ...]]:
     """Record by record with Python's csv module: exact field counts and line numbers."""
-    width = len(header)
     positions = [found[c.field] for c in wanted]
     cells: list[list[str]] = [[] for _ in positions]
     lines: list[int] = []
@@ -294,7 +270,7 @@ def _slow(
                 consumed = reader.line_num
                 if not record:
                     continue  # blank line
-                if len(record) != width:
+                if len(record) != len(header):
                     # A bad record over several lines is a stray quote that swallowed the
                     # lines after it: each of them is malformed, not one "row".
                     short_or_long.extend(range(first_line, consumed + 1))
@@ -303,29 +279,21 @@ def _slow(
                     target.append(record[position])
                 lines.append(first_line)
     except csv.Error as err:
+        message = f"unreadable CSV: {err}"
         if "field larger than field limit" in str(err):
-            raise InputError(
-                f"a field over {MAX_FIELD_BYTES >> 20} MiB: not a value a profiler writes",
-                path=path,
-                line=consumed + 1,
-            ) from err
-        raise InputError(f"unreadable CSV: {err}", path=path, line=consumed + 1) from err
+            message = f"a field over {MAX_FIELD_BYTES >> 20} MiB: not a value a profiler writes"
+        raise InputError(message, path=path, line=consumed + 1) from err
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", path=path) from err
     names = {c.field: f"__c{i}" for i, c in enumerate(wanted)}
-    raw = pl.DataFrame(
-        {
-            names[c.field]: pl.Series(values, dtype=pl.String)
-            for c, values in zip(wanted, cells, strict=True)
-        }
-        | {"__line": pl.Series(lines, dtype=pl.Int64)}
-    )
-    plan = _convert(raw.schema, wanted, names, fast=False)
+    schema = {**dict.fromkeys(names.values(), pl.String), "__line": pl.Int64}
+    raw = pl.DataFrame([*cells, lines], schema=schema, orient="col")
+    values, bad, scratch = _convert(raw.schema, wanted, names, fast=False)
     converted = (
         raw.lazy()
-        .select(*plan.values, "__line")
-        .with_columns(plan.bad.alias("__bad"))
-        .drop(plan.scratch)
+        .select(*values, "__line")
+        .with_columns(bad.alias("__bad"))
+        .drop(scratch)
         .collect()
     )
     bad_values = converted.filter(pl.col("__bad"))["__line"].to_list()

@@ -27,25 +27,17 @@ class DbKernels:
     session_end_ns: int | None  # SESSION_TIME_INFO.endTimeNs
 
 
+_TEXT_FIELDS = ("name", "op_type", "accelerator_core")
 _ROW_SCHEMA: dict[str, pl.DataType] = {
-    "start_ns": pl.Int64(),
-    "end_ns": pl.Int64(),
-    "device": pl.Int64(),
-    "stream_id": pl.Int64(),
-    "task_id": pl.Int64(),
-    "name": pl.String(),
-    "op_type": pl.String(),
-    "accelerator_core": pl.String(),
-    "block_num": pl.Int64(),
-    "mix_block_num": pl.Int64(),
+    **dict.fromkeys(("start_ns", "end_ns", "device", "stream_id", "task_id"), pl.Int64()),
+    **dict.fromkeys(_TEXT_FIELDS, pl.String()),
+    **dict.fromkeys(("block_num", "mix_block_num"), pl.Int64()),
 }
 _STEP_SCHEMA: dict[str, pl.DataType] = {
-    "step_start": pl.Int64(),
-    "step_end": pl.Int64(),
+    **dict.fromkeys(("step_start", "step_end"), pl.Int64()),
     "step": pl.String(),
 }
 _SHAPES_FIELD = "input_shapes"  # table.OPTIONAL_KERNEL_SCHEMA, only when asked for
-_TEXT_FIELDS = ("name", "op_type", "accelerator_core")
 _COPY_TASK_FIELDS = ("startNs", "endNs", "deviceId", "streamId", "taskId")
 
 
@@ -170,28 +162,26 @@ def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _Comp
         if not schema.columns(table):
             raise SchemaError(f"no {table} table: not a profiler database", path=path, key=table)
     info = "COMPUTE_TASK_INFO"
-    required = (
-        *(("TASK", c) for c in ("startNs", "endNs", "streamId", "globalTaskId")),
-        (info, "globalTaskId"),
-    )
-    found: dict[str, str] = {}
-    for table, label in required:
+
+    def required(table: str, label: str) -> str:
         column = schema.pick(table, label)
         if column is None:
             raise SchemaError(f"{table} has no {label} column", path=path, key=f"{table}.{label}")
-        found[f"{table}.{label}"] = column
+        return column
+
+    start, end, stream, task_key = (
+        required("TASK", c) for c in ("startNs", "endNs", "streamId", "globalTaskId")
+    )
+    info_key = required(info, "globalTaskId")
     # a file without the column has no shapes: the field is left out, as a CSV's would be
     shape_column = schema.pick(info, "inputShapes", "input_shapes") if shapes else None
     return _ComputeColumns(
-        source=(
-            f"FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.{_q(found[f'{info}.globalTaskId'])}"
-            f" = t.{_q(found['TASK.globalTaskId'])}"
-        ),
+        source=f"FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.{_q(info_key)} = t.{_q(task_key)}",
         task={
-            "start_ns": found["TASK.startNs"],
-            "end_ns": found["TASK.endNs"],
+            "start_ns": start,
+            "end_ns": end,
             "device": schema.pick("TASK", "deviceId"),
-            "stream_id": found["TASK.streamId"],
+            "stream_id": stream,
             "task_id": schema.pick("TASK", "taskId"),
         },
         info={
@@ -210,17 +200,16 @@ def _compute_columns(schema: _Schema, path: Path, shapes: bool = False) -> _Comp
 def _compute_sql(schema: _Schema, columns: _ComputeColumns) -> str:
     """One row per compute task, text fields looked up in STRING_IDS row by row."""
     fields = [_column("t", c) for c in columns.task.values()]
-    fields += [_text(schema, "c", columns.info[f]) for f in _TEXT_FIELDS]
-    fields += [_column("c", columns.info[f]) for f in ("block_num", "mix_block_num")]
-    if _SHAPES_FIELD in columns.info:  # last, as in row_schema
-        fields.append(_text(schema, "c", columns.info[_SHAPES_FIELD]))
+    fields += [  # in row_schema's order
+        _text(schema, "c", c) if f in columns.texts else _column("c", c)
+        for f, c in columns.info.items()
+    ]
     return f"SELECT {', '.join(fields)} {columns.source}"
 
 
 def _communication_sql(schema: _Schema) -> str | None:
     table = "COMMUNICATION_OP"
-    start, end = schema.pick(table, "startNs"), schema.pick(table, "endNs")
-    name = schema.pick(table, "opName")
+    start, end, name = (schema.pick(table, c) for c in ("startNs", "endNs", "opName"))
     if not (start and end and name):
         return None
     op_type = _text(schema, "o", schema.pick(table, "opType"))
@@ -248,8 +237,7 @@ def _copy_sql(schema: _Schema) -> str | None:
 
 
 def _steps_sql(schema: _Schema) -> str | None:
-    start, end = schema.pick("STEP_TIME", "startNs"), schema.pick("STEP_TIME", "endNs")
-    step = schema.pick("STEP_TIME", "id")
+    start, end, step = (schema.pick("STEP_TIME", c) for c in ("startNs", "endNs", "id"))
     if not (start and end and step):
         return None
     return f"SELECT {_q(start)}, {_q(end)}, CAST({_q(step)} AS TEXT) FROM STEP_TIME"
@@ -404,16 +392,13 @@ def read_db(path: Path, *, shapes: bool = False) -> DbKernels:
     devices = compute["device"].drop_nulls().unique()
     if devices.len() == 1:  # comm ops carry no device; a one-device db names it
         comm = comm.with_columns(pl.lit(devices[0], pl.Int64).alias("device"))
+    # input_shapes on the kernels only, is_copy on the copies only
     frame = (
-        pl.concat(
-            [
-                compute.with_columns(is_copy=False),
-                comm.with_columns(is_copy=False),
-                copies.with_columns(is_copy=True),
-            ],
-            how="diagonal",  # input_shapes on the kernels only
+        pl.concat([compute, comm, copies.with_columns(is_copy=True)], how="diagonal")
+        .with_columns(
+            pl.col("is_copy").fill_null(False),
+            (pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"),
         )
-        .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("duration_ns"))
         .drop("end_ns")
     )
     steps = steps.with_columns(pl.col("step").str.strip_chars().cast(pl.Int64, strict=False))

@@ -85,8 +85,7 @@ def parse_text_proto(text: str, *, path: str | Path) -> Message:
         if match.start() != pos:
             break
         pos = match.end()
-        kind = match.lastgroup
-        token = match.group()
+        kind, token = match.lastgroup, match.group()
         if kind == "skip":
             continue
         if kind in ("word", "str"):
@@ -132,8 +131,7 @@ def _ops(tree: Message) -> list[Message]:
     found: list[Message] = []
     pending = [tree]
     while pending:
-        message = pending.pop()
-        for name, value in message:
+        for name, value in pending.pop():
             if isinstance(value, str):
                 continue
             if name == "op":
@@ -149,11 +147,9 @@ _DUMP_NAME = re.compile(
 _RANK_IN_NAME = re.compile(r"_rank_(\d+)(?:_|\.)")
 
 LIMIT_SCHEMA: dict[str, pl.DataType] = {
-    "op_name": pl.String(),
-    "op_type": pl.String(),
+    **dict.fromkeys(("op_name", "op_type"), pl.String()),
     "rank": pl.Int32(),
-    "aicore": pl.Int64(),
-    "vectorcore": pl.Int64(),
+    **dict.fromkeys(("aicore", "vectorcore"), pl.Int64()),
 }
 
 

@@ -75,15 +75,13 @@ def _layout(events: list[MetadataEvent]) -> _Layout:
     labels: dict[Any, str] = {}
     threads: dict[tuple[Any, Any], str] = {}
     for event in events:
-        args = event.args
-        if args is None:
+        if (args := event.args) is None:
             continue
-        kind = event.name
-        if kind == "process_name":
+        if event.name == "process_name":
             names[event.pid] = _text(args.name)
-        elif kind == "process_labels":
+        elif event.name == "process_labels":
             labels[event.pid] = _text(args.labels)
-        elif kind == "thread_name":
+        elif event.name == "thread_name":
             threads[(event.pid, event.tid)] = _text(args.name)
     hardware: dict[Any, int | None] = {}
     for pid, name in names.items():
@@ -94,10 +92,8 @@ def _layout(events: list[MetadataEvent]) -> _Layout:
     streams: dict[tuple[Any, Any], int] = {}
     comm_threads: set[tuple[Any, Any]] = set()
     for key, name in threads.items():
-        if key[0] in hardware:
-            match = _STREAM_THREAD.match(name)
-            if match:
-                streams[key] = int(match.group(1))
+        if key[0] in hardware and (match := _STREAM_THREAD.match(name)):
+            streams[key] = int(match.group(1))
         elif key[0] in communication and name.strip().endswith("Communication"):
             comm_threads.add(key)
     return _Layout(hardware, communication, streams, comm_threads)
@@ -147,10 +143,6 @@ _INT64 = (-(2**63), 2**63 - 1)
 _PID, _TID, _TS, _DUR = (attrgetter(f) for f in ("pid", "tid", "ts", "dur"))
 _NAME, _ARGS = attrgetter("name"), attrgetter("args")
 _TASK_TYPE, _TASK_ID = attrgetter("task_type"), attrgetter("task_id")
-
-
-def _task_type_text(value: Any) -> str | None:
-    return None if value is UNSET else str(value)
 
 
 def _int64(value: Any) -> int | None:
@@ -239,7 +231,7 @@ def _task_rows(
             "stream_id": streams,
             "device": devices,
             "name": _texts(list(map(_NAME, tasks)), _text),
-            "accelerator_core": _texts(types, _task_type_text),
+            "accelerator_core": _texts(types, lambda v: None if v is UNSET else str(v)),
             "task_id": _ints(task_ids),
             "start_ns": _start_ns(_texts(list(map(_TS, tasks)), ts_text)),
             "comm": pl.Series(list(compress(comm, is_task)) or [False] * n, dtype=pl.Boolean),
@@ -252,10 +244,7 @@ def _task_rows(
     hardware = ~pl.col("comm")
     return frame.with_columns(
         *(pl.when(hardware).then(pl.col(c)).alias(c) for c in ("stream_id", "device", "task_id")),
-        pl.when(hardware)
-        .then(pl.col("accelerator_core"))
-        .otherwise(pl.lit("COMMUNICATION"))
-        .alias("accelerator_core"),
+        pl.when(hardware).then("accelerator_core").otherwise(pl.lit("COMMUNICATION")),
     ), others
 
 
@@ -275,18 +264,6 @@ def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
     streams = [_int64(e.args.lower_stream_id) for e in listed if e.args is not None]
     starts = _start_ns(_texts(list(map(_TS, listed)), ts_text))
     return pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
-
-
-def _task_flags(frame: pl.DataFrame) -> pl.DataFrame:
-    """:func:`is_kernel_task` and :func:`is_copy_task` per row (``kernel``, ``copy``), once
-    per distinct (task type, name): a few hundred pairs, whose string work costs more than
-    the whole filter on 100k+ rows."""
-    pair = ["accelerator_core", "name"]
-    core, name = pl.col("accelerator_core").first(), pl.col("name").first()
-    return frame.select(
-        is_kernel_task(core, name).over(pair).alias("kernel"),
-        is_copy_task(core, name).over(pair).alias("copy"),
-    )
 
 
 def read_trace(path: Path) -> TraceKernels:
@@ -311,7 +288,14 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
             hint="profile with ProfilerActivity.NPU",
         )
     frame, others = _task_rows(events.complete, layout)
-    flags = _task_flags(frame)
+    # is_kernel_task / is_copy_task once per distinct (task type, name): a few hundred
+    # pairs, whose string work costs more than the whole filter on 100k+ rows
+    pair = ["accelerator_core", "name"]
+    core, name = pl.col("accelerator_core").first(), pl.col("name").first()
+    flags = frame.select(
+        is_kernel_task(core, name).over(pair).alias("kernel"),
+        is_copy_task(core, name).over(pair).alias("copy"),
+    )
     hccl = _hccl_tasks(others, layout)
     own = ~pl.col("comm")
     if hccl.height:  # a collective's steps: neither kernels nor copies
@@ -331,8 +315,6 @@ def _kernels(path: Path, events: TraceEvents) -> TraceKernels:
     # a task without a time stays (null start or end): readers.capture counts it as malformed;
     # one on no stream stays too (its thread is no "Stream N"): counted with those without one
     kept = frame.filter(kernel)
-    dropped = frame.height - kept.height
-    kept = with_steps(kept, _steps(others))
-    kernels = finish_frame(kept.drop("comm"))
+    kernels = finish_frame(with_steps(kept, _steps(others)).drop("comm"))
     devices = tuple(sorted({d for d in layout.hardware.values() if d is not None}))
-    return TraceKernels(path=path, kernels=kernels, devices=devices, dropped_tasks=dropped)
+    return TraceKernels(path, kernels, devices, dropped_tasks=frame.height - kept.height)
