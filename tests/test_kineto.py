@@ -175,6 +175,36 @@ def test_same_stream_overlaps_are_flagged_not_unioned_away(real_profiles: Path) 
     assert any(n.startswith("capture validity") for n in report.runs[0].notes)
 
 
+def test_a_run_note_names_an_unranked_capture_as_the_report_does(tmp_path: Path) -> None:
+    # a trace without distributedInfo has no rank: its run notes say "rank -", never "None"
+    events = [  # the second kernel starts 1 µs into the first on stream 7
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "ts": 1,
+            "dur": 2,
+            "pid": 0,
+            "tid": 7,
+            "args": {"stream": 7},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "ts": 2,
+            "dur": 2,
+            "pid": 0,
+            "tid": 7,
+            "args": {"stream": 7},
+        },
+    ]
+    path = tmp_path / "run.pt.trace.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    (note,) = [n for n in check([path], Options()).notes if "capture validity" in n]
+    assert note.startswith("rank - run 1: capture validity: 1 device event(s) overlap")
+
+
 # ------------------------------------------------------------------ the generator
 
 
@@ -270,9 +300,10 @@ def hta_figure(path: Path) -> float | None:
         events = json.load(handle)["traceEvents"]
     rounded = any(not isinstance(e.get("ts"), int) for e in events)
     timed = [
-        e for e in events
+        e
+        for e in events
         if e.get("ph") == "X" and e.get("cat") not in (None, "Trace") and "dur" in e
-    ]  # fmt: skip
+    ]
 
     def stream(e: dict[str, Any]) -> int:
         value = e.get("args", {}).get("stream", -1)

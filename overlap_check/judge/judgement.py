@@ -145,7 +145,10 @@ def judge(
     notes += [note for _, comm_notes in found for note in comm_notes]
     # a Kineto run's findings (capture validity, SM demand, HTA's figure) in every renderer
     notes += [
-        f"rank {r.rank} run {r.index}: {n}" for r in runs if r.source == "kineto" for n in r.notes
+        f"rank {rank_text(r.rank)} run {r.index}: {n}"
+        for r in runs
+        if r.source == "kineto"
+        for n in r.notes
     ]
     if options.plans and options.path is None and options.path_source is not None:
         notes.append(f"execution path unknown: {options.path_source}; the advice is generic")
