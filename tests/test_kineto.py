@@ -205,6 +205,30 @@ def test_a_run_note_names_an_unranked_capture_as_the_report_does(tmp_path: Path)
     assert note.startswith("rank - run 1: capture validity: 1 device event(s) overlap")
 
 
+def test_a_stream_that_is_not_an_int_is_counted_not_guessed(tmp_path: Path) -> None:
+    # args.stream given as text or beyond int64 is no stream: the event is skipped and
+    # counted, not put on its thread id's stream (tid 3 here, where the good kernel runs)
+    def event(ts: int, stream: object) -> dict[str, object]:
+        args = {} if stream is None else {"stream": stream}
+        return {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "ts": ts,
+            "dur": 1,
+            "pid": 0,
+            "tid": 3,
+            "args": args,
+        }
+
+    events = [event(1, 3), event(3, 10**23), event(5, "3")]
+    path = tmp_path / "run.pt.trace.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    (capture,) = load(path)
+    assert capture.kernels.height == 1  # 3 events - 2 without a usable stream
+    assert "2 device events without a stream or a valid ts/dur skipped" in capture.notes
+
+
 # ------------------------------------------------------------------ the generator
 
 

@@ -130,7 +130,10 @@ def _device_rows(frame: pl.DataFrame) -> pl.DataFrame:
     name = pl.col("name").fill_null("")
     return frame.filter(pl.col("x") & kind.is_not_null()).select(
         pl.coalesce("device", "pid").alias("device"),
-        pl.coalesce("stream", "tid").alias("stream_id"),
+        pl.when(pl.col("stream_given").fill_null(False) & pl.col("stream").is_null())
+        .then(None)
+        .otherwise(pl.coalesce("stream", "tid"))
+        .alias("stream_id"),
         name.alias("name"),
         pl.col("cat").alias("accelerator_core"),
         ((kind == "kernel") & name.str.contains(NCCL_KERNEL)).alias("is_communication"),

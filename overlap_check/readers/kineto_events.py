@@ -64,12 +64,16 @@ def of_type(values: list[Any], kind: type, dtype: type[pl.DataType]) -> pl.Serie
 
 
 def _args_frame(events: list[Event]) -> pl.DataFrame:
-    """device, stream, correlation (ints, else null) and ctas (grid x*y*z) per event."""
+    """device, stream, correlation (ints, else null), stream_given and ctas (grid x*y*z)
+    per event."""
     args = list(map(attrgetter("args"), events))
     present = pl.Series(list(map(is_not, args, repeat(None))), dtype=pl.Boolean)
     given = list(compress(args, present))
     keys = ("device", "stream", "correlation")
     found = pl.DataFrame({k: of_type(list(map(attrgetter(k), given)), int, pl.Int64) for k in keys})
+    # a stream given but not an int (text, bool, beyond Int64) is no stream: the row is unusable
+    streams = map(attrgetter("stream"), given)
+    found = found.with_columns(pl.Series("stream_given", list(map(is_not, streams, repeat(None)))))
     grid = raw_texts(list(map(attrgetter("grid"), given))).str.extract_groups(_GRID)
     sizes = [grid.struct.field(str(i)).cast(pl.Int64, strict=False) for i in (1, 2, 3)]
     found = found.with_columns((sizes[0] * sizes[1] * sizes[2]).alias("ctas"))
