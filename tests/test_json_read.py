@@ -212,22 +212,26 @@ def test_reference_core_limits_and_baseline_reports_are_restored_whole() -> None
     assert_restored(judged, "baseline")
 
 
-def test_indented_writes_the_bytes_of_json_dumps_indent_2() -> None:
+def test_indented_writes_the_bytes_of_json_dumps_indent_2_but_exponents() -> None:
     from overlap_check.model.json_codec import indented
 
     data = {
         "empty": [],
         "none": {},
         "nested": [[], [{}], {"a": [1, {"b": None}]}],
-        "numbers": [0, -7, 2**63 - 1, 0.1, 1e-05, 1e16, 1.2345678901234568e17, -0.0],
+        "numbers": [0, -7, 2**63 - 1, 0.1, 12345.678, 1e15 + 0.5, -0.0],
         "text": 'é µs\u2028 "q" \\ \n\t\x01',
         "flags": [True, False],
     }
     assert indented(data) == json.dumps(data, indent=2, ensure_ascii=False)
-    # NaN is json.dumps' own token, not JSON, and a lone surrogate is no UTF-8: the same
-    # text all the same
-    for odd in ({"x": [float("nan"), float("inf")]}, {"lone surrogate": "\ud800"}):
-        assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
+    # a float json.dumps writes with an exponent may be written another way: the same number
+    tiny = {"x": [1e-05, 1.886937034930167e-08, 1e16, 1.2345678901234568e17]}
+    lines = ["0.00001,", "1.886937034930167e-8,", "1e16,", "1.2345678901234568e17"]
+    assert indented(tiny) == '{\n  "x": [\n' + "\n".join(f"    {n}" for n in lines) + "\n  ]\n}"
+    assert json.loads(indented(tiny)) == tiny
+    # a lone surrogate is no UTF-8: json.dumps' text all the same
+    odd = {"lone surrogate": "\ud800"}
+    assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- the codec's rules

@@ -278,9 +278,9 @@ def emit(report: Report, params: Mapping[str, Any], captures: Sequence[Capture])
         written = text if target_format == fmt and not colored else render(report, target_format)
     # a name that is not UTF-8 (surrogates from the file system) shown escaped, \udcff (in
     # JSON the exact escape): stdout may be strict UTF-8 (output_file.write_output alike)
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    data = text.encode("utf-8", "backslashreplace")  # as bytes: a 70 MB report is not copied
     # color=True keeps the escapes click would strip from a pipe (FORCE_COLOR, --color always)
-    click.echo(text, nl=False, color=True if colored else None)
+    click.echo(data.decode("utf-8") if colored else data, nl=False, color=True if colored else None)
     if output:
         from overlap_check.report.output_file import write_output
 
