@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import overlap_check
 from overlap_check.cli import cli
@@ -232,6 +234,14 @@ def test_indented_writes_the_bytes_of_json_dumps_indent_2_but_exponents() -> Non
     # a lone surrogate is no UTF-8: json.dumps' text all the same
     odd = {"lone surrogate": "\ud800"}
     assert indented(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
+
+
+@given(st.integers(-(2**53) + 1, 2**53 - 1) | st.integers(-(10**7), 10**7))
+def test_us_of_an_int_skips_round_and_gives_its_double(ns: int) -> None:
+    from overlap_check.model.json_codec import us
+
+    assert us(ns) == round(ns / 1000, 3)  # the same double, no 5x slower round()
+    assert us(ns + 0.5) == round((ns + 0.5) / 1000, 3)  # a median's half: rounded
 
 
 # --------------------------------------------------------------------------- the codec's rules

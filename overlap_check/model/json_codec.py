@@ -84,7 +84,10 @@ FRACTIONS = frozenset(
 
 
 def us(ns: float | None) -> float | None:
-    """Microseconds rounded to 3 decimals (ns resolution)."""
+    """Microseconds rounded to 3 decimals (ns resolution). An int below 2**53 needs no round
+    (5x slower): its quotient by 1000 is already the double nearest to the 3 decimals."""
+    if type(ns) is int and -(2**53) < ns < 2**53:
+        return ns / 1000
     return None if ns is None else round(ns / 1000, 3)
 
 
@@ -199,6 +202,8 @@ def _is_key(value: Any) -> bool:
 
 def _write(obj: object, where: _Where) -> JSON:
     cls: type = type(obj)
+    if (fast := _compiled(cls)) is not None:
+        return fast(obj, where)
     if _scoped(cls):
         where = where.within(lambda name: getattr(obj, name, MISSING))
     out: JSON = {}
@@ -231,6 +236,34 @@ def _write(obj: object, where: _Where) -> JSON:
     for key, derive in DERIVED.get(cls, {}).items():
         out[key] = derive(obj)
     return out
+
+
+@cache
+def _compiled(cls: type) -> Callable[[Any, _Where], JSON] | None:
+    """For a class of plain and time fields only (a report lists thousands of Occurrences),
+    what :func:`_write` does, as one dict display built once from its spec."""
+    specs = _spec(cls)
+    if (
+        _scoped(cls)
+        or cls in DERIVED
+        or any(f.cls or f.names or f.omit or f.zero_null or not f.direct for f in specs)
+    ):
+        return None
+    items = []
+    for f in specs:
+        v = f"o.{f.name}"
+        if f.time is None:
+            items.append(f"{f.key!r}: list({v}) if type({v}) is tuple else {v}")
+        if f.time == "us":
+            items.append(f"{f.key!r}: us({v})")
+        if f.time in ("relative", "both"):
+            items.append(
+                f"{f.key!r}: None if {v} is None or w.origin is None else us({v} - w.origin)"
+            )
+        if f.time in ("exact", "both"):
+            items.append(f"{f.name!r}: {v}, '{f.name}_str': None if {v} is None else str({v})")
+    writer: Callable[[Any, _Where], JSON] = eval(f"lambda o, w: {{{', '.join(items)}}}", {"us": us})
+    return writer
 
 
 def _write_tuple(f: _Field, value: tuple[Any, ...]) -> Any:
