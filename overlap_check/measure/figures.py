@@ -9,11 +9,9 @@ of `overlap-check analyze DIR`"; warm-up, medians and verdicts are judge/'s).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
-from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -195,21 +193,6 @@ def plan_main(
     return ranked[0] if ranked else None
 
 
-T = TypeVar("T")
-
-
-def started(work: Callable[[], T], thread: bool) -> Callable[[], T]:
-    """``work`` begun, on a second thread when ``thread`` (a capture alone: the core it would
-    leave idle; numpy and polars release the GIL), else done now: the call gives its result."""
-    if not thread:
-        done = work()
-        return lambda: done
-    pool = ThreadPoolExecutor(1)
-    future = pool.submit(work)
-    pool.shutdown(wait=False)
-    return future.result
-
-
 def figures_key(main: int | None, matters: frozenset[int]) -> int | None:
     """The key of SampleFigures.plans that main stream ``main`` reads (None: a main stream
     with nothing of the plan, the same figures for every such stream)."""
@@ -242,31 +225,27 @@ def _plan_figures(
     if plan.side_stream is None:  # the matches on a main stream are main work there
         on = pl.concat([s.select("stream_id") for s in streamed]).get_column("stream_id")
         matters |= frozenset(on.unique().to_list())
-
-    def build() -> PlanPieces:  # beside the occurrences, on a second thread
-        return PlanPieces(
-            dominator_ns=dominator_ns,
-            side_ns=time_per_stream(streamed),
-            # placement: the ops the regexes name on every stream (a communication or copy
-            # plan's tasks cannot stay on the main stream: they are its side ops)
-            matched=pl.concat(
-                (
-                    layered_counts(t) if plan.side_kind == "compute" else counted_by_label(s)
-                ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
-                for j, (t, s) in enumerate(zip(tagged, side, strict=True))
-            ),
-            matters=matters,
-            # a compute plan's one sample of a run holds every compute row, in order
-            dominator_blocks=dominator_blocks(
-                capture.kernels,
-                plan,
-                tagged[0] if options.per == "run" and plan.side_kind == "compute" else None,
-            ),
-            shapes=shape_signature(capture.kernels, plan),
-            unplaced=unplaced_touching(capture.kernels, plan),
-        )
-
-    pieces = started(build, alone)
+    pieces = PlanPieces(
+        dominator_ns=dominator_ns,
+        side_ns=time_per_stream(streamed),
+        # placement: the ops the regexes name on every stream (a communication or copy
+        # plan's tasks cannot stay on the main stream: they are its side ops)
+        matched=pl.concat(
+            (
+                layered_counts(t) if plan.side_kind == "compute" else counted_by_label(s)
+            ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+            for j, (t, s) in enumerate(zip(tagged, side, strict=True))
+        ),
+        matters=matters,
+        # a compute plan's one sample of a run holds every compute row, in order
+        dominator_blocks=dominator_blocks(
+            capture.kernels,
+            plan,
+            tagged[0] if options.per == "run" and plan.side_kind == "compute" else None,
+        ),
+        shapes=shape_signature(capture.kernels, plan),
+        unplaced=unplaced_touching(capture.kernels, plan),
+    )
     mains: list[int | None] = (
         [figures_key(plan_main(plan, [dominator_ns], rank_main), matters)]
         if alone
@@ -318,7 +297,7 @@ def _plan_figures(
                 barriers=barriers.instances(kernels, side_streams[j], occ, options.thresholds),
                 siblings=by_siblings,
             )
-    return pieces(), figures
+    return pieces, figures
 
 
 _NONE: tuple[I64, I64] = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -442,8 +421,6 @@ def capture_figures(
     contention = (
         None if sweep is None else contention_evidence(kernels, sweep[0], above=not sweep[1])
     )
-    busy = {sid: whole.busy_ns(sid) for sid in whole.busy}
-    helpers = started(partial(helper_streams_of, kernels, sorted(whole.busy), busy), alone)
     figures = CaptureFigures(
         meta,
         communication,
@@ -454,13 +431,16 @@ def capture_figures(
         rules,
         contention,
         observed,
+        helpers=helper_streams_of(
+            kernels, sorted(whole.busy), {sid: whole.busy_ns(sid) for sid in whole.busy}
+        ),
         comm=capture_communication(capture.kernels),
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set
         samples, _ = make_samples([replace(capture, kernels=compute)], options.per, 0, 0, columns)
     except UsageError as err:
-        return replace(figures, step_error=err, helpers=helpers())
+        return replace(figures, step_error=err)
     sets = [whole] if options.per == "run" else [stream_sets(s.kernels) for s in samples]
     wide = _with_task_rows(samples, capture) if _task_plans(options, capture) else samples
     comm = _communication(samples, capture)
@@ -480,7 +460,6 @@ def capture_figures(
     ]
     return replace(
         figures,
-        helpers=helpers(),
         samples=tuple(
             SampleFigures(
                 step=None if options.per == "run" else int(sample.kernels.item(0, "step")),
