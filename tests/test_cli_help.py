@@ -105,3 +105,42 @@ def test_the_cli_and_its_workers_collect_garbage_alike() -> None:
         assert gc.get_threshold() == GC_THRESHOLDS
     finally:
         gc.set_threshold(*saved)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["analyze", "fixtures/fake-dual-stream", "--side", "SharedExpert",
+          "--dominator", "GroupedMatmul", "--format", "json", "-q"], 1),
+        (["analyze", "fixtures/real-dual-stream", "--side", "SharedExpert",
+          "--dominator", "GroupedMatmul", "--format", "json", "-q"], 0),
+        (["analyze", "fixtures/no-such-capture"], 2),
+        (["analyze", "--no-such-option"], 2),
+    ],
+)  # fmt: skip
+def test_the_console_script_ends_with_its_code_and_all_its_output(
+    args: list[str], code: int
+) -> None:
+    # main() (no argv: the console script) ends the process with os._exit after flushing
+    # stdout and stderr: the exit code and every byte of the report must survive it
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "overlap_check", *args], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == code, done.stderr
+    if code in (0, 1):
+        assert json.loads(done.stdout)["exit_code"] == code
+    else:
+        assert done.stdout == "" and done.stderr.strip()
+
+
+def test_an_in_process_caller_of_main_keeps_its_interpreter() -> None:
+    from overlap_check.cli import main
+
+    with pytest.raises(SystemExit) as ended:
+        main(["--version"])  # argv given: SystemExit, as click raises it
+    assert ended.value.code == 0
