@@ -244,6 +244,46 @@ def test_us_of_an_int_skips_round_and_gives_its_double(ns: int) -> None:
     assert us(ns + 0.5) == round((ns + 0.5) / 1000, 3)  # a median's half: rounded
 
 
+_NS = st.none() | st.integers(-(2**62), 2**62)
+
+
+@given(
+    st.builds(
+        Occurrence,
+        index=st.integers(1, 10**6),
+        side_ops=st.integers(0, 100),
+        side_start_ns=_NS,
+        side_end_ns=_NS,
+        dominator=st.none() | st.text(max_size=5),
+        dom_start_ns=_NS,
+        dom_end_ns=_NS,
+        overlap_ns=st.integers(0, 2**62),
+        overlap_pct=st.none() | st.floats(0, 1),
+        busy_overlap_pct=st.none() | st.floats(0, 1),
+        side_busy_ns=_NS,
+        hidden_ns=_NS,
+    ),
+    st.none() | st.integers(0, 2**62),
+)
+def test_a_compiled_writer_writes_what_the_generic_one_does(
+    occurrence: Occurrence, origin: int | None
+) -> None:
+    from overlap_check.model import json_codec
+
+    where = json_codec._Where({}, 0, 1, origin)
+    fast = json_codec._compiled(Occurrence)
+    assert fast is not None  # Occurrence: plain and time fields only
+    compiled = json_codec._write(occurrence, where)
+    json_codec._compiled.cache_clear()
+    try:  # the generic path: no writer compiled for any class
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(json_codec, "_compiled", lambda cls: None)
+            generic = json_codec._write(occurrence, where)
+    finally:
+        json_codec._compiled.cache_clear()
+    assert list(compiled.items()) == list(generic.items())  # keys in the same order
+
+
 # --------------------------------------------------------------------------- the codec's rules
 
 ORIGIN = 1_736_408_883_000_000_000  # an epoch in ns: above 2**53, as real captures are
