@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from bench import inputs
-from bench.measure import BenchError, Measure, child_env, measure, python_c, run_once
+from bench.measure import (
+    BenchError,
+    Command,
+    Measure,
+    child_env,
+    measure,
+    measure_interleaved,
+    python_c,
+    run_once,
+)
 
 BENCH = Path(__file__).resolve().parent
 PLAN = ("--side", "SwiGlu", "--dominator", "GroupedMatmul")
@@ -178,10 +187,23 @@ def _json(measure_: Measure) -> dict[str, Any]:
     return parsed
 
 
-def _analyze(ctx: Context, label: str, paths: list[str], plan: bool, repeat: int) -> Measure:
+def _analyze_command(ctx: Context, label: str, paths: list[str], plan: bool) -> Command:
     argv = [str(ctx.cli), "analyze", *paths, *(PLAN if plan else ()), "--format", "json", "-q"]
+    return (label, argv, ANALYZE_OK)
+
+
+def _analyze(ctx: Context, label: str, paths: list[str], plan: bool, repeat: int) -> Measure:
     ctx.log(f"  {label} x{repeat}")
-    return measure(label, argv, repeat, ok_codes=ANALYZE_OK)
+    (found,) = measure_interleaved([_analyze_command(ctx, label, paths, plan)], repeat)
+    return found
+
+
+def _against(ctx: Context, ours: Command, label: str, code: str) -> tuple[Measure, Measure]:
+    """Our command and a peer's ``python -c code`` (a floor), their runs in turn."""
+    ctx.log(f"  {ours[0]} and {label}, in turn x{ctx.sizes.repeat}")
+    peer: Command = (label, python_c(ctx.python, code), (0,))
+    found, floor = measure_interleaved([ours, peer], ctx.sizes.repeat)
+    return found, floor
 
 
 def _stages(ctx: Context, paths: list[str], tag: str) -> dict[str, Any]:
@@ -234,29 +256,23 @@ def _import_baseline(ctx: Context) -> Measure:
 
 
 def case1_analyze(ctx: Context) -> tuple[Measure, dict[str, Any]]:
-    """Case 1's analyze measure (shared with cases 3 and 5)."""
+    """Case 1's analyze measure (shared with cases 3 and 5), taken in turn with its floor."""
     if "case1" not in ctx.memo:
         data = inputs.level1_capture(ctx.cache, ctx.sizes.kernels)
         ctx.memo["level1"] = data
-        ctx.memo["case1"] = _analyze(
-            ctx, "analyze (Level1)", [data["path"]], True, ctx.sizes.repeat
+        csv, columns = json.dumps(data["csv"]), json.dumps(NEEDED)
+        code = f"import polars as pl; pl.read_csv({csv}, columns={columns})"
+        ours = _analyze_command(ctx, "analyze (Level1)", [data["path"]], True)
+        ctx.memo["case1"], ctx.memo["floor"] = _against(
+            ctx, ours, "floor (polars, 4 columns)", code
         )
     found: tuple[Measure, dict[str, Any]] = (ctx.memo["case1"], ctx.memo["level1"])
     return found
 
 
-def case1_floor(ctx: Context, code: str | None = None) -> Measure:
+def case1_floor(ctx: Context) -> Measure:
     """Polars reading the 4 needed columns of case 1's CSV (shared with case 5)."""
-    if "floor" not in ctx.memo:
-        if code is None:
-            csv = case1_analyze(ctx)[1]["csv"]
-            code = (
-                f"import polars as pl; pl.read_csv({json.dumps(csv)}, columns={json.dumps(NEEDED)})"
-            )
-        ctx.log(f"  floor x{ctx.sizes.repeat}")
-        ctx.memo["floor"] = measure(
-            "floor (polars, 4 columns)", python_c(ctx.python, code), ctx.sizes.repeat
-        )
+    case1_analyze(ctx)
     found: Measure = ctx.memo["floor"]
     return found
 
@@ -265,10 +281,7 @@ def case1(ctx: Context) -> CaseResult:
     k = ctx.sizes.kernels
     result = CaseResult(1, f"Level1 capture, {k:,} kernels: analyze vs reading 4 columns")
     ours, data = case1_analyze(ctx)
-    code = (
-        f"import polars as pl; pl.read_csv({json.dumps(data['csv'])}, columns={json.dumps(NEEDED)})"
-    )
-    floor = case1_floor(ctx, code)
+    floor = case1_floor(ctx)
     bare = _import_baseline(ctx)
     report = _json(ours)
     plan = (report.get("plans") or [{}])[0]
@@ -317,12 +330,13 @@ def case1(ctx: Context) -> CaseResult:
 
 
 def case2_analyze(ctx: Context) -> tuple[Measure, dict[str, Any]]:
+    """Case 2's analyze measure (shared with case 5), taken in turn with json.load."""
     if "case2" not in ctx.memo:
         data = inputs.level0_capture(ctx.cache, ctx.sizes.trace_mb)
         ctx.memo["level0"] = data
-        ctx.memo["case2"] = _analyze(
-            ctx, "analyze (Level0)", [data["path"]], True, ctx.sizes.repeat
-        )
+        code = f'import json; json.load(open({json.dumps(data["trace"])}, "rb"))'
+        ours = _analyze_command(ctx, "analyze (Level0)", [data["path"]], True)
+        ctx.memo["case2"], ctx.memo["json_load"] = _against(ctx, ours, "json.load", code)
     found: tuple[Measure, dict[str, Any]] = (ctx.memo["case2"], ctx.memo["level0"])
     return found
 
@@ -334,9 +348,7 @@ def case2(ctx: Context) -> CaseResult:
         f"Level0 capture, {data['kernels']:,} kernels, streams from a "
         f"{fmt_mb(data['trace_bytes'])} trace_view.json: analyze vs json.load",
     )
-    code = f'import json; json.load(open({json.dumps(data["trace"])}, "rb"))'
-    ctx.log(f"  json.load x{ctx.sizes.repeat}")
-    floor = measure("json.load", python_c(ctx.python, code), ctx.sizes.repeat)
+    floor: Measure = ctx.memo["json_load"]
     report = _json(ours)
     got = _pair_overlap_ns(report)
     exact = data["exact"]["overlap_ns"]

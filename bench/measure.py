@@ -156,19 +156,34 @@ def measure(
     env: dict[str, str] | None = None,
 ) -> Measure:
     """Run ``argv`` ``repeat`` times (at least once); BenchError on an unexpected exit code."""
-    samples: list[Sample] = []
-    first_out = ""
-    tail = ""
+    (found,) = measure_interleaved([(label, argv, ok_codes)], repeat, env=env)
+    return found
+
+
+Command = tuple[str, Sequence[str], Sequence[int]]  # label, argv, the exit codes it may give
+
+
+def measure_interleaved(
+    commands: Sequence[Command], repeat: int, *, env: dict[str, str] | None = None
+) -> list[Measure]:
+    """:func:`measure` of each command, their runs taken in turn (A B A B ...): a ratio of
+    two of them is not skewed by the machine's speed drifting between two blocks of runs."""
+    samples: list[list[Sample]] = [[] for _ in commands]
+    first: list[tuple[str, str]] = [("", "")] * len(commands)
     for index in range(max(repeat, 1)):
-        sample, stdout, stderr = run_once(argv, env=env)
-        if sample.rc not in ok_codes:
-            raise BenchError(
-                f"{label}: exit code {sample.rc} from {shlex.join(argv)}\n{stderr[-2000:]}"
-            )
-        if index == 0:
-            first_out, tail = stdout, stderr[-2000:]
-        samples.append(sample)
-    return Measure(label, tuple(argv), tuple(samples), first_out, tail)
+        for k, (label, argv, ok_codes) in enumerate(commands):
+            sample, stdout, stderr = run_once(argv, env=env)
+            if sample.rc not in ok_codes:
+                raise BenchError(
+                    f"{label}: exit code {sample.rc} from {shlex.join(argv)}\n{stderr[-2000:]}"
+                )
+            if index == 0:
+                first[k] = (stdout, stderr[-2000:])
+            samples[k].append(sample)
+    return [
+        Measure(label, tuple(argv), tuple(runs), out, tail)
+        for (label, argv, _), runs, (out, tail) in zip(commands, samples, first, strict=True)
+    ]
 
 
 def python_c(python: Path | str, code: str) -> list[str]:

@@ -27,7 +27,9 @@ How fast overlap-check is on large captures, measured by `make bench`
 for one case). Inputs are written by the project's own generator
 (`synth.big`) and cached in `bench/.cache`. Every figure is a whole
 process, timed from spawn to exit (start-up and imports included), best of N;
-peers run in the same session on the same machine.
+peers run in the same session on the same machine, and the runs of cases 1 and 2
+alternate with their floors' (ours, floor, ours, floor ...), so that their ratio is not
+skewed by the machine's speed drifting between two blocks of runs.
 """
 
 
