@@ -144,3 +144,21 @@ def test_an_in_process_caller_of_main_keeps_its_interpreter() -> None:
     with pytest.raises(SystemExit) as ended:
         main(["--version"])  # argv given: SystemExit, as click raises it
     assert ended.value.code == 0
+
+
+@pytest.mark.parametrize("descriptor", [1, 2])
+def test_the_console_script_keeps_its_code_with_stdout_or_stderr_closed(descriptor: int) -> None:
+    # Started with stdout (1) or stderr (2) closed, the shell's `>&-`, sys.stdout or
+    # sys.stderr is None: the exit code is the gate's (0: a plan that works), not 1 from
+    # a traceback at exit.
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    plan = ["--side", "SharedExpert", "--dominator", "GroupedMatmul"]
+    command = f'"$0" -m overlap_check analyze fixtures/real-dual-stream "$@" {descriptor}>&-'
+    done = subprocess.run(
+        ["sh", "-c", command, sys.executable, *plan], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr

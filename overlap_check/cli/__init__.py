@@ -135,8 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         if argv is not None or not isinstance(done.code, int | None):
             raise
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:  # None: started with the descriptor closed
+                    stream.flush()
         except OSError:  # a reader gone: Python's own exit says so
             raise done from None
         os._exit(done.code or 0)
