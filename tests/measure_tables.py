@@ -1,10 +1,13 @@
 """Test helpers: the engine's per-layer rules assembled as one table per capture, for tests
-that compare them with a layout's constructed answer. No engine code needs these shapes
-(the engine measures layers in measure/plans.occurrences), so they live with the tests."""
+that compare them with a layout's constructed answer, and each kernel's innermost module
+call. No engine code needs these shapes (the engine measures layers in
+measure/plans.occurrences, and selects by module scope: readers.modules.module_scopes), so
+they live with the tests."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +27,11 @@ from overlap_check.model.intervals import I64
 from overlap_check.model.selection import named, restricted_side_expr
 from overlap_check.model.table import compute_kernels, i64_column, is_compute
 from overlap_check.model.verdicts import bands, capped, label
+from overlap_check.readers.calls import innermost_calls
+from overlap_check.readers.modules import _launches
 
+# kernel_modules' columns
+SCHEMA = {"stream_id": pl.Int64, "start_ns": pl.Int64, "module": pl.String, "instance": pl.Int64}
 LAYER_SCHEMA = {
     "layer": pl.Int64,
     "side_ops": pl.Int64,
@@ -181,3 +188,19 @@ def stayed_off_side(
     ran off the side stream (layers from the ``dominator`` regex)."""
     counts = label_counts(kernels, side, side_stream, op_type, dominator)
     return stayed(counts, pl.col("stream_id") != side_stream)
+
+
+def kernel_modules(path: Path) -> pl.DataFrame:
+    """``stream_id, start_ns, module, instance`` of the innermost ``nn.Module`` call each
+    kernel was launched in (joins the kernel table on stream and start); empty: none."""
+    calls, flows = _launches(path)
+    if calls.is_empty() or flows.is_empty():
+        return pl.DataFrame(schema=SCHEMA)
+    call = innermost_calls(calls, flows)
+    return (
+        flows.select("stream_id", "start_ns")
+        .with_columns(
+            calls.get_column("module").gather(call), calls.get_column("instance").gather(call)
+        )
+        .filter(call.is_not_null())
+    )

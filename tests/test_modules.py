@@ -10,12 +10,13 @@ from typing import Any
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from measure_tables import kernel_modules
 
 from overlap_check.cli import cli
 from overlap_check.judge.pipeline import analyze_captures
 from overlap_check.model import Capture, Options, Plan
 from overlap_check.model.table import conform
-from overlap_check.readers.modules import kernel_modules, module_scopes, with_modules
+from overlap_check.readers.modules import module_scopes, with_modules
 
 HOST, DEVICE = 100, 200  # pids: the Python process, the Ascend Hardware process
 

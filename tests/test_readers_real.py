@@ -16,14 +16,14 @@ from typing import Any
 
 import polars as pl
 import pytest
-from measure_tables import helper_streams
+from measure_tables import SCHEMA, helper_streams, kernel_modules
 
 from overlap_check.model import Capture
 from overlap_check.model.intervals import union_length
 from overlap_check.model.selection import restricted_side_expr
 from overlap_check.model.table import compute_kernels
 from overlap_check.readers import load
-from overlap_check.readers.modules import SCHEMA, kernel_modules, module_scopes, with_modules
+from overlap_check.readers.modules import module_scopes, with_modules
 
 pytestmark = pytest.mark.real
 SCHEMA_COLUMNS = list(SCHEMA)

@@ -50,6 +50,12 @@ def _helper_streams(
     )
 
 
+# Report fields that echo the options; CommunicationStep's times, as the step's figure has them
+_ECHOED = ("thresholds", "fake_share", "allow_missing_wait", "warmup", "min_runs", "per",
+           "fail_on", "strict", "config_path")  # fmt: skip
+_COMM_TIMES = ("busy_ns", "hidden_ns", "exposed_ns", "compute_ns")
+
+
 def _capture_notes(where: str, capture: Capture) -> list[str]:
     notes = []
     if capture.skipped_rows:
@@ -195,9 +201,7 @@ def judge(
         tool_version=__version__,
         verdict="pass" if decision.passed else "fail",
         exit_code=0 if decision.passed else 1,
-        thresholds=options.thresholds,
-        fake_share=options.fake_share,
-        allow_missing_wait=options.allow_missing_wait,
+        **{name: getattr(options, name) for name in _ECHOED},
         runs=tuple(runs),
         stream_pairs=tuple(pairs),
         ranks=tuple(summaries),
@@ -207,13 +211,7 @@ def judge(
         cores=None if runs and all(r.source == "kineto" for r in runs) else cores_result,
         gate_reasons=decision.reasons,
         notes=tuple(notes),
-        warmup=options.warmup,
-        min_runs=options.min_runs,
-        per=options.per,
         worst_rank=worst if len(ranks) > 1 else None,  # the worst failing rank, else lowest
-        fail_on=options.fail_on,
-        strict=options.strict,
-        config_path=options.config_path,
         communication=tuple(comm for comm, _ in found if comm is not None),
     )
     report = mark_gate(report)
@@ -254,11 +252,7 @@ def _communication(
                 CommunicationStep(
                     run=run,
                     warm=warm_steps.get((i, figure.step), r.warm(i)),
-                    step=figure.step,
-                    busy_ns=figure.busy_ns,
-                    hidden_ns=figure.hidden_ns,
-                    exposed_ns=figure.exposed_ns,
-                    compute_ns=figure.compute_ns,
+                    **{f: getattr(figure, f) for f in ("step", *_COMM_TIMES)},
                     profiler=profiler,
                     profiler_difference=difference,
                 )

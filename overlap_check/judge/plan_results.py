@@ -47,12 +47,8 @@ def rank_barriers(instances: pl.DataFrame, stream: int | None) -> tuple[BarrierC
     )
     return tuple(
         BarrierCandidate(
-            name=row["name"],
             stream_id=stream,
-            start_ns=row["start_ns"],
-            gap_ns=row["gap_ns"],
-            run=row["run"],
-            occurrence=row["occurrence"],
+            **{name: row[name] for name in ("name", "start_ns", "gap_ns", "run", "occurrence")},
             after_side_end_ns=row["after_ns"],
             occurrences=row["count"],
             covers_side_window=row["covers"],

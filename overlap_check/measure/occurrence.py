@@ -51,12 +51,5 @@ def measure_occurrence(
 
 def result_plan(result: PlanResult) -> Plan:
     """The plan a result was measured with, as far as the selection of its ops goes."""
-    return Plan(
-        name=result.name,
-        side=result.side,
-        dominator=result.dominator,
-        side_stream=result.side_stream,
-        main_stream=result.main_stream,
-        side_kind=result.side_kind,
-        op_type=result.op_type,
-    )
+    names = ("name", "side", "dominator", "side_stream", "main_stream", "side_kind", "op_type")
+    return Plan(**{name: getattr(result, name) for name in names})

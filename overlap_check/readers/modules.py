@@ -28,7 +28,6 @@ from overlap_check.readers.trace_decode import TraceEvents, read_trace_events
 MODULE_PREFIX = "nn.Module: "
 FLOW = "torch_to_npu"
 _INSTANCE = re.compile(r"^(.*)_(\d+)$")
-SCHEMA = {"stream_id": pl.Int64, "start_ns": pl.Int64, "module": pl.String, "instance": pl.Int64}
 
 
 def _ts(events: list[Any]) -> pl.Series:
@@ -108,22 +107,6 @@ def _launches(path: Path, kineto: bool = False) -> tuple[pl.DataFrame, pl.DataFr
         parts.struct.field("2").cast(pl.Int64).alias("instance"),
     )
     return calls, flows
-
-
-def kernel_modules(path: Path) -> pl.DataFrame:
-    """``stream_id, start_ns, module, instance`` of the innermost ``nn.Module`` call each
-    kernel was launched in (joins the kernel table on stream and start); empty: none."""
-    calls, flows = _launches(path)
-    if calls.is_empty() or flows.is_empty():
-        return pl.DataFrame(schema=SCHEMA)
-    call = innermost_calls(calls, flows)
-    return (
-        flows.select("stream_id", "start_ns")
-        .with_columns(
-            calls.get_column("module").gather(call), calls.get_column("instance").gather(call)
-        )
-        .filter(call.is_not_null())
-    )
 
 
 def scope_column(module: str) -> str:

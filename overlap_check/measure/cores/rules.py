@@ -224,6 +224,10 @@ def _message(row: dict[str, object], run: RunInfo) -> str:
     return text
 
 
+_AS_READ = ("stream_id", "name", "accelerator_core", "block_num", "mix_block_num", "limit",
+            "kind", "start_ns", "plan")  # fmt: skip  # CoreViolation fields named as the rows'
+
+
 def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolation]:
     """The first ``room`` rows of a frame of violations (already in start order)."""
     if room <= 0 or over.height == 0:
@@ -232,15 +236,7 @@ def _violations(over: pl.DataFrame, run: RunInfo, room: int) -> list[CoreViolati
         CoreViolation(
             run=run.index,
             rank=run.rank,
-            stream_id=row["stream_id"],
-            name=row["name"],
-            accelerator_core=row["accelerator_core"],
-            block_num=row["block_num"],
-            mix_block_num=row["mix_block_num"],
-            limit=row["limit"],
-            kind=row["kind"],
-            start_ns=row["start_ns"],
-            plan=row["plan"],
+            **{name: row[name] for name in _AS_READ},
             message=_message(row, run),
             limit_source=row["source"],
             blocks_field=row["field"],
