@@ -37,7 +37,7 @@ TIMED = (
     (
         "overlap_check.measure.figures",
         "_plan_figures",
-        "plan figures (every stream that may be main)",
+        "plan figures (for the main streams a capture chooses)",
     ),
     ("overlap_check.measure.figures", "occurrences", "of which plan occurrences"),
     ("overlap_check.measure.figures", "plan_run", "of which plan runs (their occurrence tables)"),

@@ -92,6 +92,49 @@ def test_every_cross_run_decision_takes_all_runs() -> None:
     assert (report.cores.device.aicore, report.cores.device.vectorcore) == (20, 40)
 
 
+def test_a_run_whose_own_plan_main_missed_its_ranks_is_reduced_again_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # run 1: stream 2 GroupedMatmul [20, 80) us, stream 3 SwiGlu [10, 50)
+    # run 2: stream 3 GroupedMatmul [0, 40) then SwiGlu [40, 50), stream 2 GroupedMatmul
+    # [45, 60). Alone, run 2 would take stream 3 as the plan's main stream (40 us of
+    # GroupedMatmul against 15); over both runs stream 2 has 60 + 15 = 75 us against 40.
+    one = [kernel("GroupedMatmul", 2, 20, 80), kernel("SwiGlu", 3, 10, 50)]
+    two = [kernel("GroupedMatmul", 3, 0, 40), kernel("SwiGlu", 3, 40, 50),
+           kernel("GroupedMatmul", 2, 45, 60)]  # fmt: skip
+    reduce = figures.capture_figures
+    again: list[object] = []
+
+    def counted(*args: object, **kwargs: object) -> figures.CaptureFigures:
+        if args[4] is not None:
+            again.append(args[4])
+        return reduce(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(figures, "capture_figures", counted)
+    captures = [in_memory(one, (24, 48)), in_memory(two, (24, 48))]
+    report = pipeline.analyze_captures(captures, Options(plans=(SIDE_DOM,), warmup=0))
+    assert again == [(2,)]  # run 2 only, for stream 2
+    (plan,) = report.plans
+    assert (plan.main_stream, plan.side_stream) == (2, 3)
+    # run 1: SwiGlu [10, 50) under GroupedMatmul [20, 80): 30 of 40 us; run 2: SwiGlu
+    # [40, 50) under GroupedMatmul [45, 60) on stream 2: 5 of 10 us
+    assert [(r.overlap_pct, r.hidden_pct) for r in plan.per_run] == [
+        (30 / 40, 30 / 40),
+        (5 / 10, 5 / 10),
+    ]
+
+
+def test_figures_built_again_for_the_decided_main_streams_are_the_first_ones(job: Path) -> None:
+    # Every capture guesses wrong (no main stream), so every one is reduced a second time:
+    # the report is the one where most keep their first figures.
+    for name in ("plans", "per step", "forced main"):
+        options = OPTIONS[name]
+        expected = pipeline.check([job], options, workers=1)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(figures, "plan_main", lambda *args: None)
+            assert_same(pipeline.check([job], options, workers=1), expected)
+
+
 def write_capture(
     root: Path,
     *,
@@ -213,7 +256,8 @@ def test_each_capture_is_reduced_once_though_its_cores_are_not_the_jobs(
     reduce = figures.capture_figures
 
     def counted(*args: object, **kwargs: object) -> figures.CaptureFigures:
-        calls.append(True)
+        if args[4] is None:  # not a second reduction for its plans
+            calls.append(True)
         return reduce(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(figures, "capture_figures", counted)
@@ -360,20 +404,31 @@ def test_a_capture_alone_builds_its_plan_figures_for_its_own_main_streams_only(
     runs: list[Path], name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One capture alone decides its rank's main streams itself: its plan figures are built
-    # for those only, and the Report is the one that figures for every stream give.
+    # for those only, one main stream per plan, and it is never reduced a second time; the
+    # Report is the one the figures built for the decided main streams give.
     options = OPTIONS[name]
     reduce = figures.capture_figures
-    built: list[int] = []
+    built: list[tuple[object, int]] = []
 
-    def every(*args: object, **kwargs: object) -> figures.CaptureFigures:
-        out = reduce(*args[:4], alone=False)  # type: ignore[arg-type]
-        built.append(max((len(p) for s in out.samples for p in s.plans), default=0))
+    def counted(*args: object, **kwargs: object) -> figures.CaptureFigures:
+        out = reduce(*args, **kwargs)  # type: ignore[arg-type]
+        built.append((args[4], max((len(p) for s in out.samples for p in s.plans), default=0)))
         return out
 
+    monkeypatch.setattr(figures, "capture_figures", counted)
     for capture in load_paths(runs[:2]):
-        alone = pipeline.analyze_captures([capture], options)
-        monkeypatch.setattr(figures, "capture_figures", every)
-        assert_same(alone, pipeline.analyze_captures([capture], options))
-        monkeypatch.setattr(figures, "capture_figures", reduce)
-    if options.plans and name != "forced main":  # dominators on both streams
-        assert max(built) > 1
+        built.clear()
+        report = pipeline.analyze_captures([capture], options)
+        assert built == [(None, 1 if options.plans else 0)]
+        plan_mains = tuple(
+            figures.figures_key(p.main_stream, pieces.matters)
+            for p, pieces in zip(report.plans, reduce(capture, options, None).plans, strict=True)
+        )
+        again = reduce(capture, options, None, (), plan_mains)  # as a second reduction builds
+        first = reduce(capture, options, None)
+        assert plan_runs(again) == plan_runs(first)
+
+
+def plan_runs(out: figures.CaptureFigures) -> list[dict[int | None, object]]:
+    """Each sample's plan runs (occurrences, walls ...) by figures key."""
+    return [{key: f.run for key, f in p.items()} for s in out.samples for p in s.plans]

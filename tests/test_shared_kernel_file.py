@@ -18,7 +18,8 @@ from overlap_check.readers import kernel_csv
 from overlap_check.readers.discover import discover
 from tests.test_scale import write_capture
 
-PLAN = Plan("swiglu", side="SwiGlu", dominator="GroupedMatmul")
+# its main stream given: no capture is reduced a second time for its rank's (test_scale.py)
+PLAN = Plan("swiglu", side="SwiGlu", dominator="GroupedMatmul", main_stream=2)
 KERNEL_FILE = Path("ASCEND_PROFILER_OUTPUT") / "kernel_details.csv"
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from overlap_check.measure.cores import resolve_device
 from overlap_check.measure.figures import (
     CaptureFigures,
+    Mains,
+    figures_key,
     plan_main,
     ranked_streams,
     time_per_stream,
@@ -21,6 +23,7 @@ from overlap_check.measure.occurrences import PlanStreams
 from overlap_check.measure.runs import Sample, WarmupPlan, group_by_rank, number_samples
 from overlap_check.measure.streams import choose_main_stream
 from overlap_check.model import DeviceCores, Options, Plan
+from overlap_check.model.errors import OverlapCheckError
 from overlap_check.model.table import empty_kernel_table
 
 
@@ -91,3 +94,20 @@ def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
         options,
     )
     return Decisions(ranks=tuple(ranks), device=device)
+
+
+def undecided(evidence: Sequence[CaptureFigures], options: Options) -> dict[int, Mains]:
+    """The captures whose plan figures miss a main stream decided over their rank's runs (a
+    capture builds them for the stream it chooses alone: measure.figures.Mains), each with
+    the figures key of every plan to build again. None when a decision fails: judge raises."""
+    try:
+        decisions = decide(evidence, options)
+    except OverlapCheckError:
+        return {}
+    again: dict[int, Mains] = {}
+    for rank, i in ((r, i) for r in decisions.ranks for i in r.members):
+        plans = evidence[i].plans
+        keys = tuple(figures_key(s.main, plans[p].matters) for p, s in enumerate(rank.plans))
+        if any(k not in s.plans[p] for s in evidence[i].samples for p, k in enumerate(keys)):
+            again[i] = keys
+    return again

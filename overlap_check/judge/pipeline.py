@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from overlap_check.judge.decide import undecided
 from overlap_check.judge.gain import apply_gates, apply_reference, with_summary
 from overlap_check.judge.judgement import judge
 from overlap_check.judge.sanity import check_report
@@ -81,7 +83,8 @@ def check_paths(
     sources = [s for found in per_path for s in found]
     count = worker_count(sources, workers)
     jobs: list[Source | Capture] = [*held, *sources]
-    figures = reduce_all(jobs, options, limits, count, _info_cores(held, sources))
+    again = partial(undecided, options=options)
+    figures = reduce_all(jobs, options, limits, count, _info_cores(held, sources), again)
     if discover_error is not None:
         raise discover_error
     pairs = list(zip(figures, jobs, strict=True))

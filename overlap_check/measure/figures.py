@@ -2,9 +2,9 @@
 
 A worker reduces one capture with :func:`capture_figures`; its kernel table never leaves
 the worker. The rank's main stream, each plan's main stream and the device cores need
-every run, so a worker measures the pairs of every two streams and each plan with every
-stream that could be its main one, and the parent picks (docs/architecture.md, "The path
-of `overlap-check analyze DIR`"; warm-up, medians and verdicts are judge/'s).
+every run: a worker measures the pairs of every two streams, and each plan for the main
+stream the capture chooses alone; one whose choice misses its rank's is reduced again
+(docs/architecture.md, "The path of `overlap-check analyze DIR`").
 """
 
 from __future__ import annotations
@@ -193,6 +193,11 @@ def plan_main(
     return ranked[0] if ranked else None
 
 
+# Per plan of Options.plans, the figures key to build (None: before the rank's decision,
+# the capture's own choice: judge.decide.undecided)
+Mains = tuple[int | None, ...]
+
+
 def figures_key(main: int | None, matters: frozenset[int]) -> int | None:
     """The key of SampleFigures.plans that main stream ``main`` reads (None: a main stream
     with nothing of the plan, the same figures for every such stream)."""
@@ -206,11 +211,11 @@ def _plan_figures(
     options: Options,
     comm: Sequence[tuple[I64, I64]],
     sets: Sequence[StreamSets],
-    rank_main: int | None = None,
-    alone: bool = False,
+    rank_main: int | None,
+    wanted: tuple[int | None] | None,
 ) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
-    """The plan's pieces, and per sample its figures with each stream that matters as the
-    main stream (key None: any other); ``alone``: for the plan_main of ``rank_main`` only.
+    """The plan's pieces, and per sample its figures for the main stream of the figures key
+    ``wanted`` holds (None: its plan_main with ``rank_main``).
     Per sample, ``comm``: its communication tasks' bounds, ``sets``: its busy sets."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
@@ -246,11 +251,7 @@ def _plan_figures(
         shapes=shape_signature(capture.kernels, plan),
         unplaced=unplaced_touching(capture.kernels, plan),
     )
-    mains: list[int | None] = (
-        [figures_key(plan_main(plan, [dominator_ns], rank_main), matters)]
-        if alone
-        else [*sorted(matters), None]
-    )
+    mains = wanted or (figures_key(plan_main(plan, [dominator_ns], rank_main), matters),)
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time against the main path, or every other stream for tasks
     # (docs/hidden-fraction.md), from the busy sets: no kernel table is filtered again
@@ -403,24 +404,27 @@ def capture_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    alone: bool = False,
+    mains: Mains | None = None,
 ) -> CaptureFigures:
     """The figures of one capture. ``limits``: None when none is configured or they failed to
-    load (the parent reports it); ``info_cores``: per capture, its info.json cores;
-    ``alone``: the only capture of the analysis, which decides its own main streams."""
+    load (the parent reports it); ``info_cores``: per capture, its info.json cores; ``mains``:
+    given (a second reduction: judge.decide.undecided), only the samples' figures are built."""
     columns = ANALYSIS_COLUMNS + plan_columns(options.plans, capture.kernels)
     compute = compute_kernels(capture.kernels, columns)
     whole = stream_sets(compute)
     meta = replace(capture, kernels=capture.kernels.clear())
     kernels = without_copies(capture.kernels)  # copies are read by copy plans only
     communication = int(kernels.get_column("is_communication").sum() or 0)
-    observed = observed_maxima(kernels) if capture.device_cores is None else None
+    first = mains is None  # a second reduction builds no figures but the samples'
+    observed = observed_maxima(kernels) if capture.device_cores is None and first else None
     own = () if capture.device_cores is None else (capture.device_cores,)
-    sweep = sweep_cores(_device_cores(capture, observed, options), info_cores or [own])
-    rules = run_rules(kernels, limits) if limits is not None and limits.any else None
+    cores = _device_cores(capture, observed, options)
+    sweep = sweep_cores(cores, info_cores or [own]) if first else None
+    rules = run_rules(kernels, limits) if limits is not None and limits.any and first else None
     contention = (
         None if sweep is None else contention_evidence(kernels, sweep[0], above=not sweep[1])
     )
+    busy = {sid: whole.busy_ns(sid) for sid in whole.busy} if first else {}
     figures = CaptureFigures(
         meta,
         communication,
@@ -431,10 +435,8 @@ def capture_figures(
         rules,
         contention,
         observed,
-        helpers=helper_streams_of(
-            kernels, sorted(whole.busy), {sid: whole.busy_ns(sid) for sid in whole.busy}
-        ),
-        comm=capture_communication(capture.kernels),
+        helpers=helper_streams_of(kernels, sorted(busy), busy) if first else {},
+        comm=capture_communication(capture.kernels) if first else None,
     )
     try:
         # one capture alone: warm flags and labels are the parent's to set
@@ -454,9 +456,9 @@ def capture_figures(
             comm,
             sets,
             rank_main,
-            alone,
+            None if mains is None else (mains[p],),
         )
-        for plan in options.plans
+        for p, plan in enumerate(options.plans)
     ]
     return replace(
         figures,
@@ -478,11 +480,11 @@ def source_figures(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    alone: bool = False,
+    mains: Mains | None = None,
 ) -> CaptureFigures:
     """Read one capture (unless given one) and reduce it: what a worker process runs."""
     if isinstance(source, Capture):
-        return capture_figures(source, options, limits, info_cores, alone)
+        return capture_figures(source, options, limits, info_cores, mains)
     from overlap_check.readers.capture import read_capture
 
     # Input Shapes only for a reference comparison: the plain path parses no extra column;
@@ -498,4 +500,4 @@ def source_figures(
         from overlap_check.readers.modules import capture_with_modules
 
         capture = capture_with_modules(capture, source.traces, modules)
-    return capture_figures(capture, options, limits, info_cores, alone)
+    return capture_figures(capture, options, limits, info_cores, mains)

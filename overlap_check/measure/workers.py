@@ -2,7 +2,8 @@
 
 One ``ProcessPoolExecutor`` task per capture read from disk, the biggest first and the
 captures that share one kernel file (hard-linked ranks) one after another, so that each
-reducer parses such a file once (readers.kernel_csv). A failure is data: the worker
+reducer parses such a file once (readers.kernel_csv); the same pool takes the second
+reductions (:func:`reduce_all`'s ``again``). A failure is data: the worker
 returns the tool's error, the parent raises the first one in capture order. Workers are
 "spawn"ed: fork, or a forkserver preloading polars, would copy a process whose polars
 threads already run (and on 2 cores a forkserver saves CPU, not time: one interpreter
@@ -16,21 +17,24 @@ import atexit
 import gc
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from multiprocessing import get_context
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from overlap_check.model import Capture, DeviceCores, Options
-from overlap_check.model.errors import OverlapCheckError, Terminated
+from overlap_check.model.errors import InputError, OverlapCheckError, Terminated
 from overlap_check.readers.discover import Source
 
 if TYPE_CHECKING:
     from overlap_check.measure.cores import Limits
-    from overlap_check.measure.figures import CaptureFigures
+    from overlap_check.measure.figures import CaptureFigures, Mains
+
+    Outcome = CaptureFigures | OverlapCheckError  # a reduction's figures, or its error
 
 # Below this much kernel input (bytes of the kernel files, all captures together) the
 # captures are reduced in this process alone: a worker costs ~0.7 s of a core to start
@@ -133,14 +137,13 @@ def reduce_one(
     options: Options,
     limits: Limits | None,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
-    alone: bool = False,
-) -> CaptureFigures | OverlapCheckError:
-    """The figures of one capture, or the tool's error that reading it raised (as data).
-    ``alone``: the only capture of the analysis (figures.capture_figures)."""
+    mains: Mains | None = None,
+) -> Outcome:
+    """The figures of one capture (figures.capture_figures), or the tool's error (as data)."""
     from overlap_check.measure.figures import source_figures
 
     try:
-        return source_figures(job, options, limits, info_cores, alone)
+        return source_figures(job, options, limits, info_cores, mains)
     except OverlapCheckError as err:
         return err
 
@@ -151,19 +154,23 @@ def reduce_all(
     limits: Limits | None,
     workers: int,
     info_cores: Sequence[Sequence[DeviceCores]] = (),
+    again: Callable[[Sequence[CaptureFigures]], dict[int, Mains]] | None = None,
 ) -> list[CaptureFigures]:
     """The figures of each job, in order; the first job (in order) that failed raises.
     ``info_cores``: every capture's info.json cores (figures.capture_figures). With
     ``workers`` > 1 the captures to read go to that many processes; captures in memory,
-    and any a dead worker left, are reduced here."""
-    outcomes: dict[int, CaptureFigures | OverlapCheckError] = {}
-    remote = [k for k, job in enumerate(jobs) if not isinstance(job, Capture)]
-    with _sigterm_ends_workers():
-        if workers > 1 and len(remote) > 1:
-            _reduce_remote(jobs, remote, options, limits, workers, info_cores, outcomes)
-        for k in _largest_first(jobs):
-            if k not in outcomes:  # a capture alone takes its rank's decisions itself
-                outcomes[k] = reduce_one(jobs[k], options, limits, info_cores, len(jobs) == 1)
+    and any a dead worker left, are reduced here. ``again``: given every job's figures, the
+    jobs to reduce a second time, each with its mains (judge.decide.undecided)."""
+    first: dict[int, Mains | None] = dict.fromkeys(_largest_first(jobs))
+    remote = sum(not isinstance(job, Capture) for job in jobs)
+    with _sigterm_ends_workers(), _pool(workers if remote > 1 else 1) as pool:
+        outcomes = _reduce(pool, jobs, first, options, limits, info_cores)
+        reduced = [o for k in range(len(jobs)) if not isinstance(o := outcomes[k], Exception)]
+        if again is not None and len(reduced) == len(jobs):
+            wanted = again(reduced)
+            tasks = {k: wanted.get(k) for k in _largest_first(jobs) if k in wanted}
+            for k, figures in _reduce(pool, jobs, tasks, options, limits, info_cores).items():
+                outcomes[k] = _second(reduced[k], figures, jobs[k])
     out: list[CaptureFigures] = []
     for k in range(len(jobs)):  # the first failure in job order, as a serial read meets it
         outcome = outcomes[k]
@@ -173,41 +180,68 @@ def reduce_all(
     return out
 
 
-def _reduce_remote(
+def _second(first: CaptureFigures, second: Outcome, job: Job) -> Outcome:
+    """The first reduction with the samples' figures of the second (which builds no others),
+    unless the capture changed in between (the decisions were taken from the first)."""
+    if isinstance(second, OverlapCheckError):
+        return second
+    if (first.streams, first.communication) != (second.streams, second.communication):
+        return InputError(f"{job.path}: changed while it was read (read twice, streams differ)")
+    return replace(first, samples=second.samples)
+
+
+def _reduce(
+    pool: ProcessPoolExecutor | None,
     jobs: Sequence[Job],
-    remote: Sequence[int],
+    tasks: dict[int, Mains | None],
     options: Options,
     limits: Limits | None,
-    workers: int,
     info_cores: Sequence[Sequence[DeviceCores]],
-    outcomes: dict[int, CaptureFigures | OverlapCheckError],
-) -> None:
-    """The outcomes of the ``remote`` jobs from a pool of ``workers``, into ``outcomes``
-    (none where the pool could not take them)."""
+) -> dict[int, Outcome]:
+    """The outcome of each task (job position -> its mains), in ``pool`` where one is given
+    and it can take them, else here."""
+    done: dict[int, Outcome] = {}
+    if pool is not None:
+        try:
+            futures = {
+                k: pool.submit(reduce_one, jobs[k], options, limits, info_cores, mains)
+                for k, mains in tasks.items()
+                if not isinstance(jobs[k], Capture)
+            }
+            for k, future in futures.items():
+                # in short slices: a SIGINT that lands on one of the pool's threads is
+                # acted on only when this thread wakes up
+                while not future.done():
+                    wait([future], timeout=WAIT_SLICE_S)
+                done[k] = future.result()
+        except (BrokenProcessPool, RuntimeError, OSError):
+            pass  # no worker could take them (died, or a daemon may not start any): here
+    for k, mains in tasks.items():
+        if k not in done:
+            done[k] = reduce_one(jobs[k], options, limits, info_cores, mains)
+    return done
+
+
+@contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """A pool of ``workers`` processes (None: one, this process), ended on an interrupt."""
+    if workers < 2:
+        yield None
+        return
     threads = str(max(1, cpu_count() // workers))
-    order = [remote[i] for i in _largest_first([jobs[k] for k in remote])]
     try:
-        with ProcessPoolExecutor(
-            workers,
-            mp_context=get_context("spawn"),
-            initializer=_start_worker,
-            initargs=(threads,),
-        ) as pool:
-            try:
-                futures = {
-                    k: pool.submit(reduce_one, jobs[k], options, limits, info_cores) for k in order
-                }
-                for k, future in futures.items():
-                    # in short slices: a SIGINT that lands on one of the pool's threads is
-                    # acted on only when this thread wakes up
-                    while not future.done():
-                        wait([future], timeout=WAIT_SLICE_S)
-                    outcomes[k] = future.result()
-            except KeyboardInterrupt:  # Terminated (SIGTERM) too
-                _end_workers(pool)
-                raise  # the CLI's one message and exit 130 (143)
-    except (BrokenProcessPool, RuntimeError, OSError):
-        pass  # no worker could take them (died, or a daemon may not start any): here
+        pool = ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"), initializer=_start_worker, initargs=(threads,)
+        )
+    except (RuntimeError, OSError):  # no semaphores here, or a daemon: no pool
+        yield None
+        return
+    with pool:
+        try:
+            yield pool
+        except KeyboardInterrupt:  # Terminated (SIGTERM) too
+            _end_workers(pool)
+            raise  # the CLI's one message and exit 130 (143)
 
 
 def _largest_first(jobs: Sequence[Job]) -> list[int]:
