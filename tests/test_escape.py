@@ -89,6 +89,15 @@ def test_json_text_keeps_the_values() -> None:
     assert json.loads(escaped) == {"name": HOSTILE + "\x85"}
 
 
+def test_json_text_of_an_ascii_document_escapes_its_del_alone() -> None:
+    # ASCII but for nothing: no scan beyond isascii and one search for DEL (0x7f), the
+    # only invisible character in ASCII that the JSON encoder leaves raw
+    plain = json.dumps({"name": "GroupedMatmul", "line": "a\tb"})
+    assert json_text(plain) is plain
+    deleted = json.dumps({"name": "Grouped\x7fMatmul"})
+    assert json_text(deleted) == '{"name": "Grouped\\u007fMatmul"}'
+
+
 def _tokens(text: str) -> list[object]:
     def walk(tokens: list[object]) -> list[object]:
         found = []

@@ -103,8 +103,9 @@ _ASCII_BUT_DEL = bytes(range(0x7F))
 
 def json_text(document: str) -> str:
     """The JSON document with every invisible character its encoder left raw as ``\\uXXXX``."""
-    # A report is ASCII but for a few characters: the pattern scans only those (a regex
-    # scan of a 70 MB report costs a second, this a fifth of it).
+    if document.isascii() and "\x7f" not in document:  # two scans in C (70 MB: ~15 ms)
+        return document
+    # else the pattern scans only the non-ASCII characters (a regex scan costs a second)
     rest = document.encode("utf-8", "surrogatepass").translate(None, _ASCII_BUT_DEL)
     if not _JSON_INVISIBLE.search(rest.decode("utf-8", "surrogatepass")):
         return document
