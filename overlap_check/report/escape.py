@@ -103,7 +103,7 @@ _ASCII_BUT_DEL = bytes(range(0x7F))
 
 def json_text(document: str) -> str:
     """The JSON document with every invisible character its encoder left raw as ``\\uXXXX``."""
-    if document.isascii() and "\x7f" not in document:  # two scans in C (70 MB: ~15 ms)
+    if document.isascii() and "\x7f" not in document:  # a flag, then a memchr (70 MB: ~3 ms)
         return document
     # else the pattern scans only the non-ASCII characters (a regex scan costs a second)
     rest = document.encode("utf-8", "surrogatepass").translate(None, _ASCII_BUT_DEL)
