@@ -5,6 +5,7 @@ a rank are checked on a small job with hand-computed figures. No timing here (be
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -133,6 +134,31 @@ def test_figures_built_again_for_the_decided_main_streams_are_the_first_ones(job
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(figures, "plan_main", lambda *args: None)
             assert_same(pipeline.check([job], options, workers=1), expected)
+
+
+def test_a_capture_changed_between_its_two_reductions_is_an_input_error(
+    runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the decisions were taken from the first reading: a second one of other kernels
+    # (here its last row gone) cannot be merged with them
+    copies = [Path(shutil.copytree(r, tmp_path / f"r{i}" / r.name)) for i, r in enumerate(runs)]
+    decided = pipeline.undecided
+    changed: list[str] = []
+
+    def undecided(evidence: Sequence[figures.CaptureFigures], options: Options) -> object:
+        again = decided(evidence, options)
+        for i in again:
+            kernel_file = (
+                Path(evidence[i].capture.path) / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+            )
+            kernel_file.write_text("".join(kernel_file.read_text().splitlines(True)[:-1]))
+            changed.append(evidence[i].capture.path)
+        return again
+
+    monkeypatch.setattr(pipeline, "undecided", undecided)
+    with pytest.raises(InputError, match="changed while it was read") as raised:
+        pipeline.check(copies, Options(plans=(SIDE_DOM,)), workers=1)
+    assert changed and str(raised.value).startswith(changed[0])
 
 
 def write_capture(
