@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from overlap_check.cli import cli
-from overlap_check.judge import pipeline
+from overlap_check.judge import decide, pipeline
 from overlap_check.measure import figures, workers
 from overlap_check.measure.streams import (
     choose_main_stream,
@@ -142,7 +142,7 @@ def test_a_capture_changed_between_its_two_reductions_is_an_input_error(
     # the decisions were taken from the first reading: a second one of other kernels
     # (here its last row gone) cannot be merged with them
     copies = [Path(shutil.copytree(r, tmp_path / f"r{i}" / r.name)) for i, r in enumerate(runs)]
-    decided = pipeline.undecided
+    decided = decide.undecided
     changed: list[str] = []
 
     def undecided(evidence: Sequence[figures.CaptureFigures], options: Options) -> object:
