@@ -99,7 +99,7 @@ def decide(evidence: Sequence[CaptureFigures], options: Options) -> Decisions:
 def undecided(evidence: Sequence[CaptureFigures], options: Options) -> dict[int, Mains]:
     """The captures whose plan figures miss a main stream decided over their rank's runs (a
     capture builds them for the stream it chooses alone: measure.figures.Mains), each with
-    the figures key of every plan to build again. None when a decision fails: judge raises."""
+    the figures key of every plan to build again; none when a decision fails (judge raises)."""
     try:
         decisions = decide(evidence, options)
     except OverlapCheckError:

@@ -418,7 +418,7 @@ def capture_figures(
     first = mains is None  # a second reduction builds no figures but the samples'
     observed = observed_maxima(kernels) if capture.device_cores is None and first else None
     own = () if capture.device_cores is None else (capture.device_cores,)
-    cores = _device_cores(capture, observed, options)
+    cores = _device_cores(capture, observed, options) if first else None
     sweep = sweep_cores(cores, info_cores or [own]) if first else None
     rules = run_rules(kernels, limits) if limits is not None and limits.any and first else None
     contention = (
