@@ -125,6 +125,22 @@ def test_a_run_whose_own_plan_main_missed_its_ranks_is_reduced_again_for_it(
     ]
 
 
+def test_a_second_reduction_builds_the_samples_figures_only() -> None:
+    # its first reduction's pieces, contention and helpers are kept (workers._second):
+    # building them again would cost a second reduction as much as the first
+    run = [kernel("GroupedMatmul", 3, 0, 40), kernel("SwiGlu", 3, 40, 50),
+           kernel("GroupedMatmul", 2, 45, 60)]  # fmt: skip
+    options = Options(plans=(SIDE_DOM,), warmup=0)
+    first = figures.capture_figures(in_memory(run, (24, 48)), options, None)
+    second = figures.capture_figures(in_memory(run, (24, 48)), options, None, (), (2,))
+    assert len(first.plans) == 1 and first.contention is not None and first.helpers
+    assert (second.plans, second.contention, second.helpers) == ((), None, {})
+    (sample,) = second.samples
+    assert list(sample.plans[0]) == [2]  # the decided main stream's figures, none other
+    # SwiGlu [40, 50) under GroupedMatmul [45, 60) on stream 2: 5 of 10 us
+    assert sample.plans[0][2].run.hidden_pct == 5 / 10
+
+
 def test_figures_built_again_for_the_decided_main_streams_are_the_first_ones(job: Path) -> None:
     # Every capture guesses wrong (no main stream), so every one is reduced a second time:
     # the report is the one where most keep their first figures.

@@ -213,45 +213,47 @@ def _plan_figures(
     sets: Sequence[StreamSets],
     rank_main: int | None,
     wanted: tuple[int | None] | None,
-) -> tuple[PlanPieces, list[dict[int | None, PlanSample]]]:
-    """The plan's pieces, and per sample its figures for the main stream of the figures key
-    ``wanted`` holds (None: its plan_main with ``rank_main``).
+) -> tuple[PlanPieces | None, list[dict[int | None, PlanSample]]]:
+    """The plan's pieces (none with ``wanted``), and per sample its figures for the main
+    stream of the figures key ``wanted`` holds (None: its plan_main with ``rank_main``).
     Per sample, ``comm``: its communication tasks' bounds, ``sets``: its busy sets."""
     tagged = [tag(s.kernels, plan) for s in samples]  # no main stream yet (plans.on_main)
     side = [t.filter(pl.col("_side")) for t in tagged]
-    # communication tasks have no stream: they never name the plan's side stream
-    streamed = [t.filter(pl.col("stream_id").is_not_null()) for t in side]
-    dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
-    if plan.dominator is not None:  # the dominators of a main stream make the occurrences
-        matters = frozenset(dominator_ns.get_column("stream_id").to_list())
-    else:  # the longest non-side kernel of each cluster, on the main stream
-        found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
-        matters = frozenset(found.get_column("stream_id").unique().to_list())
-    if plan.side_stream is None:  # the matches on a main stream are main work there
-        on = pl.concat([s.select("stream_id") for s in streamed]).get_column("stream_id")
-        matters |= frozenset(on.unique().to_list())
-    pieces = PlanPieces(
-        dominator_ns=dominator_ns,
-        side_ns=time_per_stream(streamed),
-        # placement: the ops the regexes name on every stream (a communication or copy
-        # plan's tasks cannot stay on the main stream: they are its side ops)
-        matched=pl.concat(
-            (
-                layered_counts(t) if plan.side_kind == "compute" else counted_by_label(s)
-            ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
-            for j, (t, s) in enumerate(zip(tagged, side, strict=True))
-        ),
-        matters=matters,
-        # a compute plan's one sample of a run holds every compute row, in order
-        dominator_blocks=dominator_blocks(
-            capture.kernels,
-            plan,
-            tagged[0] if options.per == "run" and plan.side_kind == "compute" else None,
-        ),
-        shapes=shape_signature(capture.kernels, plan),
-        unplaced=unplaced_touching(capture.kernels, plan),
-    )
-    mains = wanted or (figures_key(plan_main(plan, [dominator_ns], rank_main), matters),)
+    pieces = None  # a second reduction (``wanted``) keeps its first one's pieces
+    if wanted is None:
+        # communication tasks have no stream: they never name the plan's side stream
+        streamed = [t.filter(pl.col("stream_id").is_not_null()) for t in side]
+        dominator_ns = time_per_stream([t.filter(pl.col("_dom")) for t in tagged])
+        if plan.dominator is not None:  # the dominators of a main stream make the occurrences
+            matters = frozenset(dominator_ns.get_column("stream_id").to_list())
+        else:  # the longest non-side kernel of each cluster, on the main stream
+            found = pl.concat([t.filter(~pl.col("_side")).select("stream_id") for t in tagged])
+            matters = frozenset(found.get_column("stream_id").unique().to_list())
+        if plan.side_stream is None:  # the matches on a main stream are main work there
+            on = pl.concat([s.select("stream_id") for s in streamed]).get_column("stream_id")
+            matters |= frozenset(on.unique().to_list())
+        pieces = PlanPieces(
+            dominator_ns=dominator_ns,
+            side_ns=time_per_stream(streamed),
+            # placement: the ops the regexes name on every stream (a communication or copy
+            # plan's tasks cannot stay on the main stream: they are its side ops)
+            matched=pl.concat(
+                (
+                    layered_counts(t) if plan.side_kind == "compute" else counted_by_label(s)
+                ).with_columns(pl.lit(j, pl.Int64).alias("sample"))
+                for j, (t, s) in enumerate(zip(tagged, side, strict=True))
+            ),
+            matters=matters,
+            # a compute plan's one sample of a run holds every compute row, in order
+            dominator_blocks=dominator_blocks(
+                capture.kernels,
+                plan,
+                tagged[0] if options.per == "run" and plan.side_kind == "compute" else None,
+            ),
+            shapes=shape_signature(capture.kernels, plan),
+            unplaced=unplaced_touching(capture.kernels, plan),
+        )
+        wanted = (figures_key(plan_main(plan, [dominator_ns], rank_main), matters),)
     figures: list[dict[int | None, PlanSample]] = [{} for _ in samples]
     # hidden side time against the main path, or every other stream for tasks
     # (docs/hidden-fraction.md), from the busy sets: no kernel table is filtered again
@@ -266,7 +268,7 @@ def _plan_figures(
         for t, s in zip(tagged, side, strict=True)
     ]
     steps = [step_wall(sample.kernels) for sample in samples]
-    for main in mains:
+    for main in wanted:
         streams = PlanStreams(main=main, side=None)  # occurrences read only the main stream
         for j, all_tagged in enumerate(tagged):
             table = all_tagged if options.inline_side else on_main(all_tagged, plan, main)
@@ -471,7 +473,7 @@ def capture_figures(
             )
             for j, (sample, s) in enumerate(zip(samples, sets, strict=True))
         ),
-        plans=tuple(pieces for pieces, _ in per_plan),
+        plans=tuple(pieces for pieces, _ in per_plan if pieces is not None),
     )
 
 

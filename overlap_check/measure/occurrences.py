@@ -13,17 +13,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from overlap_check.measure.hiding import (
-    Hidden,
-    combined,
-    hidden_fraction,
-)
-from overlap_check.model import (
-    Occurrence,
-    Thresholds,
-    Verdict,
-    intervals,
-)
+from overlap_check.measure.hiding import Hidden, combined, hidden_fraction
+from overlap_check.model import Occurrence, Thresholds, Verdict, intervals
 from overlap_check.model.intervals import I64
 from overlap_check.model.verdicts import bands
 

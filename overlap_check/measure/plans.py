@@ -303,9 +303,4 @@ _BARRIER_SCHEMA = {
 }
 _BARRIER_EMPTY = pl.DataFrame(schema=_BARRIER_SCHEMA)
 # barriers.instances: both ways, with the chain (docs/hidden-fraction.md)
-BARRIER_SCHEMA = {
-    **_BARRIER_SCHEMA,
-    "chain": pl.String,
-    "waited": pl.String,
-    "lag_ns": pl.Int64,
-}
+BARRIER_SCHEMA = {**_BARRIER_SCHEMA, "chain": pl.String, "waited": pl.String, "lag_ns": pl.Int64}
