@@ -557,6 +557,32 @@ def test_trace_alone(tmp_path: Path) -> None:
     assert table["step"].to_list() == [7, 7, 7]  # ProfilerStep#7 spans [T0-10, T0+90] µs
 
 
+def test_a_collective_step_without_a_time_drops_no_task(tmp_path: Path) -> None:
+    from overlap_check.readers.trace import read_trace
+
+    hw, comm = 800, 3170820576
+    untimed = complete("Notify_Wait", comm, 1, f"{T0}.000", 1.0, stream_id=3)
+    untimed_task = complete("aclnnAdd_AddAiCore_Add", hw, 3, f"{T0}.000", 1.0, Task_Type="AI_CORE")
+    untimed["ts"] = untimed_task["ts"] = None
+    events = [
+        meta(hw, 0, "process_name", name="Ascend Hardware"),
+        meta(hw, 3, "thread_name", name="Stream 3"),
+        meta(comm, 0, "process_name", name="HCCL"),
+        meta(comm, 1, "thread_name", name="Plane 0"),
+        # a step of a collective on stream 3 at T0 + 5 us: the task there is that step
+        complete("Notify_Wait", comm, 1, f"{T0 + 5}.000", 1.0, stream_id=3),
+        complete("aclnnMul_MulAiCore_Mul", hw, 3, f"{T0 + 5}.000", 1.0, Task_Type="AI_CORE"),
+        untimed,
+        untimed_task,  # no time: no step's, and kept to be counted as malformed
+    ]
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps(events))
+    read = read_trace(path)
+    assert read.dropped_tasks == 1
+    assert read.kernels["name"].to_list() == ["aclnnAdd_AddAiCore_Add"]
+    assert read.kernels["start_ns"].to_list() == [None]
+
+
 def test_trace_wrapped_in_trace_events_object(tmp_path: Path) -> None:
     path = hardware_trace(tmp_path / "t.json", [(2, "K", f"{T0}.000", 1.0, "AI_CORE")])
     path.write_text(json.dumps({"traceEvents": json.loads(path.read_text())}))

@@ -263,7 +263,9 @@ def _hccl_tasks(others: list[CompleteEvent], layout: _Layout) -> pl.DataFrame:
     ]
     streams = [_int64(e.args.lower_stream_id) for e in listed if e.args is not None]
     starts = _start_ns(_texts(list(map(_TS, listed)), ts_text))
-    return pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
+    # a step without a time is no key: a task without one stays (counted as malformed)
+    keys = pl.DataFrame({"stream_id": pl.Series(streams, dtype=pl.Int64), "start_ns": starts})
+    return keys.drop_nulls()
 
 
 def read_trace(path: Path) -> TraceKernels:
