@@ -178,7 +178,7 @@ def write(path: Path, lines: list[str], *, crlf: bool = False, bom: bool = False
     return path
 
 
-def fast_and_slow(path: Path, block_bytes: int) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+def fast_and_slow(path: Path, block_bytes: int | None) -> tuple[pl.DataFrame | None, pl.DataFrame]:
     header = csvread.read_header(path)
     found = csvread.match_columns(header, KERNEL_COLUMNS, path=path, what="kernel_details")
     wanted = [c for c in KERNEL_COLUMNS if c.field in found]
@@ -198,9 +198,9 @@ def expected_columns(rows: range) -> dict[str, list[int]]:
 
 
 @pytest.mark.parametrize("crlf", [False, True])
-@pytest.mark.parametrize("block_bytes", [1, 40, 150, 1 << 20])
+@pytest.mark.parametrize("block_bytes", [1, 40, 150, 1 << 20, None])  # None: the file whole
 def test_block_wise_fast_path_gives_the_slow_paths_table(
-    tmp_path: Path, crlf: bool, block_bytes: int
+    tmp_path: Path, crlf: bool, block_bytes: int | None
 ) -> None:
     lines = [HEADER] + [kernel_line(i) for i in range(12)]
     path = write(tmp_path / "kernel_details.csv", lines, crlf=crlf)
@@ -211,7 +211,7 @@ def test_block_wise_fast_path_gives_the_slow_paths_table(
         as_series=False
     ) == expected_columns(range(12))
     # one chunk per block: several blocks when a block is smaller than the body
-    assert fast.n_chunks() == 1 if block_bytes == 1 << 20 else fast.n_chunks() > 1
+    assert fast.n_chunks() == 1 if block_bytes in (1 << 20, None) else fast.n_chunks() > 1
 
 
 def test_quoted_newline_across_a_block_boundary(tmp_path: Path) -> None:
@@ -243,6 +243,7 @@ def test_malformed_row_in_a_later_block_names_its_line(
     path = write(tmp_path / "kernel_details.csv", lines)
     fast, _ = fast_and_slow(path, 200)
     assert fast is None  # a suspect block sends the whole file to the slow path
+    monkeypatch.setattr(csvread, "WHOLE_FILE_BYTES", -1)  # blocks, not the file whole
     monkeypatch.setattr(csvblocks, "BLOCK_BYTES", 200)
     kernels = read_kernel_csv(path)
     assert kernels.skipped_lines == (37,)  # header = line 1, row i = line i + 2
@@ -275,6 +276,21 @@ def test_file_of_exactly_one_block(tmp_path: Path) -> None:
     assert one["name"].to_list() == ["K0", "K1", "K2", "K3", "K4"]
 
 
+def test_a_file_up_to_whole_file_bytes_is_one_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "采集").mkdir()  # a UTF-8 name polars opens itself
+    lines = [HEADER] + [kernel_line(i) for i in range(12)]
+    path = write(tmp_path / "采集" / "kernel_details.csv", lines)
+    monkeypatch.setattr(csvblocks, "BLOCK_BYTES", 150)
+    monkeypatch.setattr(csvread, "WHOLE_FILE_BYTES", path.stat().st_size)
+    whole = read_kernel_csv(path).kernels
+    monkeypatch.setattr(csvread, "WHOLE_FILE_BYTES", path.stat().st_size - 1)
+    blocks = read_kernel_csv(path).kernels
+    assert (whole.n_chunks(), blocks.n_chunks() > 1) == (1, True)
+    assert_frame_equal(whole, blocks)
+
+
 @pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
 def test_empty_body_gives_a_typed_empty_table(tmp_path: Path, ending: str) -> None:
     path = tmp_path / "kernel_details.csv"
@@ -290,6 +306,7 @@ def test_empty_body_gives_a_typed_empty_table(tmp_path: Path, ending: str) -> No
 def test_bom_with_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [HEADER] + [kernel_line(i) for i in range(4)]
     path = write(tmp_path / "kernel_details.csv", lines, crlf=True, bom=True)
+    monkeypatch.setattr(csvread, "WHOLE_FILE_BYTES", -1)  # blocks, not the file whole
     monkeypatch.setattr(csvblocks, "BLOCK_BYTES", 64)
     table = read_kernel_csv(path).kernels
     assert table["step"].to_list() == [1, 1, 1, 1]  # the BOM did not hide "Step Id"
@@ -302,11 +319,11 @@ fields = st.sampled_from(["x", "N/A", '"a,b"', '"q""uote"', '"two\nlines"', '"c\
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     shapes=st.lists(fields, min_size=0, max_size=10),
-    block_bytes=st.integers(1, 400),
+    block_bytes=st.one_of(st.none(), st.integers(1, 400)),  # None: the file whole
     crlf=st.booleans(),
 )
 def test_any_blocks_give_the_slow_paths_table(
-    shapes: list[str], block_bytes: int, crlf: bool
+    shapes: list[str], block_bytes: int | None, crlf: bool
 ) -> None:
     lines = [HEADER] + [kernel_line(i, shape=s) for i, s in enumerate(shapes)]
     with tempfile.TemporaryDirectory() as directory:
@@ -327,6 +344,7 @@ def test_real_csv_files_read_alike_in_small_blocks(
     )
     assert paths
     whole = {p: read_kernel_csv(p) for p in paths}
+    monkeypatch.setattr(csvread, "WHOLE_FILE_BYTES", -1)  # blocks, not the file whole
     monkeypatch.setattr(csvblocks, "BLOCK_BYTES", 4096)
     for path in paths:
         small = read_kernel_csv(path)

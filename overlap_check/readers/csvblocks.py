@@ -37,6 +37,7 @@ _PIECE_BYTES = 1 << 20  # read and count quotes 1 MiB at a time
 _QUOTE = ord('"')
 _NEWLINE = b"\n"
 
+S = TypeVar("S")
 T = TypeVar("T")
 
 
@@ -144,7 +145,7 @@ def record_blocks(
 
 
 def map_in_order(
-    function: Callable[[bytes], T], blocks: Iterable[bytes], *, workers: int | None = None
+    function: Callable[[S], T], blocks: Iterable[S], *, workers: int | None = None
 ) -> Generator[T, None, None]:
     """``function`` over ``blocks`` on ``workers`` threads, in block order, at most
     ``workers + 1`` read ahead; stopping early cancels the rest. One block: no threads."""
@@ -169,7 +170,7 @@ def map_in_order(
                 future.cancel()
 
 
-def _drained(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+def _drained(head: list[S], rest: Iterator[S]) -> Iterator[S]:
     """``head``'s blocks, then ``rest``'s, keeping no reference to a block once given."""
     head.reverse()
     while head:
