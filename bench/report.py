@@ -165,9 +165,10 @@ def render_generated(
             lines += ["```", case.error.strip(), "```"]
             continue
         if case.goal:
-            lines.append(
-                f"Required: {case.goal} — {_status(case)}" + (f": {case.gap}" if case.gap else ".")
-            )
+            # a met case's gap is its goal's, and says so itself ("goal not reached: ...")
+            status = "met; " if case.met else f"{_status(case)}: "
+            status = status + case.gap if case.gap else f"{_status(case)}."
+            lines.append(f"Required: {case.goal} — {status}")
             lines.append("")
         lines += ["| what | figure | detail |", "|---|---|---|"]
         lines += [f"| {_cell(r.what)} | {_cell(r.figure)} | {_cell(r.detail)} |" for r in case.rows]
