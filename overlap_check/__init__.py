@@ -9,9 +9,19 @@ Library entry points (imported lazily so that ``overlap-check --help`` stays ins
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+# polars' allocator (jemalloc, on Linux) handing freed pages back after 0.1 s, not 0.5-1 s:
+# set by the console entry unless the user set it; read as polars loads (docs/architecture.md)
+ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:100,muzzy_decay_ms:0")
+
+
+def allocator_is_ours() -> bool:
+    """This process runs with ALLOCATOR (polars appends the setting to its own defaults)."""
+    return os.environ.get(ALLOCATOR[0], "").endswith(ALLOCATOR[1])
+
 
 if TYPE_CHECKING:
     from overlap_check.judge.pipeline import check

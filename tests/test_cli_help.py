@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import get_args
@@ -144,6 +145,37 @@ def test_an_in_process_caller_of_main_keeps_its_interpreter() -> None:
     with pytest.raises(SystemExit) as ended:
         main(["--version"])  # argv given: SystemExit, as click raises it
     assert ended.value.code == 0
+
+
+def test_the_entry_point_sets_polars_allocator_unless_the_user_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from overlap_check.cli import ALLOCATOR, main
+
+    key, ours = ALLOCATOR
+    monkeypatch.setenv(key, "")  # recorded, so that the teardown restores what was there
+    for given, expected in ((None, ours), ("narenas:2", "narenas:2")):
+        if given is None:
+            monkeypatch.delenv(key)
+        else:
+            monkeypatch.setenv(key, given)
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        assert os.environ[key] == expected
+
+
+def test_worker_processes_keep_polars_allocator_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the setting the console entry made (after polars' own defaults, as polars writes it)
+    # leaves the environment the workers are spawned with; a user's own setting stays
+    from overlap_check import ALLOCATOR
+    from overlap_check.measure import workers
+
+    key, ours = ALLOCATOR
+    for value, kept in ((f"dirty_decay_ms:500,{ours}", False), ("narenas:2", True)):
+        monkeypatch.setenv(key, value)
+        with workers._pool(2) as pool:
+            assert pool is not None
+            assert os.environ.get(key) == (value if kept else None)
 
 
 @pytest.mark.parametrize("descriptor", [1, 2])

@@ -285,6 +285,24 @@ def test_ctrl_c_after_completed_runs_keeps_them(standin: Standin) -> None:
         assert any(n.startswith("run 3 not judged (interrupted") for n in report["notes"])
 
 
+def test_the_workload_gets_the_users_allocator_setting_not_overlap_checks(
+    standin: Standin,
+) -> None:
+    # overlap-check sets polars' jemalloc decay for itself (cli.ALLOCATOR) when the user
+    # has not: the workload's environment stays the user's
+    seen = standin.root / "seen.txt"
+    code = (
+        "import os\nimport torch_npu\n"
+        f"open({str(seen)!r}, 'a').write(repr(os.environ.get('_RJEM_MALLOC_CONF')) + '\\n')\n"
+    )
+    standin.env.pop("_RJEM_MALLOC_CONF", None)
+    standin.judged("--runs", "1", command=[sys.executable, "-c", code])
+    standin.env["_RJEM_MALLOC_CONF"] = "narenas:2"
+    standin.out = standin.root / "second"
+    standin.judged("--runs", "1", command=[sys.executable, "-c", code])
+    assert seen.read_text().splitlines() == ["None", "'narenas:2'"]
+
+
 def test_a_workload_with_its_own_sitecustomize_still_runs(standin: Standin) -> None:
     standin.env = HARNESS.standin_env(standin.root, extra_path=str(HARNESS.USER_SITE))
     result = standin.judged("--runs", "1")

@@ -15,12 +15,7 @@ import click
 
 from overlap_check.cli.config import load_config, merge_options
 from overlap_check.cli.options import DEFAULTS, color_option, stdout_color
-from overlap_check.judge.baseline import (
-    compare_reports,
-    comparison_to_dict,
-    failing,
-    load_baseline,
-)
+from overlap_check.judge.baseline import compare_reports, comparison_to_dict, failing, load_baseline
 from overlap_check.model import BaselineDelta
 from overlap_check.model.verdicts import describe
 from overlap_check.report.color import paint, paint_verdict

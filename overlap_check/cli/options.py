@@ -17,15 +17,7 @@ from typing import Any, Literal, TypeVar, get_origin
 import click
 
 from overlap_check.cli.config.settings import BY_NAME, MERGED, SETTINGS, Setting
-from overlap_check.model import (
-    Capture,
-    ExecutionPath,
-    Options,
-    Plan,
-    Report,
-    SideKind,
-    choices_of,
-)
+from overlap_check.model import Capture, ExecutionPath, Options, Plan, Report, SideKind, choices_of
 from overlap_check.model.errors import UsageError
 from overlap_check.report.color import COLOR_MODES, color_for
 from overlap_check.report.escape import displayed, guarded, json_text, shown

@@ -279,9 +279,7 @@ class StepWall:
     wall_ns: int
 
 
-def deciding_occurrence(
-    runs: Sequence[PlanRun],
-) -> tuple[PlanRun, Occurrence] | None:
+def deciding_occurrence(runs: Sequence[PlanRun]) -> tuple[PlanRun, Occurrence] | None:
     """The deciding (and worst) occurrence every renderer names: the lowest judged hidden_pct
     among the warm runs' worst ones (the cold runs' when no warm run has any; ties: the first
     in run order). None: none was judged."""

@@ -36,9 +36,9 @@ _SURPLUS = "__surplus_field"
 # No profiler field comes near this (the longest, Input Shapes, holds a few KB): a larger
 # one is an error naming its line, not a value to hold in memory many times over.
 MAX_FIELD_BYTES = 1 << 20
-# A file up to this size is one polars query over the file, mapped in memory: its pages
-# cost as much memory beside the table. 66 MB, 200k kernels, 1 polars thread: 0.11 s of
-# CPU against 0.15 s in blocks; at 328 MB the map would add ~290 MB to a 530 MB peak.
+# A file up to this size is one streamed polars query over the file: its mapped pages add
+# as much to the peak while it is read. 66 MB, 1 polars thread: 0.11 s of CPU, not 0.15 s
+# in blocks; 328 MB: 0.1 s less for `analyze`, but a peak 0-60 MB higher (docs/benchmarks.md).
 WHOLE_FILE_BYTES = 128 << 20
 
 
@@ -228,7 +228,9 @@ def _fast(
             raise_if_empty=False,
         )
         query = scan.select(*values, *checks).with_columns(suspect)
-        return finish(query.drop("__short", "__long", *scratch)).collect()
+        whole = isinstance(source, Path)  # streamed: parsed and converted in morsels
+        query = finish(query.drop("__short", "__long", *scratch))
+        return query.collect(engine="streaming") if whole else query.collect()
 
     frames: list[pl.DataFrame] = []
     try:

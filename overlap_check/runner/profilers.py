@@ -115,11 +115,7 @@ def cuda_host() -> bool:
 
 
 def choose_profiler(
-    requested: str,
-    command: Sequence[str],
-    env: Mapping[str, str],
-    *,
-    configured: str | None = None,
+    requested: str, command: Sequence[str], env: Mapping[str, str], *, configured: str | None = None
 ) -> tuple[Profiler, str]:
     """The profiler to use and why (one line for stderr); ``auto``'s order: docs/run.md."""
     if requested in PROFILERS:
