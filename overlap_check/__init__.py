@@ -16,6 +16,9 @@ __version__ = "0.1.0"
 # polars' allocator (jemalloc, on Linux) handing freed pages back after 0.1 s, not 0.5-1 s:
 # set by the console entry unless the user set it; read as polars loads (docs/architecture.md)
 ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:100,muzzy_decay_ms:0")
+# unset, or polars' own defaults (2.x, 1.x) that a parent process importing polars passes on
+_POLARS_DECAY = "dirty_decay_ms:500,muzzy_decay_ms:"
+UNSET_ALLOCATOR = ("", f"{_POLARS_DECAY}1000", f"{_POLARS_DECAY}-1")
 
 
 def allocator_is_ours() -> bool:

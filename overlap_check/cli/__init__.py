@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from overlap_check import ALLOCATOR, __version__
+from overlap_check import ALLOCATOR, UNSET_ALLOCATOR, __version__
 
 # command name -> (module, attribute, one-line help shown by `overlap-check --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
     if sys._getframe(1).f_globals.get("__name__") == "__mp_main__":
         return
     gc.set_threshold(100_000, 50, 100)  # measure.workers.GC_THRESHOLDS: why, there
-    os.environ.setdefault(*ALLOCATOR)  # a user's own setting stays
+    if os.environ.get(ALLOCATOR[0], "") in UNSET_ALLOCATOR:  # a user's own setting stays
+        os.environ[ALLOCATOR[0]] = ALLOCATOR[1]
     try:
         cli.main(args=argv, prog_name="overlap-check")
     except SystemExit as done:

@@ -128,8 +128,7 @@ def plan_result(
 ) -> PlanResult:
     """The plan's result for one rank. ``samples``: per sample, in order, its plan_run and
     barrier instances; ``matched``: placement.layered_counts per sample; ``causes``: the
-    measured 3c causes; ``siblings``: per sample, the side time only sibling streams covered.
-    """
+    measured 3c causes; ``siblings``: per sample, the side time only sibling streams covered."""
     runs = [run for run, _ in samples]
     unit = "steps" if runs and runs[0].sample is not None else "runs"
     side_total, stayed_ops, split_failed = placement(plan, streams, matched)

@@ -37,8 +37,7 @@ class Source:
     ``primary`` is the file given as the PATH, when a bare file was given: it is
     the kernel source; the other lists then hold its same-named siblings, used
     only for Stream IDs. Otherwise the reader picks the kernel source in order:
-    kernel_details, op_summary, db, trace, task_time.
-    """
+    kernel_details, op_summary, db, trace, task_time."""
 
     path: Path  # what Capture.path reports
     kind: SourceKind

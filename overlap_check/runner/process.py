@@ -38,8 +38,7 @@ class SignalForwarder:
 
     While a workload runs: forward it to its process group (escalating). Inside
     :meth:`deferred` (the run loop, manifest writes): only record it. Elsewhere (options,
-    judging): raise KeyboardInterrupt, once; later ones are ignored.
-    """
+    judging): raise KeyboardInterrupt, once; later ones are ignored."""
 
     def __init__(self) -> None:
         self.received: list[int] = []

@@ -187,8 +187,7 @@ def execute(
     Signals only stop the loop at its next check, so the manifest is always closed. Raises,
     after writing it: Interrupted; WorkloadError or InputError for a run that failed or left no
     profile (unless ``keep_going``); InputError when no run left a whole profile or the disk
-    refused a write.
-    """
+    refused a write."""
     session = _Session(plan, manifest, progress, forwarder)
     with forwarder.deferred():
         try:

@@ -23,8 +23,7 @@ def merge_options(
     """Options from CLI values (None: not given) > environment > config > defaults.
 
     ``overrides``: the merged settings by name, and ``plans`` (one-off plans from the command
-    line), ``plan_names`` (``--plan``) and the command-line-only values of :data:`_CLI_ONLY`.
-    """
+    line), ``plan_names`` (``--plan``) and the command-line-only values of :data:`_CLI_ONLY`."""
     unknown = set(overrides) - OVERRIDE_KEYS
     if unknown:
         raise ValueError(f"merge_options: unknown override keys {sorted(unknown)}")
