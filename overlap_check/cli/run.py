@@ -15,7 +15,7 @@ from typing import IO, Any, cast
 
 import click
 
-from overlap_check import ALLOCATOR, __version__
+from overlap_check import ALLOCATOR, __version__, allocator_is_ours
 from overlap_check.cli.config.settings import BY_NAME, LEVELS, PROFILERS
 from overlap_check.cli.options import analysis_options, emit, options_from_params
 from overlap_check.model.errors import InputError, Interrupted, UsageError
@@ -168,7 +168,9 @@ def _run(ctx: click.Context, params: dict[str, Any], forwarder: Any, progress: _
 
         require("matplotlib", "plot", "--plot")
     config = load_config(params.get("config"), cwd)
-    env = {k: v for k, v in os.environ.items() if (k, v) != ALLOCATOR}  # ours, not the workload's
+    env = dict(os.environ)
+    if allocator_is_ours():  # the console entry's, not the workload's
+        del env[ALLOCATOR[0]]
     profiler, reason = choose_profiler(
         params["profiler"] or BY_NAME["profiler"].default, command, env, configured=config.profiler
     )

@@ -228,18 +228,18 @@ def _fast(
             raise_if_empty=False,
         )
         query = scan.select(*values, *checks).with_columns(suspect)
-        whole = isinstance(source, Path)  # streamed: parsed and converted in morsels
+        streamed = isinstance(source, Path)  # a whole file: parsed and converted in morsels
         query = finish(query.drop("__short", "__long", *scratch))
-        return query.collect(engine="streaming") if whole else query.collect()
+        return query.collect(engine="streaming") if streamed else query.collect()
 
     frames: list[pl.DataFrame] = []
     try:
-        info = path.stat()  # polars takes a path as text: one not UTF-8 is not printable
-        whole = stat.S_ISREG(info.st_mode) and info.st_size <= WHOLE_FILE_BYTES
+        info = path.stat()  # polars takes a path as text: a name not UTF-8 is not printable
+        whole = block_bytes is None and stat.S_ISREG(info.st_mode) and str(path).isprintable()
         with path.open("rb", buffering=0) as handle:
             blocks = record_blocks(handle, block_bytes, skip_first=True)
             sources: Iterable[bytes | Path] = (
-                [path] if whole and block_bytes is None and str(path).isprintable() else blocks
+                [path] if whole and info.st_size <= WHOLE_FILE_BYTES else blocks
             )
             with closing(map_in_order(parse, sources)) as parsed:
                 for frame in parsed:
