@@ -569,6 +569,23 @@ def test_partial_plan_and_the_demand_above_the_device(tmp_path: Path) -> None:
     assert_png(written[0])
 
 
+def test_captures_without_block_counts_draw_no_demand_chart(tmp_path: Path) -> None:
+    # a CUDA (Kineto) trace has no Block Num: its demand chart would be two empty panels
+    counted = runs(PARTIAL_OFFSET)
+    blank = pl.lit(None, pl.Int64)
+    captures = [
+        replace(c, kernels=c.kernels.with_columns(block_num=blank, mix_block_num=blank))
+        for c in counted
+    ]
+    report = check(captures, Options(plans=(PLAN,)))
+    assert [c.kind for c in charts(report, captures, Selection())] == ["timeline", "runs"]
+    with pytest.raises(UsageError, match="no block counts"):
+        charts(report, captures, Selection(kinds=("demand",)))
+    # one capture with a count is enough to draw it
+    mixed = [counted[0], *captures[1:]]
+    assert [c.kind for c in charts(report, mixed, Selection())][-1] == "demand"
+
+
 def test_multi_rank_names_files_by_rank(tmp_path: Path) -> None:
     captures = runs(REAL_OFFSET, rank=0) + runs(FAKE_OFFSET, rank=1)
     report = check(captures, Options(plans=(PLAN,)))

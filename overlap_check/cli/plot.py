@@ -64,8 +64,8 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
       out-timeline-<plan>.png          timeline of each further plan
       out-runs.png                     hidden_pct per run and rank (pairs: overlap_pct) vs the bands
       out-demand-<plan>.png            AI Core / AI Vector blocks demanded vs device cores
-    The rank part appears only when the capture holds several ranks. The written
-    paths are listed on stderr.
+    (no demand chart without block counts: CUDA). The rank part appears only when the
+    capture holds several ranks. The written paths are listed on stderr.
 
     \b
     Examples:

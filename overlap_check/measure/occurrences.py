@@ -183,13 +183,7 @@ def _present_list(values: list[Any], present: npt.NDArray[np.bool_]) -> list[Any
 
 
 def measure_occurrences(
-    ss: I64,
-    se: I64,
-    occ: I64,
-    n_occ: int,
-    ds: I64,
-    de: I64,
-    has_dom: npt.NDArray[np.bool_],
+    ss: I64, se: I64, occ: I64, n_occ: int, ds: I64, de: I64, has_dom: npt.NDArray[np.bool_]
 ) -> Occurrences:
     """The recipes' window figures and the busy-time figure of each occurrence: ``ss``,
     ``se``, ``occ`` per side op (each occurrence's together, by start), the rest per occurrence."""

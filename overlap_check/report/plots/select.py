@@ -1,6 +1,7 @@
 """Which charts a Report asks for, and the views they draw (no matplotlib here). Defaults:
-per plan result, the timeline of its worst warm occurrence and its block demand; without
-plans, per rank, one warm run's busiest overlap region. One runs chart for all."""
+per plan result, the timeline of its worst warm occurrence and its block demand (where the
+captures have block counts: not CUDA); without plans, per rank, one warm run's busiest
+overlap region. One runs chart for all."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from overlap_check.report.plots.views import (
 ChartKind = Literal["timeline", "runs", "demand"]
 CHART_KINDS: tuple[ChartKind, ...] = ("timeline", "runs", "demand")
 ByRun = dict[tuple[int | None, int], tuple[RunInfo, Capture]]  # (rank, run) -> run, capture
+BLOCKS = ("block_num", "mix_block_num")  # a demand chart needs them: a CUDA trace has none
 _VERDICT_RANK = {"no-evidence": 0, "not-split": 1, "fake": 2, "partial": 3, "real": 4}
 
 
@@ -73,7 +75,11 @@ def charts(report: Report, captures: Sequence[Capture], selection: Selection) ->
         out.extend(Chart("timeline", slug, view) for slug, view in timelines)
     if "runs" in selection.kinds:
         out.append(Chart("runs", "runs", runs_view(report, plans, selection)))
-    if "demand" in selection.kinds:
+    blocks = any(c.kernels[n].null_count() < c.kernels.height for c in captures for n in BLOCKS)
+    if selection.kinds == ("demand",) and not blocks:  # asked for alone: say why there is none
+        what = "no block counts (Block Num / Mix Block Num) in the captures: no demand chart"
+        raise UsageError(what, hint="a CUDA (Kineto) trace has none: draw the timeline")
+    if "demand" in selection.kinds and blocks:  # else two empty panels
         device = report.cores.device if report.cores is not None else None
         for slug, view in timelines:
             demand = demand_view(view, device or view.device)
