@@ -315,3 +315,24 @@ def test_real_trimmed_legacy_capture_is_flagged(real_profiles: Path) -> None:
     assert step.profiler is not None and step.profiler.communication_ns == 153_601_324
     assert step.busy_ns < step.profiler.communication_ns / 10
     assert [n for n in report.notes if "step 2: communication" in n]
+
+
+def test_the_step_table_drops_the_profiler_columns_only_when_no_step_has_them(
+    capture_dir: Path,
+) -> None:
+    with_profiler = _report(capture_dir)
+    assert "profiler comm_us" in text.render(with_profiler)
+    assert "profiler comm_us" in markdown.render(with_profiler)
+    # without step_trace_time.csv (or a CUDA trace) no step has the profiler's figures: five
+    # "-" columns and a "-" diff would fill the table (and wrap it) with nothing
+    (capture_dir / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv").unlink()
+    alone = _report(capture_dir)
+    assert all(s.profiler is None for s in alone.communication[0].steps)
+    for rendered in (text.render(alone), markdown.render(alone)):
+        assert "profiler comm_us" not in rendered and "free_us" not in rendered
+        assert "per step (no profiler figures to compare)" in rendered
+    # our four figures stay, step 1's busy 150, hidden 100, exposed 50, compute 200 us
+    row = next(
+        line for line in text.render(alone).splitlines() if line.split()[:3] == ["0", "1", "1"]
+    )
+    assert row.split()[4:] == ["150.000", "100.000", "50.000", "200.000"]

@@ -2,8 +2,7 @@
 
 An interval set is a pair of equal-length int64 arrays ``(starts, ends)`` with
 ``start <= end``. Functions that say "merged" return sorted, disjoint intervals;
-intervals that touch (end == next start) are merged, which changes no length.
-"""
+intervals that touch (end == next start) are merged, which changes no length."""
 
 from __future__ import annotations
 

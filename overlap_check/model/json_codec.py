@@ -1,7 +1,6 @@
 """The JSON report and its reader: one codec, derived from the model's dataclasses, both
 ways (docs/contract.md, "How the JSON is derived": durations, points, the tables below).
-A document that is not a report is an InputError naming the file and the key.
-"""
+A document that is not a report is an InputError naming the file and the key."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Runs are ordered by capture time, never by listing order or name (result dir names
 start with host and pid); ranks of one job are not runs (docs/formats.md, "What a
-PATH can be"). One module per source kind; ``capture`` assembles one Capture.
-"""
+PATH can be"). One module per source kind; ``capture`` assembles one Capture."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 the readers use, times kept as their raw JSON text), and as one polars frame.
 
 Why: a trace holds millions of events; each field is pulled out with C-level maps and
-typed in polars, never a Python call per event. docs/formats.md gives the rules.
-"""
+typed in polars, never a Python call per event. docs/formats.md gives the rules."""
 
 from __future__ import annotations
 

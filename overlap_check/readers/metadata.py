@@ -1,7 +1,6 @@
 """Capture metadata: profiler_info*.json, device info.json, dir-name stamps.
 
-Auxiliary (docs/formats.md, "Metadata"): a broken file is a note, not an error.
-"""
+Auxiliary (docs/formats.md, "Metadata"): a broken file is a note, not an error."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 A 16-digit epoch µs with 3 decimals needs 19 significant digits, more than float64
 holds, so text is cast to a decimal, scaled to ns and cast to Int64; more decimals
-round half to even at the ns, as ``round()`` does (docs/formats.md, "Values").
-"""
+round half to even at the ns, as ``round()`` does (docs/formats.md, "Values")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The profiler's own compute-vs-communication figures per step (docs/formats.md,
-"step_trace_time.csv and analysis.db"): a cross-check, so a bad row is an error.
-"""
+"step_trace_time.csv and analysis.db"): a cross-check, so a bad row is an error."""
 
 from __future__ import annotations
 

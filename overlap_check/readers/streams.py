@@ -2,8 +2,7 @@
 
 The pairing rule: docs/formats.md, "Streams for Level0 captures". Cost: nearly every
 start belongs to one row and one task, paired by a binary search over the sorted
-starts; only the rest go through one join per key, no per-row Python.
-"""
+starts; only the rest go through one join per key, no per-row Python."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The format and its rules: docs/formats.md, "trace_view.json". Cost: decoding
 (``readers.trace_decode``) takes most of the time; the columns are then built with
 C-level ``map``/``compress`` and handed to polars as whole lists, GC paused, and a
-column is converted value by value only when polars' strict build rejects it.
-"""
+column is converted value by value only when polars' strict build rejects it."""
 
 from __future__ import annotations
 

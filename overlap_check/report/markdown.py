@@ -145,10 +145,10 @@ def _communication_section(report: Report) -> list[str]:
         return []
     from overlap_check.report import text as comm
 
-    steps = [comm.step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    explanation, header, steps = comm.step_table(report)
     ranks = _table(comm.RANK_HEADER, comm.rank_cells(report))
     lines = ["", "### Communication", "", f"{comm.COMMUNICATION}.", "", *ranks, ""]
-    return [*lines, f"{comm.COMMUNICATION_STEPS}.", "", *_table(comm.STEP_HEADER, steps)]
+    return [*lines, f"{explanation}.", "", *_table(header, steps)]
 
 
 def _baseline_section(report: Report) -> list[str]:

@@ -315,6 +315,15 @@ COMMUNICATION_STEPS = (
 )
 
 
+def step_table(report: Report) -> tuple[str, list[str], list[list[str]]]:
+    """The per-step explanation, header and rows; the profiler's columns only where a step has
+    its figures (a CUDA trace has no step_trace_time.csv: they would be five "-" columns)."""
+    rows = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    if any(cells[8:] != ["-"] * 6 for cells in rows):
+        return COMMUNICATION_STEPS, STEP_HEADER, rows
+    return "per step (no profiler figures to compare)", STEP_HEADER[:8], [r[:8] for r in rows]
+
+
 def step_cells(rank: int | None, s: CommunicationStep) -> list[str]:
     p = s.profiler
     theirs = ["-"] * 5
@@ -344,10 +353,10 @@ def rank_cells(report: Report) -> list[list[str]]:
 def _communication(report: Report, color: bool) -> list[str]:
     if not report.communication:
         return []
-    steps = [step_cells(c.rank, s) for c in report.communication for s in c.steps]
+    explanation, header, steps = step_table(report)
     ranks = table(RANK_HEADER, rank_cells(report))
     head = _heading("Communication", COMMUNICATION, color)
-    return [head, *ranks, "  " + COMMUNICATION_STEPS, *table(STEP_HEADER, steps), ""]
+    return [head, *ranks, "  " + explanation, *table(header, steps), ""]
 
 
 @fitted  # to the terminal's width, its terms explained (text_table.py)
