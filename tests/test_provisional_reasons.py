@@ -48,3 +48,21 @@ def test_a_report_without_reasons_stood_on_its_run_count() -> None:
     report = check([FIXTURES / "split-side-work"], Options(plans=(PLAN,)))
     older = replace(report, provisional_reasons=())
     assert older.provisional_text == "judged on fewer than 5 runs (--min-runs)"
+
+
+def test_a_result_with_nothing_judged_still_says_it_is_provisional() -> None:
+    # one compute stream and no plan: no verdict, but the rank's figures (and the --strict
+    # gate) stand on 1 run of the 5 the method asks for: the banner must say so, as the gate
+    # and the notes do
+    one = sorted((FIXTURES / "slower-single-stream").iterdir())[0]
+    report = check([one], Options())
+    assert (report.plans, report.stream_pairs) == ((), ())
+    assert report.provisional_reasons == ("judged on fewer than 5 runs (--min-runs)",)
+    assert report.provisional
+    assert text.render(report).splitlines()[0].startswith("PROVISIONAL: judged on fewer than 5")
+    assert "**Provisional**: judged on fewer than 5 runs" in markdown.render(report)
+    strict = check([one], Options(strict=True))
+    assert any("provisional result (fewer than 5 runs)" in r for r in strict.gate_reasons)
+    # its five runs: nothing provisional, no banner
+    enough = check([FIXTURES / "slower-single-stream"], Options())
+    assert not enough.provisional and not text.render(enough).startswith("PROVISIONAL")

@@ -166,7 +166,7 @@ def _items(title: str, items: Sequence[str]) -> list[str]:
 def render(report: Report) -> str:
     passed = report.verdict == "pass"
     lines = [f"## overlap-check: {'✅ pass' if passed else '❌ fail'}"]
-    if any(p.provisional for p in report.plans) or any(p.provisional for p in report.stream_pairs):
+    if report.provisional:
         more = "the result may change with more runs or a repaired capture."
         lines += ["", f"> ⚠️ **Provisional**: {cell(report.provisional_text)}; {more}"]
     lines += _items("**Why the gate failed:**", report.gate_reasons)
