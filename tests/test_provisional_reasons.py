@@ -66,3 +66,22 @@ def test_a_result_with_nothing_judged_still_says_it_is_provisional() -> None:
     # its five runs: nothing provisional, no banner
     enough = check([FIXTURES / "slower-single-stream"], Options())
     assert not enough.provisional and not text.render(enough).startswith("PROVISIONAL")
+
+
+def test_the_strict_gate_and_the_note_give_the_same_cause() -> None:
+    # cold-judged (1 run, --min-runs 1, the warm-up of 2 shrunk to 0): the gate's reason and
+    # the rank's note never call 1 run "fewer than 1"
+    one = [FIXTURES / "split-side-work"]
+    cold = check(one, Options(plans=(PLAN,), min_runs=1, strict=True))
+    reason = (
+        "rank 0: provisional result (cold runs judged: warm-up reduced from 2 to 0) and --strict"
+    )
+    assert reason in cold.gate_reasons
+    assert "rank 0: provisional: 1 runs; 0 discarded as warm-up (reduced from 2), 1 judged" in (
+        cold.notes
+    )
+    assert "fewer than 1" not in " ".join(cold.gate_reasons + cold.notes)
+    # judged per step, the unit is steps in the banner and in the gate alike
+    steps = check(one, Options(plans=(PLAN,), strict=True, per="step"))
+    assert steps.provisional_reasons == ("judged on fewer than 5 steps (--min-runs)",)
+    assert "rank 0: provisional result (fewer than 5 steps) and --strict" in steps.gate_reasons

@@ -80,8 +80,18 @@ def test_any_failing_rank_fails_and_the_worst_is_named() -> None:
 
 def test_strict_fails_provisional_ranks() -> None:
     ok = [plan("real", 0.9)]
-    assert gate(ok, [], [], None, Options(), provisional_ranks=[0], use_plans=True).passed
-    strict = gate(ok, [], [], None, Options(strict=True), provisional_ranks=[0], use_plans=True)
+    assert gate(
+        ok, [], [], None, Options(), provisional_ranks=[(0, "fewer than 5 runs")], use_plans=True
+    ).passed
+    strict = gate(
+        ok,
+        [],
+        [],
+        None,
+        Options(strict=True),
+        provisional_ranks=[(0, "fewer than 5 runs")],
+        use_plans=True,
+    )
     assert not strict.passed
     assert strict.reasons == ("rank 0: provisional result (fewer than 5 runs) and --strict",)
 

@@ -94,7 +94,7 @@ def judge(
     notes: list[str] = []
     summaries: list[RankStreamSummary] = []
     pairs: list[StreamPair] = []
-    provisional_ranks: list[int | None] = []
+    provisional_ranks: list[tuple[int | None, str]] = []  # (rank, why), as the gate says it
     damaged_ranks: list[int | None] = []
     run_reasons: set[str] = set()  # why the run count makes a rank provisional
     unit = "steps" if options.per == "step" else "runs"
@@ -104,19 +104,18 @@ def judge(
             runs.append(_run_info(figures[i], index, r.warm(i)))
             notes += _capture_notes(f"{rank} run {index}", figures[i].capture)
         warmup = r.warmup
-        if warmup.provisional:
+        if warmup.provisional:  # too few runs, or enough but too few to leave a warm one
+            few = warmup.samples < options.min_runs
             reduced = f" (reduced from {options.warmup})" * (warmup.warmup < options.warmup)
+            asks = f" (the method asks for at least {options.min_runs})" * few
             notes.append(
-                f"{rank}: provisional: {warmup.samples} {unit} (the method asks for at least "
-                f"{options.min_runs}); {warmup.warmup} discarded as warm-up{reduced}, "
-                f"{warmup.samples - warmup.warmup} judged"
+                f"{rank}: provisional: {warmup.samples} {unit}{asks}; {warmup.warmup} discarded "
+                f"as warm-up{reduced}, {warmup.samples - warmup.warmup} judged"
             )
-            provisional_ranks.append(r.rank)
-            run_reasons.add(
-                f"judged on fewer than {options.min_runs} {unit} (--min-runs)"
-                if warmup.samples < options.min_runs
-                else f"cold {unit} judged: warm-up reduced from {options.warmup} to {warmup.warmup}"
-            )
+            cold = f"cold {unit} judged: warm-up reduced from {options.warmup} to {warmup.warmup}"
+            why = f"fewer than {options.min_runs} {unit}" if few else cold
+            provisional_ranks.append((r.rank, why))
+            run_reasons.add(f"judged on {why} (--min-runs)" if few else cold)
         if _damaged(figures, r):
             notes.append(
                 f"{rank}: provisional: malformed rows were skipped or an export is incomplete "

@@ -261,7 +261,7 @@ def gate(
     cores: CoresResult | None,
     options: Options,
     *,
-    provisional_ranks: Sequence[int | None] = (),
+    provisional_ranks: Sequence[tuple[int | None, str]] = (),  # (rank, why)
     damaged_ranks: Sequence[int | None] = (),
     use_plans: bool,
 ) -> GateDecision:
@@ -311,9 +311,8 @@ def gate(
         )
     if options.strict:
         reasons += [
-            f"rank {rank_text(rank)}: provisional result (fewer than {options.min_runs} runs) "
-            "and --strict"
-            for rank in provisional_ranks
+            f"rank {rank_text(rank)}: provisional result ({why}) and --strict"
+            for rank, why in provisional_ranks
         ] + [
             f"rank {rank_text(rank)}: provisional result (malformed rows skipped or an "
             "incomplete export) and --strict"
