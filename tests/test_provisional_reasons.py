@@ -85,3 +85,20 @@ def test_the_strict_gate_and_the_note_give_the_same_cause() -> None:
     steps = check(one, Options(plans=(PLAN,), strict=True, per="step"))
     assert steps.provisional_reasons == ("judged on fewer than 5 steps (--min-runs)",)
     assert "rank 0: provisional result (fewer than 5 steps) and --strict" in steps.gate_reasons
+
+
+def test_the_skipped_rows_note_names_their_lines() -> None:
+    from overlap_check.judge.judgement import _capture_notes
+    from overlap_check.readers import load
+
+    report = check([FIXTURES / "malformed"], Options(min_runs=1, warmup=0))
+    (run,) = report.runs
+    assert run.skipped_rows == 1 and len(run.skipped_lines) == 1
+    (note,) = [n for n in report.notes if "malformed row(s) skipped" in n]
+    assert note.endswith(f"kernel_details.csv (line(s) {run.skipped_lines[0]})")
+    # more than five: the first five, then "...": the JSON's skipped_lines has them all
+    (capture,) = load(sorted((FIXTURES / "malformed").iterdir())[0])
+    many = replace(capture, skipped_rows=7, skipped_lines=(3, 5, 8, 13, 21, 34, 55))
+    (listed,) = _capture_notes("rank 0 run 1", many)
+    assert listed.startswith("rank 0 run 1: 7 malformed row(s) skipped in ")
+    assert listed.endswith(" (line(s) 3, 5, 8, 13, 21 ...)")

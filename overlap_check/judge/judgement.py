@@ -58,10 +58,12 @@ _COMM_TIMES = ("busy_ns", "hidden_ns", "exposed_ns", "compute_ns")
 
 def _capture_notes(where: str, capture: Capture) -> list[str]:
     notes = []
-    if capture.skipped_rows:
+    if capture.skipped_rows:  # the first five lines named: the JSON lists them all
+        first = ", ".join(map(str, capture.skipped_lines[:5]))
+        at = f" (line(s) {first}{' ...' * (len(capture.skipped_lines) > 5)})" * bool(first)
         notes.append(
             f"{where}: {capture.skipped_rows} malformed row(s) skipped in "
-            f"{capture.skipped_file or capture.path}"
+            f"{capture.skipped_file or capture.path}{at}"
         )
     if capture.incomplete:
         notes.append(f"{where}: incomplete: {capture.incomplete} ({capture.path})")
