@@ -321,8 +321,17 @@ def test_the_step_table_drops_the_profiler_columns_only_when_no_step_has_them(
     capture_dir: Path,
 ) -> None:
     with_profiler = _report(capture_dir)
-    assert "profiler comm_us" in text.render(with_profiler)
     assert "profiler comm_us" in markdown.render(with_profiler)
+    # the text puts the profiler's figures in a table of their own, by run and step, so that
+    # neither wraps: ours, then theirs (step 1: the generator's Communication is our 150 us)
+    lines = text.render(with_profiler).splitlines()
+    ours = lines.index("  rank  run  step  warm  busy_us  hidden_us  exposed_us  compute_us")
+    theirs = next(
+        i for i, line in enumerate(lines) if line.startswith("  rank  run  step  comm_us")
+    )
+    assert ours < theirs and lines[theirs + 1].split()[:4] == ["0", "1", "1", "150.000"]
+    explained = [line for line in lines[ours:theirs] if line.startswith("  per step; profiler:")]
+    assert explained and "step_trace_time.csv" in explained[0]
     # without step_trace_time.csv (or a CUDA trace) no step has the profiler's figures: five
     # "-" columns and a "-" diff would fill the table (and wrap it) with nothing
     (capture_dir / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv").unlink()

@@ -4,8 +4,7 @@ Why: polars memory-maps a whole file, so a 328 MB kernel_details.csv costs 328 M
 resident pages plus every parsed column. Fixed-size blocks read into one reused buffer
 bound the memory to the output plus a few blocks. A block ends at a newline outside
 quotes (an even count of ``"`` before it: polars' own rule), so a quoted newline is
-never split; a record longer than a block grows the block.
-"""
+never split; a record longer than a block grows the block."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A polars query over the file, or over each block of whole records of a large one
 (``readers.csvblocks``), with cheap checks that flag a suspect file; a suspect file is read
 again record by record with Python's ``csv``, which knows field counts and line numbers.
-The rules: docs/formats.md, "kernel_details.csv and op_summary_*.csv".
-"""
+The rules: docs/formats.md, "kernel_details.csv and op_summary_*.csv"."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """PyTorch profiler (Kineto) Chrome traces from CUDA GPUs → the kernel table.
 
 The format and its rules: docs/formats.md, "PyTorch profiler (Kineto) traces".
-``ts`` / ``dur`` are kept as their raw JSON text and parsed exactly, never via float64.
-"""
+``ts`` / ``dur`` are kept as their raw JSON text and parsed exactly, never via float64."""
 
 from __future__ import annotations
 

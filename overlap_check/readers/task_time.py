@@ -1,7 +1,6 @@
 """task_time.csv (torch_npu) / task_time_*.csv (msprof) → kernel and copy rows with streams.
 
-The format: docs/formats.md, "task_time.csv".
-"""
+The format: docs/formats.md, "task_time.csv"."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Counting a wait or bookkeeping task as busy time would invent overlap. A task is
 non-kernel by its task type or, in old traces that type everything ``Other``, by its
-name (docs/formats.md, "trace_view.json").
-"""
+name (docs/formats.md, "trace_view.json")."""
 
 from __future__ import annotations
 

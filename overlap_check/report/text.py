@@ -356,7 +356,12 @@ def _communication(report: Report, color: bool) -> list[str]:
     explanation, header, steps = step_table(report)
     ranks = table(RANK_HEADER, rank_cells(report))
     head = _heading("Communication", COMMUNICATION, color)
-    return [head, *ranks, "  " + explanation, *table(header, steps), ""]
+    ours = table(header[:8], [row[:8] for row in steps])
+    if len(header) == 8:  # no profiler figures
+        return [head, *ranks, "  " + explanation, *ours, ""]
+    # the profiler's figures by run and step, in a table of their own: one table would wrap
+    theirs = table([*header[:3], "comm_us", *header[9:]], [[*r[:3], *r[8:]] for r in steps])
+    return [head, *ranks, "  per step", *ours, "  " + explanation, *theirs, ""]
 
 
 @fitted  # to the terminal's width, its terms explained (text_table.py)
