@@ -102,7 +102,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="overlap-check")
 def cli() -> None:
-    """Tell whether an Ascend NPU multi-stream plan really runs in parallel.
+    """Tell whether a multi-stream plan really runs in parallel (Ascend NPU, CUDA GPU).
 
     \b
     Examples:
