@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> None:
     """Judge existing profiler output: is each multi-stream plan really parallel?
 
-    PATH is a torch_npu result directory (*_ascend_pt), a folder holding several
-    of them (runs and/or ranks), an msprof PROF_* directory, or a bare
-    kernel_details.csv / op_summary_*.csv / trace_view.json / profiler .db file.
+    PATH is a torch_npu result directory (*_ascend_pt), a folder of them (runs,
+    ranks), an msprof PROF_* directory, a bare kernel_details.csv, op_summary_*.csv,
+    trace_view.json or .db file, or a CUDA PyTorch profiler trace (*.json[.gz]).
     Several PATHs are several runs, by capture time (--order given: as given).
     Without a plan, each compute stream is judged against the main stream.
 
