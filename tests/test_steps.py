@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from overlap_check.readers.steps import with_steps
 
@@ -36,3 +38,32 @@ def test_no_ranges_or_no_kernels() -> None:
     assert with_steps(pl.DataFrame({"start_ns": [1]}), empty)["step"].to_list() == [None]
     none = pl.DataFrame(schema={"start_ns": pl.Int64})
     assert with_steps(none, _ranges([(0, 9, 1)])).schema["step"] == pl.Int64
+
+
+def _by_join(kernels: pl.DataFrame, steps: pl.DataFrame) -> list[int | None]:
+    """The reference: an as-of join of the kernels sorted by start (what with_steps did)."""
+    ranges = steps.drop_nulls("step_start").sort("step_start")
+    joined = (
+        kernels.with_row_index("row")
+        .drop_nulls("start_ns")
+        .sort("start_ns")
+        .join_asof(ranges, left_on="start_ns", right_on="step_start", strategy="backward")
+        .with_columns(pl.when(pl.col("start_ns") <= pl.col("step_end")).then("step").alias("s"))
+    )
+    found = dict(zip(joined["row"].to_list(), joined["s"].to_list(), strict=True))
+    return [found.get(i) for i in range(kernels.height)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bounds=st.lists(st.integers(0, 200), max_size=12, unique=True),
+    starts=st.lists(st.one_of(st.none(), st.integers(-5, 210)), min_size=1, max_size=40),
+)
+def test_the_search_matches_an_as_of_join(bounds: list[int], starts: list[int | None]) -> None:
+    # disjoint ranges from sorted distinct bounds, taken in pairs: [b0, b1], [b2, b3] ...
+    ordered = sorted(bounds)
+    rows = [(ordered[i], ordered[i + 1], i) for i in range(0, len(ordered) - 1, 2)]
+    steps = _ranges(rows).cast(pl.Int64)
+    kernels = pl.DataFrame({"start_ns": pl.Series(starts, dtype=pl.Int64)})
+    expected = _by_join(kernels, steps) if rows else [None] * len(starts)
+    assert with_steps(kernels, steps)["step"].to_list() == expected
