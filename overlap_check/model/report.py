@@ -211,8 +211,8 @@ class Report:
     def provisional(self) -> bool:
         """A figure (a verdict, a rank's or its communication's) stands on too few runs or on
         lost rows: ``provisional_reasons``, or (an older report) a plan or pair says so."""
-        judged = (*self.plans, *self.stream_pairs)
-        return bool(self.provisional_reasons) or any(p.provisional for p in judged)
+        judged = [p.provisional for p in self.plans] + [p.provisional for p in self.stream_pairs]
+        return bool(self.provisional_reasons) or any(judged)
 
     @property
     def provisional_text(self) -> str:
