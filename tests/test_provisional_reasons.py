@@ -77,10 +77,14 @@ def test_the_strict_gate_and_the_note_give_the_same_cause() -> None:
         "rank 0: provisional result (cold runs judged: warm-up reduced from 2 to 0) and --strict"
     )
     assert reason in cold.gate_reasons
-    assert "rank 0: provisional: 1 runs; 0 discarded as warm-up (reduced from 2), 1 judged" in (
+    assert "rank 0: provisional: 1 run; 0 discarded as warm-up (reduced from 2), 1 judged" in (
         cold.notes
     )
     assert "fewer than 1" not in " ".join(cold.gate_reasons + cold.notes)
+    # two runs of the same capture: plural again; the warm-up of 2 shrinks to 1, 2 - 1 judged
+    two = check(one * 2, Options(plans=(PLAN,)))
+    note = "rank 0: provisional: 2 runs (the method asks for at least 5); 1 discarded as warm-up"
+    assert f"{note} (reduced from 2), 1 judged" in two.notes
     # judged per step, the unit is steps in the banner and in the gate alike
     steps = check(one, Options(plans=(PLAN,), strict=True, per="step"))
     assert steps.provisional_reasons == ("judged on fewer than 5 steps (--min-runs)",)

@@ -110,8 +110,9 @@ def judge(
             few = warmup.samples < options.min_runs
             reduced = f" (reduced from {options.warmup})" * (warmup.warmup < options.warmup)
             asks = f" (the method asks for at least {options.min_runs})" * few
+            counted = f"{warmup.samples} {unit[:-1] if warmup.samples == 1 else unit}"
             notes.append(
-                f"{rank}: provisional: {warmup.samples} {unit}{asks}; {warmup.warmup} discarded "
+                f"{rank}: provisional: {counted}{asks}; {warmup.warmup} discarded "
                 f"as warm-up{reduced}, {warmup.samples - warmup.warmup} judged"
             )
             cold = f"cold {unit} judged: warm-up reduced from {options.warmup} to {warmup.warmup}"
