@@ -285,6 +285,21 @@ def test_negative_trace_duration_is_a_malformed_row(tmp_path: Path) -> None:
     assert any("impossible times" in note for note in capture.notes)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's cast of it: raw on stderr
+@pytest.mark.parametrize("dur", ["1e17", "1e400"])
+def test_trace_duration_past_int64_ns_is_a_malformed_row(tmp_path: Path, dur: str) -> None:
+    # 1e17 µs = 1e20 ns > 2**63 - 1 ≈ 9.22e18 ns; msgspec reads 1e400 as inf: neither is a
+    # duration, and neither may wrap round to a negative int64
+    path = tmp_path / "trace_view.json"
+    good = json.dumps([*HARDWARE, task("B", T0 + 100, 5.0)])
+    bad = json.dumps(task("A", T0, 0.0)).replace('"dur": 0.0', f'"dur": {dur}')
+    path.write_text(f"[{bad}, {good[1:]}")
+    (capture,) = load(path)
+    assert capture.kernels["name"].to_list() == ["B"]
+    assert capture.kernels["end_ns"].to_list() == [(T0 + 100) * 1000 + 5000]
+    assert capture.skipped_rows == 1
+
+
 def test_db_row_ending_before_it_starts_is_a_malformed_row(tmp_path: Path) -> None:
     run = tmp_path / DB_RUN.name
     shutil.copytree(DB_RUN, run)

@@ -96,7 +96,7 @@ def test_four_decimal_durations_round_half_to_even() -> None:
         2,
     ]
     # the trace's float dur uses the same rule: round(dur * 1000)
-    assert us_float_to_ns([6.280125, 0.0025]).tolist() == [round(6.280125 * 1000), round(2.5)]
+    assert us_float_to_ns([6.280125, 0.0025]).to_list() == [round(6.280125 * 1000), round(2.5)]
 
 
 @given(

@@ -59,7 +59,7 @@ def _calls(events: TraceEvents) -> pl.DataFrame:
         {
             "thread": _thread(picked),
             "start_ns": start,
-            "end_ns": start + pl.Series(us_float_to_ns(list(map(attrgetter("dur"), picked)))),
+            "end_ns": start + us_float_to_ns(list(map(attrgetter("dur"), picked))),
             "name": _names(picked).str.slice(len(MODULE_PREFIX)),
         },
         schema=_CALLS,

@@ -46,9 +46,11 @@ def na_to_null(expr: pl.Expr) -> pl.Expr:
     return pl.when(is_na_text(expr)).then(None).otherwise(expr)
 
 
-def us_float_to_ns(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Float µs (trace ``dur``) → int64 ns, ``round(dur * 1000)`` (half to even)."""
-    return np.rint(np.asarray(values, dtype=np.float64) * 1000.0).astype(np.int64)
+def us_float_to_ns(values: npt.ArrayLike) -> pl.Series:
+    """Float µs (trace ``dur``) → Int64 ns, ``round(dur * 1000)`` (half to even); null where
+    no int64 holds it (msgspec reads ``1e400`` as inf, ``1e17`` µs is past 2**63 ns)."""
+    ns = np.rint(np.asarray(values, dtype=np.float64) * 1000.0)
+    return pl.Series(ns, dtype=pl.Float64).cast(pl.Int64, strict=False)
 
 
 def ts_text(value: object) -> str | None:

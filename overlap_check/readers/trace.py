@@ -124,7 +124,7 @@ def _steps(events: list[CompleteEvent]) -> pl.DataFrame:
         pl.DataFrame(
             {
                 "ts": pl.Series([f[0] for f in found], dtype=pl.String),
-                "dur": pl.Series(us_float_to_ns([f[1] for f in found]), dtype=pl.Int64),
+                "dur": us_float_to_ns([f[1] for f in found]),
                 "step": pl.Series([f[2] for f in found], dtype=pl.Int64),
             }
         )
@@ -179,11 +179,12 @@ def _start_ns(texts: pl.Series) -> pl.Series:
 
 
 def _durations_ns(durations: list[Any]) -> pl.Series:
-    """``round(dur * 1000)``; null for a dur that is null, missing or text (malformed)."""
+    """``round(dur * 1000)``; null for a dur that is null, missing, text or past int64 ns
+    (malformed)."""
     if _NUMBER_TYPES.issuperset(map(type, durations)):
-        return pl.Series(us_float_to_ns(durations), dtype=pl.Int64)
+        return us_float_to_ns(durations)
     timed = pl.Series([type(d) in _NUMBER_TYPES for d in durations], dtype=pl.Boolean)
-    ns = pl.Series(us_float_to_ns(list(compress(durations, timed))), dtype=pl.Int64)
+    ns = us_float_to_ns(list(compress(durations, timed)))
     return pl.repeat(None, len(durations), dtype=pl.Int64, eager=True).scatter(timed.arg_true(), ns)
 
 
