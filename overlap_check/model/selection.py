@@ -1,7 +1,6 @@
 """Which kernels a plan names: its side operators and its dominator, one definition for the
 overlap engine and the core-limit checks alike (docs/method.md, "Which kernels a plan
-names"). Regexes are searched, not anchored.
-"""
+names"). Regexes are searched, not anchored."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ DataFrame with exactly the columns of :data:`KERNEL_SCHEMA`, in this order, sort
 inside one capture. Non-kernel tasks (event record/wait, notify ...) are never in it:
 their duration is waiting, not work. Copy tasks are kept (a copy plan hides them under
 compute) but, like communication rows, they are never compute: :func:`is_compute` is
-the one definition every stage filters with.
-"""
+the one definition every stage filters with."""
 
 from __future__ import annotations
 

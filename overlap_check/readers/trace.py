@@ -179,8 +179,7 @@ def _start_ns(texts: pl.Series) -> pl.Series:
 
 
 def _durations_ns(durations: list[Any]) -> pl.Series:
-    """``round(dur * 1000)``; null for a dur that is null, missing, text or past int64 ns
-    (malformed)."""
+    """``round(dur * 1000)``; null (malformed) for a dur null, missing, text or past int64 ns."""
     if _NUMBER_TYPES.issuperset(map(type, durations)):
         return us_float_to_ns(durations)
     timed = pl.Series([type(d) in _NUMBER_TYPES for d in durations], dtype=pl.Boolean)
