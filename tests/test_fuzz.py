@@ -23,6 +23,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -507,7 +508,11 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(CASE_SECONDS)
     try:
-        result = CliRunner().invoke(cli, args, catch_exceptions=True)
+        # a warning reaches the user's terminal raw (numpy's "invalid value in cast": a
+        # figure that wrapped round); recorded here, it is a problem of the case
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            result = CliRunner().invoke(cli, args, catch_exceptions=True)
     except Hang as err:
         return description, -1, [str(err)]
     except KeyboardInterrupt:
@@ -521,6 +526,7 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
             if not path.is_symlink():
                 path.chmod(0o755)
     problems: list[str] = list(found)
+    problems += [f"warned {w.category.__name__}: {w.message} ({w.filename})" for w in warned]
     output = result.stdout + result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         problems.append(f"raised {type(result.exception).__name__}: {result.exception}")
