@@ -162,7 +162,7 @@ def test_text_report_colours_verdicts_and_headings() -> None:
     # "fake" + 3 blanks of padding, then the 2-blank gap), overlap_pct (11), busy_pct (8);
     # judged/occ is 10 wide: "-" + 9 blanks + the gap before the deciding occurrence's "-"
     row = (
-        f"  moe   0     n/a         {RED}fake{RESET}     0.000        n/a       0 of 0 runs  "
+        f"  moe   0     n/a         {RED}fake{RESET}     0.000        n/a       0/0 runs  "
         f"-{' ' * 11}-"
     )
     assert row in lines
@@ -183,7 +183,7 @@ def test_text_report_pass_is_bold_green() -> None:
     lines = text.render(report, color=True).splitlines()
     assert lines[0] == f"overlap-check 9.9: {BOLD_GREEN}PASS{RESET} (exit 0)"
     row = (
-        f"  moe   0     n/a         {GREEN}real{RESET}     0.900        n/a       0 of 0 runs  "
+        f"  moe   0     n/a         {GREEN}real{RESET}     0.900        n/a       0/0 runs  "
         f"-{' ' * 11}-"
     )
     assert row in lines

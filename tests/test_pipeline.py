@@ -298,7 +298,7 @@ def test_text_report(tmp_path: Path) -> None:
     assert "moe-shared-expert" in text and "real" in text
     # hidden_pct per run first (it decides), each run's window figure beside it
     assert "run 1 (cold) 0.000 (overlap_pct 0.000), run 2 (cold) 0.000" in text
-    assert "3 of 5 runs" in text
+    assert "3/5 runs" in text  # 5 runs, the first 2 cold: 5 - 2 judged
     assert "Stream pairs" in text and "Runs" in text
 
 

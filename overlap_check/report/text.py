@@ -46,13 +46,12 @@ def _styled(styles: Mapping[str, str], color: bool) -> Painter:
     return lambda cell: paint(cell, styles.get(cell), color)
 
 
-def _deciding_cell(plan: PlanResult, thresholds: Thresholds) -> str:
+def _deciding_cell(plan: PlanResult) -> str:
     found = plan.deciding_occurrence()
     if found is None or not found[0].warm:
         return "-"
     run, occ = found
-    hidden = figure_text(occ.hidden_pct, thresholds)
-    return f"#{occ.index} ({run.sample or f'run {run.run}'}): {hidden}"
+    return f"#{occ.index}, {run.sample or f'run {run.run}'}"
 
 
 def _samples(plan: PlanResult) -> str:
@@ -149,12 +148,12 @@ def _plans(report: Report, origins: Origins, color: bool) -> list[str]:
         hidden = figure_text(plan.hidden_pct, thresholds)
         hidden += " (capped)" if plan.diagnosed and plan.diagnosed.capped else ""
         hidden += " (provisional)" if plan.provisional else ""
-        used = f"{plan.runs_used} of {len(plan.per_run)} {_samples(plan)}"
+        used = f"{plan.runs_used}/{len(plan.per_run)} {_samples(plan)}"
         cells = [plan.name, rank_text(plan.rank), hidden, plan.verdict, pct(plan.overlap_pct)]
-        counts, deciding = _occurrence_counts(plan), _deciding_cell(plan, thresholds)
+        counts, deciding = _occurrence_counts(plan), _deciding_cell(plan)
         rows.append([*cells, pct(plan.busy_overlap_pct), used, counts, deciding])
     header = ["plan", "rank", "hidden_pct", "verdict", "overlap_pct", "busy_pct", "used"]
-    header += ["judged/occ", "deciding occurrence"]
+    header += ["judged/occ", "deciding"]  # its record is under the table
     painters = {2: _judged(color), 3: _styled(VERDICT_STYLE, color)}
     explanation = HIDDEN + "; " + WINDOW + "; busy_pct: busy-time figure"
     lines = [_heading("Plans", explanation, color), *table(header, rows, paint=painters), ""]

@@ -134,6 +134,7 @@ TERMS = {
     "wall": "elapsed time, first start to last end (of a layer or a step)",
     "contention": "main + side block demand above the device's cores at the same instant",
     "judged/occ": "occurrences judged / occurrences found",
+    "deciding": "the warm occurrence with the lowest hidden_pct (its record is under the table)",
 }
 
 
