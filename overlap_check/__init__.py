@@ -4,8 +4,7 @@ Library entry points (imported lazily so that ``overlap-check --help`` stays ins
 
 - :func:`load` — read profiler output into :class:`~overlap_check.model.Capture` objects.
 - :func:`check` — analyse captures into a :class:`~overlap_check.model.Report`.
-- :func:`profile` — narrow the capture window of ``overlap-check run`` (no-op otherwise).
-"""
+- :func:`profile` — narrow the capture window of ``overlap-check run`` (no-op otherwise)."""
 
 from __future__ import annotations
 

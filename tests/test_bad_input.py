@@ -300,6 +300,23 @@ def test_trace_duration_past_int64_ns_is_a_malformed_row(tmp_path: Path, dur: st
     assert capture.skipped_rows == 1
 
 
+def test_polars_panic_on_a_lone_quote_stays_off_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # polars' CSV reader panics on a body that ends in one unmatched quote; Rust's panic
+    # hook writes that and a backtrace to fd 2 itself. The record-by-record path reads the
+    # file: line 2 kept (1736408883704703.212 µs = 1736408883704703212 ns), line 3 skipped
+    run = tmp_path / "r_ascend_pt"
+    (run / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_text(
+        'Step Id,Stream ID,Name,Start Time(us),Duration(us)\n1,2,A,1736408883704703.212,3.0\n"'
+    )
+    (capture,) = load(run)
+    assert capture.kernels["start_ns"].to_list() == [1736408883704703212]
+    assert capture.skipped_lines == (3,)
+    assert capfd.readouterr().err == ""
+
+
 def test_db_row_ending_before_it_starts_is_a_malformed_row(tmp_path: Path) -> None:
     run = tmp_path / DB_RUN.name
     shutil.copytree(DB_RUN, run)

@@ -2,8 +2,7 @@
 
 Each command lives in its own module, imported only when invoked (``overlap-check --help``
 imports no polars, numpy or matplotlib). Library errors carry their exit code; they become
-one line on stderr here and nowhere else.
-"""
+one line on stderr here and nowhere else."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Exit 1 when a figure regressed by more than the tolerance or is missing from
 HEAD, 0 otherwise, 2 on bad input. The tolerance comes from ``--tolerance``,
-else OVERLAP_CHECK_TOLERANCE, else the config's ``[gate] tolerance``, else 0.1.
-"""
+else OVERLAP_CHECK_TOLERANCE, else the config's ``[gate] tolerance``, else 0.1."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Options shared by ``analyze`` and ``run``, turning them into Options, and emitting the report.
 
 Values left unset on the command line are None so that the config file and the
-environment can fill them (config.merge_options decides the precedence).
-"""
+environment can fill them (config.merge_options decides the precedence)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """``overlap-check run [options] -- COMMAND ARGS...``: profile a workload N times, then judge it.
 
-The runs, their manifest, the exit codes and the signals: docs/run.md.
-"""
+The runs, their manifest, the exit codes and the signals: docs/run.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The fix steps of a diagnosis, keyed by its cause and the plan's execution path: the
-tables of docs/advice.md ("The steps by cause and path"), in the APIs of that path.
-"""
+tables of docs/advice.md ("The steps by cause and path"), in the APIs of that path."""
 
 from __future__ import annotations
 

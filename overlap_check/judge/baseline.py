@@ -1,6 +1,5 @@
 """Baselines: this analysis against a previous JSON report, read back as a Report. The
-figures compared and the statuses: docs/ci.md, "Baselines".
-"""
+figures compared and the statuses: docs/ci.md, "Baselines"."""
 
 from __future__ import annotations
 

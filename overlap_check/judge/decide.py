@@ -2,8 +2,7 @@
 
 A capture's evidence holds its figures for every stream; which count is decided here over
 all runs: each rank's runs and warm flags, its main stream (most busy time), each plan's
-main and side stream (configured, else most dominator / side-op time), the device cores.
-"""
+main and side stream (configured, else most dominator / side-op time), the device cores."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Did it get faster? The reference comparison (docs/gain.md), its gates, and the evidence
 summary. The pipeline judges the reference through the same path (no gates of its own);
 :func:`apply_reference` compares each plan of each rank with it, refusing (InputError)
-when the layers or steps per sample differ.
-"""
+when the layers or steps per sample differ."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Judging: evidence of every run + the decisions over them (judge.decide) -> one Report,
 which carries every decision (warm runs, main streams, plan streams, device cores) and the
-gate's mark on each plan and stream pair.
-"""
+gate's mark on each plan and stream pair."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ figures: no more kernel tables are in memory at once than there are workers.
 
 Stages: samples (runs or steps, warm flags) → stream level (busy sets, main
 stream, pairs, parallelism) → core limits → plans (occurrences, placement,
-barriers) → gate.
-"""
+barriers) → gate."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """A plan's result over all its warm runs: verdict, barriers ranked, placement, findings,
-and the note when the window figure and hidden_pct disagree.
-"""
+and the note when the window figure and hidden_pct disagree."""
 
 from __future__ import annotations
 

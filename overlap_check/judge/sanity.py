@@ -1,7 +1,6 @@
 """Figures that cannot be (a negative time, a fraction outside [0, 1], NaN), from input the
 readers let through: the last check before a Report leaves the library. Such a report would
-mislead, so it is an error naming the capture(s), never a result.
-"""
+mislead, so it is an error naming the capture(s), never a result."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Every judgement, each in one place: a plan's verdict and what decided it (:func:`decide`),
 the diagnosis (:func:`diagnose`, in one line :func:`diagnosis`) and the gate (:func:`failures`
 builds every plan's and pair's reasons; :func:`gate`, :func:`mark_gate`). The gate's rules:
-docs/contract.md, "The gate"; the diagnosis: docs/advice.md.
-"""
+docs/contract.md, "The gate"; the diagnosis: docs/advice.md."""
 
 from __future__ import annotations
 

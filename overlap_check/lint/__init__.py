@@ -1,8 +1,7 @@
 """`overlap-check lint`: a static checker of multi-stream API routing in model source, which
 it parses and never runs. The rules: docs/lint-rules.md.
 
-    result = lint_paths(["models/"], ignore=["OC105"])
-"""
+    result = lint_paths(["models/"], ignore=["OC105"])"""
 
 from __future__ import annotations
 

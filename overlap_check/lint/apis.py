@@ -1,6 +1,5 @@
 """The catalogue of multi-stream APIs: which family (GE or explicit-stream) each belongs to
-and where each lives (docs/method.md, "API routing"; docs/lint-rules.md's table).
-"""
+and where each lives (docs/method.md, "API routing"; docs/lint-rules.md's table)."""
 
 from __future__ import annotations
 

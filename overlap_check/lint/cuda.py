@@ -1,6 +1,5 @@
 """OC202 and OC203, the CUDA data rules with no Ascend twin (OC201 and OC204 share OC104's
-and OC103's code in rules.py). What each reports: docs/lint-rules.md, "CUDA stream code".
-"""
+and OC103's code in rules.py). What each reports: docs/lint-rules.md, "CUDA stream code"."""
 
 from __future__ import annotations
 

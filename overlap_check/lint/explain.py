@@ -1,7 +1,6 @@
 """``lint --explain RULE``: why a rule exists, with a wrong and a right example (docs/lint-rules.md
 at more length). Each example is a whole module, which tests/test_lint.py lints: every
-wrong one gives its rule, every right one does not.
-"""
+wrong one gives its rule, every right one does not."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Each body is flattened into steps in source order, each knowing its stream; the names a
 side block assigns are followed through the steps after it, and a main-stream read before
 any synchronisation is a finding. What counts as a wait, and what is not judged:
-docs/lint-rules.md, OC104.
-"""
+docs/lint-rules.md, OC104."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The execution path a module runs under, from its compile calls (or its path pragma),
 else from the other linted files', else eager; per function in a module compiled both
-ways. The rules: docs/lint-rules.md, "How the execution path of a module is decided".
-"""
+ways. The rules: docs/lint-rules.md, "How the execution path of a module is decided"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What the linted files know of each other: calls resolved to the repository's functions
 (parsed, never run), and the project's wrappers of stream contexts, judged at their
-callers. The rules: docs/lint-rules.md, "Your own wrappers are your API".
-"""
+callers. The rules: docs/lint-rules.md, "Your own wrappers are your API"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Lint findings as text, JSON, GitHub workflow annotations, JUnit XML or SARIF 2.1.0
 (docs/lint-rules.md, "Output formats"). SARIF paths are relative to the workspace, where
-GitHub resolves them; tests/data/sarif/ holds the schema the output is checked against.
-"""
+GitHub resolves them; tests/data/sarif/ holds the schema the output is checked against."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Every rule reports only what resolves through the module's imports to a real
 torchair / torch_npu API, so local wrappers and look-alike names stay silent.
-docs/lint-rules.md explains each rule with a wrong and a right example.
-"""
+docs/lint-rules.md explains each rule with a wrong and a right example."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """One parsed module (never imported or run): its tree, comments, import aliases and the
 tracked API calls in it. Only ``torch``, ``torch_npu`` and ``torchair`` are tracked, and
-every import anywhere in the module counts (flow-insensitive).
-"""
+every import anywhere in the module counts (flow-insensitive)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Which reads of a tensor touch its data (metadata reads do not: the host knows them), and
 the facts they run under: a branch taken tells the truth of its condition's flags, and
-places whose facts disagree on a flag never both run (docs/lint-rules.md, OC104).
-"""
+places whose facts disagree on a flag never both run (docs/lint-rules.md, OC104)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ stream waited for the side stream (the chain from :func:`plans.barrier_instances
 op up to the dominator), (b) the side stream waited for a main op placed late.
 
 The rules: docs/hidden-fraction.md, "Barriers both ways"; judge/ ranks what
-:func:`instances` finds.
-"""
+:func:`instances` finds."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Communication against compute for the whole device, per step: busy, hidden and exposed
 time, the measure of the profiler's step_trace_time.csv, which :func:`profiler_difference`
-sets beside ours (docs/method.md, "Communication (no plan)").
-"""
+sets beside ours (docs/method.md, "Communication (no plan)")."""
 
 from __future__ import annotations
 

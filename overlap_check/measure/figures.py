@@ -4,8 +4,7 @@ A worker reduces one capture with :func:`capture_figures`; its kernel table neve
 the worker. The rank's main stream, each plan's main stream and the device cores need
 every run: a worker measures the pairs of every two streams, and each plan for the main
 stream the capture chooses alone; one whose choice misses its rank's is reduced again
-(docs/architecture.md, "The path of `overlap-check analyze DIR`").
-"""
+(docs/architecture.md, "The path of `overlap-check analyze DIR`")."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ int64 ns, the part under its own dominator, the counts per verdict band, helper 
 and the side time only sibling side streams covered.
 
 The rules: docs/hidden-fraction.md ("Two figures per occurrence", "Helper streams") and
-docs/method.md ("hidden_pct"). Pure functions on numpy int64 arrays and polars tables.
-"""
+docs/method.md ("hidden_pct"). Pure functions on numpy int64 arrays and polars tables."""
 
 from __future__ import annotations
 

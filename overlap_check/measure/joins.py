@@ -3,8 +3,7 @@
 medians and step walls, and per rank the warm medians (:func:`plan_walls`).
 
 The figures: docs/gain.md, "The figures of one layer". The occurrences come from
-:func:`overlap_check.measure.plans.occurrences`, one capture at a time.
-"""
+:func:`overlap_check.measure.plans.occurrences`, one capture at a time."""
 
 from __future__ import annotations
 

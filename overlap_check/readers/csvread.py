@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -178,6 +180,38 @@ def _convert(
     return values, flag, scratch
 
 
+_quiet_lock = threading.Lock()
+_quiet: list[int] = []  # fd 2 as it was (-1: none), one entry per thread parsing
+
+
+def _to_devnull() -> int:
+    try:
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # started without fd 2: nothing to silence
+        return -1
+    os.dup2(null, 2)
+    os.close(null)
+    return saved
+
+
+@contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """fd 2 on /dev/null while polars parses: its reader panics on some broken quoting (a
+    PanicException; the slow path reads the file), and Rust's panic hook writes that and a
+    backtrace to fd 2 itself, raw on the user's terminal."""
+    with _quiet_lock:
+        saved = _quiet[0] if _quiet else _to_devnull()
+        _quiet.append(saved)
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet.pop()
+            if not _quiet and saved >= 0:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+
 def _fast(
     path: Path,
     header: Sequence[str],
@@ -240,7 +274,7 @@ def _fast(
             sources: Iterable[bytes | Path] = (
                 [path] if whole and info.st_size <= WHOLE_FILE_BYTES else blocks
             )
-            with closing(map_in_order(parse, sources)) as parsed:
+            with _native_stderr_silenced(), closing(map_in_order(parse, sources)) as parsed:
                 for frame in parsed:
                     if frame["__suspect"].any():
                         return None  # closing: the blocks still being parsed are waited for

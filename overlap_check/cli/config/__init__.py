@@ -3,8 +3,7 @@
 Every setting is defined once in :mod:`.settings`; :mod:`.files` finds and reads the file,
 :mod:`.parse` validates its sections and ``[[plan]]`` tables, :mod:`.checks` single values,
 :mod:`.merge` applies the precedence, :mod:`.command_line` the ``--side ...`` plan and
-``--output``.
-"""
+``--output``."""
 
 from __future__ import annotations
 

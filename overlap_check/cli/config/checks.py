@@ -1,8 +1,7 @@
 """Checks of single config values, shared by the file parser and the merge of CLI/env values.
 
 A check returns the value (converted where needed) or raises :class:`Invalid`
-with a message; the caller adds the file, key and line.
-"""
+with a message; the caller adds the file, key and line."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Finding and reading the config file, and the line of a key for error messages.
 
-The discovery rule (the nearest folder up to the repository root): docs/config.md.
-"""
+The discovery rule (the nearest folder up to the repository root): docs/config.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Options from CLI values > environment (``OVERLAP_CHECK_*``) > config file > defaults.
 
-CLI and environment values pass the file's checks; a bad one is named by where it came from.
-"""
+CLI and environment values pass the file's checks; a bad one is named by where it came from."""
 
 from __future__ import annotations
 

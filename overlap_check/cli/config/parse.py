@@ -1,8 +1,7 @@
 """Validation of a config table, section by section, into a :class:`Config`.
 
 Errors name the file and the dotted key (``plan[2].side``, 1-based); :mod:`.files` adds the
-line. The sections come from :mod:`.settings`; the ``[[plan]]`` keys are here.
-"""
+line. The sections come from :mod:`.settings`; the ``[[plan]]`` keys are here."""
 
 from __future__ import annotations
 

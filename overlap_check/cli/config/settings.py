@@ -3,8 +3,7 @@
 The file's sections and checks, the environment variables, the merge, the click options and
 docs/config.md's tables (a test compares them) all derive from :data:`SETTINGS`. Type and
 default are those of the field of the same name in its ``owner`` (``model.Options`` unless
-said), so the library's defaults and the CLI's are one. Adding one: docs/config.md, "Keys".
-"""
+said), so the library's defaults and the CLI's are one. Adding one: docs/config.md, "Keys"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Core limits: which cores a device has (``device``), the per-kernel rules of one run and
 the runs added up (``rules``), the contention sweep of one run (``contention``). The names
-the rest of the package uses are importable from here.
-"""
+the rest of the package uses are importable from here."""
 
 from overlap_check.measure.cores.contention import (
     Above,

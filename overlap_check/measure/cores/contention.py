@@ -5,8 +5,7 @@ compute streams are busy, each kernel capped at the device's cores (docs/method.
 One stable sort of all kernel bounds gives every running sum, no per-kernel loop. A worker
 sweeps before the device cores are decided over all runs (:func:`contention_evidence`);
 where the decision can exceed the cores it swept with, it keeps what more cores need
-(:class:`Above`), and :func:`contention_at` gives the decided cores' figures from that.
-"""
+(:class:`Above`), and :func:`contention_at` gives the decided cores' figures from that."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Sources, most trusted first (docs/method.md, "Core limits and block counts"): the capture's
 info.json, the config's ``[device]`` counts (above the ini: a vNPU slice has fewer cores
 than its chip), a CANN ``<SoC>.ini`` (``--soc-ini``), a SoC name in :data:`SOC_CORES`,
-else a guess from Block Num, labelled so. Block Num 0 (Level0) is unknown, never a count.
-"""
+else a guess from Block Num, labelled so. Block Num 0 (Level0) is unknown, never a count."""
 
 from __future__ import annotations
 

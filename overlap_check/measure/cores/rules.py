@@ -3,8 +3,7 @@
 runs added up (:func:`combine_cores`).
 
 The rules, which limit governs a kernel, and the npugraph_ex Ascend C case: docs/method.md,
-"Core limits and block counts"; the contention sweep is :mod:`.contention`.
-"""
+"Core limits and block counts"; the contention sweep is :mod:`.contention`."""
 
 from __future__ import annotations
 
