@@ -49,8 +49,9 @@ def na_to_null(expr: pl.Expr) -> pl.Expr:
 def us_float_to_ns(values: npt.ArrayLike) -> pl.Series:
     """Float µs (trace ``dur``) → Int64 ns, ``round(dur * 1000)`` (half to even); null where
     no int64 holds it (msgspec reads ``1e400`` as inf, ``1e17`` µs is past 2**63 ns)."""
-    ns = np.rint(np.asarray(values, dtype=np.float64) * 1000.0)
-    return pl.Series(ns, dtype=pl.Float64).cast(pl.Int64, strict=False)
+    floats = pl.Series(np.rint(np.asarray(values, dtype=np.float64) * 1000.0))
+    ns: pl.Series = floats.cast(pl.Int64, strict=False)
+    return ns
 
 
 def ts_text(value: object) -> str | None:
