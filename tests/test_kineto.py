@@ -227,6 +227,23 @@ def test_a_stream_that_is_not_an_int_is_counted_not_guessed(tmp_path: Path) -> N
     (capture,) = load(path)
     assert capture.kernels.height == 1  # 3 events - 2 without a usable stream
     assert "2 device events without a stream or a valid ts/dur skipped" in capture.notes
+    assert capture.skipped_rows == 2  # counted as lost rows: the result is provisional
+
+
+def test_a_dur_past_int64_ns_is_a_skipped_row_and_makes_the_run_provisional(
+    tmp_path: Path,
+) -> None:
+    # 1e17 µs = 1e20 ns, past int64: the kernel is a lost row, the report provisional even
+    # with --min-runs 1 (the other kernel: [1000, 2000) ns on stream 7)
+    good = {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "pid": 0, "tid": 7}
+    bad = json.dumps({**good, "ts": 5, "dur": 0}).replace('"dur": 0', '"dur": 1e17')
+    path = tmp_path / "run.pt.trace.json"
+    path.write_text(f'{{"schemaVersion": 1, "traceEvents": [{json.dumps(good)}, {bad}]}}')
+    (capture,) = load(path)
+    assert capture.kernels.select("start_ns", "end_ns").rows() == [(1000, 2000)]
+    assert capture.skipped_rows == 1
+    result = CliRunner().invoke(cli, ["analyze", str(path), "--min-runs", "1", "--warmup", "0"])
+    assert "PROVISIONAL: malformed rows were skipped" in result.output
 
 
 # ------------------------------------------------------------------ the generator

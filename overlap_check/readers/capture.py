@@ -47,6 +47,7 @@ class _Kernels:
     devices: tuple[int, ...] = ()
     notes: list[str] = field(default_factory=list)
     files: tuple[Path, ...] = ()  # the files the rows came from (named in the notes)
+    malformed: int = 0  # rows the reader skipped without a line number (a Kineto trace's)
 
 
 def _from_csvs(paths: tuple[Path, ...], source: str, shapes: bool = False) -> _Kernels:
@@ -106,8 +107,9 @@ def _primary(src: Source, path: Path, shapes: bool) -> _Kernels:
 
         trace = read_kineto(path)
         return _Kernels(
-            trace.kernels, "kineto", rank=trace.rank, devices=trace.devices, notes=[*trace.notes]
-        )
+            trace.kernels, "kineto", rank=trace.rank, devices=trace.devices,
+            notes=[*trace.notes], malformed=trace.malformed,
+        )  # fmt: skip
     if kind == "db":
         return _from_db(path, shapes)
     if kind == "trace":
@@ -385,7 +387,7 @@ def read_capture(
         level=level,
         capture_time_ns=_capture_time(src, info, kernels, frame),
         kernels=conform(frame),
-        skipped_rows=skipped_rows + impossible,
+        skipped_rows=skipped_rows + impossible + kernels.malformed,
         skipped_lines=skipped_lines,
         skipped_file=skipped_file,
         device_cores=cores,

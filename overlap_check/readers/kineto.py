@@ -93,6 +93,7 @@ class KinetoKernels:
     devices: tuple[int, ...]  # devices with device work
     num_sms: dict[int, int]  # deviceProperties: device id → SM count
     notes: list[str] = field(default_factory=list)
+    malformed: int = 0  # device events without a stream or a valid ts/dur: skipped, counted
 
 
 def host_steps(frame: pl.DataFrame) -> pl.DataFrame:
@@ -223,8 +224,9 @@ def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
     )
 
 
-def _kernel_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...], list[str]]:
-    """The usable device rows (streams per device), the devices with work, and notes."""
+def _kernel_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...], list[str], int]:
+    """The usable device rows (streams per device), the devices with work, notes, and how
+    many device rows were malformed (no stream, no valid ts/dur)."""
     rows = _device_rows(frame)
     notes: list[str] = []
     usable = (
@@ -245,7 +247,7 @@ def _kernel_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[int, ...], li
             f"device work on GPUs {list(devices)}: stream ids are device * "
             f"{MULTI_DEVICE_STRIDE:,} + stream (streams are per device)"
         )
-    return rows, devices, notes
+    return rows, devices, notes, bad
 
 
 def _int(value: Any) -> int | None:
@@ -257,7 +259,7 @@ def read_kineto(path: Path) -> KinetoKernels:
     trace = load_kineto(path)
     events = trace.traceEvents
     frame = event_frame(events)
-    rows, devices, notes = _kernel_rows(frame)
+    rows, devices, notes, malformed = _kernel_rows(frame)
     num_sms = {
         d: s
         for p in trace.deviceProperties or ()
@@ -277,7 +279,7 @@ def read_kineto(path: Path) -> KinetoKernels:
     info = trace.distributedInfo
     rank = _int(info.rank) if info is not None else None
     rank = rank if rank is not None and rank >= 0 else None
-    return KinetoKernels(path, rows, rank, devices, num_sms, notes)
+    return KinetoKernels(path, rows, rank, devices, num_sms, notes, malformed)
 
 
 MODULE_PREFIX = "nn.Module: "
@@ -327,7 +329,7 @@ def kineto_launches(path: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     host thread and time of the runtime call that launched it (``args.correlation``)."""
     events = load_kineto(path).traceEvents
     frame = event_frame(events)
-    rows, _, _ = _kernel_rows(frame)
+    rows = _kernel_rows(frame)[0]
     points = (
         rows.select("stream_id", "start_ns", "correlation")
         .join(launches(events, frame), on="correlation")
