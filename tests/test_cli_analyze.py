@@ -174,3 +174,17 @@ def test_unknown_rank_prints_as_dash(fake_runs: Path, tmp_path: Path) -> None:
     ) in result.output
     as_json = json.loads(invoke(bare, "--format", "json", "-q").output)
     assert as_json["runs"][0]["rank"] is None
+
+
+def test_the_plan_table_row_fits_100_columns_on_one_line() -> None:
+    # README's first example: 5 runs, the first 2 cold (3 judged), occurrence #1 of run 3
+    # decides; each cell on the row's own line, none wrapped under it
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "fake-dual-stream"
+    args = ["analyze", str(fixture), "--side", "SharedExpert", "--dominator", "GroupedMatmul"]
+    lines = CliRunner().invoke(cli, args, env={"COLUMNS": "100"}).stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  plan          rank"))
+    assert lines[at].split()[-1] == "deciding"
+    row = lines[at + 1].split()
+    assert row[:4] == ["SharedExpert", "0", "0.000", "fake"]
+    assert row[-6:] == ["3/5", "runs", "2/2", "#1,", "run", "3"]
+    assert lines[at + 2] == "" and max(map(len, lines[at : at + 2])) <= 100

@@ -522,10 +522,11 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
 
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(CASE_SECONDS)
+    native = TemporaryFile()  # noqa: SIM115 (closed in finally): fd 2 past sys.stderr
     try:
         # a warning reaches the user's terminal raw (numpy's "invalid value in cast": a
         # figure that wrapped round); recorded here, it is a problem of the case
-        with warnings.catch_warnings(record=True) as warned, _fd2_into(native := TemporaryFile()):
+        with warnings.catch_warnings(record=True) as warned, _fd2_into(native):
             warnings.simplefilter("always")
             result = CliRunner().invoke(cli, args, catch_exceptions=True)
     except Hang as err:
@@ -537,15 +538,16 @@ def run_case(seed: int, tmp: Path) -> tuple[str, int, list[str]]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+        native.seek(0)
+        raw = native.read()
+        native.close()
         for path in _walk(case):  # let rmtree remove what odd_file made unreadable
             if not path.is_symlink():
                 path.chmod(0o755)
     problems: list[str] = list(found)
     problems += [f"warned {w.category.__name__}: {w.message} ({w.filename})" for w in warned]
-    native.seek(0)
-    if raw := native.read():  # past sys.stderr: a native library (polars' panic hook)
+    if raw:  # past sys.stderr: a native library (polars' panic hook)
         problems.append(f"wrote to fd 2 itself: {raw[:300]!r}")
-    native.close()
     output = result.stdout + result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         problems.append(f"raised {type(result.exception).__name__}: {result.exception}")
