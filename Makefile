@@ -24,7 +24,8 @@ test: ## Run the test suite (real captures in ../shared/real-profiles are used w
 # The fixture tests under the oldest versions pyproject.toml declares.
 MIN_VENV  ?= .venv-min
 MIN_TESTS ?= tests/test_readers.py tests/test_cli_analyze.py tests/test_pipeline.py \
-	tests/test_verdict.py tests/test_config.py tests/test_synth.py tests/test_packaging.py
+	tests/test_verdict.py tests/test_config.py tests/test_synth.py tests/test_packaging.py \
+	tests/test_csvblocks.py
 test-min: ## Install the declared minimum versions in .venv-min (MIN_VENV) and run the fixture tests
 	rm -rf $(MIN_VENV)
 	$(PYTHON) -m venv $(MIN_VENV)

@@ -11,6 +11,7 @@ import csv
 import io
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -21,6 +22,7 @@ from typing import Literal
 import polars as pl
 
 from overlap_check.model.errors import InputError, SchemaError
+from overlap_check.readers import csvblocks
 from overlap_check.readers.csvblocks import RecordTooLong, map_in_order, record_blocks
 from overlap_check.readers.numbers import (
     int_text,
@@ -185,6 +187,8 @@ _quiet: list[int] = []  # fd 2 as it was (-1: none), one entry per thread parsin
 
 
 def _to_devnull() -> int:
+    if sys.__stderr__ is None:  # started without fd 2: a file opened since may hold it
+        return -1
     try:
         saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     except OSError:  # started without fd 2: nothing to silence
@@ -251,15 +255,17 @@ def _fast(
     suspect = (bad | pl.col("__short") | pl.col("__long")).alias("__suspect")
 
     def parse(source: bytes | Path) -> pl.DataFrame:
-        scan = pl.scan_csv(
-            source,
-            has_header=False,
-            skip_lines=int(isinstance(source, Path)),  # a whole file: its header line
-            schema=schema,
-            missing_columns="insert",
-            null_values=null_values or None,
-            raise_if_empty=False,
-        )
+        scan = pl.LazyFrame(schema=schema)  # no body (polars 1.39 loses an empty scan's schema)
+        if source != b"":
+            scan = pl.scan_csv(
+                source,
+                has_header=False,
+                skip_lines=int(isinstance(source, Path)),  # a whole file: its header line
+                schema=schema,
+                missing_columns="insert",
+                null_values=null_values or None,
+                raise_if_empty=False,
+            )
         query = scan.select(*values, *checks).with_columns(suspect)
         streamed = isinstance(source, Path)  # a whole file: parsed and converted in morsels
         query = finish(query.drop("__short", "__long", *scratch))
@@ -271,9 +277,9 @@ def _fast(
         whole = block_bytes is None and stat.S_ISREG(info.st_mode) and str(path).isprintable()
         with path.open("rb", buffering=0) as handle:
             blocks = record_blocks(handle, block_bytes, skip_first=True)
-            sources: Iterable[bytes | Path] = (
-                [path] if whole and info.st_size <= WHOLE_FILE_BYTES else blocks
-            )
+            # one block or less (a header alone, too) is no bigger than a block: read as one
+            whole = whole and csvblocks.BLOCK_BYTES < info.st_size <= WHOLE_FILE_BYTES
+            sources: Iterable[bytes | Path] = [path] if whole else blocks
             with _native_stderr_silenced(), closing(map_in_order(parse, sources)) as parsed:
                 for frame in parsed:
                     if frame["__suspect"].any():
