@@ -457,15 +457,16 @@ def test_a_csv_field_over_1_mib_is_an_error_naming_its_line(tmp_path: Path, leng
 
 
 def _three_step_run(tmp_path: Path) -> tuple[Path, Path]:
-    """A result dir whose step_trace_time.csv lists steps 1-3 and whose kernel_details.csv
-    has two kernels in each (cut at a line boundary below)."""
+    """A result dir whose step_trace_time.csv lists steps 1-3, each with 20 µs of Computing,
+    and whose kernel_details.csv has two 10 µs kernels in each, apart (10 + 10 = 20 µs: a
+    stream 2 kernel at +0 µs, a stream 3 one at +40 µs), to be cut at a line boundary."""
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True)
     header = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
     steps = "".join(f"{s},20.0,0.0,0.0,0.0,80.0\n" for s in (1, 2, 3))
     (out / "step_trace_time.csv").write_text(header + steps)
     rows = [
-        f"{step},{stream},K{step}{stream},{T0 + 100 * step + stream}.000\t,10.0"
+        f"{step},{stream},K{step}{stream},{T0 + 100 * step + 40 * (stream - 2)}.000\t,10.0"
         for step in (1, 2, 3)
         for stream in (2, 3)
     ]
@@ -501,6 +502,38 @@ def test_an_export_cut_at_a_line_boundary_is_incomplete(tmp_path: Path) -> None:
         "rank -: provisional result (malformed rows skipped or an incomplete export) and "
         "--strict" in json.loads(strict.stdout)["gate_reasons"]
     )
+
+
+def test_an_export_cut_inside_its_last_step_is_incomplete(tmp_path: Path) -> None:
+    """Before: a cut inside the last listed step went unseen (every step still had a kernel)."""
+    run, kernels = _three_step_run(tmp_path)
+    kernels.write_text(kernels.read_text().rsplit("\n", 1)[0] + "\n")  # step 3's stream 3 kernel
+    (cut,) = load(run)
+    # step 3: one 10 µs kernel left, where Computing says 20 µs: short by 10 µs (50%)
+    assert (cut.skipped_rows, cut.incomplete) == (
+        0,
+        "kernel_details.csv has compute kernels of step 3 covering 10.000 µs where "
+        "step_trace_time.csv counts 20.000 µs of Computing: kernel rows are missing (skipped "
+        "as malformed, trimmed, or the export cut short)",
+    )
+    strict = invoke("analyze", str(run), "--strict", "--min-runs", "1", "--warmup", "0")
+    assert strict.exit_code == 1, strict.output
+
+
+def test_computing_within_the_profilers_float_noise_is_complete(tmp_path: Path) -> None:
+    # step 3's kernels cover 20 µs; the slack is 1% and 1 µs (the profiler sums floats)
+    run, _ = _three_step_run(tmp_path)
+    steps = run / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    listed = steps.read_text()
+
+    def incomplete(computing: str) -> str | None:
+        steps.write_text(listed.replace("3,20.0,", f"3,{computing},"))
+        (capture,) = load(run)
+        return capture.incomplete
+
+    assert incomplete("19.001") is None  # more than ours: nothing is missing
+    assert incomplete("20.999") is None  # 0.999 µs short: under 1 µs
+    assert "counts 21.001 µs of Computing" in (incomplete("21.001") or "")  # 1.001 µs short
 
 
 def test_a_trace_kernel_name_over_1_mib_is_an_error_naming_the_file(tmp_path: Path) -> None:

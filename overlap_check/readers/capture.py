@@ -1,8 +1,7 @@
 """One discovered Source → one Capture: pick the kernel source, add streams and metadata.
 
-Which file gives the kernels, streams and copy/communication rows: docs/formats.md,
-"Which file gives the kernels" and "Streams for Level0 captures".
-"""
+Which file gives the kernels, streams and copy/communication rows: docs/formats.md, "Which file
+gives the kernels" and "Streams for Level0 captures"."""
 
 from __future__ import annotations
 
@@ -14,7 +13,8 @@ import polars as pl
 
 from overlap_check.model import MAX_INPUT_SIZE, Capture, ProfilerStepTime, SideKind
 from overlap_check.model.errors import InputError, NoStreamDataError
-from overlap_check.model.table import conform, is_unplaced
+from overlap_check.model.intervals import union_length
+from overlap_check.model.table import conform, is_compute, is_unplaced
 from overlap_check.readers.csvread import MAX_FIELD_BYTES, read_header
 from overlap_check.readers.db import read_db
 from overlap_check.readers.discover import Source, file_kind
@@ -328,19 +328,44 @@ def _incomplete(
     frame: pl.DataFrame, source: str, steps: tuple[ProfilerStepTime, ...], steps_file: Path | None
 ) -> str | None:
     """Why the kernel table looks cut short (an export cut at a line boundary reads as a good
-    file): steps the profiler's step_trace_time.csv (or analysis.db) lists with no kernel."""
+    file): steps the profiler's step_trace_time.csv (or analysis.db) lists with no kernel, or
+    a cut inside the last one (:func:`_short_of_computing`)."""
+    if steps_file is None:
+        return None
+    why = [_short_of_computing(frame, steps, steps_file.name)]
     listed = {s.step for s in steps if s.step is not None}
-    if not listed or steps_file is None or "step" not in frame.columns:
+    if listed and "step" in frame.columns:
+        seen = set(frame.get_column("step").drop_nulls().unique().to_list())
+        if missing := sorted(listed - seen) if seen else []:
+            shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
+            why.insert(0, f"holds no kernel of {len(missing)} step(s) that {steps_file.name} "
+                       f"lists ({shown}): the export looks cut short")  # fmt: skip
+    found = [w for w in why if w]
+    return f"{source} {'; '.join(found)}" if found else None
+
+
+def _short_of_computing(
+    frame: pl.DataFrame, steps: tuple[ProfilerStepTime, ...], name: str
+) -> str | None:
+    """The compute kernels of the last step the profiler lists cover less of the time than its
+    Computing there (its float sums: by more than 1% and 1 µs), per device it lists."""
+    timed = [s for s in steps if s.computing_ns]
+    numbered = [s.step for s in timed if s.step is not None]
+    if not timed or (numbered and "step" not in frame.columns):
         return None
-    seen = set(frame.get_column("step").drop_nulls().unique().to_list())
-    missing = sorted(listed - seen)
-    if not seen or not missing:
-        return None
-    shown = ", ".join(map(str, missing[:5])) + (" ..." if len(missing) > 5 else "")
-    return (
-        f"{source} holds no kernel of {len(missing)} step(s) that {steps_file.name} lists "
-        f"({shown}): the export looks cut short"
-    )
+    last = max(numbered, default=None)
+    compute = is_compute(frame.columns) | is_unplaced(frame.columns)  # on a stream or not
+    rows = frame.filter(compute if last is None else compute & (pl.col("step") == last))
+    for row in (s for s in timed if s.step == last):
+        on = rows if row.device is None else rows.filter(pl.col("device") == row.device)
+        on = on.drop_nulls(["start_ns", "end_ns"])
+        ours, theirs = union_length(on["start_ns"], on["end_ns"]), row.computing_ns or 0
+        if on.height and theirs - ours > max(1000, theirs // 100):  # none on it: ids differ
+            at = "" if last is None else f" of step {last}"
+            return (f"has compute kernels{at} covering {ours / 1000:.3f} µs where {name} counts "
+                    f"{theirs / 1000:.3f} µs of Computing: kernel rows are missing (skipped as "
+                    "malformed, trimmed, or the export cut short)")  # fmt: skip
+    return None
 
 
 def read_capture(
