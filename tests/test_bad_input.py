@@ -460,6 +460,7 @@ def test_an_unexpected_crash_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch
 def test_an_impossible_figure_is_an_error_naming_the_capture() -> None:
     from overlap_check.judge.pipeline import check
     from overlap_check.judge.sanity import check_report
+    from overlap_check.model import Options, Plan
 
     report = check([FAKE_RUN], workers=1)
     assert check_report(report) is report
@@ -492,6 +493,14 @@ def test_an_impossible_figure_is_an_error_naming_the_capture() -> None:
     rank = replace(rank, concurrent_ns=float("inf"))
     with pytest.raises(InputError, match=r"ranks\[0\].concurrent_ns = inf is infinite"):
         check_report(replace(report, ranks=(rank,)))
+    # an unplaced row count and an occurrence's dominator_pct (under / side busy) too
+    with pytest.raises(InputError, match=r"runs\[0\].unplaced_rows = -5 is negative"):
+        check_report(replace(report, runs=(replace(first, unplaced_rows=-5), *report.runs[1:])))
+    shared = Plan(name="shared", side="SharedExpert", dominator="GroupedMatmul")
+    (plan,) = check([FAKE_RUN], Options(plans=(shared,)), workers=1).plans
+    run = replace(plan.per_run[0], layers=(replace(plan.per_run[0].layers[0], dominator_pct=3.0),))
+    with pytest.raises(InputError, match=r"layers\[0\].dominator_pct = 3.0 is outside \[0, 1\]"):
+        check_report(replace(report, plans=(replace(plan, per_run=(run, *plan.per_run[1:])),)))
 
 
 def test_device_id_past_int32_is_a_malformed_row(tmp_path: Path) -> None:

@@ -18,11 +18,10 @@ from overlap_check.model.json_codec import POINTS
 _SIGNED = frozenset(POINTS) | {"new_join_wait_ns", "after_side_end_ns", "lag_ns", "size_ns"}
 # Fractions: in [0, 1].
 _FRACTIONS = frozenset(
-    {"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max", "hidden_pct"}
+    {"overlap_pct", "busy_overlap_pct", "overlap_min", "overlap_max", "hidden_pct", "dominator_pct"}
 )
-_NON_NEGATIVE = frozenset(
-    {"parallelism", "kernels", "skipped_rows", "demand", "maximum", "profiler_difference"}
-)
+_NON_NEGATIVE = frozenset({"parallelism", "kernels", "skipped_rows", "unplaced_rows", "demand",
+                           "maximum", "profiler_difference"})  # fmt: skip
 
 
 def _never_negative(name: str) -> bool:
