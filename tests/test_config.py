@@ -269,9 +269,13 @@ def test_bad_regex_names_file_key_and_line(tmp_path: Path) -> None:
 def test_bad_threshold_order(tmp_path: Path) -> None:
     err = error_of(tmp_path, "[thresholds]\nreal = 0.3\nfake = 0.4\n")
     assert (err.key, err.line) == ("thresholds.fake", 3)
-    # one threshold alone is judged against the other's default (real 0.5)
-    err = error_of(tmp_path, "[thresholds]\nfake = 0.5\n")
-    assert err.key == "thresholds.fake"
+    # one threshold alone meets the other where the layers merge: the default real 0.5,
+    # or a command line's 0.9 (before: an error, whatever the command line said)
+    write(tmp_path, "overlap-check.toml", "[thresholds]\nfake = 0.5\n")
+    config = load_config(None, tmp_path)
+    with pytest.raises(ConfigError, match=r"got real 0\.5 \(default\) and fake 0\.5 \(.*toml key"):
+        merge_options(config, {}, {})
+    assert merge_options(config, {"real": 0.9}, {}).thresholds.fake == 0.5
 
 
 def test_duplicate_plan_name(tmp_path: Path) -> None:

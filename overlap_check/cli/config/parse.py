@@ -12,7 +12,7 @@ from typing import Any
 from overlap_check.cli.config import checks
 from overlap_check.cli.config.checks import Invalid
 from overlap_check.cli.config.settings import SECTIONS, Config
-from overlap_check.model import CoreLimit, DeviceConfig, Plan, Thresholds
+from overlap_check.model import CoreLimit, DeviceConfig, Plan
 from overlap_check.model.errors import ConfigError
 
 # in docs/config.md's order (tests/test_config.py)
@@ -66,11 +66,11 @@ def parse_config(table: Mapping[str, Any], source: Path, prefix: str) -> Config:
             if setting.relative:
                 checked = str(source.parent / checked)  # absolute stays absolute
             (device if setting.owner is DeviceConfig else values)[setting.name] = checked
-    real = values.get("real", Thresholds().real)
-    fake = values.get("fake", Thresholds().fake)
-    if not fake < real:
-        bad = "thresholds.fake" if "fake" in values else "thresholds.real"
-        raise fail(f"thresholds need 0 <= fake < real <= 1, got real {real} and fake {fake}", bad)
+    # one of the two set here may meet the other from a command line: checked once merged
+    real, fake = values.get("real"), values.get("fake")
+    if real is not None and fake is not None and not fake < real:
+        raise fail(f"thresholds need 0 <= fake < real <= 1, got real {real} and fake {fake}",
+                   "thresholds.fake")  # fmt: skip
     raw = table.get("plan", [])
     if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
         raise fail(f"expected an array of tables [[{prefix}plan]]", "plan")
