@@ -1,17 +1,15 @@
 """The library entry point: profiler output (or captures) in, one Report out.
 
 ``check(paths_or_captures, options)`` reduces every capture to its figures
-(:mod:`overlap_check.measure.figures`: read, busy sets, pair and plan figures, core
-checks) and judges the figures of all runs here: warm-up discard, medians,
-verdicts, barrier ranking, the gate. Captures given as PATHs are read and
-reduced by this process or, when there are several and enough input to pay for
-them, by worker processes (:mod:`overlap_check.measure.workers`), each returning only its
-figures: no more kernel tables are in memory at once than there are workers.
-``analyze_captures`` judges captures already in memory, in this process.
+(:mod:`overlap_check.measure.figures`: read, busy sets, pair and plan figures, core checks) and
+judges the figures of all runs here: warm-up discard, medians, verdicts, barrier ranking, the
+gate. Captures given as PATHs are read and reduced by this process or, when there are several
+and enough input to pay for them, by worker processes (:mod:`overlap_check.measure.workers`),
+each returning only its figures: no more kernel tables are in memory at once than there are
+workers. ``analyze_captures`` judges captures already in memory, in this process.
 
-Stages: samples (runs or steps, warm flags) → stream level (busy sets, main
-stream, pairs, parallelism) → core limits → plans (occurrences, placement,
-barriers) → gate."""
+Stages: samples (runs or steps, warm flags) → stream level (busy sets, main stream, pairs,
+parallelism) → core limits → plans (occurrences, placement, barriers) → gate."""
 
 from __future__ import annotations
 

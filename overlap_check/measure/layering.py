@@ -1,9 +1,8 @@
-"""Occurrences that follow the model's layers: the layer of each side op, the join and lag
-flags of a missing wait, and the layers of a plan without a dominator.
+"""Occurrences that follow the model's layers: the layer of each side op, the join and lag flags
+of a missing wait, and the layers of a plan without a dominator.
 
 The rules: docs/hidden-fraction.md, "Occurrences follow the layers"; docs/method.md,
-"Occurrences" (:func:`task_layers`). :mod:`overlap_check.measure.plans` calls them.
-"""
+"Occurrences" (:func:`task_layers`). :mod:`overlap_check.measure.plans` calls them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""One occurrence measured again from its capture, as the report measured it: for a
-timeline of an occurrence the report's layer table does not list (beyond
-model.MAX_LISTED_LAYERS). `overlap-check plot` hands it to the plots, which never
-measure themselves.
-"""
+"""One occurrence measured again from its capture, as the report measured it: for a timeline of
+an occurrence the report's layer table does not list (beyond model.MAX_LISTED_LAYERS).
+`overlap-check plot` hands it to the plots, which never measure themselves."""
 
 from __future__ import annotations
 

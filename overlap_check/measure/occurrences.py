@@ -1,7 +1,6 @@
 """A plan's occurrences in one sample, as columns: per occurrence its side and dominator
 windows, busy and hidden time, status (docs/method.md, docs/hidden-fraction.md), and the
-recipes' window figures measured on them (:func:`measure_occurrences`).
-"""
+recipes' window figures measured on them (:func:`measure_occurrences`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Placement (3a): which of a plan's side operators stayed off the side stream, per layer,
-with the evidence that they are side work (docs/method.md).
-"""
+"""Placement (3a): which of a plan's side operators stayed off the side stream, per layer, with
+the evidence that they are side work (docs/method.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
-"""Plans, per sample: each side window paired with its own dominator instance and measured,
-the per-run figures, and the first step of the barrier search (3b).
+"""Plans, per sample: each side window paired with its own dominator instance and measured, the
+per-run figures, and the first step of the barrier search (3b).
 
 One capture at a time (:mod:`overlap_check.measure.figures` calls :func:`tag`,
-:func:`main_kernels`, :func:`occurrences`, :func:`plan_run` and :func:`barrier_instances`);
-the per-rank judgement is judge/'s. The rules: docs/method.md, "Which kernels a plan
-names", "Occurrences", "overlap_pct" and "Barrier candidates (3b)".
-"""
+:func:`main_kernels`, :func:`occurrences`, :func:`plan_run` and :func:`barrier_instances`); the
+per-rank judgement is judge/'s. The rules: docs/method.md, "Which kernels a plan names",
+"Occurrences", "overlap_pct" and "Barrier candidates (3b)"."""
 
 from __future__ import annotations
 

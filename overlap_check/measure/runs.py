@@ -2,8 +2,7 @@
 
 Ranks apart, runs in the readers' order numbered from 1 per rank, a sample a capture or a
 profiler step, the first ``warmup`` samples cold (fewer when the runs are few, then
-provisional): docs/method.md, "Runs, steps, warm-up".
-"""
+provisional): docs/method.md, "Runs, steps, warm-up"."""
 
 from __future__ import annotations
 

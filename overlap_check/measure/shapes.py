@@ -1,10 +1,9 @@
-"""Input Shapes of a plan's operators, and how they changed against a reference
-(docs/gain.md, "Input Shapes: is it like-for-like?").
+"""Input Shapes of a plan's operators, and how they changed against a reference (docs/gain.md,
+"Input Shapes: is it like-for-like?").
 
 The readers add the ``input_shapes`` column only when :func:`wants_shapes`; per capture
-:func:`shape_signature` keeps the distinct shapes of the plan's dominator and side
-operators with their counts (never the rows), :func:`shape_changes` compares two.
-"""
+:func:`shape_signature` keeps the distinct shapes of the plan's dominator and side operators
+with their counts (never the rows), :func:`shape_changes` compares two."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""Stream level (no plan): busy-time overlap of each compute stream with the rank's main
-stream, parallelism and concurrent time per sample.
+"""Stream level (no plan): busy-time overlap of each compute stream with the rank's main stream,
+parallelism and concurrent time per sample.
 
-The figures: docs/method.md, "Stream level (no plan)". Communication rows never make a
-stream; every sample of a rank is paired against the same main stream.
-"""
+The figures: docs/method.md, "Stream level (no plan)". Communication rows never make a stream;
+every sample of a rank is paired against the same main stream."""
 
 from __future__ import annotations
 

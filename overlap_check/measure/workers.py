@@ -1,15 +1,14 @@
 """Captures reduced to their figures, by worker processes when the input pays for them.
 
-One ``ProcessPoolExecutor`` task per capture read from disk, the biggest first and the
-captures that share one kernel file (hard-linked ranks) one after another, so that each
-reducer parses such a file once (readers.kernel_csv); the same pool takes the second
-reductions (:func:`reduce_all`'s ``again``). A failure is data: the worker
-returns the tool's error, the parent raises the first one in capture order. Workers are
-"spawn"ed: fork, or a forkserver preloading polars, would copy a process whose polars
-threads already run (and on 2 cores a forkserver saves CPU, not time: one interpreter
-imports polars before the first fork). A worker sets its polars thread count
-(:func:`_start_worker`) before its first task starts polars' thread pool.
-"""
+One ``ProcessPoolExecutor`` task per capture read from disk, the biggest first and the captures
+that share one kernel file (hard-linked ranks) one after another, so that each reducer parses
+such a file once (readers.kernel_csv); the same pool takes the second reductions
+(:func:`reduce_all`'s ``again``). A failure is data: the worker returns the tool's error, the
+parent raises the first one in capture order. Workers are "spawn"ed: fork, or a forkserver
+preloading polars, would copy a process whose polars threads already run (and on 2 cores a
+forkserver saves CPU, not time: one interpreter imports polars before the first fork). A worker
+sets its polars thread count (:func:`_start_worker`) before its first task starts polars' thread
+pool."""
 
 from __future__ import annotations
 

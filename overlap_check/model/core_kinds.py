@@ -1,6 +1,5 @@
-"""The Accelerator Core kinds: their codes, spellings, and which blocks each one counts;
-the core rules, the contention sweep and the observed maxima all read kernels through them.
-"""
+"""The Accelerator Core kinds: their codes, spellings, and which blocks each one counts; the
+core rules, the contention sweep and the observed maxima all read kernels through them."""
 
 from __future__ import annotations
 

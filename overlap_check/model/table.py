@@ -1,12 +1,11 @@
 """The one normalised kernel table every stage works on.
 
-Readers are the only code that knows Ascend column names; they all produce a polars
-DataFrame with exactly the columns of :data:`KERNEL_SCHEMA`, in this order, sorted by
-(device, start_ns). Times are integer ns on the capture's own clock, comparable only
-inside one capture. Non-kernel tasks (event record/wait, notify ...) are never in it:
-their duration is waiting, not work. Copy tasks are kept (a copy plan hides them under
-compute) but, like communication rows, they are never compute: :func:`is_compute` is
-the one definition every stage filters with."""
+Readers are the only code that knows Ascend column names; they all produce a polars DataFrame
+with exactly the columns of :data:`KERNEL_SCHEMA`, in this order, sorted by (device, start_ns).
+Times are integer ns on the capture's own clock, comparable only inside one capture. Non-kernel
+tasks (event record/wait, notify ...) are never in it: their duration is waiting, not work. Copy
+tasks are kept (a copy plan hides them under compute) but, like communication rows, they are
+never compute: :func:`is_compute` is the one definition every stage filters with."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The innermost host call that holds each point in time: a kernel's launching runtime call
-within its operator, an operator within its nn.Module (Ascend trace_view flows and
-Kineto traces alike). Calls nest properly, so each thread's sorted call bounds and a
-running depth cut time into stretches owned by one innermost call: after a start, that
-call; after an end at depth d, the last call that started at depth d (an as-of join by
-depth). Each point then finds its stretch by an as-of join on time.
-"""
+within its operator, an operator within its nn.Module (Ascend trace_view flows and Kineto traces
+alike). Calls nest properly, so each thread's sorted call bounds and a running depth cut time
+into stretches owned by one innermost call: after a start, that call; after an end at depth d,
+the last call that started at depth d (an as-of join by depth). Each point then finds its
+stretch by an as-of join on time."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """ascend_pytorch_profiler*.db (torch_npu) / msprof_*.db (msprof) → kernel rows with streams.
 
-The tables and columns read: docs/formats.md, "SQLite exports".
-"""
+The tables and columns read: docs/formats.md, "SQLite exports"."""
 
 from __future__ import annotations
 

@@ -1,17 +1,15 @@
 """Find the captures under a PATH: result dirs, msprof PROF dirs, bare files.
 
-A PATH is one of (docs/contract.md): a torch_npu result dir, a dir holding several
-of them at any depth, an msprof ``PROF_*`` dir, or one bare output file. A
-result dir is recognised by ``ASCEND_PROFILER_OUTPUT/`` or a
-``profiler_info*.json`` in it, never by its name (wrappers rename it). A PROF
-dir is a ``PROF_*`` dir with ``mindstudio_profiler_output/``, ``device_*/`` or
-``host/``. A dir holding the output files themselves (an
-``ASCEND_PROFILER_OUTPUT`` copied alone) also counts, with the files' exact
-names. Bare files of other names are read only when given as the PATH.
+A PATH is one of (docs/contract.md): a torch_npu result dir, a dir holding several of them
+at any depth, an msprof ``PROF_*`` dir, or one bare output file. A result dir is recognised
+by ``ASCEND_PROFILER_OUTPUT/`` or a ``profiler_info*.json`` in it, never by its name
+(wrappers rename it). A PROF dir is a ``PROF_*`` dir with ``mindstudio_profiler_output/``,
+``device_*/`` or ``host/``. A dir holding the output files themselves (an
+``ASCEND_PROFILER_OUTPUT`` copied alone) also counts, with the files' exact names. Bare
+files of other names are read only when given as the PATH.
 
 Discovery only lists files; ordering (by capture time) and reading happen in
-:mod:`overlap_check.readers`.
-"""
+:mod:`overlap_check.readers`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Configured core limits: GE's global ``aicore_num`` and per-operator limits from graph dumps.
 
-The formats and the kernel-to-operator matching: docs/formats.md, "Core-related inputs".
-"""
+The formats and the kernel-to-operator matching: docs/formats.md, "Core-related inputs"."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """HolisticTraceAnalysis' communication/compute overlap of one Kineto trace, reproduced.
 
-HTA's rules, and how they differ from ours: docs/formats.md, "PyTorch profiler
-(Kineto) traces", communication/compute overlap. Its float64 rounding is done on
-purpose, so the figure is HTA's own.
-"""
+HTA's rules, and how they differ from ours: docs/formats.md, "PyTorch profiler (Kineto) traces",
+communication/compute overlap. Its float64 rounding is done on purpose, so the figure is HTA's
+own."""
 
 from __future__ import annotations
 

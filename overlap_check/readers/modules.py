@@ -1,8 +1,7 @@
 """Module scope of each kernel, from trace_view.json or a Kineto trace (``module:`` plans).
 
-The events read and the rule: docs/formats.md, "Module scope". Opt-in: the file is
-decoded again with its flows.
-"""
+The events read and the rule: docs/formats.md, "Module scope". Opt-in: the file is decoded again
+with its flows."""
 
 from __future__ import annotations
 

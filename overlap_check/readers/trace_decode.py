@@ -1,13 +1,12 @@
 """Chrome-trace JSON → the few event fields the trace reader uses.
 
-Why: ``json.loads`` builds a dict per event and an object per value, most of the
-reading time for millions of events. msgspec decodes into small structs naming only
-the fields used; events are a union tagged by ``ph``, other phases decode to empty
-structs. Values keep their JSON types (``Any``). Whatever msgspec rejects (invalid
-JSON, a ``{"traceEvents": ...}`` object, an unknown ``ph``, ``NaN``, a BOM ...) is
-decoded again with ``json.loads``, giving its result or error. A missing key and a
-JSON ``null`` differ where the reader tells them apart: those fields default to UNSET.
-"""
+Why: ``json.loads`` builds a dict per event and an object per value, most of the reading time
+for millions of events. msgspec decodes into small structs naming only the fields used; events
+are a union tagged by ``ph``, other phases decode to empty structs. Values keep their JSON types
+(``Any``). Whatever msgspec rejects (invalid JSON, a ``{"traceEvents": ...}`` object, an unknown
+``ph``, ``NaN``, a BOM ...) is decoded again with ``json.loads``, giving its result or error. A
+missing key and a JSON ``null`` differ where the reader tells them apart: those fields default
+to UNSET."""
 
 from __future__ import annotations
 

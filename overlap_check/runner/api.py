@@ -1,9 +1,8 @@
 """``overlap_check.profile()``: narrow the capture window of ``overlap-check run``.
 
 Under ``run`` the payload (``inject/sitecustomize.py``) registers itself as
-``sys.modules["_overlap_check_payload"]`` and ``profile()`` hands the block to it (the
-window modes: docs/run.md). Outside ``run`` it does nothing and never imports torch_npu.
-"""
+``sys.modules["_overlap_check_payload"]`` and ``profile()`` hands the block to it (the window
+modes: docs/run.md). Outside ``run`` it does nothing and never imports torch_npu."""
 
 from __future__ import annotations
 

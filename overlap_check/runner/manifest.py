@@ -1,7 +1,6 @@
-"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run,
-so that nothing is lost when a run fails or is interrupted and ``analyze <out>`` can judge
-the same data later. Its fields, statuses and the reserve file: docs/run.md, "What ends up
-on disk"."""
+"""``manifest.json``: what ``overlap-check run`` did, rewritten atomically after every run, so
+that nothing is lost when a run fails or is interrupted and ``analyze <out>`` can judge the same
+data later. Its fields, statuses and the reserve file: docs/run.md, "What ends up on disk"."""
 
 from __future__ import annotations
 

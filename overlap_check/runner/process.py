@@ -1,8 +1,7 @@
 """Running the workload: its own process group, its output on our stderr, signals forwarded.
 
-Why and what the user sees (Ctrl-C, a closed pipe, a full disk): docs/run.md, "Output,
-failures, Ctrl-C". The forwarding waits for the workload to stop: its profiler exports at exit.
-"""
+Why and what the user sees (Ctrl-C, a closed pipe, a full disk): docs/run.md, "Output, failures,
+Ctrl-C". The forwarding waits for the workload to stop: its profiler exports at exit."""
 
 from __future__ import annotations
 

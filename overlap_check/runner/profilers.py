@@ -3,8 +3,7 @@
 torch_npu and torch (CUDA): the environment that loads the payload (``inject/sitecustomize.py``)
 and its per-process status lines, which explain a run without a profile; msprof: its command
 line and its ``PROF_*`` output; for all: choosing one, and whether an export is whole. Nothing
-here imports torch_npu. The commands, variables and files: docs/run.md.
-"""
+here imports torch_npu. The commands, variables and files: docs/run.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The ``run`` loop: profile the workload N times into ``<out>/run-<i>/``, keeping a manifest.
 
 Orchestration only (processes: :mod:`process`, profilers: :mod:`profilers`, the record:
-:mod:`manifest`); errors are raised only after the manifest says what happened.
-"""
+:mod:`manifest`); errors are raised only after the manifest says what happened."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 has finished importing, the payload starts the profiler, serves ``overlap_check.profile()``,
 logs each step and chains to the next ``sitecustomize`` (docs/run.md, "--profiler torch_npu").
 Nothing here may break the workload: every failure is logged and swallowed. Standard library
-only, Python 3.8+: it runs in the workload's interpreter, which need not have overlap-check.
-"""
+only, Python 3.8+: it runs in the workload's interpreter, which need not have overlap-check."""
 
 from __future__ import annotations
 
