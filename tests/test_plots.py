@@ -450,6 +450,13 @@ def test_pick_occurrence_prefers_the_worst_warm_one() -> None:
     assert plan_run.run == 3 and chosen is None  # not recorded: measured by the caller
     with pytest.raises(UsageError, match="no occurrence 10"):
         pick_occurrence(result(per_run), 3, 10)
+    # --occurrence without --run: a warm run that lists it (4), not the cold run 1 listed
+    # first (before: run 1, against --run's help), as for one no run lists (9: run 3)
+    cold_too = (replace(per_run[0], worst=(occ(7, 0.0),)), *per_run[1:])
+    plan_run, chosen = pick_occurrence(result(cold_too), None, 7)  # type: ignore[misc]
+    assert (plan_run.run, plan_run.warm, chosen.index if chosen else None) == (4, True, 7)
+    plan_run, chosen = pick_occurrence(result(cold_too), None, 9)  # type: ignore[misc]
+    assert (plan_run.run, chosen) == (3, None)
     with pytest.raises(UsageError, match="no run 2"):
         pick_occurrence(result(per_run), 2, None)
     assert pick_occurrence(result(()), None, None) is None

@@ -114,8 +114,7 @@ def cli() -> None:
 
     Exit codes: 0 pass, 1 the gate failed (lint: findings), 2 bad usage, input or
     config, 3 the profiled workload failed, 130 interrupted. `overlap-check
-    COMMAND --help` lists each command's options.
-    """
+    COMMAND --help` lists each command's options."""
 
 
 def main(argv: list[str] | None = None) -> None:

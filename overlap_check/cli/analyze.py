@@ -37,8 +37,7 @@ def analyze(ctx: click.Context, /, paths: tuple[str, ...], **params: Any) -> Non
       overlap-check analyze runs/ --side-stream 5 --side-kind copy --fail-on fake
       overlap-check analyze runs/ --config overlap-check.toml --path ge --plot timeline.png
 
-    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input, 130 interrupted.
-    """
+    Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input, 130 interrupted."""
     options = options_from_params(params)
     report, captures = judge_paths(paths, options, plot=bool(params.get("plot")))
     if not params.get("quiet"):
@@ -56,8 +55,7 @@ def judge_paths(
     """The Report of these PATHs and their captures (with kernel tables only for ``plot``).
 
     A folder written by ``run`` (it holds ``manifest.json``) stands for its completed
-    runs only; the report notes the runs left out.
-    """
+    runs only; the report notes the runs left out."""
     from dataclasses import replace
 
     from overlap_check.judge.pipeline import analyze_captures, check_paths

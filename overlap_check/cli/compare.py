@@ -85,8 +85,7 @@ def compare(
       overlap-check compare main.json pr.json --config overlap-check.toml --format json
 
     Exit codes: 0 no regression, 1 a figure regressed or is missing from HEAD,
-    2 a file that is not a report.
-    """
+    2 a file that is not a report."""
     config = load_config(config_path, Path.cwd())
     tolerance = merge_options(config, {"tolerance": tolerance}, os.environ).tolerance
     deltas = compare_reports(load_baseline(base), load_baseline(head), tolerance)

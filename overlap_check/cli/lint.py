@@ -81,8 +81,7 @@ def lint(
       overlap-check lint src/ --format sarif --output lint.sarif
       overlap-check lint src/ --select OC1 --config pyproject.toml
       overlap-check lint --list-rules
-      overlap-check lint --explain OC104
-    """
+      overlap-check lint --explain OC104"""
     from overlap_check.cli.config import load_config
     from overlap_check.lint import RULES, lint_paths, parse_rule_list
     from overlap_check.lint.render import render

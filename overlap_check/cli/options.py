@@ -69,7 +69,9 @@ _OPTIONS: list[Callable[[F], F] | str] = [
         help="One-off plan: regex of the side ops' operator Type (restricts --side).",
     ),
     click.option(
-        "--name", metavar="NAME", help="Name of the one-off plan (default: the side regex)."
+        "--name",
+        metavar="NAME",
+        help="Name of the one-off plan [the --side regex, else --op-type's, else 'stream N'].",
     ),
     click.option(
         "--main-stream",
@@ -117,7 +119,11 @@ _OPTIONS: list[Callable[[F], F] | str] = [
     "reference",
     "require_gain",
     "max_join_wait_us",
-    click.option("--plot", metavar="FILE", help="Write a timeline picture (.png/.svg)."),
+    click.option(
+        "--plot",
+        metavar="FILE",
+        help="The timeline to FILE (.png/.svg), plot's other charts beside.",
+    ),
     "order",
     "soc",
     "soc_ini",

@@ -34,7 +34,7 @@ DEFAULT_FILE = "overlap-check.png"
     type=click.IntRange(min=1),
     metavar="K",
     help="Timeline of run K (1-based within its rank) [the run of the deciding warm "
-    "occurrence: the lowest hidden_pct].",
+    "occurrence: the lowest hidden_pct; with --occurrence: the first warm run that has it].",
 )
 @click.option(
     "--occurrence",
@@ -76,8 +76,7 @@ def plot(paths: tuple[str, ...], **params: Any) -> None:
           --run 4 --occurrence 17 --chart timeline -o layer17.svg
 
     Exit codes: 0 the pictures were written, 2 bad usage or input, or matplotlib is
-    missing (pip install 'overlap-check[plot]').
-    """
+    missing (pip install 'overlap-check[plot]')."""
     from overlap_check.model.extras import require
 
     require("matplotlib", "plot", "overlap-check plot")  # before the analysis, not after

@@ -50,7 +50,8 @@ DEFAULT_LEVEL = BY_NAME["level"].default
     help="torch_npu: inject torch_npu.profiler into the Python workload (no code change); "
     "torch: inject torch.profiler (CUDA GPUs; PyTorch profiler traces); "
     "msprof: wrap the command with the msprof CLI; auto: torch for Python commands on a "
-    "CUDA host, else torch_npu, msprof for other commands  [default: [run] profiler, else auto]",
+    "CUDA host, else torch_npu; msprof for other commands when it is on PATH, else torch_npu  "
+    "[default: [run] profiler, else auto]",
 )
 @click.option(
     "--level",
@@ -83,8 +84,7 @@ def run(ctx: click.Context, /, **params: Any) -> None:
       overlap-check run --format json --output report.json -- python bench.py
 
     Exit codes: 0 pass, 1 the gate failed, 2 bad usage or input or no profile,
-    3 the workload failed, 130 interrupted.
-    """
+    3 the workload failed, 130 interrupted."""
     # Installed first and never removed: a signal at any moment of the command ends it
     # with exit 130 (Interrupted), never a traceback or a death by SIGTERM.
     forwarder = SignalForwarder()

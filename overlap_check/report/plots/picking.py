@@ -23,8 +23,8 @@ def pick_occurrence(
         if not runs:
             known = ", ".join(str(r.run) for r in result.per_run) or "none"
             raise UsageError(f"plan {result.name!r} has no run {run}", hint=f"runs: {known}")
-    if occurrence is not None:
-        for plan_run in runs:
+    if occurrence is not None:  # a warm run first, as below
+        for plan_run in sorted(runs, key=lambda r: not r.warm):
             for occ in (*plan_run.worst, *plan_run.unpaired, *plan_run.layers):
                 if occ.index == occurrence:
                     return plan_run, occ
