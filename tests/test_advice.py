@@ -205,7 +205,8 @@ def test_npugraph_ex_limit_fails_for_an_ascend_c_operator(tmp_path: Path) -> Non
     assert "an Ascend C operator" in cores["violations"][0]["message"]
     assert len(cores["warnings"]) == 1 * 2 * 5
     assert {w["name"] for w in cores["warnings"]} == {"aclnnMatmul_SharedExpertDown_MatMulV3"}
-    assert report["gate_reasons"] == ["core limits: 20 kernel(s) over their configured core limit"]
+    # 20 violations of 10 kernel launches (2 kinds each): counted and said as violations
+    assert report["gate_reasons"] == ["core limits: 20 violation(s) (a kernel per core kind)"]
 
 
 def test_config_names_more_ascend_c_operators(tmp_path: Path) -> None:

@@ -370,7 +370,7 @@ def test_render_cores_names_source_limits_violations_and_contention() -> None:
     assert "violations: 1 (these fail the gate)" in text
     assert "SharedExpertMatmul" in text and "Block Num 16" in text and "aicore 12" in text
     # total over the limit: (40 + 10 + 10) us, exact
-    assert "60.000 µs over the device's cores in total" in text
+    assert "60.000 µs over the device's cores in all (aicore" in text
     assert "36/24" in text and "60/48" in text
     assert text.index("36/24") < text.index("60/48") < text.index("32/24")  # worst first
     assert f"{(T0 + 10 * US) // 1000}.{(T0 + 10 * US) % 1000:03d}" in text  # absolute epoch us

@@ -300,7 +300,9 @@ def test_core_violations_fail_their_own_case() -> None:
         checked_kernels=10,
         violation_count=2,
     )
-    rep = failed(report(plan(), cores=cores), "core limits: 2 side-stream kernel(s) over")
+    rep = failed(
+        report(plan(), cores=cores), "core limits: 2 violation(s) (a kernel per core kind)"
+    )
     root = junit_tree(rep)
     assert counts(root) == {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}
     cores_case = [
@@ -314,7 +316,7 @@ def test_core_violations_fail_their_own_case() -> None:
     )
     md = markdown.render(rep)
     assert "Device: 24 AI Core (aic) / 48 AI Vector (aiv) (info.json)." in md
-    assert "❌ 2 side-stream kernel(s) over limit_core_num." in md
+    assert "❌ 2 violation(s) of limit_core_num (a kernel per core kind)." in md
     assert (
         "| 4 | 0 | moe-shared-expert | aclnnSharedExpert\\|B | 3 | AI_CORE | 24 | aicore 12 |" in md
     )

@@ -147,8 +147,8 @@ def test_diagnosis_lines() -> None:
     fake = diagnosis("fake", 0.0, T, barriers=[cast], fake_occurrences=60)
     assert fake.startswith("3b fake parallelism: overlap_pct 0.000 <= 0.05")
     assert (
-        "Cast on stream 2 starts 0.500 µs after the side window ends, after a 40.000 µs idle gap"
-        in fake
+        "Cast on stream 2 starts 0.500 µs after side work ended before the dominator, after a "
+        "40.000 µs idle gap" in fake
     )
     assert "(in 60 of 60 fake occurrences)" in fake
     assert fake.endswith("pin that pre-computation inside the stream-switch block")

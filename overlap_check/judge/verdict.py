@@ -301,7 +301,7 @@ def gate(
                 failed.append((pair.overlap_pct, pair.rank))
     violations = 0 if cores is None else max(cores.violation_count, len(cores.violations))
     if violations:
-        reasons.append(f"core limits: {violations} kernel(s) over their configured core limit")
+        reasons.append(f"core limits: {violations} violation(s) (a kernel per core kind)")
     intervals = 0 if cores is None else max(cores.contention_count, len(cores.contention))
     if cores is not None and intervals and options.fail_on_contention:
         reasons.append(

@@ -159,6 +159,8 @@ def layer_figures(
     resume = np.where(nxt < ms.size, after, tail_end)
     resume = np.where(tail_end > de, resume, de)
     wait = (resume - de) - intervals.covered_length(busy_s, busy_e, de, resume)
+    if occ.join_not_waited.size == n:  # its join started before the side work ended: no wait
+        wait[occ.join_not_waited] = 0
     # side busy after the dominator, merged per layer, less what main compute covered
     cs, ce = intervals.clip(ss, se, de[group], tail_end[group]) if group.size else (ss, se)
     gs, ge, gg = intervals.grouped_merge(cs, ce, group)

@@ -163,7 +163,9 @@ def occurrences(
     # a join is the main op that consumes the side work of a named dominator's layer:
     # the layers a communication or copy plan follows without one have none
     joined = plan.dominator is not None or plan.side_kind == "compute"
-    checked = (measured.side_count > 0) & has_dom & joined
+    # a race is judged on a compute plan's named dominator only (judge.plan_results: findings)
+    races = plan.side_kind == "compute" and plan.dominator is not None
+    checked = (measured.side_count > 0) & has_dom & races
     joins = join_not_waited(ms, me, de, measured.side_start, measured.side_end, checked)
     return replace(
         measured,

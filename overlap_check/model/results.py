@@ -120,7 +120,7 @@ class BarrierCandidate:
     gap_ns: int  # idle time on the main stream just before it
     run: int
     occurrence: int
-    after_side_end_ns: int  # how long after the side window's end it started
+    after_side_end_ns: int  # how long after the side work that ended by the dominator's start
     occurrences: int = 1  # fake occurrences in which it is the first candidate
     covers_side_window: bool = False  # the idle gap before it began before the side window
     waited: Literal["main", "side"] = "main"  # docs/hidden-fraction.md, barriers both ways

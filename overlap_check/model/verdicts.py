@@ -123,7 +123,7 @@ def barrier_phrase(candidate: BarrierCandidate, fake_occurrences: int, hint: boo
     chain = f" (chain {candidate.chain} up to the dominator)" if candidate.chain else ""
     return (
         f"{candidate.name}{chain} on stream {candidate.stream_id} starts "
-        f"{_us(candidate.after_side_end_ns)} after the side window ends, after a "
+        f"{_us(candidate.after_side_end_ns)} after side work ended before the dominator, after a "
         f"{_us(candidate.gap_ns)} idle gap on the main stream: the main stream waited for "
         f"the side stream ({seen}){advice}"
     )

@@ -269,10 +269,9 @@ class _NotPlain(Exception):
 def _bulk_integers(
     connection: sqlite3.Connection, columns: _ComputeColumns
 ) -> dict[str, pl.Series]:
-    """Every compute-row field as Int64 (text fields as STRING_IDS ids): SQLite joins each
-    column into one text (``group_concat``, one pass, NULL as an empty piece), polars splits
-    it (a million Python tuples cost seconds). _NotPlain unless every value is an integer
-    or NULL."""
+    """Every compute-row field as Int64 (text fields as STRING_IDS ids): SQLite joins each column
+    into one text (``group_concat``, one pass, NULL as an empty piece), polars splits it (a million
+    Python tuples cost seconds). _NotPlain unless every value is an integer or NULL."""
     fields = {f"t.{_q(c)}": f for f, c in columns.task.items() if c is not None}
     fields |= {f"c.{_q(c)}": f for f, c in columns.info.items() if c is not None}
     aggregates = [f"count({e}), group_concat(ifnull({e}, ''), ',')" for e in fields]

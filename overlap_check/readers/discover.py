@@ -32,10 +32,9 @@ MSPROF_OUTPUT_DIR = "mindstudio_profiler_output"
 class Source:
     """The files of one capture (one run of one rank), as found on disk.
 
-    ``primary`` is the file given as the PATH, when a bare file was given: it is
-    the kernel source; the other lists then hold its same-named siblings, used
-    only for Stream IDs. Otherwise the reader picks the kernel source in order:
-    kernel_details, op_summary, db, trace, task_time."""
+    ``primary`` is the file given as the PATH, when a bare file was given: it is the kernel source;
+    the other lists then hold its same-named siblings, used only for Stream IDs. Otherwise the
+    reader picks the kernel source in order: kernel_details, op_summary, db, trace, task_time."""
 
     path: Path  # what Capture.path reports
     kind: SourceKind

@@ -182,7 +182,7 @@ def core_cases(report: Report) -> list[Case]:
     cases = []
     for (plan, rank), lines in groups.items():
         name = with_rank("core limits" + (f": {plan}" if plan else ""), rank)
-        over = f"{len(lines)} side-stream kernel(s) over limit_core_num"
+        over = f"{len(lines)} violation(s) of limit_core_num (a kernel per core kind)"
         cases.append(Case("cores", name, "failed", over, tuple(lines), (*more, *notes, *warnings)))
     if not groups and (cores.checked_kernels or cores.limits):
         message, details = within_text(cores), (*notes, *warnings)

@@ -118,7 +118,7 @@ def _core_section(report: Report) -> list[str]:
     elif not total:
         lines.append(f"✅ {within_text(cores)}.")
     else:
-        lines += [f"❌ {total} side-stream kernel(s) over limit_core_num.", ""]
+        lines += [f"❌ {total} violation(s) of limit_core_num (a kernel per core kind).", ""]
         header = ["run", "rank", "plan", "kernel", "stream", "core", "blocks", "limit"]
         lines += _table(header, [_violation_cells(v) for v in cores.violations[:MAX_ROWS]])
         if total > MAX_ROWS:
@@ -182,7 +182,8 @@ def render(report: Report) -> str:
     lines += [
         "",
         f"<sub>overlap-check {cell(report.tool_version)}: median over warm {report.per}s "
-        f"(first {report.warmup} discarded, {report.min_runs} asked for); "
+        f"(the first {report.warmup} discarded where a rank has more, {report.min_runs} asked "
+        "for); "
         f"real ≥ {report.thresholds.real}, fake ≤ {report.thresholds.fake}; "
         f"fail on: {report.fail_on}{', strict' if report.strict else ''}.</sub>",
     ]

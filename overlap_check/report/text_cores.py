@@ -126,9 +126,8 @@ def _contention_lines(cores: CoresResult, origins: Origins, color: bool) -> list
         return [head + f"demand never exceeds the device's cores{guess}"]
     over = paint(f"{exact_us(cores.over_limit_ns)} µs over the device's cores", "yellow", color)
     lines = [
-        head + f"{over} in total "
-        f"(aicore {exact_us(cores.aicore_over_limit_ns)} µs, "
-        f"vectorcore {exact_us(cores.vectorcore_over_limit_ns)} µs), "
+        head + f"{over} in all (aicore {exact_us(cores.aicore_over_limit_ns)} µs, "
+        f"vectorcore {exact_us(cores.vectorcore_over_limit_ns)} µs; time over both counts once), "
         f"{cores.contention_count} interval(s); worst first (excess blocks x time):"
     ]
     rows = []

@@ -131,7 +131,8 @@ TERMS = {
     "barrier": "a main-stream operator that made one stream wait for the other",
     "join wait": "time the main stream waited for the side stream where they join",
     "side tail": "side work still running after the dominator ended",
-    "wall": "elapsed time, first start to last end (of a layer or a step)",
+    "wall": "elapsed compute time: a step's from its first start to its last end, a layer's "
+    "from its dominator's start to the next layer's (docs/gain.md)",
     "contention": "main + side block demand above the device's cores at the same instant",
     "judged/occ": "occurrences judged / occurrences found",
     "deciding": "the warm occurrence with the lowest hidden_pct (its record is under the table)",

@@ -185,10 +185,9 @@ def run_workload(
     output: IO[Any] | None,
     log_path: Path | None = None,
 ) -> WorkloadResult:
-    """Run ``argv`` to completion, its output to ``output`` (a terminal handed over as is,
-    anything else copied by :class:`_Sink`), or to ``log_path`` (``-q``, or once ``output``
-    fails). Never raises for the workload's failure (not found: exit code 127, not
-    executable: 126)."""
+    """Run ``argv`` to completion, its output to ``output`` (a terminal handed over as is, anything
+    else copied by :class:`_Sink`), or to ``log_path`` (``-q``, or once ``output`` fails). Never
+    raises for the workload's failure (not found: exit code 127, not executable: 126)."""
     if output is not None:
         output.flush()
     terminal = _terminal_fd(output)

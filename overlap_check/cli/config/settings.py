@@ -164,9 +164,8 @@ MERGED = tuple(s for s in SETTINGS if s.scope == "analysis" and s.section != "co
 
 @dataclass(frozen=True, init=False)
 class Config:
-    """What a config file set: its plans, the device, and each setting it gave (by the
-    setting's name: ``config.warmup``; None, or () for a list, when not set: a lower layer
-    decides)."""
+    """What a config file set: its plans, the device, and each setting it gave (by the setting's
+    name: ``config.warmup``; None, or () for a list, when not set: a lower layer decides)."""
 
     source: Path | None  # the file read; None when no config was found
     prefix: str  # "tool.overlap-check." when read from pyproject.toml
