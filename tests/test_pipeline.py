@@ -63,7 +63,10 @@ def test_fake_dual_stream_names_cast_first(tmp_path: Path) -> None:
     assert "Cast" in plan.barrier_candidates[0].name
     # 4 layers x 3 warm runs, the Cast is the first main op after every side window.
     assert plan.barrier_candidates[0].occurrences == 4 * 3 == plan.fake_occurrences
-    assert "pin that pre-computation inside the stream-switch block" in plan.diagnosis
+    assert (
+        "put that pre-computation in the stream-switch block, the wait after the dominator"
+        in plan.diagnosis
+    )
 
 
 def test_partial_exact_fraction(tmp_path: Path) -> None:

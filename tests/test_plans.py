@@ -366,7 +366,10 @@ def test_barrier_cast_is_named_first() -> None:
         result.diagnosis
     )
     assert "the main stream waited for the side stream" in result.diagnosis
-    assert "pin that pre-computation inside the stream-switch block" in result.diagnosis
+    assert (
+        "put that pre-computation in the stream-switch block, the wait after the dominator"
+        in result.diagnosis
+    )
 
 
 def test_barrier_candidates_ranked_by_how_often_they_are_first() -> None:

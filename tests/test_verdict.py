@@ -151,7 +151,9 @@ def test_diagnosis_lines() -> None:
         "40.000 µs idle gap" in fake
     )
     assert "(in 60 of 60 fake occurrences)" in fake
-    assert fake.endswith("pin that pre-computation inside the stream-switch block")
+    assert fake.endswith(
+        "put that pre-computation in the stream-switch block, the wait after the dominator"
+    )
     assert diagnosis("partial", 0.3, T).startswith("3b partial overlap: overlap_pct 0.300")
     real = diagnosis("real", 0.9, T, contention_ns=1_500)
     assert real.startswith("3c real overlap (overlap_pct 0.900)")

@@ -29,9 +29,9 @@ _LIMIT_NGX = "torch.npu.npugraph_ex.scope.limit_core_num(aic, aiv, stream=side)"
 _JOIN = "join late: torch.{0}.current_stream().wait_stream(side) (or event.record(side) + "
 _IN_ORDER = "launch the side block before the dominator in program order"
 _SM = "an SM partition (green contexts, MPS) or smaller side grids leave the dominator its SMs"
-_BARRIER = (
-    "the main stream waited for the side work: move the barrier (the main-stream op that "
-    "waited for the side output ahead of the dominator) {0}, or after the dominator"
+_BARRIER = (  # the barrier may be the dominator itself: then its wait moves, not it
+    "the main stream waited for the side work: move what waited (the barrier, maybe the "
+    "dominator itself, or the stream wait before it) after the dominator, or what it needs {0}"
 )
 _TAIL = "the main stream waits for the side tail: move work off the tail"
 _SPLIT = ", rebalance the split so the side work ends with the dominator, or "

@@ -191,7 +191,7 @@ def sibling_finding(samples: Sequence[Siblings | None], thresholds: Thresholds) 
     named = named or f"{streams[0]} and a sibling"
     idle = float(np.median([s.idle_ns for s in found])) / 1000
     return (
-        f"streams {named} overlapped each other while the main stream idled {idle:.0f} µs a "
-        "layer (warm median): side work under sibling side streams only is not hidden from "
-        "the step; run it under the main stream's compute or its communication"
+        f"streams {named} overlapped each other while the main stream idled: {idle:.0f} µs of "
+        "side time a layer (warm median) not hidden; side work under sibling side streams only "
+        "is not hidden from the step; run it under the main stream's compute or its communication"
     )

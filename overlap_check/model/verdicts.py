@@ -81,7 +81,7 @@ def capped(
     return verdict
 
 
-BARRIER_HINT = "pin that pre-computation inside the stream-switch block"
+BARRIER_HINT = "put that pre-computation in the stream-switch block, the wait after the dominator"
 
 
 def bands(figures: npt.ArrayLike, thresholds: Thresholds) -> npt.NDArray[np.str_]:

@@ -211,7 +211,7 @@ def sm_demand(rows: pl.DataFrame, num_sms: dict[int, int]) -> str | None:
         if together.sum() > 0:
             peak = int(demand[:-1][running[:-1] >= 2].max())
             parts.append(
-                f"GPU {device}: kernels ran concurrently for {together.sum() / 1000:.3f} µs; for "
+                f"GPU {device}: kernels (NCCL too) overlapped {together.sum() / 1000:.3f} µs; for "
                 f"{over.sum() / 1000:.3f} µs of it their grids asked for more CTAs than its "
                 f"{sms} SMs (peak {peak} CTAs), so they shared SMs there"
             )
