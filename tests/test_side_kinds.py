@@ -83,6 +83,20 @@ def test_communication_plan_occurrences_carry_the_hidden_time() -> None:
     assert code == 0
 
 
+def test_pipelined_communication_is_no_join_wait_and_no_race() -> None:
+    # micro-batch-hidden, layer 1: the dispatch [100, 340] ends under the next micro-batch's
+    # GroupedMatmul [320, 620]; the main stream is busy then and never waits for it. Before:
+    # "did not wait" in its layer row (a race is judged on compute plans only) and a 100 µs
+    # join wait (the idle [300, 320] and [620, 700] up to the first op after 340)
+    folder = "micro-batch-hidden"
+    code, report, _ = analyze(str(FIXTURES / folder), *case(folder).answer.cli())
+    plan = report["plans"][0]
+    assert not any(o["join_not_waited"] for r in plan["per_run"] for o in r["layers"])
+    walls = plan["walls"]
+    assert (walls["join_wait_us"], walls["join_wait_worst_us"]) == (0.0, None)
+    assert code == 0
+
+
 def test_copy_rows_are_read_but_never_compute() -> None:
     (capture,) = load(FIXTURES / "kv-offload-hidden")
     copies = capture.kernels.filter(pl.col("is_copy"))

@@ -159,8 +159,12 @@ def layer_figures(
     resume = np.where(nxt < ms.size, after, tail_end)
     resume = np.where(tail_end > de, resume, de)
     wait = (resume - de) - intervals.covered_length(busy_s, busy_e, de, resume)
-    if occ.join_not_waited.size == n:  # its join started before the side work ended: no wait
+    # none where the join did not wait (a race), or a main op ran on past the side work's end
+    if occ.join_not_waited.size == n:
         wait[occ.join_not_waited] = 0
+    if busy_s.size:
+        j = np.maximum(np.searchsorted(busy_s, tail_end, side="left") - 1, 0)
+        wait[(busy_s[j] < tail_end) & (busy_e[j] > tail_end)] = 0
     # side busy after the dominator, merged per layer, less what main compute covered
     cs, ce = intervals.clip(ss, se, de[group], tail_end[group]) if group.size else (ss, se)
     gs, ge, gg = intervals.grouped_merge(cs, ce, group)

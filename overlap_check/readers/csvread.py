@@ -256,16 +256,10 @@ def _fast(
 
     def parse(source: bytes | Path) -> pl.DataFrame:
         scan = pl.LazyFrame(schema=schema)  # no body (polars 1.39 loses an empty scan's schema)
-        if source != b"":
-            scan = pl.scan_csv(
-                source,
-                has_header=False,
-                skip_lines=int(isinstance(source, Path)),  # a whole file: its header line
-                schema=schema,
-                missing_columns="insert",
-                null_values=null_values or None,
-                raise_if_empty=False,
-            )
+        if source != b"":  # a whole file (a path): its header line skipped
+            scan = pl.scan_csv(source, has_header=False, skip_lines=int(isinstance(source, Path)),
+                               schema=schema, missing_columns="insert",
+                               null_values=null_values or None, raise_if_empty=False)  # fmt: skip
         query = scan.select(*values, *checks).with_columns(suspect)
         streamed = isinstance(source, Path)  # a whole file: parsed and converted in morsels
         query = finish(query.drop("__short", "__long", *scratch))
