@@ -24,7 +24,7 @@ from overlap_check.model import (
     Verdict,
     deciding_occurrence,
 )
-from overlap_check.model.selection import SIDE_KIND_WORDS, module_scope
+from overlap_check.model.selection import SIDE_KIND_WORDS, judges_races, module_scope
 from overlap_check.model.verdicts import figure_text, label
 
 MAX_BARRIERS = 5
@@ -215,13 +215,7 @@ def plan_result(
         config_line=plan.config_line,
         hidden_pct=hidden.median,
         verdict_counts=verdict_counts,
-        # only a compute plan with a named dominator has a join to judge: a communication or
-        # copy task running on into the next main op is the pipelining such plans want
-        findings=(
-            missing_waits([r for r in runs if r.warm], unit)
-            if plan.side_kind == "compute" and plan.dominator is not None
-            else ()
-        )
+        findings=(missing_waits([r for r in runs if r.warm], unit) if judges_races(plan) else ())
         + (() if sibling is None else (sibling,)),
         side_kind=plan.side_kind,
         stayed=stayed_ops,

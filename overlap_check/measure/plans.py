@@ -30,6 +30,7 @@ from overlap_check.model import MAX_LISTED_LAYERS, MODULE_SCOPE, Plan, PlanRun, 
 from overlap_check.model.intervals import I64
 from overlap_check.model.selection import (
     dominator_expr,
+    judges_races,
     module_scope,
     restricted_side_expr,
     side_expr,
@@ -163,9 +164,7 @@ def occurrences(
     # a join is the main op that consumes the side work of a named dominator's layer:
     # the layers a communication or copy plan follows without one have none
     joined = plan.dominator is not None or plan.side_kind == "compute"
-    # a race is judged on a compute plan's named dominator only (judge.plan_results: findings)
-    races = plan.side_kind == "compute" and plan.dominator is not None
-    checked = (measured.side_count > 0) & has_dom & races
+    checked = (measured.side_count > 0) & has_dom & judges_races(plan)
     joins = join_not_waited(ms, me, de, measured.side_start, measured.side_end, checked)
     return replace(
         measured,

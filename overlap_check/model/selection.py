@@ -64,6 +64,13 @@ def plan_columns(plans: Sequence[Plan], kernels: pl.DataFrame) -> tuple[str, ...
     return tuple(c for c in kernels.columns if c.startswith(MODULE_SCOPE))
 
 
+def judges_races(plan: Plan) -> bool:
+    """Whether a plan's joins and lag are judged as races: a compute plan with a named dominator
+    (a communication or copy task running on is the pipelining such plans want; a dominator
+    that is only the longest main kernel is a guess: docs/hidden-fraction.md)."""
+    return plan.side_kind == "compute" and plan.dominator is not None
+
+
 def module_scope(side: str | None) -> str | None:
     """The module name of a ``module:Name`` selection, else None."""
     if side is not None and side.startswith(MODULE_SCOPE):
